@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+
+	"github.com/ordersink/orders-consumer/cosmos"
+)
+
+// config is read from the environment (app settings in Azure, Values in
+// local.settings.json under Core Tools). Names follow the contract, §2.
+type config struct {
+	Port            string `envconfig:"FUNCTIONS_CUSTOMHANDLER_PORT" default:"8080"`
+	CosmosEndpoint  string `envconfig:"COSMOS_ENDPOINT" required:"true"`
+	CosmosKey       string `envconfig:"COSMOS_KEY"`
+	CosmosDatabase  string `envconfig:"COSMOS_DATABASE" default:"shop"`
+	CosmosContainer string `envconfig:"COSMOS_CONTAINER" default:"orders"`
+	// RetryBudget is the DeliveryCount from which a transient failure is
+	// parked (RetryBudgetExhausted) rather than retried; keep it below the
+	// queue's maxDeliveryCount.
+	RetryBudget int `envconfig:"RETRY_BUDGET_DELIVERY_COUNT" default:"9"`
+	// MaxRequestBytes bounds one invocation request held in memory.
+	MaxRequestBytes int64 `envconfig:"MAX_REQUEST_BYTES" default:"4194304"`
+	// OperationTimeout bounds the Cosmos work of one message, SDK retries
+	// included; past it the message is retried by redelivery.
+	OperationTimeout time.Duration `envconfig:"COSMOS_OPERATION_TIMEOUT" default:"30s"`
+	// MaxConns sizes the Cosmos connection pool (>= maxConcurrentCalls).
+	MaxConns int    `envconfig:"COSMOS_MAX_CONNS" default:"64"`
+	LogLevel string `envconfig:"LOG_LEVEL" default:"info"`
+}
+
+func loadConfig() (config, error) {
+	var c config
+	if err := envconfig.Process("", &c); err != nil {
+		return c, fmt.Errorf("configuration: %w", err)
+	}
+	if err := cosmos.CheckEndpoint(c.CosmosEndpoint); err != nil {
+		return c, fmt.Errorf("configuration: %w", err)
+	}
+	switch {
+	case c.RetryBudget < 1:
+		return c, fmt.Errorf("configuration: RETRY_BUDGET_DELIVERY_COUNT must be at least 1, got %d", c.RetryBudget)
+	case c.MaxRequestBytes < 64<<10:
+		return c, fmt.Errorf("configuration: MAX_REQUEST_BYTES must be at least 65536, got %d", c.MaxRequestBytes)
+	case c.OperationTimeout <= 0:
+		return c, fmt.Errorf("configuration: COSMOS_OPERATION_TIMEOUT must be positive, got %s", c.OperationTimeout)
+	case c.CosmosDatabase == "" || c.CosmosContainer == "":
+		return c, fmt.Errorf("configuration: COSMOS_DATABASE and COSMOS_CONTAINER must not be empty")
+	}
+	return c, nil
+}

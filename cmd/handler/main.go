@@ -1,0 +1,92 @@
+// Command handler is the Azure Functions custom handler that consumes order
+// messages from Service Bus and writes them to Cosmos DB idempotently.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/handler"
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "handler:", err)
+		os.Exit(1)
+	}
+}
+
+// run starts the handler and serves until ctx ends. Configuration comes from
+// the environment.
+func run(ctx context.Context, stdout io.Writer) error {
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: parseLevel(cfg.LogLevel)}))
+
+	store, err := cosmos.Open(cosmos.Options{Endpoint: cfg.CosmosEndpoint, Key: cfg.CosmosKey, MaxConnsPerHost: cfg.MaxConns},
+		cfg.CosmosDatabase, cfg.CosmosContainer)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler: handler.NewServer(handler.Config{
+			Processor:        &orders.Processor{Store: store, RetryBudget: cfg.RetryBudget},
+			Logger:           log,
+			MaxRequestBytes:  cfg.MaxRequestBytes,
+			OperationTimeout: cfg.OperationTimeout,
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	// The host always dials 127.0.0.1; nothing else needs to reach us.
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", cfg.Port))
+	if err != nil {
+		return fmt.Errorf("listen on FUNCTIONS_CUSTOMHANDLER_PORT %s: %w", cfg.Port, err)
+	}
+	auth := "Microsoft Entra ID"
+	if cfg.CosmosKey != "" {
+		auth = "account key (emulator)"
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "cosmosEndpoint", cfg.CosmosEndpoint,
+		"database", cfg.CosmosDatabase, "container", cfg.CosmosContainer, "auth", auth)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	// Let in-flight invocations finish: an answer that never reaches the host
+	// only costs a redelivery, but a finished write is cheaper to confirm.
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func parseLevel(s string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}

@@ -1,0 +1,107 @@
+// Package cosmos stores orders in Azure Cosmos DB for NoSQL. It is the only
+// package that imports the Cosmos SDK.
+package cosmos
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+)
+
+// Options configure the connection to a Cosmos DB account.
+type Options struct {
+	// Endpoint is the account endpoint, https://acct.documents.azure.com:443/.
+	// http:// is accepted only for loopback hosts (local emulators).
+	Endpoint string
+	// Key is an account key, for emulators only. When empty the client
+	// authenticates with Microsoft Entra ID (managed identity in Azure).
+	Key string
+	// MaxConnsPerHost sizes the connection pool; it should be at least the
+	// number of concurrent invocations (host.json maxConcurrentCalls).
+	MaxConnsPerHost int
+	// Transport replaces the HTTP transport (tests count round trips with it).
+	Transport http.RoundTripper
+}
+
+// NewClient builds a Cosmos client from Options.
+func NewClient(o Options) (*azcosmos.Client, error) {
+	if err := CheckEndpoint(o.Endpoint); err != nil {
+		return nil, err
+	}
+	conns := o.MaxConnsPerHost
+	if conns <= 0 {
+		conns = 64
+	}
+	rt := o.Transport
+	if rt == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		// The default of 2 idle connections per host makes 16 concurrent
+		// invocations open and close a connection for most requests.
+		t.MaxIdleConns = conns * 2
+		t.MaxIdleConnsPerHost = conns
+		t.IdleConnTimeout = 90 * time.Second
+		t.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		rt = t
+	}
+	opts := &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
+		// Per-attempt wall clock cap; the SDK retries throttling (429) and
+		// its own transient errors above this.
+		Transport: &http.Client{Transport: rt, Timeout: 65 * time.Second},
+	}}
+	if o.Key != "" {
+		cred, err := azcosmos.NewKeyCredential(o.Key)
+		if err != nil {
+			return nil, fmt.Errorf("cosmos key: %w", err)
+		}
+		return azcosmos.NewClientWithKey(o.Endpoint, cred, opts)
+	}
+	cred, err := azidentity.NewDefaultAzureCredential(nil)
+	if err != nil {
+		return nil, fmt.Errorf("cosmos credential (Microsoft Entra ID): %w", err)
+	}
+	return azcosmos.NewClient(o.Endpoint, cred, opts)
+}
+
+// CheckEndpoint accepts https endpoints, and http endpoints whose host is a
+// loopback address: keys and orders never travel in clear text off the machine.
+func CheckEndpoint(endpoint string) error {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("COSMOS_ENDPOINT %q is not an absolute URL such as https://acct.documents.azure.com:443/", endpoint)
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return nil
+	case "http":
+		if isLoopback(u.Hostname()) {
+			return nil
+		}
+		return fmt.Errorf("COSMOS_ENDPOINT %q uses http:// for a host that is not loopback; use https://", endpoint)
+	}
+	return fmt.Errorf("COSMOS_ENDPOINT %q must use https:// (or http:// to a loopback emulator)", endpoint)
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// statusOf returns the HTTP status of a Cosmos error, 0 when there was none.
+func statusOf(err error) int {
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		return re.StatusCode
+	}
+	return 0
+}

@@ -1,0 +1,87 @@
+package cosmos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+)
+
+// PartitionKeyPath is the orders container's partition key path: the orderId
+// is the deduplication key, the id and the partition key value.
+const PartitionKeyPath = "/orderId"
+
+// LeaseContainer is the change-feed lease container of the outbox publisher.
+const LeaseContainer = "leases"
+
+// CreateContainers creates the database, the orders container (partition key
+// /orderId, TTL on with no default expiry, so only records that carry a ttl
+// expire) and the lease container, where they do not exist. It is for
+// emulators and tests: in Azure, Bicep creates them and the handler's
+// data-plane role could not.
+func (s *Store) CreateContainers(ctx context.Context) error {
+	if _, err := s.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: s.database}, nil); err != nil && statusOf(err) != http.StatusConflict {
+		return fmt.Errorf("create database %s: %w", s.database, err)
+	}
+	db, err := s.client.NewDatabase(s.database)
+	if err != nil {
+		return fmt.Errorf("database %s: %w", s.database, err)
+	}
+	ttlOn := int32(-1)
+	specs := []azcosmos.ContainerProperties{
+		{ID: s.container.ID(), DefaultTimeToLive: &ttlOn, PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{PartitionKeyPath}}},
+		{ID: LeaseContainer, PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}}},
+	}
+	for _, p := range specs {
+		if _, err := db.CreateContainer(ctx, p, nil); err != nil && statusOf(err) != http.StatusConflict {
+			return fmt.Errorf("create container %s/%s: %w", s.database, p.ID, err)
+		}
+	}
+	return nil
+}
+
+// DeleteDatabase removes the Store's database; tests use it to clean up.
+func (s *Store) DeleteDatabase(ctx context.Context) error {
+	db, err := s.client.NewDatabase(s.database)
+	if err != nil {
+		return err
+	}
+	if _, err := db.Delete(ctx, nil); err != nil && statusOf(err) != http.StatusNotFound {
+		return fmt.Errorf("delete database %s: %w", s.database, err)
+	}
+	return nil
+}
+
+// PartitionDocuments returns every document in an order's partition: the
+// order and whatever was written beside it. For tests and checks.
+func (s *Store) PartitionDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error) {
+	// The emulators ignore the partition key of a query, so filter on it too.
+	q := "SELECT * FROM c WHERE c.orderId = @o"
+	opts := &azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@o", Value: orderID}}}
+	return s.query(ctx, q, azcosmos.NewPartitionKeyString(orderID), opts)
+}
+
+// Documents returns every document of a type (order, conflict, outboxEvent…)
+// across partitions. For tests and local checks, not for the hot path.
+func (s *Store) Documents(ctx context.Context, docType string) ([]json.RawMessage, error) {
+	q := "SELECT * FROM c WHERE c.type = @t"
+	opts := &azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@t", Value: docType}}}
+	return s.query(ctx, q, azcosmos.NewPartitionKey(), opts)
+}
+
+func (s *Store) query(ctx context.Context, q string, pk azcosmos.PartitionKey, opts *azcosmos.QueryOptions) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	pager := s.container.NewQueryItemsPager(q, pk, opts)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("query %q: %w", q, err)
+		}
+		for _, it := range page.Items {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}

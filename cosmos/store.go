@@ -1,0 +1,112 @@
+package cosmos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+// Store keeps orders in one container whose partition key path is /orderId.
+type Store struct {
+	client    *azcosmos.Client
+	database  string
+	container *azcosmos.ContainerClient
+}
+
+// Open connects to the account and returns a Store over database/container.
+// It does no I/O: the first request reads the account's regions.
+func Open(o Options, database, container string) (*Store, error) {
+	client, err := NewClient(o)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.NewContainer(database, container)
+	if err != nil {
+		return nil, fmt.Errorf("cosmos container %s/%s: %w", database, container, err)
+	}
+	return &Store{client: client, database: database, container: c}, nil
+}
+
+// noContent asks Cosmos not to echo the written document: nothing reads it,
+// and it saves bandwidth and parsing on every write.
+var noContent = &azcosmos.ItemOptions{EnableContentResponseOnWrite: false}
+
+// CreateOrder creates the order document with id = partition key = orderId.
+// A 409 means the order exists; Cosmos returns no body on conflict, so the
+// stored fingerprint costs one point read.
+func (s *Store) CreateOrder(ctx context.Context, o *orders.Order, a orders.Acceptance) (*orders.StoredFingerprint, error) {
+	doc, err := o.Document(a)
+	if err != nil {
+		return nil, &orders.StoreError{Op: "create order", OrderID: o.ID, Err: err}
+	}
+	pk := azcosmos.NewPartitionKeyString(o.ID)
+	_, err = s.container.CreateItem(ctx, pk, doc, noContent)
+	if err == nil {
+		return nil, nil
+	}
+	if statusOf(err) != http.StatusConflict {
+		return nil, classify("create order", o.ID, err)
+	}
+	return s.readFingerprint(ctx, o.ID)
+}
+
+func (s *Store) readFingerprint(ctx context.Context, orderID string) (*orders.StoredFingerprint, error) {
+	resp, err := s.container.ReadItem(ctx, azcosmos.NewPartitionKeyString(orderID), orderID, nil)
+	if err != nil {
+		// A 404 right after a 409 means a read from a replica that has not
+		// seen the write yet (weaker than session consistency): retry later.
+		return nil, classify("read order", orderID, err)
+	}
+	var stored struct {
+		RequestHash string `json:"requestHash"`
+		HashVersion int    `json:"hashVersion"`
+	}
+	if err := json.Unmarshal(resp.Value, &stored); err != nil || stored.RequestHash == "" {
+		return nil, &orders.StoreError{Op: "read order", OrderID: orderID, Status: http.StatusOK,
+			Err: fmt.Errorf("stored document has no requestHash; it was not written by this consumer")}
+	}
+	return &orders.StoredFingerprint{Hash: stored.RequestHash, Version: stored.HashVersion}, nil
+}
+
+// RecordConflict creates the conflict record; one that exists already is fine.
+func (s *Store) RecordConflict(ctx context.Context, c orders.Conflict) error {
+	doc, err := c.Document()
+	if err != nil {
+		return &orders.StoreError{Op: "record conflict", OrderID: c.OrderID, Err: err}
+	}
+	_, err = s.container.CreateItem(ctx, azcosmos.NewPartitionKeyString(c.OrderID), doc, noContent)
+	if err == nil || statusOf(err) == http.StatusConflict {
+		return nil
+	}
+	return classify("record conflict", c.OrderID, err)
+}
+
+// classify wraps a Cosmos error as an orders.StoreError that says whether a
+// later delivery may succeed.
+func classify(op, orderID string, err error) error {
+	status := statusOf(err)
+	se := &orders.StoreError{Op: op, OrderID: orderID, Status: status, Err: err, Transient: isTransient(status)}
+	if status != 0 {
+		se.Err = fmt.Errorf("%d %s: %w", status, http.StatusText(status), err)
+	}
+	return se
+}
+
+// isTransient: throttling, timeouts, outages and lost connections may pass;
+// a request Cosmos refuses as such (400, 413) will be refused again.
+// Authorization failures (401, 403) are retried: they are configuration
+// problems an operator fixes without the message being lost.
+func isTransient(status int) bool {
+	// Without an HTTP answer (status 0: refused or reset connection, timeout,
+	// DNS failure) nothing is known about the write, so it is always retried.
+	switch status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		return false
+	}
+	return true
+}

@@ -1,0 +1,114 @@
+package orders
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Document types stored in the orders container, one logical partition per
+// orderId.
+const (
+	TypeOrder    = "order"
+	TypeConflict = "conflict"
+)
+
+// ConflictTTL is how long a conflict record is kept, in seconds (90 days):
+// long enough for an operator to investigate, short enough not to grow for
+// ever. The container must have TTL enabled (defaultTtl -1) for it to apply.
+const ConflictTTL = 90 * 24 * 3600
+
+// Acceptance is what the consumer adds to an order when it accepts it.
+type Acceptance struct {
+	MessageID  string
+	AcceptedAt time.Time
+}
+
+// Document is the stored order (contract §5): every member of the message as
+// sent, plus id, type, requestHash, hashVersion, messageId and acceptedAt.
+func (o *Order) Document(a Acceptance) ([]byte, error) {
+	extra := map[string]any{
+		"id":          o.ID,
+		"type":        TypeOrder,
+		"requestHash": o.Hash,
+		"hashVersion": HashVersion,
+		"messageId":   a.MessageID,
+		"acceptedAt":  a.AcceptedAt.UTC().Format(time.RFC3339Nano),
+	}
+	return mergeObject(o.fields, extra)
+}
+
+// Conflict is the record of an orderId reused for other content. It lives in
+// the order's partition beside the order, which it never touches.
+type Conflict struct {
+	OrderID      string
+	MessageID    string
+	StoredHash   string
+	IncomingHash string
+	Body         string
+	DetectedAt   time.Time
+}
+
+// ID is deterministic per incoming content, so redeliveries of the same
+// mismatching message add one record, not one per delivery.
+func (c Conflict) ID() string {
+	h := c.IncomingHash
+	if len(h) > len("sha256:")+16 {
+		h = h[len("sha256:") : len("sha256:")+16]
+	}
+	return c.OrderID + ":conflict:" + h
+}
+
+// Document is the stored conflict record.
+func (c Conflict) Document() ([]byte, error) {
+	return json.Marshal(map[string]any{
+		"id":           c.ID(),
+		"orderId":      c.OrderID,
+		"type":         TypeConflict,
+		"messageId":    c.MessageID,
+		"storedHash":   c.StoredHash,
+		"incomingHash": c.IncomingHash,
+		"body":         c.Body,
+		"detectedAt":   c.DetectedAt.UTC().Format(time.RFC3339Nano),
+		"ttl":          ConflictTTL,
+	})
+}
+
+// mergeObject writes one JSON object from raw members and extra members; extra
+// names win (validation already refused bodies that carry them).
+func mergeObject(raw map[string]json.RawMessage, extra map[string]any) ([]byte, error) {
+	names := make([]string, 0, len(raw)+len(extra))
+	for k := range raw {
+		if _, ok := extra[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	for k := range extra {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b bytes.Buffer
+	b.Grow(512)
+	b.WriteByte('{')
+	for i, k := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		key, _ := json.Marshal(k)
+		b.Write(key)
+		b.WriteByte(':')
+		if v, ok := extra[k]; ok {
+			enc, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("encode %s: %w", k, err)
+			}
+			b.Write(enc)
+		} else {
+			b.Write(raw[k])
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}

@@ -1,0 +1,46 @@
+package orders
+
+// Outcome is what processing one message amounted to (contract §5).
+type Outcome string
+
+// The outcomes of contract §5, plus Stale for absolute-state updates.
+const (
+	Created   Outcome = "created"
+	Duplicate Outcome = "duplicate"
+	Mismatch  Outcome = "mismatch"
+	Invalid   Outcome = "invalid"
+	Transient Outcome = "transient"
+	Exhausted Outcome = "exhausted"
+)
+
+// Reason names why a message was parked (contract §6).
+type Reason string
+
+// The parking reasons of contract §6.
+const (
+	HashMismatch         Reason = "HashMismatch"
+	ValidationFailed     Reason = "ValidationFailed"
+	MalformedMessage     Reason = "MalformedMessage"
+	RetryBudgetExhausted Reason = "RetryBudgetExhausted"
+)
+
+// Completes reports whether the broker should complete the message: every
+// outcome but Transient is final for this delivery.
+func (o Outcome) Completes() bool { return o != Transient }
+
+// Parks reports whether the message must be written to the parking queue.
+func (o Outcome) Parks() bool { return o == Mismatch || o == Invalid || o == Exhausted }
+
+// Result is the decision for one message.
+type Result struct {
+	Outcome      Outcome
+	Reason       Reason // set when Outcome.Parks()
+	Description  string // a sentence a person can act on
+	OrderID      string // empty when the body had no usable orderId
+	StoredHash   string // set for Duplicate and Mismatch
+	IncomingHash string // set once the body was fingerprinted
+	// MessageIDDiffers is true when the Service Bus MessageId is not the
+	// orderId; the message is still deduplicated by orderId.
+	MessageIDDiffers bool
+	Err              error // the cause of Transient and Exhausted
+}

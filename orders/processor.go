@@ -1,0 +1,132 @@
+package orders
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// StoredFingerprint is the fingerprint of an order that already exists.
+type StoredFingerprint struct {
+	Hash    string
+	Version int
+}
+
+// Store is what the consumer needs from the database.
+type Store interface {
+	// CreateOrder stores the order, and everything that must commit with it,
+	// unless a document with its id exists. It returns nil when it created the
+	// order, and the stored fingerprint when the order was there already. The
+	// create is the duplicate check: there is no read before it.
+	CreateOrder(ctx context.Context, o *Order, a Acceptance) (*StoredFingerprint, error)
+	// RecordConflict adds a conflict record beside the stored order. Recording
+	// the same conflict twice is not an error.
+	RecordConflict(ctx context.Context, c Conflict) error
+}
+
+// DefaultRetryBudget is the DeliveryCount from which a transient failure is
+// parked instead of retried: one below the queue's default maxDeliveryCount
+// of 10, so the consumer parks with a reason before the broker dead-letters
+// without one.
+const DefaultRetryBudget = 9
+
+// Processor turns one message into one Result (contract §5).
+type Processor struct {
+	Store Store
+	// RetryBudget: a transient failure at DeliveryCount >= RetryBudget is
+	// parked as Exhausted. Zero means DefaultRetryBudget.
+	RetryBudget int
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Message is one delivery of an order message.
+type Message struct {
+	Body          []byte
+	MessageID     string
+	DeliveryCount int
+}
+
+// Process decides what a delivery amounts to and performs the writes that go
+// with it. It never panics on bad input and never returns Transient for a
+// body that will be rejected again on the next delivery.
+func (p *Processor) Process(ctx context.Context, m Message) Result {
+	o, err := ParseOrder(m.Body)
+	if err != nil {
+		var re *RejectError
+		if !errors.As(err, &re) {
+			re = &RejectError{Reason: MalformedMessage, Msg: err.Error()}
+		}
+		return Result{Outcome: Invalid, Reason: re.Reason, Description: re.Error(), OrderID: PeekOrderID(m.Body)}
+	}
+	r := Result{OrderID: o.ID, IncomingHash: o.Hash, MessageIDDiffers: m.MessageID != "" && m.MessageID != o.ID}
+
+	stored, err := p.Store.CreateOrder(ctx, o, Acceptance{MessageID: m.MessageID, AcceptedAt: p.now()})
+	if err != nil {
+		return p.failed(r, m, err)
+	}
+	if stored == nil {
+		r.Outcome = Created
+		return r
+	}
+	r.StoredHash = stored.Hash
+	same, err := p.sameContent(o, m.Body, stored)
+	if err != nil {
+		r.Outcome, r.Reason = Mismatch, HashMismatch
+		r.Description = fmt.Sprintf("orderId %s exists with a fingerprint this build cannot compare: %v", o.ID, err)
+		return r
+	}
+	if same {
+		r.Outcome = Duplicate
+		return r
+	}
+	c := Conflict{OrderID: o.ID, MessageID: m.MessageID, StoredHash: stored.Hash, IncomingHash: o.Hash, Body: string(m.Body), DetectedAt: p.now()}
+	if err := p.Store.RecordConflict(ctx, c); err != nil {
+		return p.failed(r, m, err)
+	}
+	r.Outcome, r.Reason = Mismatch, HashMismatch
+	r.Description = fmt.Sprintf("orderId %s was already accepted with a different payload", o.ID)
+	return r
+}
+
+// sameContent compares the incoming body with the stored fingerprint under the
+// rule version the stored one was computed with.
+func (p *Processor) sameContent(o *Order, body []byte, stored *StoredFingerprint) (bool, error) {
+	if stored.Version == HashVersion {
+		return stored.Hash == o.Hash, nil
+	}
+	h, err := Fingerprint(body, stored.Version)
+	if err != nil {
+		return false, err
+	}
+	return h == stored.Hash, nil
+}
+
+func (p *Processor) failed(r Result, m Message, err error) Result {
+	r.Err = err
+	if !IsTransient(err) {
+		r.Outcome, r.Reason = Invalid, ValidationFailed
+		r.Description = fmt.Sprintf("the store refused the order: %v", err)
+		return r
+	}
+	budget := p.RetryBudget
+	if budget <= 0 {
+		budget = DefaultRetryBudget
+	}
+	if m.DeliveryCount >= budget {
+		r.Outcome, r.Reason = Exhausted, RetryBudgetExhausted
+		r.Description = fmt.Sprintf("still failing at delivery %d (budget %d): %v", m.DeliveryCount, budget, err)
+		return r
+	}
+	r.Outcome = Transient
+	r.Description = err.Error()
+	return r
+}
+
+func (p *Processor) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
