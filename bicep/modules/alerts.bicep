@@ -1,0 +1,170 @@
+// The three alerts of docs/runbook.md:
+//   parked-orders      the parking queue holds messages (every parked message needs a person)
+//   orders-deadlettered the broker dead-lettered messages of the orders queue (the handler
+//                       failed for a message maxDeliveryCount times in a row)
+//   hash-mismatch      the handler logged an orderId that came back with a different payload
+// Service Bus metrics cannot be exported through diagnostic settings, so the first two are
+// metric alerts on the namespace, split by the EntityName dimension.
+param actionGroupName string
+param alertEmail string
+param tags object
+param location string
+param serviceBusName string
+param ordersQueueName string
+param parkingQueueName string
+param appInsightsName string
+
+var hasReceiver = !empty(alertEmail)
+
+resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' existing = {
+  name: serviceBusName
+}
+
+resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
+  name: appInsightsName
+}
+
+resource actionGroup 'Microsoft.Insights/actionGroups@2023-01-01' = if (hasReceiver) {
+  name: actionGroupName
+  location: 'global'
+  tags: tags
+  properties: {
+    groupShortName: 'orders'
+    enabled: true
+    emailReceivers: [
+      {
+        name: 'on-call'
+        emailAddress: alertEmail
+        useCommonAlertSchema: true
+      }
+    ]
+  }
+}
+
+var metricActions = hasReceiver ? [
+  {
+    actionGroupId: actionGroup.id
+  }
+] : []
+
+resource parkedOrders 'Microsoft.Insights/metricAlerts@2018-03-01' = {
+  name: 'parked-orders-${serviceBusName}'
+  location: 'global'
+  tags: tags
+  properties: {
+    description: 'Messages are waiting in the parking queue ${parkingQueueName}. Each one is an order the consumer refused (HashMismatch, ValidationFailed, MalformedMessage or RetryBudgetExhausted). See docs/runbook.md#parked-orders.'
+    severity: 2
+    enabled: true
+    scopes: [
+      namespace.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT5M'
+    autoMitigate: true
+    criteria: {
+      'odata.type': 'Microsoft.Azure.Monitor.SingleResourceMultipleMetricCriteria'
+      allOf: [
+        {
+          criterionType: 'StaticThresholdCriterion'
+          name: 'ActiveMessagesInParkingQueue'
+          metricNamespace: 'Microsoft.ServiceBus/namespaces'
+          metricName: 'ActiveMessages'
+          dimensions: [
+            {
+              name: 'EntityName'
+              operator: 'Include'
+              values: [
+                parkingQueueName
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          timeAggregation: 'Maximum'
+        }
+      ]
+    }
+    actions: metricActions
+  }
+}
+
+resource ordersDeadLettered 'Microsoft.Insights/metricAlerts@2018-03-01' = {
+  name: 'orders-deadlettered-${serviceBusName}'
+  location: 'global'
+  tags: tags
+  properties: {
+    description: 'The broker dead-lettered messages of the ${ordersQueueName} queue (MaxDeliveryCountExceeded or expiry): the handler failed them every time. See docs/runbook.md#orders-deadlettered.'
+    severity: 1
+    enabled: true
+    scopes: [
+      namespace.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT5M'
+    autoMitigate: true
+    criteria: {
+      'odata.type': 'Microsoft.Azure.Monitor.SingleResourceMultipleMetricCriteria'
+      allOf: [
+        {
+          criterionType: 'StaticThresholdCriterion'
+          name: 'DeadletteredMessagesInOrdersQueue'
+          metricNamespace: 'Microsoft.ServiceBus/namespaces'
+          metricName: 'DeadletteredMessages'
+          dimensions: [
+            {
+              name: 'EntityName'
+              operator: 'Include'
+              values: [
+                ordersQueueName
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          timeAggregation: 'Maximum'
+        }
+      ]
+    }
+    actions: metricActions
+  }
+}
+
+// The handler writes one JSON line per invocation on stdout; the host forwards stdout to the
+// traces table. A mismatch line carries "outcome":"mismatch" and "reason":"HashMismatch".
+resource hashMismatch 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
+  name: 'hash-mismatch-${appInsightsName}'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Order resent with a different payload (HashMismatch)'
+    description: 'An orderId arrived again with a payload whose fingerprint differs from the stored order. The stored order is unchanged and the message is parked. See docs/runbook.md#hash-mismatch.'
+    severity: 2
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT5M'
+    autoMitigate: false
+    criteria: {
+      allOf: [
+        {
+          query: 'traces | where message has "HashMismatch" and message has "mismatch"'
+          timeAggregation: 'Count'
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    actions: {
+      actionGroups: hasReceiver ? [
+        actionGroup.id
+      ] : []
+    }
+  }
+}

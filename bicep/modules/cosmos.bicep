@@ -1,0 +1,109 @@
+// Cosmos DB for NoSQL account with key authentication switched off (Entra data-plane roles only),
+// the shop database, the orders container and the change-feed lease container.
+// Serverless by default; Autoscale puts shared autoscale throughput on the database.
+param name string
+param location string
+param tags object
+
+@allowed([
+  'Serverless'
+  'Autoscale'
+])
+param capacityMode string = 'Serverless'
+
+@minValue(1000)
+param autoscaleMaxThroughput int = 1000
+
+var serverless = capacityMode == 'Serverless'
+
+resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
+  name: name
+  location: location
+  tags: tags
+  kind: 'GlobalDocumentDB'
+  properties: {
+    databaseAccountOfferType: 'Standard'
+    disableLocalAuth: true
+    disableKeyBasedMetadataWriteAccess: true
+    minimalTlsVersion: 'Tls12'
+    publicNetworkAccess: 'Enabled'
+    consistencyPolicy: {
+      defaultConsistencyLevel: 'Session'
+    }
+    locations: [
+      {
+        locationName: location
+        failoverPriority: 0
+        isZoneRedundant: false
+      }
+    ]
+    capabilities: serverless ? [
+      {
+        name: 'EnableServerless'
+      }
+    ] : []
+  }
+}
+
+resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2024-11-15' = {
+  parent: account
+  name: 'shop'
+  properties: {
+    resource: {
+      id: 'shop'
+    }
+    options: serverless ? {} : {
+      autoscaleSettings: {
+        maxThroughput: autoscaleMaxThroughput
+      }
+    }
+  }
+}
+
+// id = partition key = orderId: the create-as-claim (docs/adr/0002-create-first.md) relies on
+// Cosmos rejecting a second item with the same id in the same logical partition (409).
+// defaultTtl -1 switches TTL on without expiring anything by default, so records that carry
+// their own ttl (for example conflict records) expire and orders never do.
+// Partition key version 2 hashes the whole value (order ids may be up to 255 characters; version
+// 1 hashes only the first 100 bytes).
+resource ordersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
+  parent: database
+  name: 'orders'
+  properties: {
+    resource: {
+      id: 'orders'
+      partitionKey: {
+        paths: [
+          '/orderId'
+        ]
+        kind: 'Hash'
+        version: 2
+      }
+      defaultTtl: -1
+    }
+  }
+}
+
+// Leases of the PublishOrderEvents change-feed trigger (createLeaseContainerIfNotExists is false:
+// the app's data-plane role cannot create containers).
+resource leasesContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
+  parent: database
+  name: 'leases'
+  properties: {
+    resource: {
+      id: 'leases'
+      partitionKey: {
+        paths: [
+          '/id'
+        ]
+        kind: 'Hash'
+      }
+    }
+  }
+}
+
+output name string = account.name
+output endpoint string = account.properties.documentEndpoint
+output databaseName string = database.name
+output ordersContainerName string = ordersContainer.name
+output leasesContainerName string = leasesContainer.name

@@ -1,0 +1,179 @@
+// The function app (Linux, custom handler bin/handler) and its plan.
+//
+// App settings live in the object variables *Settings below (tools/bicepcheck reads them and
+// compares them with every function.json). They hold names, endpoints and client ids only:
+// every connection authenticates as the user-assigned identity.
+param name string
+param planName string
+param location string
+param tags object
+
+@allowed([
+  'ElasticPremium'
+  'FlexConsumption'
+])
+param hostingPlan string
+param elasticPremiumSku string
+param maximumElasticWorkerCount int
+param flexInstanceMemoryMB int
+param flexMaximumInstanceCount int
+
+param identityName string
+param storageAccountName string
+param packageContainerName string
+param appInsightsName string
+param serviceBusFullyQualifiedNamespace string
+param cosmosEndpoint string
+param cosmosDatabaseName string
+param cosmosContainerName string
+
+@description('The handler parks a message as RetryBudgetExhausted once DeliveryCount reaches this value: one below the orders queue maxDeliveryCount.')
+param retryBudgetDeliveryCount int
+
+@description('true: ProcessOrderBatch (cardinality many) reads the orders queue and ProcessOrder is off. false: the reverse.')
+param enableBatchFunction bool
+
+var isFlex = hostingPlan == 'FlexConsumption'
+
+resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' existing = {
+  name: identityName
+}
+
+resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
+  name: storageAccountName
+}
+
+resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
+  name: appInsightsName
+}
+
+var packageContainerUrl = '${storage.properties.primaryEndpoints.blob}${packageContainerName}'
+
+// Settings for every plan.
+var commonSettings = {
+  AzureWebJobsStorage__accountName: storage.name
+  AzureWebJobsStorage__credential: 'managedidentity'
+  AzureWebJobsStorage__clientId: identity.properties.clientId
+  APPLICATIONINSIGHTS_CONNECTION_STRING: appInsights.properties.ConnectionString
+  APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identity.properties.clientId};Authorization=AAD'
+  // DefaultAzureCredential in the handler picks the user-assigned identity by this client id.
+  AZURE_CLIENT_ID: identity.properties.clientId
+  ServiceBusConnection__fullyQualifiedNamespace: serviceBusFullyQualifiedNamespace
+  ServiceBusConnection__credential: 'managedidentity'
+  ServiceBusConnection__clientId: identity.properties.clientId
+  CosmosDBConnection__accountEndpoint: cosmosEndpoint
+  CosmosDBConnection__credential: 'managedidentity'
+  CosmosDBConnection__clientId: identity.properties.clientId
+  COSMOS_ENDPOINT: cosmosEndpoint
+  COSMOS_DATABASE: cosmosDatabaseName
+  COSMOS_CONTAINER: cosmosContainerName
+  RETRY_BUDGET_DELIVERY_COUNT: string(retryBudgetDeliveryCount)
+  'AzureWebJobs.ProcessOrder.Disabled': enableBatchFunction ? 'true' : 'false'
+  'AzureWebJobs.ProcessOrderBatch.Disabled': enableBatchFunction ? 'false' : 'true'
+}
+
+// Elastic Premium only. Flex Consumption rejects these: its runtime comes from functionAppConfig
+// and its package from the deployment container.
+// No WEBSITE_CONTENTAZUREFILECONNECTIONSTRING / WEBSITE_CONTENTSHARE: the Azure Files content
+// share accepts only an account key. Without it the app must run from an external package URL,
+// here a private blob read with the managed identity; bicep/deploy/publish.sh uploads it.
+var premiumSettings = {
+  FUNCTIONS_WORKER_RUNTIME: 'custom'
+  FUNCTIONS_EXTENSION_VERSION: '~4'
+  WEBSITE_RUN_FROM_PACKAGE: '${packageContainerUrl}/current.zip'
+  WEBSITE_RUN_FROM_PACKAGE_BLOB_MI_RESOURCE_ID: identity.id
+}
+
+resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
+  name: planName
+  location: location
+  tags: tags
+  kind: isFlex ? 'functionapp' : 'elastic'
+  sku: isFlex ? {
+    name: 'FC1'
+    tier: 'FlexConsumption'
+  } : {
+    name: elasticPremiumSku
+    tier: 'ElasticPremium'
+  }
+  properties: {
+    reserved: true
+    maximumElasticWorkerCount: isFlex ? null : maximumElasticWorkerCount
+  }
+}
+
+var flexConfig = {
+  deployment: {
+    storage: {
+      type: 'blobContainer'
+      value: packageContainerUrl
+      authentication: {
+        type: 'UserAssignedIdentity'
+        userAssignedIdentityResourceId: identity.id
+      }
+    }
+  }
+  scaleAndConcurrency: {
+    maximumInstanceCount: flexMaximumInstanceCount
+    instanceMemoryMB: flexInstanceMemoryMB
+  }
+  runtime: {
+    name: 'custom'
+    version: '1.0'
+  }
+}
+
+resource site 'Microsoft.Web/sites@2024-04-01' = {
+  name: name
+  location: location
+  // bicep/deploy/*.sh read these tags to choose how to publish and where the packages live.
+  tags: union(tags, {
+    'orders-hosting-plan': hostingPlan
+    'orders-package-account': storage.name
+    'orders-package-container': packageContainerName
+  })
+  kind: 'functionapp,linux'
+  identity: {
+    type: 'UserAssigned'
+    userAssignedIdentities: {
+      '${identity.id}': {}
+    }
+  }
+  properties: {
+    serverFarmId: plan.id
+    reserved: true
+    httpsOnly: true
+    functionAppConfig: isFlex ? flexConfig : null
+    siteConfig: {
+      minTlsVersion: '1.2'
+      ftpsState: 'Disabled'
+      http20Enabled: true
+    }
+  }
+}
+
+resource appSettings 'Microsoft.Web/sites/config@2024-04-01' = {
+  parent: site
+  name: 'appsettings'
+  properties: union(commonSettings, isFlex ? {} : premiumSettings)
+}
+
+// Publishing uses Entra tokens (Core Tools, az CLI); basic-auth publishing credentials stay off.
+resource scmBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2023-12-01' = {
+  parent: site
+  name: 'scm'
+  properties: {
+    allow: false
+  }
+}
+
+resource ftpBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2023-12-01' = {
+  parent: site
+  name: 'ftp'
+  properties: {
+    allow: false
+  }
+}
+
+output name string = site.name
+output id string = site.id

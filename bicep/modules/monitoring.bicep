@@ -1,0 +1,35 @@
+// Log Analytics workspace and a workspace-based Application Insights component with local
+// (instrumentation-key) authentication switched off: telemetry is accepted only from Entra
+// identities holding Monitoring Metrics Publisher on the component (modules/rbac.bicep).
+param logAnalyticsName string
+param appInsightsName string
+param location string
+param tags object
+param retentionInDays int
+
+resource workspace 'Microsoft.OperationalInsights/workspaces@2023-09-01' = {
+  name: logAnalyticsName
+  location: location
+  tags: tags
+  properties: {
+    sku: {
+      name: 'PerGB2018'
+    }
+    retentionInDays: retentionInDays
+  }
+}
+
+resource appInsights 'Microsoft.Insights/components@2020-02-02' = {
+  name: appInsightsName
+  location: location
+  tags: tags
+  kind: 'web'
+  properties: {
+    Application_Type: 'web'
+    WorkspaceResourceId: workspace.id
+    DisableLocalAuth: true
+  }
+}
+
+output appInsightsName string = appInsights.name
+output logAnalyticsName string = workspace.name

@@ -1,0 +1,188 @@
+// Every role assignment of the system, each on the narrowest scope that works.
+//
+// The app identity gets: Receiver on the orders queue only; Sender on the parking queue and the
+// events topic only; the Cosmos DB built-in Data Contributor on the shop database (data plane,
+// covers the orders and leases containers; no control-plane role, so it cannot create or delete
+// containers); Blob Data Owner + Table Data Contributor on its own host storage account; and
+// Monitoring Metrics Publisher on the Application Insights component.
+//
+// The optional deployer (a person or pipeline) gets what publishing and the runbook need:
+// Blob Data Contributor on the host storage (upload packages), Sender on the orders queue (test
+// and resubmitted messages), Receiver on the orders queue (its broker dead-letter queue) and on
+// the parking queue (inspect and settle parked messages), and the Cosmos DB built-in Data Reader.
+//
+// The ids are Azure built-in role definitions; tools/bicepcheck rejects any other GUID.
+param appPrincipalId string
+param deployerPrincipalId string
+param deployerPrincipalType string
+param storageAccountName string
+param serviceBusName string
+param ordersQueueName string
+param parkingQueueName string
+param eventsTopicName string
+param cosmosAccountName string
+param cosmosDatabaseName string
+param appInsightsName string
+
+var roles = {
+  serviceBusDataReceiver: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0'
+  serviceBusDataSender: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39'
+  storageBlobDataOwner: 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b'
+  storageBlobDataContributor: 'ba92f5b4-2d11-453d-a403-e96b0029c9fe'
+  storageTableDataContributor: '0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3'
+  monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb'
+}
+
+// Cosmos DB data-plane role definitions live under the account, not in Microsoft.Authorization.
+var cosmosRoles = {
+  cosmosDataReader: '00000000-0000-0000-0000-000000000001'
+  cosmosDataContributor: '00000000-0000-0000-0000-000000000002'
+}
+
+var hasDeployer = !empty(deployerPrincipalId)
+
+var app = {
+  principalId: appPrincipalId
+  principalType: 'ServicePrincipal'
+}
+var deployer = {
+  principalId: deployerPrincipalId
+  principalType: deployerPrincipalType
+}
+
+// Who gets which role where: one table per kind of scope.
+var queueGrants = concat([
+  {
+    who: app
+    queue: ordersQueueName
+    role: roles.serviceBusDataReceiver
+  }
+  {
+    who: app
+    queue: parkingQueueName
+    role: roles.serviceBusDataSender
+  }
+], hasDeployer ? [
+  {
+    who: deployer
+    queue: ordersQueueName
+    role: roles.serviceBusDataSender
+  }
+  {
+    who: deployer
+    queue: ordersQueueName
+    role: roles.serviceBusDataReceiver
+  }
+  {
+    who: deployer
+    queue: parkingQueueName
+    role: roles.serviceBusDataReceiver
+  }
+] : [])
+
+// Table Data Contributor: the host persists its diagnostic events in table storage.
+var storageGrants = concat([
+  {
+    who: app
+    role: roles.storageBlobDataOwner
+  }
+  {
+    who: app
+    role: roles.storageTableDataContributor
+  }
+], hasDeployer ? [
+  {
+    who: deployer
+    role: roles.storageBlobDataContributor
+  }
+] : [])
+
+var cosmosGrants = concat([
+  {
+    who: app
+    role: cosmosRoles.cosmosDataContributor
+  }
+], hasDeployer ? [
+  {
+    who: deployer
+    role: cosmosRoles.cosmosDataReader
+  }
+] : [])
+
+resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
+  name: storageAccountName
+}
+
+resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' existing = {
+  name: serviceBusName
+}
+
+resource grantedQueues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' existing = [for g in queueGrants: {
+  parent: namespace
+  name: g.queue
+}]
+
+resource eventsTopic 'Microsoft.ServiceBus/namespaces/topics@2024-01-01' existing = {
+  parent: namespace
+  name: eventsTopicName
+}
+
+resource cosmosAccount 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' existing = {
+  name: cosmosAccountName
+}
+
+resource appInsights 'Microsoft.Insights/components@2020-02-02' existing = {
+  name: appInsightsName
+}
+
+resource queueRoleAssignments 'Microsoft.Authorization/roleAssignments@2022-04-01' = [for (g, i) in queueGrants: {
+  name: guid(grantedQueues[i].id, g.who.principalId, g.role)
+  scope: grantedQueues[i]
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', g.role)
+    principalId: g.who.principalId
+    principalType: g.who.principalType
+  }
+}]
+
+resource storageRoleAssignments 'Microsoft.Authorization/roleAssignments@2022-04-01' = [for g in storageGrants: {
+  name: guid(storage.id, g.who.principalId, g.role)
+  scope: storage
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', g.role)
+    principalId: g.who.principalId
+    principalType: g.who.principalType
+  }
+}]
+
+resource appEventsSender 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(eventsTopic.id, appPrincipalId, roles.serviceBusDataSender)
+  scope: eventsTopic
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.serviceBusDataSender)
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+  }
+}
+
+resource appMetricsPublisher 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(appInsights.id, appPrincipalId, roles.monitoringMetricsPublisher)
+  scope: appInsights
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.monitoringMetricsPublisher)
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+  }
+}
+
+// Cosmos DB data-plane roles: the role definition lives under the account, and the scope is the
+// data-plane path /dbs/<database> (not the ARM sqlDatabases path). No principalType here.
+resource cosmosRoleAssignments 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = [for g in cosmosGrants: {
+  parent: cosmosAccount
+  name: guid(cosmosAccount.id, cosmosDatabaseName, g.who.principalId, g.role)
+  properties: {
+    roleDefinitionId: '${cosmosAccount.id}/sqlRoleDefinitions/${g.role}'
+    principalId: g.who.principalId
+    scope: '${cosmosAccount.id}/dbs/${cosmosDatabaseName}'
+  }
+}]
