@@ -1,0 +1,175 @@
+// Package handler speaks the Azure Functions custom-handler wire format: it
+// decodes the host's invocation envelopes and answers with Outputs, Logs and
+// ReturnValue. It is the only package that knows that format.
+package handler
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// invocation is the body the host POSTs for a non-HTTP trigger.
+type invocation struct {
+	Data     map[string]json.RawMessage `json:"Data"`
+	Metadata map[string]json.RawMessage `json:"Metadata"`
+}
+
+// errEnvelope marks a request that is not a well-formed invocation.
+var errEnvelope = errors.New("invocation envelope")
+
+func decodeInvocation(b []byte) (*invocation, error) {
+	var inv invocation
+	if err := json.Unmarshal(b, &inv); err != nil {
+		return nil, fmt.Errorf("%w: not a JSON object with Data and Metadata: %v", errEnvelope, err)
+	}
+	if inv.Data == nil {
+		return nil, fmt.Errorf("%w: has no Data member", errEnvelope)
+	}
+	return &inv, nil
+}
+
+// triggerText returns the message body of a single-message trigger binding.
+// The host JSON-encodes the body text twice; older hosts, other tools and
+// "dataType": "binary" send it once or as base64, so all three are accepted.
+func (inv *invocation) triggerText(binding string) ([]byte, error) {
+	raw, ok := inv.Data[binding]
+	if !ok {
+		return nil, fmt.Errorf("%w: Data has no %q member (the trigger binding name in function.json)", errEnvelope, binding)
+	}
+	return decodeTriggerValue(raw)
+}
+
+func decodeTriggerValue(raw json.RawMessage) ([]byte, error) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return nil, fmt.Errorf("%w: the trigger value is null", errEnvelope)
+	case raw[0] == '{':
+		// An object instead of a string: a host that did not encode it.
+		return raw, nil
+	case raw[0] != '"':
+		return nil, fmt.Errorf("%w: the trigger value is neither a string nor an object", errEnvelope)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("%w: the trigger value is not a JSON string: %v", errEnvelope, err)
+	}
+	return unwrapText(s), nil
+}
+
+// unwrapText undoes the second encoding of a body text when there is one:
+// a JSON string literal is decoded again, text that looks like JSON is kept,
+// and base64 (dataType binary) is decoded.
+func unwrapText(s string) []byte {
+	t := strings.TrimSpace(s)
+	if strings.HasPrefix(t, `"`) {
+		var inner string
+		if json.Unmarshal([]byte(t), &inner) == nil {
+			return []byte(inner)
+		}
+	}
+	if strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+		return []byte(s)
+	}
+	if b, err := base64.StdEncoding.Strict().DecodeString(t); err == nil && len(t) > 0 {
+		return b
+	}
+	return []byte(s)
+}
+
+// metaString reads a scalar metadata value: a JSON string holding the value
+// JSON-encoded again ("\"A-1001\"" for a string, "1" for a number). A bare
+// JSON value or a singly encoded string is accepted too.
+func (inv *invocation) metaString(key string) (string, bool) {
+	raw, ok := inv.Metadata[key]
+	if !ok {
+		return "", false
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", false
+	}
+	if raw[0] != '"' {
+		return string(raw), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	if strings.HasPrefix(s, `"`) {
+		var inner string
+		if json.Unmarshal([]byte(s), &inner) == nil {
+			return inner, true
+		}
+	}
+	return s, true
+}
+
+// metaInt reads an integer metadata value such as DeliveryCount.
+func (inv *invocation) metaInt(key string) (int, bool) {
+	s, ok := inv.metaString(key)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// hostTimeLayouts are the shapes the host gives dates: no zone and whole
+// seconds for single messages, fractions for batches, an offset for the
+// DateTimeOffset keys.
+var hostTimeLayouts = []string{
+	"2006-01-02T15:04:05",
+	"2006-01-02T15:04:05.9999999",
+	time.RFC3339Nano,
+}
+
+// parseHostTime parses a host date; a date without a zone is UTC.
+func parseHostTime(s string) (time.Time, bool) {
+	for _, layout := range hostTimeLayouts {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// systemKeys are the Service Bus trigger's metadata keys. The host copies the
+// top-level members of a JSON body into Metadata too, so a body member with
+// one of these names overwrites the real value (reference §1.4).
+var systemKeys = []string{
+	"DeliveryCount", "MessageId", "LockToken", "SequenceNumber", "ContentType", "CorrelationId",
+	"Subject", "Label", "To", "ReplyTo", "SessionId", "ReplyToSessionId", "PartitionKey",
+	"TransactionPartitionKey", "DeadLetterSource", "EnqueuedTimeUtc", "EnqueuedTime",
+	"ExpiresAtUtc", "ExpiresAt", "ApplicationProperties", "UserProperties", "MessageActions",
+	"SessionActions", "MessageReceiver", "MessageSession", "ReceiveActions", "Client", "sys",
+}
+
+// shadowedKeys returns the top-level members of a JSON object body that share
+// a name (in any case) with a metadata key the host sets.
+func shadowedKeys(body []byte) []string {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return nil
+	}
+	var out []string
+	for k := range top {
+		for _, sk := range systemKeys {
+			if strings.EqualFold(k, sk) {
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}

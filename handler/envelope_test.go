@@ -1,0 +1,146 @@
+package handler
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+const exampleBody = `{"orderId":"ORD-2026-000123","customerId":"CUST-42","currency":"EUR","lines":[{"sku":"SKU-1","quantity":2,"unitPrice":"19.99"},{"sku":"SKU-7","quantity":1,"unitPrice":"5.00"}],"total":"44.98","placedAt":"2026-11-29T10:00:00Z","meta":{"sentAt":"2026-11-29T10:00:01.123Z","producer":"web-shop"}}`
+
+func TestDecodeHostFixtures(t *testing.T) {
+	tests := []struct {
+		file      string
+		body      string
+		messageID string
+		delivery  int
+		enqueued  string
+		shadowed  bool
+	}{
+		{"single-double-encoded.json", exampleBody, "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", false},
+		{"single-single-encoded.json", exampleBody, "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", false},
+		{"single-base64.json", exampleBody, "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", false},
+		{"shadowed-delivery-count.json", "", "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", true},
+		{"minimal-metadata.json", exampleBody, "ORD-2026-000123", 3, "", false},
+		{"docs-example-bare-scalars.json", exampleBody, "ORD-2026-000123", 2, "2026-11-29T10:00:02Z", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("testdata", "invocations", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			inv, err := decodeInvocation(raw)
+			if err != nil {
+				t.Fatalf("decodeInvocation: %v", err)
+			}
+			body, err := inv.triggerText(TriggerBinding)
+			if err != nil {
+				t.Fatalf("triggerText: %v", err)
+			}
+			if tc.body != "" && string(body) != tc.body {
+				t.Errorf("body = %s\nwant   %s", body, tc.body)
+			}
+			if !json.Valid(body) {
+				t.Errorf("body is not JSON: %s", body)
+			}
+			if id, _ := inv.metaString("MessageId"); id != tc.messageID {
+				t.Errorf("MessageId = %q, want %q", id, tc.messageID)
+			}
+			// For the shadowed fixture the decoder sees the body's value (1),
+			// not the real 7: that is why such bodies are rejected.
+			if n, _ := inv.metaInt("DeliveryCount"); n != tc.delivery {
+				t.Errorf("DeliveryCount = %d, want %d", n, tc.delivery)
+			}
+			var enqueued string
+			if s, ok := inv.metaString("EnqueuedTimeUtc"); ok {
+				if ts, ok := parseHostTime(s); ok {
+					enqueued = ts.Format(time.RFC3339)
+				}
+			}
+			if enqueued != tc.enqueued {
+				t.Errorf("EnqueuedTimeUtc = %q, want %q", enqueued, tc.enqueued)
+			}
+			if got := len(shadowedKeys(body)) > 0; got != tc.shadowed {
+				t.Errorf("shadowed = %v, want %v", got, tc.shadowed)
+			}
+		})
+	}
+}
+
+func TestHostInvocationHelperMatchesFixture(t *testing.T) {
+	// The helper the integration tests use must produce what the fixture,
+	// built independently from the reference, holds.
+	raw, err := os.ReadFile(filepath.Join("testdata", "invocations", "single-double-encoded.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fixture, built invocation
+	if err := json.Unmarshal(raw, &fixture); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(hostInvocation([]byte(exampleBody), "ORD-2026-000123", 1), &built); err != nil {
+		t.Fatal(err)
+	}
+	if string(fixture.Data[TriggerBinding]) != string(built.Data[TriggerBinding]) {
+		t.Errorf("Data differs:\n%s\n%s", fixture.Data[TriggerBinding], built.Data[TriggerBinding])
+	}
+	for _, k := range []string{"DeliveryCount", "MessageId", "EnqueuedTimeUtc", "orderId", "total", "meta"} {
+		if !jsonEqual(fixture.Metadata[k], built.Metadata[k]) {
+			t.Errorf("Metadata[%s]: fixture %s, helper %s", k, fixture.Metadata[k], built.Metadata[k])
+		}
+	}
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}
+
+func TestDecodeTriggerValueShapes(t *testing.T) {
+	tests := []struct {
+		name    string
+		raw     string
+		want    string
+		wantErr bool
+	}{
+		{"double encoded", `"\"{\\\"a\\\":1}\""`, `{"a":1}`, false},
+		{"single encoded", `"{\"a\":1}"`, `{"a":1}`, false},
+		{"base64", `"eyJhIjoxfQ=="`, `{"a":1}`, false},
+		{"object", `{"a":1}`, `{"a":1}`, false},
+		{"plain text kept", `"hello world"`, `hello world`, false},
+		{"null", `null`, ``, true},
+		{"number", `12`, ``, true},
+		{"broken string", `"abc`, ``, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := decodeTriggerValue(json.RawMessage(tc.raw))
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if string(got) != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseHostTime(t *testing.T) {
+	for _, s := range []string{"2025-06-01T10:00:00", "2025-06-01T10:00:00.123", "2025-06-01T10:00:00.1234567", "2025-06-01T10:00:00+00:00", "2025-06-01T10:00:00Z"} {
+		ts, ok := parseHostTime(s)
+		if !ok || ts.Format("2006-01-02T15:04:05") != "2025-06-01T10:00:00" || ts.Location() != time.UTC {
+			t.Errorf("parseHostTime(%q) = %v, %v", s, ts, ok)
+		}
+	}
+	if _, ok := parseHostTime("01/06/2025"); ok {
+		t.Error("accepted a non-ISO date")
+	}
+}

@@ -1,0 +1,50 @@
+package handler
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// hostInvocation encodes one Service Bus message the way the Functions host
+// does for a custom handler (reference §1.2-1.4): the body JSON-encoded twice
+// under the trigger binding, scalars double-encoded, dates without a zone, and
+// the body's top-level non-array members copied into Metadata, overwriting.
+func hostInvocation(body []byte, messageID string, deliveryCount int) []byte {
+	enc := func(v any) string {
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	meta := map[string]any{
+		"MessageActions":        map[string]any{},
+		"DeliveryCount":         strconv.Itoa(deliveryCount),
+		"LockToken":             enc("9d2f6c1e-7b7a-4c55-8a3e-1f0e2d3c4b5a"),
+		"MessageId":             enc(messageID),
+		"SequenceNumber":        "4711",
+		"ContentType":           enc("application/json"),
+		"EnqueuedTimeUtc":       "2026-11-29T10:00:02",
+		"EnqueuedTime":          "2026-11-29T10:00:02+00:00",
+		"ExpiresAtUtc":          "9999-12-31T23:59:59",
+		"ApplicationProperties": map[string]any{},
+		"UserProperties":        map[string]any{},
+		"sys":                   map[string]any{"MethodName": "ProcessOrder", "UtcNow": "2026-11-29T10:00:02.5123456Z"},
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) == nil {
+		for k, raw := range top {
+			var v any
+			_ = json.Unmarshal(raw, &v)
+			switch v.(type) {
+			case []any:
+			case map[string]any:
+				meta[k] = raw
+			default:
+				meta[k] = enc(v)
+			}
+		}
+	}
+	out, _ := json.Marshal(map[string]any{
+		"Data":     map[string]any{TriggerBinding: enc(string(body))},
+		"Metadata": meta,
+	})
+	return out
+}

@@ -1,0 +1,39 @@
+package handler
+
+import (
+	"encoding/base64"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+// ParkingEnvelope is the message written to the parking queue (contract §6).
+// It is always sent as a JSON object: the host base64-decodes output strings
+// that happen to be valid base64.
+type ParkingEnvelope struct {
+	Reason        orders.Reason `json:"reason"`
+	Description   string        `json:"description"`
+	OrderID       string        `json:"orderId,omitempty"`
+	MessageID     string        `json:"messageId"`
+	DeliveryCount int           `json:"deliveryCount"`
+	StoredHash    string        `json:"storedHash,omitempty"`
+	IncomingHash  string        `json:"incomingHash,omitempty"`
+	// Body is the original message body as text; when it is not valid UTF-8
+	// it is base64 and BodyEncoding says so, so no byte is lost.
+	Body         string    `json:"body"`
+	BodyEncoding string    `json:"bodyEncoding,omitempty"`
+	Truncated    bool      `json:"truncated,omitempty"`
+	EnqueuedAt   string    `json:"enqueuedTimeUtc,omitempty"`
+	ParkedAt     time.Time `json:"parkedAt"`
+	Function     string    `json:"function"`
+	InvocationID string    `json:"invocationId"`
+}
+
+func (e *ParkingEnvelope) setBody(b []byte) {
+	if utf8.Valid(b) {
+		e.Body = string(b)
+		return
+	}
+	e.Body, e.BodyEncoding = base64.StdEncoding.EncodeToString(b), "base64"
+}

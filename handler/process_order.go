@@ -1,0 +1,159 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+// parkedPrefix is how much of an oversized request is kept in its parking
+// envelope: enough to identify the message.
+const parkedPrefix = 8 << 10
+
+// delivery is one message as the host delivered it.
+type delivery struct {
+	function      string
+	invocationID  string
+	messageID     string
+	deliveryCount int
+	enqueuedAt    string
+	body          []byte
+	truncated     bool
+}
+
+func handleProcessOrder(cfg Config) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := cfg.Now()
+		d := delivery{function: FunctionProcessOrder, invocationID: r.Header.Get("X-Azure-Functions-InvocationId")}
+
+		res, ok := d.read(w, r, cfg.MaxRequestBytes)
+		if ok {
+			if keys := shadowedKeys(d.body); len(keys) > 0 {
+				res = orders.Result{Outcome: orders.Invalid, Reason: orders.ValidationFailed,
+					OrderID: orders.PeekOrderID(d.body),
+					Description: fmt.Sprintf("body field(s) %s share a name with Service Bus metadata, which the Functions host would overwrite with them; rename them",
+						strings.Join(keys, ", "))}
+			} else {
+				ctx, cancel := cfg.operationContext(r.Context())
+				res = cfg.Processor.Process(ctx, orders.Message{Body: d.body, MessageID: d.messageID, DeliveryCount: d.deliveryCount})
+				cancel()
+			}
+		}
+		cfg.answer(w, d, res, start)
+	}
+}
+
+// read decodes the invocation into d. When the request cannot be decoded it
+// returns the Invalid result to answer with and false.
+func (d *delivery) read(w http.ResponseWriter, r *http.Request, limit int64) (orders.Result, bool) {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		d.body, d.truncated = raw[:min(len(raw), parkedPrefix)], true
+		return malformedResult("the invocation is larger than %d bytes; the start of it is kept in body", limit), false
+	case err != nil:
+		// The host hung up mid-request: nothing to park, let it redeliver.
+		return orders.Result{Outcome: orders.Transient, Description: "read request: " + err.Error(), Err: err}, false
+	}
+	inv, err := decodeInvocation(raw)
+	if err == nil {
+		d.body, err = inv.triggerText(TriggerBinding)
+	}
+	if err != nil {
+		d.body, d.truncated = raw[:min(len(raw), parkedPrefix)], len(raw) > parkedPrefix
+		return malformedResult("%v", err), false
+	}
+	d.messageID, _ = inv.metaString("MessageId")
+	d.deliveryCount, _ = inv.metaInt("DeliveryCount")
+	if s, ok := inv.metaString("EnqueuedTimeUtc"); ok {
+		if t, ok := parseHostTime(s); ok {
+			d.enqueuedAt = t.Format(time.RFC3339)
+		}
+	}
+	return orders.Result{}, true
+}
+
+func malformedResult(format string, args ...any) orders.Result {
+	return orders.Result{Outcome: orders.Invalid, Reason: orders.MalformedMessage, Description: fmt.Sprintf(format, args...)}
+}
+
+// answer maps a result to the host answer of contract §5 and logs it.
+func (cfg Config) answer(w http.ResponseWriter, d delivery, res orders.Result, start time.Time) {
+	out := newResult()
+	if res.Outcome.Parks() {
+		out.Outputs[ParkingBinding] = d.envelope(res, cfg.Now())
+	}
+	out.Logs = append(out.Logs, d.humanLine(res))
+	status := http.StatusOK
+	if !res.Outcome.Completes() {
+		status = http.StatusServiceUnavailable
+	}
+	cfg.logInvocation(d, res, time.Since(start))
+	encode(w, cfg.Logger, status, out)
+}
+
+func (d delivery) envelope(res orders.Result, now time.Time) *ParkingEnvelope {
+	e := &ParkingEnvelope{
+		Reason: res.Reason, Description: res.Description, OrderID: res.OrderID,
+		MessageID: d.messageID, DeliveryCount: d.deliveryCount,
+		StoredHash: res.StoredHash, IncomingHash: res.IncomingHash,
+		Truncated: d.truncated, EnqueuedAt: d.enqueuedAt,
+		ParkedAt: now.UTC(), Function: d.function, InvocationID: d.invocationID,
+	}
+	e.setBody(d.body)
+	return e
+}
+
+func (d delivery) humanLine(res orders.Result) string {
+	id := res.OrderID
+	if id == "" {
+		id = "message " + d.messageID
+	}
+	line := fmt.Sprintf("%s: %s %s (delivery %d)", d.function, res.Outcome, id, d.deliveryCount)
+	if res.Reason != "" {
+		line += fmt.Sprintf(", parked as %s: %s", res.Reason, res.Description)
+	} else if res.Outcome == orders.Transient {
+		line += ", will be retried: " + res.Description
+	}
+	return line
+}
+
+// logInvocation writes the structured line operators query; mismatches are
+// logged at error level because they are the alarm (an id reused for other
+// content).
+func (cfg Config) logInvocation(d delivery, res orders.Result, took time.Duration) {
+	level := slog.LevelInfo
+	switch res.Outcome {
+	case orders.Mismatch:
+		level = slog.LevelError
+	case orders.Invalid, orders.Transient, orders.Exhausted:
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{
+		slog.String("function", d.function),
+		slog.String("invocationId", d.invocationID),
+		slog.String("messageId", d.messageID),
+		slog.String("orderId", res.OrderID),
+		slog.String("outcome", string(res.Outcome)),
+		slog.Int("deliveryCount", d.deliveryCount),
+		slog.Float64("durationMs", float64(took.Microseconds())/1000),
+	}
+	if res.Reason != "" {
+		attrs = append(attrs, slog.String("reason", string(res.Reason)), slog.String("description", res.Description))
+	}
+	if res.MessageIDDiffers {
+		attrs = append(attrs, slog.Bool("messageIdDiffers", true))
+	}
+	if res.Err != nil {
+		attrs = append(attrs, slog.String("err", res.Err.Error()))
+	}
+	cfg.Logger.LogAttrs(context.Background(), level, "invocation", attrs...)
+}

@@ -1,0 +1,387 @@
+package handler
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+// answer is what the host reads back from one invocation.
+type answer struct {
+	Status  int
+	Outputs map[string]json.RawMessage
+	Logs    []string
+}
+
+// parked decodes Outputs.parking, or returns nil when there is none.
+func (a answer) parked(t *testing.T) *ParkingEnvelope {
+	t.Helper()
+	raw, ok := a.Outputs[ParkingBinding]
+	if !ok {
+		return nil
+	}
+	var e ParkingEnvelope
+	if err := json.Unmarshal(raw, &e); err != nil {
+		t.Fatalf("parking output is not an envelope object: %s", raw)
+	}
+	return &e
+}
+
+type testServer struct {
+	url  string
+	logs *syncBuffer
+}
+
+func startServer(t *testing.T, store orders.Store, timeout time.Duration) *testServer {
+	t.Helper()
+	logs := &syncBuffer{}
+	srv := httptest.NewServer(NewServer(Config{
+		Processor:        &orders.Processor{Store: store},
+		Logger:           slog.New(slog.NewJSONHandler(logs, nil)),
+		OperationTimeout: timeout,
+	}))
+	t.Cleanup(srv.Close)
+	return &testServer{url: srv.URL, logs: logs}
+}
+
+// invoke POSTs a host-format invocation and checks the host's rules for the
+// answer: every 2xx is application/json with a JSON object holding Outputs,
+// Logs and ReturnValue.
+func (s *testServer) invoke(t *testing.T, request []byte) answer {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/"+FunctionProcessOrder, bytes.NewReader(request))
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	req.Header.Set("X-Azure-Functions-InvocationId", fmt.Sprintf("inv-%d", time.Now().UnixNano()))
+	req.Header.Set("User-Agent", "Azure-Functions-Host/4.1037.1.1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("invoke: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	a := answer{Status: resp.StatusCode}
+	if resp.StatusCode/100 != 2 {
+		return a
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Fatalf("2xx answer with Content-Type %q: the host fails the invocation", ct)
+	}
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(b, &body); err != nil {
+		t.Fatalf("2xx answer is not a JSON object: %s", b)
+	}
+	for _, k := range []string{"Outputs", "Logs", "ReturnValue"} {
+		if _, ok := body[k]; !ok {
+			t.Fatalf("answer lacks %s: %s", k, b)
+		}
+	}
+	if err := json.Unmarshal(body["Outputs"], &a.Outputs); err != nil || a.Outputs == nil {
+		t.Fatalf("Outputs is not an object: %s", body["Outputs"])
+	}
+	if err := json.Unmarshal(body["Logs"], &a.Logs); err != nil || len(a.Logs) == 0 {
+		t.Fatalf("Logs has no line: %s", body["Logs"])
+	}
+	return a
+}
+
+// uniqueOrder returns the contract's example order under a fresh orderId, so
+// tests share one database without meeting.
+func uniqueOrder(t *testing.T) (id string, body []byte) {
+	id = fmt.Sprintf("ORD-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
+	return id, []byte(strings.Replace(exampleBody, "ORD-2026-000123", id, 1))
+}
+
+func partition(t *testing.T, orderID string) []map[string]any {
+	t.Helper()
+	docs, err := env.Store.PartitionDocuments(context.Background(), orderID)
+	if err != nil {
+		t.Fatalf("read partition %s: %v", orderID, err)
+	}
+	out := make([]map[string]any, 0, len(docs))
+	for _, d := range docs {
+		var m map[string]any
+		if err := json.Unmarshal(d, &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func documentsOfType(docs []map[string]any, typ string) []map[string]any {
+	var out []map[string]any
+	for _, d := range docs {
+		if d["type"] == typ {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func TestProcessOrderCreatedThenDuplicates(t *testing.T) {
+	s := startServer(t, env.Store, 0)
+	id, body := uniqueOrder(t)
+
+	a := s.invoke(t, hostInvocation(body, id, 1))
+	if a.Status != http.StatusOK || a.parked(t) != nil {
+		t.Fatalf("new order: status %d, parked %+v", a.Status, a.parked(t))
+	}
+	if !strings.Contains(a.Logs[0], "created "+id) {
+		t.Errorf("log line %q does not say created", a.Logs[0])
+	}
+	stored := documentsOfType(partition(t, id), orders.TypeOrder)
+	if len(stored) != 1 {
+		t.Fatalf("orders stored = %d, want 1", len(stored))
+	}
+	doc := stored[0]
+	if doc["id"] != id || doc["orderId"] != id || doc["messageId"] != id || doc["hashVersion"] != float64(1) ||
+		doc["total"] != "44.98" || doc["customerId"] != "CUST-42" || doc["acceptedAt"] == nil {
+		t.Errorf("stored document = %v", doc)
+	}
+	hash := doc["requestHash"]
+
+	t.Run("same body, DeliveryCount 2", func(t *testing.T) {
+		a := s.invoke(t, hostInvocation(body, id, 2))
+		if a.Status != http.StatusOK || a.parked(t) != nil || !strings.Contains(a.Logs[0], "duplicate") {
+			t.Fatalf("status %d, parked %+v, logs %v", a.Status, a.parked(t), a.Logs)
+		}
+	})
+	t.Run("only meta changed", func(t *testing.T) {
+		b := bytes.Replace(body, []byte(`"producer":"web-shop"`), []byte(`"producer":"retry-job","attempt":4`), 1)
+		a := s.invoke(t, hostInvocation(b, id, 1))
+		if a.Status != http.StatusOK || a.parked(t) != nil || !strings.Contains(a.Logs[0], "duplicate") {
+			t.Fatalf("status %d, parked %+v, logs %v", a.Status, a.parked(t), a.Logs)
+		}
+	})
+	if docs := partition(t, id); len(docs) != 1 || docs[0]["requestHash"] != hash {
+		t.Errorf("duplicates changed the partition: %v", docs)
+	}
+}
+
+func TestProcessOrderMismatchIsParkedAndStoredOrderUntouched(t *testing.T) {
+	s := startServer(t, env.Store, 0)
+	id, body := uniqueOrder(t)
+	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK {
+		t.Fatalf("create: %d", a.Status)
+	}
+	before := documentsOfType(partition(t, id), orders.TypeOrder)[0]
+
+	other := bytes.Replace(body, []byte(`"quantity":1,"unitPrice":"5.00"`), []byte(`"quantity":2,"unitPrice":"5.00"`), 1)
+	other = bytes.Replace(other, []byte(`"44.98"`), []byte(`"49.98"`), 1)
+	a := s.invoke(t, hostInvocation(other, id, 1))
+	e := a.parked(t)
+	if a.Status != http.StatusOK || e == nil {
+		t.Fatalf("status %d, parked %v", a.Status, e)
+	}
+	if e.Reason != orders.HashMismatch || e.OrderID != id || e.MessageID != id || e.DeliveryCount != 1 ||
+		e.StoredHash != before["requestHash"] || e.IncomingHash == "" || e.IncomingHash == e.StoredHash ||
+		e.Body != string(other) || e.Function != FunctionProcessOrder || e.InvocationID == "" || e.ParkedAt.IsZero() ||
+		!strings.Contains(e.Description, "different payload") {
+		t.Errorf("envelope = %+v", e)
+	}
+	docs := partition(t, id)
+	after := documentsOfType(docs, orders.TypeOrder)
+	if len(after) != 1 || fmt.Sprint(after[0]) != fmt.Sprint(before) {
+		t.Errorf("stored order changed:\nbefore %v\nafter  %v", before, after)
+	}
+	if c := documentsOfType(docs, orders.TypeConflict); len(c) != 1 || c[0]["incomingHash"] != e.IncomingHash {
+		t.Errorf("conflict records = %v", c)
+	}
+	if !strings.Contains(s.logs.String(), `"level":"ERROR"`) || !strings.Contains(s.logs.String(), `"reason":"HashMismatch"`) {
+		t.Errorf("no alarm line in the log: %s", s.logs.String())
+	}
+}
+
+func TestProcessOrderBadInputIsParkedAndNothingWritten(t *testing.T) {
+	s := startServer(t, env.Store, 0)
+	id, body := uniqueOrder(t)
+	invalid := bytes.Replace(body, []byte(`"unitPrice":"19.99"`), []byte(`"unitPrice":19.99`), 1)
+	shadowing := bytes.Replace(body, []byte(`"currency"`), []byte(`"DeliveryCount":1,"currency"`), 1)
+	tests := []struct {
+		name    string
+		request []byte
+		reason  orders.Reason
+		mention string
+	}{
+		{"not JSON", hostInvocation([]byte(`{"orderId":"`+id+`",`), id, 1), orders.MalformedMessage, "not valid JSON"},
+		{"float money", hostInvocation(invalid, id, 1), orders.ValidationFailed, "lines[0].unitPrice"},
+		{"body shadows DeliveryCount", hostInvocation(shadowing, id, 5), orders.ValidationFailed, "DeliveryCount"},
+		{"envelope without Data", []byte(`{"Metadata":{}}`), orders.MalformedMessage, "no Data"},
+		{"envelope not JSON", []byte(`<xml/>`), orders.MalformedMessage, "invocation envelope"},
+		{"trigger value null", []byte(`{"Data":{"message":null},"Metadata":{"MessageId":"\"` + id + `\""}}`), orders.MalformedMessage, "null"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := s.invoke(t, tc.request)
+			e := a.parked(t)
+			if a.Status != http.StatusOK || e == nil {
+				t.Fatalf("status %d, parked %v", a.Status, e)
+			}
+			if e.Reason != tc.reason || !strings.Contains(e.Description, tc.mention) {
+				t.Errorf("reason %s %q, want %s mentioning %q", e.Reason, e.Description, tc.reason, tc.mention)
+			}
+			if e.Body == "" {
+				t.Error("envelope lost the message body")
+			}
+		})
+	}
+	if docs := partition(t, id); len(docs) != 0 {
+		t.Errorf("bad input wrote %d documents", len(docs))
+	}
+}
+
+func TestProcessOrderOversizedRequestIsParked(t *testing.T) {
+	logs := &syncBuffer{}
+	srv := httptest.NewServer(NewServer(Config{
+		Processor: &orders.Processor{Store: env.Store}, Logger: slog.New(slog.NewJSONHandler(logs, nil)), MaxRequestBytes: 64 << 10,
+	}))
+	defer srv.Close()
+	s := &testServer{url: srv.URL, logs: logs}
+	id, body := uniqueOrder(t)
+	huge := bytes.Replace(body, []byte(`"currency"`), []byte(`"note":"`+strings.Repeat("x", 100<<10)+`","currency"`), 1)
+	a := s.invoke(t, hostInvocation(huge, id, 1))
+	e := a.parked(t)
+	if a.Status != http.StatusOK || e == nil || e.Reason != orders.MalformedMessage || !e.Truncated || len(e.Body) > parkedPrefix {
+		t.Fatalf("status %d, envelope %+v", a.Status, e)
+	}
+	if docs := partition(t, id); len(docs) != 0 {
+		t.Errorf("oversized message wrote %d documents", len(docs))
+	}
+}
+
+func TestProcessOrderConcurrentDeliveriesOfOneNewOrder(t *testing.T) {
+	s := startServer(t, env.Store, 0)
+	id, body := uniqueOrder(t)
+	const n = 32
+	answers := make([]answer, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			answers[i] = s.invoke(t, hostInvocation(body, id, 1))
+		}()
+	}
+	close(start)
+	wg.Wait()
+	outcomes := map[string]int{}
+	for _, a := range answers {
+		if a.Status != http.StatusOK {
+			t.Errorf("status %d", a.Status)
+		}
+		if a.parked(t) != nil {
+			t.Errorf("parked: %+v", a.parked(t))
+		}
+		outcomes[strings.Fields(a.Logs[0])[1]]++
+	}
+	if outcomes["created"] != 1 || outcomes["duplicate"] != n-1 {
+		t.Errorf("outcomes = %v, want 1 created and %d duplicate", outcomes, n-1)
+	}
+	if docs := partition(t, id); len(docs) != 1 {
+		t.Errorf("documents = %d, want exactly 1", len(docs))
+	}
+}
+
+// unreachableStore is a Store whose endpoint refuses connections.
+func unreachableStore(t *testing.T) orders.Store {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	store, err := cosmos.Open(cosmos.Options{Endpoint: "http://" + addr + "/", Key: "a2V5"}, "shop", "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+func TestProcessOrderCosmosUnreachable(t *testing.T) {
+	s := startServer(t, unreachableStore(t), 3*time.Second)
+	id, body := uniqueOrder(t)
+
+	a := s.invoke(t, hostInvocation(body, id, 1))
+	if a.Status/100 == 2 {
+		t.Fatalf("status %d: a transient failure must not complete the message", a.Status)
+	}
+	if !strings.Contains(s.logs.String(), `"outcome":"transient"`) {
+		t.Errorf("log does not record the transient outcome: %s", s.logs.String())
+	}
+
+	t.Run("retry budget exhausted", func(t *testing.T) {
+		a := s.invoke(t, hostInvocation(body, id, orders.DefaultRetryBudget))
+		e := a.parked(t)
+		if a.Status != http.StatusOK || e == nil || e.Reason != orders.RetryBudgetExhausted || e.DeliveryCount != orders.DefaultRetryBudget || e.OrderID != id {
+			t.Fatalf("status %d, envelope %+v", a.Status, e)
+		}
+		if !strings.Contains(e.Description, "create order "+id) {
+			t.Errorf("description %q does not name the operation and order", e.Description)
+		}
+	})
+}
+
+func TestStructuredLogLine(t *testing.T) {
+	s := startServer(t, env.Store, 0)
+	id, body := uniqueOrder(t)
+	s.invoke(t, hostInvocation(body, id, 1))
+	var line map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(s.logs.String())), &line); err != nil {
+		t.Fatalf("log is not one JSON line: %q", s.logs.String())
+	}
+	for _, k := range []string{"invocationId", "messageId", "orderId", "outcome", "deliveryCount", "durationMs", "function"} {
+		if _, ok := line[k]; !ok {
+			t.Errorf("log line lacks %s: %v", k, line)
+		}
+	}
+	if line["orderId"] != id || line["outcome"] != "created" {
+		t.Errorf("log line = %v", line)
+	}
+}
+
+func TestReadinessProbe(t *testing.T) {
+	srv := httptest.NewServer(NewServer(Config{Processor: &orders.Processor{Store: unreachableStore(t)}}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("GET / = %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,34 @@
+package handler
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+)
+
+// invocationResult is the answer the host expects. Outputs is keyed by output
+// binding name; the host binds it only on a 2xx answer.
+type invocationResult struct {
+	Outputs     map[string]any `json:"Outputs"`
+	Logs        []string       `json:"Logs"`
+	ReturnValue any            `json:"ReturnValue"`
+}
+
+func newResult() *invocationResult {
+	return &invocationResult{Outputs: map[string]any{}, Logs: []string{}}
+}
+
+// encode writes v as JSON with the status. The host fails any 2xx answer that
+// is not application/json, and Go would sniff a JSON body as text/plain.
+func encode(w http.ResponseWriter, log *slog.Logger, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only values that cannot fail to marshal are passed in; if that
+		// ever breaks, fail the invocation so the message is redelivered.
+		log.Error("encode response", "err", err)
+		status, b = http.StatusInternalServerError, []byte(`{"Outputs":{},"Logs":[],"ReturnValue":null}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
