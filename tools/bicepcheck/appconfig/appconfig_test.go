@@ -1,0 +1,130 @@
+package appconfig
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// repoRoot is the function app root: the repository root, three levels up.
+var repoRoot = filepath.Join("..", "..", "..")
+
+func loadRepo(t *testing.T) *App {
+	t.Helper()
+	app, err := Load(repoRoot)
+	if err != nil {
+		t.Fatalf("load the app configuration: %v", err)
+	}
+	return app
+}
+
+func TestRepositoryConfigurationAgreesWithContract(t *testing.T) {
+	app := loadRepo(t)
+	for _, p := range Check(app) {
+		t.Error(p)
+	}
+	if len(app.Functions) == 0 {
+		t.Fatal("no function.json found under the repository root")
+	}
+}
+
+func TestLoadRejectsInvalidJSON(t *testing.T) {
+	_, err := Load(filepath.Join("testdata", "invalid-json"))
+	if err == nil || !strings.Contains(err.Error(), "not valid JSON") {
+		t.Fatalf("Load = %v, want a 'not valid JSON' error", err)
+	}
+}
+
+// Each case breaks one thing in a copy of the repository's configuration and names the rule
+// that must catch it, so every rule is proven able to fail.
+func TestCheckCatchesEachBreak(t *testing.T) {
+	cases := []struct {
+		name   string
+		rule   string
+		mutate func(a *App)
+	}{
+		{"wrong executable", RuleHost, func(a *App) { a.Host.CustomHandler.Description.DefaultExecutablePath = "handler" }},
+		{"no custom handler", RuleHost, func(a *App) { a.Host.CustomHandler = nil }},
+		{"forwarding on", RuleHost, func(a *App) { a.Host.CustomHandler.EnableForwardingHTTPRequest = true }},
+		{"old bundle", RuleHost, func(a *App) { a.Host.ExtensionBundle.Version = "[3.*, 4.0.0)" }},
+		{"auto-complete off in host.json", RuleHost, func(a *App) { a.Host.Extensions.ServiceBus.AutoCompleteMessages = ptr(false) }},
+		{"ProcessOrder missing", RuleFunctions, func(a *App) { a.Functions = withoutFunction(a.Functions, "ProcessOrder") }},
+		{"trigger on another queue", RuleFunctions, func(a *App) { a.Function("ProcessOrder").Trigger().QueueName = "orders-v2" }},
+		{"connection string name", RuleFunctions, func(a *App) { a.Function("ProcessOrder").Trigger().Connection = "AzureWebJobsServiceBus" }},
+		{"no parking binding", RuleFunctions, func(a *App) { a.Function("ProcessOrder").Binding(ParkingBinding).Name = "deadletter" }},
+		{"parking to the wrong queue", RuleFunctions, func(a *App) { a.Function("ProcessOrder").Binding(ParkingBinding).QueueName = "orders-parking" }},
+		{"single trigger with cardinality many", RuleFunctions, func(a *App) { a.Function("ProcessOrder").Trigger().Cardinality = "many" }},
+		{"two triggers", RuleFunctions, func(a *App) {
+			fn := a.Function("ProcessOrder")
+			fn.Bindings = append(fn.Bindings, Binding{Name: "again", Type: "serviceBusTrigger", Direction: "in", QueueName: OrdersQueue, Connection: ServiceBusConnection})
+		}},
+		{"duplicate binding name", RuleFunctions, func(a *App) {
+			a.Function("ProcessOrder").Binding(ParkingBinding).Name = a.Function("ProcessOrder").Trigger().Name
+		}},
+		{"auto-complete off on the trigger", RuleFunctions, func(a *App) { a.Function("ProcessOrder").Trigger().AutoCompleteMessages = ptr(false) }},
+		{"no local settings", RuleLocalSettings, func(a *App) { a.LocalSettings = nil }},
+		{"worker runtime", RuleLocalSettings, func(a *App) { a.LocalSettings.Values["FUNCTIONS_WORKER_RUNTIME"] = "go" }},
+		{"connection without settings", RuleLocalSettings, func(a *App) {
+			for name := range a.LocalSettings.Values {
+				if strings.HasPrefix(name, ServiceBusConnection) {
+					delete(a.LocalSettings.Values, name)
+				}
+			}
+		}},
+		{"disabled flag for a missing function", RuleLocalSettings, func(a *App) { a.LocalSettings.Values["AzureWebJobs.NoSuchFunction.Disabled"] = "true" }},
+		{"real Cosmos key", RuleSecrets, func(a *App) { a.LocalSettings.Values["COSMOS_KEY"] = strings.Repeat("A", 86) + "==" }},
+		{"emulator key next to a remote endpoint", RuleSecrets, func(a *App) {
+			a.LocalSettings.Values["COSMOS_KEY"] = EmulatorKey
+			a.LocalSettings.Values["COSMOS_ENDPOINT"] = "https://prod.documents.azure.com:443/"
+		}},
+		{"storage connection string", RuleSecrets, func(a *App) {
+			a.LocalSettings.Values["AzureWebJobsStorage"] = "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=c2VjcmV0"
+		}},
+		{"some other secret", RuleSecrets, func(a *App) { a.LocalSettings.Values["PAYMENT_API_KEY"] = "sk-live-123" }},
+		{"sources shipped", RuleFuncIgnore, func(a *App) { a.FuncIgnore = withoutLine(a.FuncIgnore, "*.go") }},
+		{"executable excluded", RuleFuncIgnore, func(a *App) { a.FuncIgnore = append(a.FuncIgnore, "bin/") }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			app := loadRepo(t)
+			tc.mutate(app)
+			problems := Check(app)
+			for _, p := range problems {
+				if p.Rule == tc.rule {
+					return
+				}
+			}
+			t.Errorf("no %q problem; got %v", tc.rule, problems)
+		})
+	}
+}
+
+func TestSettingReferences(t *testing.T) {
+	b := Binding{Raw: map[string]any{"databaseName": "%COSMOS_DATABASE%", "containerName": "x-%A%-%B%", "n": 3}}
+	got := strings.Join(b.SettingReferences(), ",")
+	if got != "A,B,COSMOS_DATABASE" {
+		t.Fatalf("SettingReferences = %s", got)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func withoutFunction(fns []Function, name string) []Function {
+	var out []Function
+	for _, f := range fns {
+		if f.Name != name {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func withoutLine(lines []string, drop string) []string {
+	var out []string
+	for _, l := range lines {
+		if l != drop {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -1,0 +1,296 @@
+package appconfig
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strings"
+)
+
+// The names the contract and the deployment fix. Changing one means changing
+// ../shared/contract.md, the function.json files and bicep/ together.
+const (
+	ExecutablePath       = "bin/handler"
+	OrdersQueue          = "orders"
+	ParkingQueue         = "orders-deadletter"
+	EventsTopic          = "order-events"
+	ParkingBinding       = "parking"
+	EventsBinding        = "events"
+	ServiceBusConnection = "ServiceBusConnection"
+	CosmosConnection     = "CosmosDBConnection"
+	LeaseContainer       = "leases"
+	ExtensionBundleID    = "Microsoft.Azure.Functions.ExtensionBundle"
+
+	// EmulatorKey is the Cosmos DB emulator's published, well-known key: the one key
+	// local.settings.json may hold.
+	EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
+)
+
+// Rule ids of Check's problems.
+const (
+	RuleHost          = "host"
+	RuleFunctions     = "functions"
+	RuleLocalSettings = "local-settings"
+	RuleSecrets       = "local-secrets"
+	RuleFuncIgnore    = "funcignore"
+)
+
+// Problem is one disagreement between the configuration files and the contract.
+type Problem struct {
+	Rule    string
+	File    string
+	Message string
+}
+
+func (p Problem) String() string { return fmt.Sprintf("%s: [%s] %s", p.File, p.Rule, p.Message) }
+
+type checker struct {
+	app      *App
+	problems []Problem
+}
+
+func (c *checker) addf(rule, file, format string, args ...any) {
+	if rel, err := filepath.Rel(c.app.Root, file); err == nil {
+		file = rel
+	}
+	c.problems = append(c.problems, Problem{Rule: rule, File: file, Message: fmt.Sprintf(format, args...)})
+}
+
+// Check returns every problem found; none means the files agree with each other and the contract.
+func Check(app *App) []Problem {
+	c := &checker{app: app}
+	c.host()
+	c.functions()
+	c.localSettings()
+	c.funcIgnore()
+	return c.problems
+}
+
+func (c *checker) host() {
+	h, file := c.app.Host, filepath.Join(c.app.Root, "host.json")
+	if h.Version != "2.0" {
+		c.addf(RuleHost, file, `version is %q, want "2.0"`, h.Version)
+	}
+	if h.CustomHandler == nil {
+		c.addf(RuleHost, file, "no customHandler section: the host would not start bin/handler")
+	} else {
+		if p := h.CustomHandler.Description.DefaultExecutablePath; p != ExecutablePath {
+			c.addf(RuleHost, file, "customHandler.description.defaultExecutablePath is %q, want %q (make build and make publish build that file)", p, ExecutablePath)
+		}
+		if h.CustomHandler.EnableForwardingHTTPRequest {
+			c.addf(RuleHost, file, "customHandler.enableForwardingHttpRequest is true: only for HTTP-only apps; the handler speaks the invocation envelope")
+		}
+	}
+	if b := h.ExtensionBundle; b == nil || b.ID != ExtensionBundleID || (b.Version != "[4.*, 5.0.0)" && b.Version != "[4.0.0, 5.0.0)") {
+		c.addf(RuleHost, file, `extensionBundle must be %s version "[4.*, 5.0.0)" (Service Bus extension 5.x, identity connections)`, ExtensionBundleID)
+	}
+	if a := h.Extensions.ServiceBus.AutoCompleteMessages; a != nil && !*a {
+		c.addf(RuleHost, file, "extensions.serviceBus.autoCompleteMessages is false: a custom handler cannot settle messages, so nothing would ever complete them")
+	}
+}
+
+func (c *checker) functions() {
+	if c.app.Function("ProcessOrder") == nil {
+		c.addf(RuleFunctions, c.app.Root, "no ProcessOrder/function.json: the contract's Service Bus-triggered function is missing")
+	}
+	for i := range c.app.Functions {
+		fn := &c.app.Functions[i]
+		c.bindings(fn)
+		switch fn.Name {
+		case "ProcessOrder":
+			c.orderTrigger(fn, false)
+		case "ProcessOrderBatch":
+			c.orderTrigger(fn, true)
+		case "PublishOrderEvents":
+			c.publisher(fn)
+		}
+	}
+}
+
+// bindings checks what holds for every function.
+func (c *checker) bindings(fn *Function) {
+	triggers, names := 0, map[string]bool{}
+	for _, b := range fn.Bindings {
+		if b.IsTrigger() {
+			triggers++
+		}
+		if b.Name == "" {
+			c.addf(RuleFunctions, fn.Path, "a %s binding has no name", b.Type)
+		} else if names[b.Name] {
+			c.addf(RuleFunctions, fn.Path, "binding name %q is used twice", b.Name)
+		}
+		names[b.Name] = true
+		if b.Direction != "in" && b.Direction != "out" {
+			c.addf(RuleFunctions, fn.Path, "binding %q: direction %q, want in or out", b.Name, b.Direction)
+		}
+		switch b.Service() {
+		case "servicebus":
+			if b.Connection != ServiceBusConnection {
+				c.addf(RuleFunctions, fn.Path, "binding %q: connection %q, want %q (the identity-based settings the deployment creates)", b.Name, b.Connection, ServiceBusConnection)
+			}
+			if b.IsTrigger() && b.QueueName != OrdersQueue {
+				c.addf(RuleFunctions, fn.Path, "binding %q: triggers on %q, but the only queue the consumer reads is %q", b.Name, b.QueueName, OrdersQueue)
+			}
+			if !b.IsTrigger() && b.QueueName != ParkingQueue && b.TopicName != EventsTopic {
+				c.addf(RuleFunctions, fn.Path, "binding %q: writes to queue %q / topic %q; the app may send only to queue %q and topic %q", b.Name, b.QueueName, b.TopicName, ParkingQueue, EventsTopic)
+			}
+			if b.AutoCompleteMessages != nil && !*b.AutoCompleteMessages {
+				c.addf(RuleFunctions, fn.Path, "binding %q: autoCompleteMessages false: a custom handler cannot complete messages itself", b.Name)
+			}
+			if v, ok := b.Raw["isSessionsEnabled"].(bool); ok && v {
+				c.addf(RuleFunctions, fn.Path, "binding %q: isSessionsEnabled true, but the orders queue has no sessions", b.Name)
+			}
+		case "cosmosdb":
+			if b.Connection != CosmosConnection {
+				c.addf(RuleFunctions, fn.Path, "binding %q: connection %q, want %q", b.Name, b.Connection, CosmosConnection)
+			}
+		}
+	}
+	if triggers != 1 {
+		c.addf(RuleFunctions, fn.Path, "%d trigger bindings, want exactly 1", triggers)
+	}
+}
+
+func (c *checker) orderTrigger(fn *Function, batch bool) {
+	t := fn.Trigger()
+	if t == nil || !strings.EqualFold(t.Type, "serviceBusTrigger") {
+		c.addf(RuleFunctions, fn.Path, "the trigger must be a serviceBusTrigger on queue %q", OrdersQueue)
+		return
+	}
+	many := strings.EqualFold(t.Cardinality, "many")
+	switch {
+	case batch && !many:
+		c.addf(RuleFunctions, fn.Path, `the batch trigger needs "cardinality": "many"`)
+	case batch && t.DataType != "string" && t.DataType != "binary":
+		c.addf(RuleFunctions, fn.Path, `the batch trigger needs "dataType": "string" (without it the host asks for object[] and JSON bodies fail to bind)`)
+	case !batch && many:
+		c.addf(RuleFunctions, fn.Path, `ProcessOrder takes one message per invocation; "cardinality": "many" belongs to ProcessOrderBatch`)
+	}
+	p := fn.Binding(ParkingBinding)
+	if p == nil || !strings.EqualFold(p.Type, "serviceBus") || p.Direction != "out" || p.QueueName != ParkingQueue {
+		c.addf(RuleFunctions, fn.Path, "needs the output binding %q: type serviceBus, direction out, queueName %q", ParkingBinding, ParkingQueue)
+	}
+}
+
+func (c *checker) publisher(fn *Function) {
+	t := fn.Trigger()
+	if t == nil || !strings.EqualFold(t.Type, "cosmosDBTrigger") {
+		c.addf(RuleFunctions, fn.Path, "the trigger must be a cosmosDBTrigger on the orders container")
+		return
+	}
+	if t.LeaseContainerName != LeaseContainer {
+		c.addf(RuleFunctions, fn.Path, "leaseContainerName is %q, want %q (the container bicep/ creates)", t.LeaseContainerName, LeaseContainer)
+	}
+	if t.CreateLeaseContainerIfNotExist != nil && *t.CreateLeaseContainerIfNotExist {
+		c.addf(RuleFunctions, fn.Path, "createLeaseContainerIfNotExists is true, but the app's data-plane role cannot create containers")
+	}
+	e := fn.Binding(EventsBinding)
+	if e == nil || !strings.EqualFold(e.Type, "serviceBus") || e.Direction != "out" || e.TopicName != EventsTopic {
+		c.addf(RuleFunctions, fn.Path, "needs the output binding %q: type serviceBus, direction out, topicName %q", EventsBinding, EventsTopic)
+	}
+}
+
+func (c *checker) localSettings() {
+	file := filepath.Join(c.app.Root, "local.settings.json")
+	ls := c.app.LocalSettings
+	if ls == nil {
+		c.addf(RuleLocalSettings, file, "missing: make run and func start read it")
+		return
+	}
+	if ls.IsEncrypted {
+		c.addf(RuleLocalSettings, file, "IsEncrypted is true: the file must hold plain local values only")
+	}
+	if v := ls.Values["FUNCTIONS_WORKER_RUNTIME"]; v != "custom" {
+		c.addf(RuleLocalSettings, file, `FUNCTIONS_WORKER_RUNTIME is %q, want "custom"`, v)
+	}
+	for _, fn := range c.app.Functions {
+		for _, b := range fn.Bindings {
+			if b.Connection != "" && !hasConnection(ls.Values, b.Connection) {
+				c.addf(RuleLocalSettings, file, "%s binding %q uses connection %q, but no %s or %s__* value is set", fn.Name, b.Name, b.Connection, b.Connection, b.Connection)
+			}
+			for _, name := range b.SettingReferences() {
+				if _, ok := ls.Values[name]; !ok {
+					c.addf(RuleLocalSettings, file, "%s binding %q reads %%%s%%, which is not set", fn.Name, b.Name, name)
+				}
+			}
+		}
+	}
+	for name := range ls.Values {
+		if f, ok := strings.CutPrefix(name, "AzureWebJobs."); ok && strings.HasSuffix(f, ".Disabled") {
+			if c.app.Function(strings.TrimSuffix(f, ".Disabled")) == nil {
+				c.addf(RuleLocalSettings, file, "%s names a function that does not exist", name)
+			}
+		}
+	}
+	c.localSecrets(file, ls.Values)
+}
+
+func hasConnection(values map[string]string, conn string) bool {
+	if _, ok := values[conn]; ok {
+		return true
+	}
+	for name := range values {
+		if strings.HasPrefix(name, conn+"__") {
+			return true
+		}
+	}
+	return false
+}
+
+// localSecrets allows exactly one secret in local.settings.json: the Cosmos DB emulator's public
+// key, and only next to a loopback endpoint.
+func (c *checker) localSecrets(file string, values map[string]string) {
+	for name, v := range values {
+		upper := strings.ToUpper(name)
+		switch {
+		case name == "COSMOS_KEY":
+			if v != "" && v != EmulatorKey {
+				c.addf(RuleSecrets, file, "COSMOS_KEY holds a key that is not the emulator's public key")
+			}
+			if v != "" && !isLoopback(values["COSMOS_ENDPOINT"]) {
+				c.addf(RuleSecrets, file, "COSMOS_KEY is set but COSMOS_ENDPOINT %q is not a loopback emulator", values["COSMOS_ENDPOINT"])
+			}
+		case strings.Contains(v, "AccountKey=") || strings.Contains(v, "SharedAccessKey="):
+			c.addf(RuleSecrets, file, "%s holds a connection string with a key; use identity-based settings (%s__...)", name, name)
+		case v != "" && (strings.Contains(upper, "KEY") || strings.Contains(upper, "SECRET") || strings.Contains(upper, "PASSWORD")):
+			c.addf(RuleSecrets, file, "%s looks like a secret; local.settings.json may hold only the emulator key", name)
+		}
+	}
+}
+
+func isLoopback(endpoint string) bool {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// funcIgnore checks that the package Core Tools zips holds the app and nothing private.
+func (c *checker) funcIgnore() {
+	file := filepath.Join(c.app.Root, ".funcignore")
+	if c.app.FuncIgnore == nil {
+		c.addf(RuleFuncIgnore, file, "missing: func azure functionapp publish would upload sources and local.settings.json")
+		return
+	}
+	has := map[string]bool{}
+	for _, l := range c.app.FuncIgnore {
+		has[strings.TrimSuffix(strings.TrimPrefix(l, "/"), "/")] = true
+	}
+	for _, want := range []string{"local.settings.json", "*.go"} {
+		if !has[want] {
+			c.addf(RuleFuncIgnore, file, "does not exclude %s", want)
+		}
+	}
+	for _, bad := range []string{"host.json", "bin", "bin/*", ExecutablePath, "*.json"} {
+		if has[bad] {
+			c.addf(RuleFuncIgnore, file, "excludes %s, which the app needs at run time", bad)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package bicepcheck
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ordersink/orders-consumer/tools/bicepcheck/appconfig"
+)
+
+var (
+	repoRoot = filepath.Join("..", "..")
+	bicepDir = filepath.Join(repoRoot, "bicep")
+)
+
+func TestRepositoryBicepPassesEveryRule(t *testing.T) {
+	p, err := Load(bicepDir, repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range p.Check() {
+		t.Error(f)
+	}
+}
+
+// The rules pass vacuously if the reader stops seeing what they check; this pins what it sees.
+func TestReaderSeesTheDeployment(t *testing.T) {
+	p, err := Load(bicepDir, repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct{ typ, name string }{
+		{typeQueue, "orders"},
+		{typeQueue, "orders-deadletter"},
+		{typeTopic, "order-events"},
+		{typeContainer, "orders"},
+		{typeContainer, "leases"},
+		{typeCosmosDatabase, "shop"},
+	} {
+		if _, ok := p.named(want.typ, want.name); !ok {
+			t.Errorf("no %s named %q found", want.typ, want.name)
+		}
+	}
+	s, ok := p.appSettings()
+	if !ok || len(s.values) < 15 {
+		t.Errorf("found %d app settings, want at least 15", len(s.values))
+	}
+	guids, assignments, outputs := 0, 0, 0
+	for _, f := range p.Files {
+		for _, str := range f.Strings {
+			if guidPattern.MatchString(str.Str) {
+				guids++
+			}
+		}
+		assignments += len(f.ResourcesOfType(typeRoleAssignment)) + len(f.ResourcesOfType(typeSQLRole))
+		outputs += len(f.Outputs)
+	}
+	if guids < 8 || assignments < 4 || outputs < 10 {
+		t.Errorf("found %d role ids, %d role assignments, %d outputs; the reader lost track", guids, assignments, outputs)
+	}
+}
+
+// Every fixture under testdata/<rule>/ breaks one rule; its first line names the message.
+func TestEachBrokenFixtureFailsItsRule(t *testing.T) {
+	fixtures, err := filepath.Glob(filepath.Join("testdata", "*", "*.bicep"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := map[string]bool{}
+	for _, path := range fixtures {
+		rule := filepath.Base(filepath.Dir(path))
+		covered[rule] = true
+		t.Run(rule+"/"+filepath.Base(path), func(t *testing.T) {
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, _, _ := strings.Cut(string(src), "\n")
+			want, ok := strings.CutPrefix(first, "// want: ")
+			if !ok {
+				t.Fatalf("the first line must be `// want: <message fragment>`, got %q", first)
+			}
+			f, err := Parse(path, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rule != RuleSyntax && len(f.Syntax) > 0 {
+				t.Fatalf("fixture does not parse, so it proves nothing about %s: %v", rule, f.Syntax)
+			}
+			app, err := appconfig.Load(repoRoot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			findings := (&Project{Files: []*File{f}, App: app}).Check()
+			for _, got := range findings {
+				if got.Rule == rule && strings.Contains(got.Message, want) {
+					return
+				}
+			}
+			t.Errorf("no [%s] finding containing %q; got:\n%s", rule, want, join(findings))
+		})
+	}
+	for _, r := range Rules {
+		if !covered[r.ID] {
+			t.Errorf("rule %s has no broken fixture under testdata/%s/", r.ID, r.ID)
+		}
+	}
+}
+
+func join(findings []Finding) string {
+	var b strings.Builder
+	for _, f := range findings {
+		b.WriteString("  " + f.String() + "\n")
+	}
+	return b.String()
+}

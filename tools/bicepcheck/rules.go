@@ -1,0 +1,291 @@
+package bicepcheck
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/ordersink/orders-consumer/tools/bicepcheck/appconfig"
+)
+
+// Rule ids.
+const (
+	RuleSyntax       = "syntax"
+	RuleLocalAuth    = "local-auth"
+	RuleOrdersQueue  = "orders-queue"
+	RulePartitionKey = "partition-key"
+	RuleSecrets      = "secrets"
+	RuleRoles        = "roles"
+	RuleAppSettings  = "app-settings"
+	RuleEntities     = "entities"
+)
+
+const (
+	typeNamespace      = "Microsoft.ServiceBus/namespaces"
+	typeQueue          = "Microsoft.ServiceBus/namespaces/queues"
+	typeTopic          = "Microsoft.ServiceBus/namespaces/topics"
+	typeCosmosAccount  = "Microsoft.DocumentDB/databaseAccounts"
+	typeCosmosDatabase = "Microsoft.DocumentDB/databaseAccounts/sqlDatabases"
+	typeContainer      = "Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers"
+	typeSQLRole        = "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments"
+	typeRoleAssignment = "Microsoft.Authorization/roleAssignments"
+	typeStorage        = "Microsoft.Storage/storageAccounts"
+	typeAppInsights    = "Microsoft.Insights/components"
+	typeSiteConfig     = "Microsoft.Web/sites/config"
+)
+
+// Rule is one policy rule over a whole project.
+type Rule struct {
+	ID    string
+	Doc   string
+	Check func(*Project) []Finding
+}
+
+// Rules are all the policy rules, in the order they run.
+var Rules = []Rule{
+	{RuleSyntax, "every .bicep file parses with tree-sitter-bicep 1.1.0", checkSyntax},
+	{RuleLocalAuth, "Service Bus, Cosmos DB and Application Insights have local (key) auth off; storage has shared-key access off", checkLocalAuth},
+	{RuleOrdersQueue, "the orders queue has duplicate detection, maxDeliveryCount 10, dead-lettering on expiry and a valid window and lock", checkOrdersQueue},
+	{RulePartitionKey, "the orders container is partitioned on /orderId with TTL switched on", checkPartitionKey},
+	{RuleSecrets, "no output carries a secret and no template lists keys", checkSecrets},
+	{RuleRoles, "every role id is a known least-privilege built-in role, under the right name, on an explicit narrow scope", checkRoles},
+	{RuleAppSettings, "app settings give every function.json connection its identity-based settings and hold no key", checkAppSettings},
+	{RuleEntities, "every queue, topic and container a function.json names is declared", checkEntities},
+}
+
+func checkSyntax(p *Project) []Finding {
+	var out []Finding
+	for _, f := range p.Files {
+		out = append(out, f.Syntax...)
+	}
+	return out
+}
+
+func checkLocalAuth(p *Project) []Finding {
+	required := []struct {
+		typ, prop string
+		want      bool
+		why       string
+	}{
+		{typeNamespace, "disableLocalAuth", true, "SAS keys would bypass Entra ID"},
+		{typeCosmosAccount, "disableLocalAuth", true, "account keys would bypass Entra ID"},
+		{typeAppInsights, "DisableLocalAuth", true, "instrumentation-key ingestion would accept anyone's telemetry"},
+		{typeStorage, "allowSharedKeyAccess", false, "account keys would bypass Entra ID"},
+	}
+	var out []Finding
+	for _, req := range required {
+		for _, l := range p.resources(req.typ) {
+			if !l.Body.Get("properties", req.prop).IsBool(req.want) {
+				out = append(out, l.finding(RuleLocalAuth, "%s %s: properties.%s must be %t: %s", req.typ, l.Symbol, req.prop, req.want, req.why))
+			}
+		}
+	}
+	for _, typ := range []string{typeNamespace, typeCosmosAccount} {
+		if len(p.resources(typ)) == 0 {
+			out = append(out, Finding{Rule: RuleLocalAuth, File: p.Files[0].Path, Line: 1, Message: "no " + typ + " is declared, so its local auth cannot be checked"})
+		}
+	}
+	return out
+}
+
+func checkOrdersQueue(p *Project) []Finding {
+	q, ok := p.named(typeQueue, appconfig.OrdersQueue)
+	if !ok {
+		return []Finding{{Rule: RuleOrdersQueue, File: p.Files[0].Path, Line: 1, Message: fmt.Sprintf("no Service Bus queue named %q is declared", appconfig.OrdersQueue)}}
+	}
+	props := q.Body.Get("properties")
+	var out []Finding
+	if !props.Get("requiresDuplicateDetection").IsBool(true) {
+		out = append(out, q.finding(RuleOrdersQueue, "requiresDuplicateDetection must be true (producers set MessageId = orderId; it cannot be switched on after creation)"))
+	}
+	if v := props.Get("maxDeliveryCount"); v == nil || v.Text != "10" {
+		out = append(out, q.finding(RuleOrdersQueue, "maxDeliveryCount must be 10: the handler's retry budget (contract section 5) parks at delivery 9"))
+	}
+	if !props.Get("deadLetteringOnMessageExpiration").IsBool(true) {
+		out = append(out, q.finding(RuleOrdersQueue, "deadLetteringOnMessageExpiration must be true: an expired order must not vanish"))
+	}
+	out = append(out, durationBetween(q, "duplicateDetectionHistoryTimeWindow", props, 20, 7*24*3600)...)
+	out = append(out, durationBetween(q, "lockDuration", props, 5, 5*60)...)
+	return out
+}
+
+// durationBetween checks an ISO 8601 duration property (literal, or a parameter default) lies in
+// [min, max] seconds.
+func durationBetween(q located, prop string, props *Value, min, max int) []Finding {
+	v := props.Get(prop)
+	if v == nil {
+		return []Finding{q.finding(RuleOrdersQueue, "%s must be set", prop)}
+	}
+	s := q.File.Literal(v)
+	if s == "" {
+		return nil // computed: only the real compiler and ARM can judge it
+	}
+	secs, ok := isoSeconds(s)
+	if !ok || secs < min || secs > max {
+		return []Finding{q.finding(RuleOrdersQueue, "%s %q must be an ISO 8601 duration between %ds and %ds", prop, s, min, max)}
+	}
+	return nil
+}
+
+var isoDuration = regexp.MustCompile(`^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$`)
+
+func isoSeconds(s string) (int, bool) {
+	m := isoDuration.FindStringSubmatch(s)
+	if m == nil || s == "P" || strings.HasSuffix(s, "T") {
+		return 0, false
+	}
+	total := 0
+	for i, unit := range []int{86400, 3600, 60, 1} {
+		if m[i+1] != "" {
+			var n int
+			fmt.Sscan(m[i+1], &n)
+			total += n * unit
+		}
+	}
+	return total, true
+}
+
+func checkPartitionKey(p *Project) []Finding {
+	var out []Finding
+	c, ok := p.named(typeContainer, "orders")
+	if !ok {
+		return []Finding{{Rule: RulePartitionKey, File: p.Files[0].Path, Line: 1, Message: `no Cosmos DB container named "orders" is declared`}}
+	}
+	res := c.Body.Get("properties", "resource")
+	if paths := literalStrings(c.File, res.Get("partitionKey", "paths")); len(paths) != 1 || paths[0] != "/orderId" {
+		out = append(out, c.finding(RulePartitionKey, "partitionKey.paths is %v, want [/orderId]: id = partition key = orderId makes the create a claim (409 on a second create)", paths))
+	}
+	if k := res.Get("partitionKey", "kind"); k != nil && c.File.Literal(k) != "Hash" {
+		out = append(out, c.finding(RulePartitionKey, "partitionKey.kind must be Hash"))
+	}
+	if ttl := res.Get("defaultTtl"); ttl == nil || strings.ReplaceAll(ttl.Text, " ", "") != "-1" {
+		out = append(out, c.finding(RulePartitionKey, "defaultTtl must be -1: TTL on, orders never expire, records with their own ttl do"))
+	}
+	return out
+}
+
+// literalStrings returns the literal strings of an array value; nil if v is not an array.
+func literalStrings(f *File, v *Value) []string {
+	if v == nil || v.Kind != KindArray {
+		return nil
+	}
+	var out []string
+	for _, item := range v.Items {
+		out = append(out, f.Literal(item))
+	}
+	return out
+}
+
+var (
+	secretName = regexp.MustCompile(`(?i)key|secret|password|passwd|connectionstring|connstr|sas|token|credential`)
+	secretExpr = regexp.MustCompile(`(?i)list[a-z]*keys|listConnectionStrings|listCredentials|listSecrets|listAccountSas|listServiceSas|primaryKey|secondaryKey|connectionString|AccountKey=|SharedAccessKey|InstrumentationKey`)
+	keyListing = regexp.MustCompile(`(?i)(^|\.)list[A-Za-z]*$`)
+)
+
+func checkSecrets(p *Project) []Finding {
+	var out []Finding
+	for _, f := range p.Files {
+		for _, o := range f.Outputs {
+			at := Finding{Rule: RuleSecrets, File: f.Path, Line: o.Line}
+			switch {
+			case secretName.MatchString(o.Name):
+				at.Message = fmt.Sprintf("output %s: the name says it carries a secret; outputs are stored in the deployment history in clear", o.Name)
+			case o.Value != nil && secretExpr.MatchString(o.Value.Text):
+				at.Message = fmt.Sprintf("output %s = %s reads a key or connection string", o.Name, o.Value.Text)
+			case strings.HasPrefix(strings.ToLower(o.Type), "secure") || hasDecorator(o.Decorators, "secure"):
+				at.Message = fmt.Sprintf("output %s is secure: the deployment must output no secret at all", o.Name)
+			default:
+				continue
+			}
+			out = append(out, at)
+		}
+		for _, c := range f.Calls {
+			if keyListing.MatchString(c.Func) {
+				out = append(out, Finding{Rule: RuleSecrets, File: f.Path, Line: c.Line, Message: fmt.Sprintf("%s(...) fetches keys; every connection here is identity-based", c.Func)})
+			}
+		}
+	}
+	return out
+}
+
+func hasDecorator(decorators []string, name string) bool {
+	for _, d := range decorators {
+		if strings.HasPrefix(strings.TrimPrefix(d, "@"), name+"(") {
+			return true
+		}
+	}
+	return false
+}
+
+// builtinRoles are the role definitions the deployment may assign, each under the one variable
+// key allowed to hold it. Owner, Contributor and the Data Owner roles are absent on purpose.
+var builtinRoles = map[string]struct{ name, key string }{
+	"4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0": {"Azure Service Bus Data Receiver", "serviceBusDataReceiver"},
+	"69a216fc-b8fb-44d8-bc22-1f3c2cd27a39": {"Azure Service Bus Data Sender", "serviceBusDataSender"},
+	"b7e6dc6d-f1e8-4753-8033-0f276bb0955b": {"Storage Blob Data Owner", "storageBlobDataOwner"},
+	"ba92f5b4-2d11-453d-a403-e96b0029c9fe": {"Storage Blob Data Contributor", "storageBlobDataContributor"},
+	"974c5e8b-45b9-4653-ba55-5f855dd0fb88": {"Storage Queue Data Contributor", "storageQueueDataContributor"},
+	"0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3": {"Storage Table Data Contributor", "storageTableDataContributor"},
+	"3913510d-42f4-4e42-8a64-420c390055eb": {"Monitoring Metrics Publisher", "monitoringMetricsPublisher"},
+	"00000000-0000-0000-0000-000000000001": {"Cosmos DB Built-in Data Reader", "cosmosDataReader"},
+	"00000000-0000-0000-0000-000000000002": {"Cosmos DB Built-in Data Contributor", "cosmosDataContributor"},
+}
+
+var guidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+func checkRoles(p *Project) []Finding {
+	keyOwner := map[string]string{}
+	for id, r := range builtinRoles {
+		keyOwner[strings.ToLower(r.key)] = id
+	}
+	var out []Finding
+	for _, f := range p.Files {
+		for _, s := range f.Strings {
+			if !guidPattern.MatchString(s.Str) {
+				continue
+			}
+			at := Finding{Rule: RuleRoles, File: f.Path, Line: s.Line}
+			role, known := builtinRoles[strings.ToLower(s.Str)]
+			switch owner, isRoleKey := keyOwner[strings.ToLower(s.Key)]; {
+			case !known:
+				at.Message = fmt.Sprintf("%s is not one of the built-in roles this deployment may assign (least privilege: no Owner, Contributor or Data Owner)", s.Str)
+			case isRoleKey && owner != strings.ToLower(s.Str):
+				at.Message = fmt.Sprintf("%s holds the id of %s, not of %s", s.Key, role.name, builtinRoles[owner].name)
+			default:
+				continue
+			}
+			out = append(out, at)
+		}
+		for _, r := range f.ResourcesOfType(typeRoleAssignment) {
+			l := located{f, r}
+			scope := r.Body.Get("scope")
+			switch {
+			case scope == nil:
+				out = append(out, l.finding(RuleRoles, "role assignment %s has no scope, so it applies to the whole resource group", r.Symbol))
+			case scopeType(f, scope) == typeNamespace:
+				out = append(out, l.finding(RuleRoles, "role assignment %s is scoped to the whole Service Bus namespace; scope it to the queue or topic", r.Symbol))
+			}
+			if r.Body.Get("properties", "roleDefinitionId") == nil {
+				out = append(out, l.finding(RuleRoles, "role assignment %s has no roleDefinitionId", r.Symbol))
+			}
+		}
+		for _, r := range f.ResourcesOfType(typeSQLRole) {
+			if r.Body.Get("properties", "scope") == nil || r.Body.Get("properties", "roleDefinitionId") == nil {
+				out = append(out, located{f, r}.finding(RuleRoles, "Cosmos DB role assignment %s needs properties.roleDefinitionId and properties.scope", r.Symbol))
+			}
+		}
+	}
+	return out
+}
+
+// scopeType returns the resource type a `scope:` value refers to, when it names a resource
+// symbol of the same file (`scope: queue` or `scope: queues[i]`).
+func scopeType(f *File, scope *Value) string {
+	symbol, _, _ := strings.Cut(scope.Text, "[")
+	for _, r := range f.Resources {
+		if r.Symbol == strings.TrimSpace(symbol) {
+			return r.Type
+		}
+	}
+	return ""
+}

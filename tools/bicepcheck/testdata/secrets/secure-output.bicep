@@ -1,0 +1,5 @@
+// want: output opaque is secure
+param opaque string
+
+@secure()
+output opaque string = opaque

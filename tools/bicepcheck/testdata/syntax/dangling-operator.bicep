@@ -1,0 +1,3 @@
+// want: column
+var a = 1 +
+var b =
