@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestLoadConfigNamesTheBadSetting(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"endpoint missing", map[string]string{"COSMOS_ENDPOINT": ""}, "COSMOS_ENDPOINT"},
+		{"plain http off the machine", map[string]string{"COSMOS_ENDPOINT": "http://acct.documents.azure.com/"}, "not loopback"},
+		{"not a URL", map[string]string{"COSMOS_ENDPOINT": "acct"}, "COSMOS_ENDPOINT"},
+		{"budget not a number", map[string]string{"RETRY_BUDGET_DELIVERY_COUNT": "many"}, "RETRY_BUDGET_DELIVERY_COUNT"},
+		{"budget zero", map[string]string{"RETRY_BUDGET_DELIVERY_COUNT": "0"}, "RETRY_BUDGET_DELIVERY_COUNT"},
+		{"timeout not a duration", map[string]string{"COSMOS_OPERATION_TIMEOUT": "soon"}, "COSMOS_OPERATION_TIMEOUT"},
+		{"request limit tiny", map[string]string{"MAX_REQUEST_BYTES": "10"}, "MAX_REQUEST_BYTES"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("COSMOS_ENDPOINT", "https://acct.documents.azure.com:443/")
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			_, err := loadConfig()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one naming %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoadConfigDefaults(t *testing.T) {
+	t.Setenv("COSMOS_ENDPOINT", "http://127.0.0.1:8081/")
+	c, err := loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CosmosDatabase != "shop" || c.CosmosContainer != "orders" || c.RetryBudget != 9 || c.CosmosKey != "" {
+		t.Errorf("defaults = %+v", c)
+	}
+}
+
+// TestRunServesAndStops starts the whole program in process: it must answer
+// the host's readiness probe without touching Cosmos, and stop cleanly.
+func TestRunServesAndStops(t *testing.T) {
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	t.Setenv("FUNCTIONS_CUSTOMHANDLER_PORT", strconv.Itoa(port))
+	t.Setenv("COSMOS_ENDPOINT", "http://127.0.0.1:1/") // never dialled by GET /
+	t.Setenv("COSMOS_KEY", "a2V5")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var out lockedBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, &out) }()
+
+	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/"
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("GET / = %d", resp.StatusCode)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer on %s: %v", url, err)
+		}
+		time.Sleep(25 * time.Millisecond) // the host polls every 25 ms too
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if s := out.String(); !strings.Contains(s, `"msg":"listening"`) || strings.Contains(s, "a2V5") {
+		t.Errorf("startup log = %s (must say listening and never show the key)", s)
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
