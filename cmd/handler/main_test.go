@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,7 @@ func TestLoadConfigNamesTheBadSetting(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			unsetConfig(t)
 			t.Setenv("COSMOS_ENDPOINT", "https://acct.documents.azure.com:443/")
 			for k, v := range tc.env {
 				t.Setenv(k, v)
@@ -40,7 +42,18 @@ func TestLoadConfigNamesTheBadSetting(t *testing.T) {
 	}
 }
 
+// unsetConfig clears every setting for the test, so defaults apply even
+// when the test runs under infra/test.sh, which exports emulator settings.
+func unsetConfig(t *testing.T) {
+	for _, k := range []string{"FUNCTIONS_CUSTOMHANDLER_PORT", "COSMOS_ENDPOINT", "COSMOS_KEY", "COSMOS_DATABASE", "COSMOS_CONTAINER",
+		"RETRY_BUDGET_DELIVERY_COUNT", "MAX_REQUEST_BYTES", "COSMOS_OPERATION_TIMEOUT", "COSMOS_MAX_CONNS", "LOG_LEVEL"} {
+		t.Setenv(k, "") // restores the old value after the test
+		os.Unsetenv(k)
+	}
+}
+
 func TestLoadConfigDefaults(t *testing.T) {
+	unsetConfig(t)
 	t.Setenv("COSMOS_ENDPOINT", "http://127.0.0.1:8081/")
 	c, err := loadConfig()
 	if err != nil {
@@ -54,6 +67,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 // TestRunServesAndStops starts the whole program in process: it must answer
 // the host's readiness probe without touching Cosmos, and stop cleanly.
 func TestRunServesAndStops(t *testing.T) {
+	unsetConfig(t)
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
