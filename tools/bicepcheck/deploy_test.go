@@ -1,0 +1,205 @@
+package bicepcheck
+
+import (
+	"archive/zip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The deployment scripts run against stand-ins for az, go, git and func that log their
+// arguments, so the order of the real calls (upload, restart, trigger sync) and the package
+// contents are checked without Azure.
+
+const fakeTool = `#!/usr/bin/env bash
+echo "$(basename "$0") $*" >>"$FAKE_LOG"
+case "$(basename "$0") $*" in
+"az functionapp list"*) echo rg-test ;;
+"az functionapp show"*) printf '%s\n' /subscriptions/s/resourceGroups/rg-test/providers/Microsoft.Web/sites/func-x "$FAKE_PLAN" stpackages app-package ;;
+"az cloud show"*) echo https://management.azure.com/ ;;
+"az storage blob list"*) printf 'releases/20260101T000000Z-abc1234.zip\n' ;;
+"az storage blob upload"*)
+  while [ $# -gt 0 ]; do [ "$1" = --file ] && cp "$2" "$FAKE_DIR/uploaded-$(basename "$2")"; shift; done ;;
+"az storage blob download"*)
+  while [ $# -gt 0 ]; do [ "$1" = --file ] && cp "$FAKE_DIR/release.zip" "$2"; shift; done ;;
+"go build"*) mkdir -p bin && printf '#!/bin/sh\n' >bin/handler && chmod +x bin/handler ;;
+"git rev-parse"*) echo abc1234 ;;
+esac
+exit 0
+`
+
+type deployRun struct {
+	t   *testing.T
+	dir string // a copy of the app root with bicep/deploy
+	log string
+}
+
+func newDeployRun(t *testing.T) *deployRun {
+	t.Helper()
+	if _, err := exec.LookPath("zip"); err != nil {
+		t.Skip("zip is not installed")
+	}
+	dir := t.TempDir()
+	copyFile(t, filepath.Join(repoRoot, "host.json"), filepath.Join(dir, "host.json"))
+	fns, _ := filepath.Glob(filepath.Join(repoRoot, "*", "function.json"))
+	for _, fn := range fns {
+		copyFile(t, fn, filepath.Join(dir, filepath.Base(filepath.Dir(fn)), "function.json"))
+	}
+	for _, s := range []string{"lib.sh", "publish.sh", "rollback.sh"} {
+		copyFile(t, filepath.Join(repoRoot, "bicep", "deploy", s), filepath.Join(dir, "bicep", "deploy", s))
+	}
+	fake := filepath.Join(dir, "fake")
+	for _, tool := range []string{"az", "go", "git", "func"} {
+		if err := os.MkdirAll(fake, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(fake, tool), []byte(fakeTool), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &deployRun{t: t, dir: dir, log: filepath.Join(dir, "calls.log")}
+}
+
+func (r *deployRun) run(plan, script string, args ...string) (string, error) {
+	cmd := exec.Command("bash", append([]string{filepath.Join(r.dir, "bicep", "deploy", script)}, args...)...)
+	cmd.Env = append(os.Environ(),
+		"PATH="+filepath.Join(r.dir, "fake")+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"FAKE_LOG="+r.log, "FAKE_DIR="+r.dir, "FAKE_PLAN="+plan)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// calls returns the logged commands that start with one of the prefixes, in order.
+func (r *deployRun) calls(prefixes ...string) []string {
+	data, _ := os.ReadFile(r.log)
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		for _, p := range prefixes {
+			if strings.HasPrefix(l, p) {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+func TestPublishElasticPremiumUploadsRestartsAndSyncs(t *testing.T) {
+	r := newDeployRun(t)
+	out, err := r.run("ElasticPremium", "publish.sh", "func-x")
+	if err != nil {
+		t.Fatalf("publish.sh: %v\n%s", err, out)
+	}
+	steps := r.calls("go build", "az storage blob upload", "az functionapp restart", "az rest", "func")
+	want := []string{"go build", "--name releases/", "--name current.zip", "az functionapp restart", "syncfunctiontriggers"}
+	if len(steps) != len(want) {
+		t.Fatalf("calls:\n%s\nwant steps %v", strings.Join(steps, "\n"), want)
+	}
+	for i, w := range want {
+		if !strings.Contains(steps[i], w) {
+			t.Errorf("step %d = %q, want it to contain %q", i, steps[i], w)
+		}
+	}
+	if !strings.Contains(steps[0], "-o bin/handler ./cmd/handler") {
+		t.Errorf("go build call %q does not build ./cmd/handler into bin/handler", steps[0])
+	}
+	if !strings.Contains(steps[2], "--auth-mode login") {
+		t.Errorf("upload %q does not use Entra auth", steps[2])
+	}
+	uploaded, _ := filepath.Glob(filepath.Join(r.dir, "uploaded-*.zip"))
+	if len(uploaded) == 0 {
+		t.Fatal("no package was uploaded")
+	}
+	names := zipNames(t, uploaded[0])
+	for _, want := range []string{"host.json", "bin/handler", "ProcessOrder/function.json"} {
+		if !names[want] {
+			t.Errorf("package lacks %s; has %v", want, names)
+		}
+	}
+	for name := range names {
+		if name != "host.json" && name != "bin/handler" && !strings.HasSuffix(name, "/function.json") {
+			t.Errorf("package holds %s, which is not part of the app", name)
+		}
+	}
+}
+
+func TestPublishFlexUsesCoreTools(t *testing.T) {
+	r := newDeployRun(t)
+	if out, err := r.run("FlexConsumption", "publish.sh", "func-x", "rg-test"); err != nil {
+		t.Fatalf("publish.sh: %v\n%s", err, out)
+	}
+	if got := r.calls("func "); len(got) != 1 || got[0] != "func azure functionapp publish func-x --custom" {
+		t.Errorf("func calls = %q", got)
+	}
+	if got := r.calls("az storage"); len(got) != 0 {
+		t.Errorf("Flex publish touched the package container: %q", got)
+	}
+}
+
+func TestRollbackActivatesTheNamedRelease(t *testing.T) {
+	r := newDeployRun(t)
+	writeZip(t, filepath.Join(r.dir, "release.zip"))
+	if out, err := r.run("ElasticPremium", "rollback.sh", "func-x", "20260101T000000Z-abc1234"); err != nil {
+		t.Fatalf("rollback.sh: %v\n%s", err, out)
+	}
+	steps := r.calls("az storage blob download", "az storage blob upload", "az functionapp restart", "az rest")
+	if len(steps) != 4 || !strings.Contains(steps[0], "releases/20260101T000000Z-abc1234.zip") ||
+		!strings.Contains(steps[1], "--name current.zip") || !strings.Contains(steps[3], "syncfunctiontriggers") {
+		t.Errorf("rollback calls:\n%s", strings.Join(steps, "\n"))
+	}
+}
+
+func TestRollbackRefusesFlex(t *testing.T) {
+	r := newDeployRun(t)
+	out, err := r.run("FlexConsumption", "rollback.sh", "func-x", "any")
+	if err == nil || !strings.Contains(out, "publish.sh") {
+		t.Fatalf("rollback.sh on Flex: err %v, output %s", err, out)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func zipNames(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	names := map[string]bool{}
+	for _, f := range zr.File {
+		names[f.Name] = true
+	}
+	return names
+}
+
+func writeZip(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	if _, err := zw.Create("host.json"); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
