@@ -129,8 +129,10 @@ resource ordersDeadLettered 'Microsoft.Insights/metricAlerts@2018-03-01' = {
   }
 }
 
-// The handler writes one JSON line per invocation on stdout; the host forwards stdout to the
-// traces table. A mismatch line carries "outcome":"mismatch" and "reason":"HashMismatch".
+// The handler writes one JSON line per invocation on stdout (handler/process_order.go,
+// logInvocation); the host forwards stdout to the traces table. A mismatch line carries
+// "outcome":"mismatch" and "reason":"HashMismatch" (level ERROR). The invocation's human Logs line
+// also names HashMismatch but has no "outcome": member, so each mismatch counts once.
 resource hashMismatch 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
   name: 'hash-mismatch-${appInsightsName}'
   location: location
@@ -150,7 +152,7 @@ resource hashMismatch 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
     criteria: {
       allOf: [
         {
-          query: 'traces | where message has "HashMismatch" and message has "mismatch"'
+          query: 'traces | where message has "HashMismatch" | where message contains \'"outcome":"mismatch"\''
           timeAggregation: 'Count'
           operator: 'GreaterThan'
           threshold: 0
