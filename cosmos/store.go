@@ -36,21 +36,19 @@ func Open(o Options, database, container string) (*Store, error) {
 // and it saves bandwidth and parsing on every write.
 var noContent = &azcosmos.ItemOptions{EnableContentResponseOnWrite: false}
 
-// CreateOrder creates the order document with id = partition key = orderId.
-// A 409 means the order exists; Cosmos returns no body on conflict, so the
-// stored fingerprint costs one point read.
+// CreateOrder creates the order document (id = partition key = orderId) and
+// its outbox event in one transactional batch: one round trip for a new
+// order. When the order exists the batch fails on its first operation and
+// writes nothing; Cosmos returns no body on conflict, so the stored
+// fingerprint costs one point read.
 func (s *Store) CreateOrder(ctx context.Context, o *orders.Order, a orders.Acceptance) (*orders.StoredFingerprint, error) {
-	doc, err := o.Document(a)
+	docs, err := o.AcceptanceDocuments(a)
 	if err != nil {
 		return nil, &orders.StoreError{Op: "create order", OrderID: o.ID, Err: err}
 	}
-	pk := azcosmos.NewPartitionKeyString(o.ID)
-	_, err = s.container.CreateItem(ctx, pk, doc, noContent)
-	if err == nil {
-		return nil, nil
-	}
-	if statusOf(err) != http.StatusConflict {
-		return nil, classify("create order", o.ID, err)
+	exists, err := s.batchCreate(ctx, "create order", o.ID, docs)
+	if err != nil || !exists {
+		return nil, err
 	}
 	return s.readFingerprint(ctx, o.ID)
 }

@@ -166,7 +166,10 @@ func TestProcessOrderCreatedThenDuplicates(t *testing.T) {
 			t.Fatalf("status %d, parked %+v, logs %v", a.Status, a.parked(t), a.Logs)
 		}
 	})
-	if docs := partition(t, id); len(docs) != 1 || docs[0]["requestHash"] != hash {
+	// The order and its OrderAccepted outbox event, written together.
+	docs := partition(t, id)
+	if o := documentsOfType(docs, orders.TypeOrder); len(docs) != 2 || len(o) != 1 || o[0]["requestHash"] != hash ||
+		len(documentsOfType(docs, orders.TypeOutboxEvent)) != 1 {
 		t.Errorf("duplicates changed the partition: %v", docs)
 	}
 }
@@ -292,8 +295,9 @@ func TestProcessOrderConcurrentDeliveriesOfOneNewOrder(t *testing.T) {
 	if outcomes["created"] != 1 || outcomes["duplicate"] != n-1 {
 		t.Errorf("outcomes = %v, want 1 created and %d duplicate", outcomes, n-1)
 	}
-	if docs := partition(t, id); len(docs) != 1 {
-		t.Errorf("documents = %d, want exactly 1", len(docs))
+	docs := partition(t, id)
+	if len(docs) != 2 || len(documentsOfType(docs, orders.TypeOrder)) != 1 || len(documentsOfType(docs, orders.TypeOutboxEvent)) != 1 {
+		t.Errorf("documents = %d, want exactly the order and its outbox event", len(docs))
 	}
 }
 

@@ -11,6 +11,11 @@ const (
 	Invalid   Outcome = "invalid"
 	Transient Outcome = "transient"
 	Exhausted Outcome = "exhausted"
+	// Applied: an OrderStatusChanged message became the stored status.
+	Applied Outcome = "applied"
+	// Stale: an OrderStatusChanged message was not newer than the stored
+	// status; nothing was written.
+	Stale Outcome = "stale"
 )
 
 // Reason names why a message was parked (contract §6).
@@ -43,4 +48,15 @@ type Result struct {
 	// orderId; the message is still deduplicated by orderId.
 	MessageIDDiffers bool
 	Err              error // the cause of Transient and Exhausted
+
+	// Kind is the message type once known.
+	Kind MessageType
+	// Version and StoredVersion are set for OrderStatusChanged: the incoming
+	// version and the one stored before (0 when there was none).
+	Version, StoredVersion int64
+	// VersionConflict: a Stale message carried another status under the
+	// stored version.
+	VersionConflict bool
+	// Attempts counts conditional status writes, lost races included.
+	Attempts int
 }

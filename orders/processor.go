@@ -15,10 +15,13 @@ type StoredFingerprint struct {
 
 // Store is what the consumer needs from the database.
 type Store interface {
-	// CreateOrder stores the order, and everything that must commit with it,
-	// unless a document with its id exists. It returns nil when it created the
-	// order, and the stored fingerprint when the order was there already. The
-	// create is the duplicate check: there is no read before it.
+	// CreateOrder stores the order and everything that must commit with it
+	// (Order.AcceptanceDocuments: the order, then its OrderAccepted outbox
+	// event), all or nothing, unless the order exists. It returns nil when it
+	// created them, and the stored fingerprint when the order was there
+	// already; then nothing was written. The create is the duplicate check:
+	// there is no read before it. A StoreError that is not Transient means
+	// the write can never succeed (for example it exceeds a store limit).
 	CreateOrder(ctx context.Context, o *Order, a Acceptance) (*StoredFingerprint, error)
 	// RecordConflict adds a conflict record beside the stored order. Recording
 	// the same conflict twice is not an error.
@@ -34,6 +37,9 @@ const DefaultRetryBudget = 9
 // Processor turns one message into one Result (contract §5).
 type Processor struct {
 	Store Store
+	// Statuses applies OrderStatusChanged messages; nil means Store, when it
+	// is a StatusStore too.
+	Statuses StatusStore
 	// RetryBudget: a transient failure at DeliveryCount >= RetryBudget is
 	// parked as Exhausted. Zero means DefaultRetryBudget.
 	RetryBudget int
@@ -46,21 +52,27 @@ type Message struct {
 	Body          []byte
 	MessageID     string
 	DeliveryCount int
+	// Type is the Service Bus Subject as sent; empty means an order (see
+	// ParseMessageType).
+	Type MessageType
 }
 
 // Process decides what a delivery amounts to and performs the writes that go
 // with it. It never panics on bad input and never returns Transient for a
 // body that will be rejected again on the next delivery.
 func (p *Processor) Process(ctx context.Context, m Message) Result {
+	kind, err := ParseMessageType(string(m.Type))
+	if err != nil {
+		return rejected(err, m.Body)
+	}
+	if kind == OrderStatusChanged {
+		return p.processStatus(ctx, m)
+	}
 	o, err := ParseOrder(m.Body)
 	if err != nil {
-		var re *RejectError
-		if !errors.As(err, &re) {
-			re = &RejectError{Reason: MalformedMessage, Msg: err.Error()}
-		}
-		return Result{Outcome: Invalid, Reason: re.Reason, Description: re.Error(), OrderID: PeekOrderID(m.Body)}
+		return rejected(err, m.Body)
 	}
-	r := Result{OrderID: o.ID, IncomingHash: o.Hash, MessageIDDiffers: m.MessageID != "" && m.MessageID != o.ID}
+	r := Result{Kind: OrderPlaced, OrderID: o.ID, IncomingHash: o.Hash, MessageIDDiffers: m.MessageID != "" && m.MessageID != o.ID}
 
 	stored, err := p.Store.CreateOrder(ctx, o, Acceptance{MessageID: m.MessageID, AcceptedAt: p.now()})
 	if err != nil {
@@ -88,6 +100,16 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 	r.Outcome, r.Reason = Mismatch, HashMismatch
 	r.Description = fmt.Sprintf("orderId %s was already accepted with a different payload", o.ID)
 	return r
+}
+
+// rejected is the Invalid result for a body that will be refused on every
+// delivery.
+func rejected(err error, body []byte) Result {
+	var re *RejectError
+	if !errors.As(err, &re) {
+		re = &RejectError{Reason: MalformedMessage, Msg: err.Error()}
+	}
+	return Result{Outcome: Invalid, Reason: re.Reason, Description: re.Error(), OrderID: PeekOrderID(body)}
 }
 
 // sameContent compares the incoming body with the stored fingerprint under the

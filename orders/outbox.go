@@ -1,0 +1,128 @@
+package orders
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// TypeOutboxEvent marks an event document waiting in the orders container for
+// the publisher (the transactional outbox). It is written in the same
+// transactional batch as the change that caused it, so the event exists if
+// and only if the change does.
+const TypeOutboxEvent = "outboxEvent"
+
+// EventOrderAccepted is the event published once for every accepted order.
+const EventOrderAccepted = "OrderAccepted"
+
+// OutboxEventTTL is how long an outbox event document is kept, in seconds
+// (30 days). The change feed hands it to the publisher within seconds; the
+// rest is an audit window. It must outlast the longest publisher outage:
+// a document that expires before the change feed reaches it is never
+// published (deletions do not appear in the latest-version change feed).
+const OutboxEventTTL = 30 * 24 * 3600
+
+// NewDocument is one document a change writes. All documents of one change
+// share the order's partition, so they can commit in one transactional batch.
+type NewDocument struct {
+	ID   string
+	Body []byte
+}
+
+// EventID is the deterministic id of an order's event of the given type: a
+// redelivered message rebuilds the same id, so the event can never be written
+// twice, and consumers can deduplicate on it.
+func EventID(orderID, eventType string) string {
+	return orderID + ":event:" + eventType
+}
+
+// AcceptanceDocuments returns what accepting the order writes, in batch order:
+// the order document first (it is the deduplication marker: creating it fails
+// with a conflict when the order exists), then its OrderAccepted outbox event.
+func (o *Order) AcceptanceDocuments(a Acceptance) ([]NewDocument, error) {
+	order, err := o.Document(a)
+	if err != nil {
+		return nil, err
+	}
+	event, err := o.acceptedEvent(a)
+	if err != nil {
+		return nil, err
+	}
+	return []NewDocument{{ID: o.ID, Body: order}, {ID: EventID(o.ID, EventOrderAccepted), Body: event}}, nil
+}
+
+// OutboxEvent is the stored form of an event, and also the body published to
+// the order-events topic: downstream consumers deduplicate on EventID (also
+// sent as IdempotencyKey, the name consumers of other producers look for),
+// because the Service Bus output binding cannot set the message's MessageId.
+type OutboxEvent struct {
+	ID             string          `json:"id,omitempty"` // stored form only
+	OrderID        string          `json:"orderId"`
+	Type           string          `json:"type,omitempty"` // stored form only
+	EventID        string          `json:"eventId"`
+	IdempotencyKey string          `json:"idempotencyKey"`
+	EventType      string          `json:"eventType"`
+	OccurredAt     string          `json:"occurredAt"`
+	RequestHash    string          `json:"requestHash,omitempty"`
+	Payload        json.RawMessage `json:"payload"`
+	TTL            int             `json:"ttl,omitempty"` // stored form only
+}
+
+// acceptedPayload lists the members of the order a downstream consumer needs,
+// copied exactly as the producer sent them.
+var acceptedPayload = []string{"orderId", "customerId", "currency", "lines", "total", "placedAt"}
+
+func (o *Order) acceptedEvent(a Acceptance) ([]byte, error) {
+	payload := map[string]any{
+		"messageId":  a.MessageID,
+		"acceptedAt": a.AcceptedAt.UTC().Format(time.RFC3339Nano),
+	}
+	for _, k := range acceptedPayload {
+		if raw, ok := o.fields[k]; ok {
+			payload[k] = raw
+		}
+	}
+	p, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s payload of %s: %w", EventOrderAccepted, o.ID, err)
+	}
+	id := EventID(o.ID, EventOrderAccepted)
+	return json.Marshal(OutboxEvent{
+		ID: id, OrderID: o.ID, Type: TypeOutboxEvent,
+		EventID: id, IdempotencyKey: id, EventType: EventOrderAccepted,
+		OccurredAt:  a.AcceptedAt.UTC().Format(time.RFC3339Nano),
+		RequestHash: o.Hash, Payload: p, TTL: OutboxEventTTL,
+	})
+}
+
+// PublishableEvent turns a document from the orders container's change feed
+// into the event to publish. It returns nil and no error for documents that
+// are not outbox events (orders, conflict records, statuses), and an error for
+// an outbox event it cannot publish. The result depends only on the document,
+// so a replayed change feed batch publishes identical messages.
+func PublishableEvent(doc []byte) (*OutboxEvent, error) {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(doc, &head); err != nil {
+		return nil, fmt.Errorf("change feed document is not a JSON object: %w", err)
+	}
+	if head.Type != TypeOutboxEvent {
+		return nil, nil
+	}
+	var e OutboxEvent
+	if err := json.Unmarshal(doc, &e); err != nil {
+		return nil, fmt.Errorf("outbox event document: %w", err)
+	}
+	switch {
+	case e.EventID == "" || e.OrderID == "" || e.EventType == "":
+		return nil, fmt.Errorf("outbox event %q lacks eventId, orderId or eventType", e.ID)
+	case len(e.Payload) == 0 || e.Payload[0] != '{':
+		return nil, fmt.Errorf("outbox event %s has no payload object", e.EventID)
+	}
+	if e.IdempotencyKey == "" {
+		e.IdempotencyKey = e.EventID
+	}
+	e.ID, e.Type, e.TTL = "", "", 0
+	return &e, nil
+}
