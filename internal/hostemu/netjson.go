@@ -1,0 +1,239 @@
+package hostemu
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// The host writes every request with Newtonsoft.Json, and handlers decode the
+// inner, second encoding themselves, so the inner strings must be byte for
+// byte what Newtonsoft writes: Go's encoding/json escapes <, > and & and
+// leaves U+0085 alone, Newtonsoft does the opposite.
+
+// quote returns s as a JSON string literal the way Newtonsoft writes it
+// (StringEscapeHandling.Default): ", \, control characters, U+0085, U+2028
+// and U+2029 are escaped, everything else is written as is.
+func quote(s string) []byte {
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b = append(b, '\\', '"')
+		case '\\':
+			b = append(b, '\\', '\\')
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\u0085', '\u2028', '\u2029':
+			b = appendUnicodeEscape(b, r)
+		default:
+			if r < 0x20 {
+				b = appendUnicodeEscape(b, r)
+			} else {
+				b = utf8.AppendRune(b, r)
+			}
+		}
+	}
+	return append(b, '"')
+}
+
+func appendUnicodeEscape(b []byte, r rune) []byte {
+	const hex = "0123456789abcdef" // Newtonsoft writes lower-case hex digits
+	return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+}
+
+// jsonObject is a JSON object that keeps its members in insertion order.
+type jsonObject struct {
+	keys []string
+	vals map[string][]byte
+}
+
+func newObject() *jsonObject { return &jsonObject{vals: map[string][]byte{}} }
+
+// set adds or replaces a member; raw is a JSON value.
+func (o *jsonObject) set(key string, raw []byte) {
+	if _, ok := o.vals[key]; !ok {
+		o.keys = append(o.keys, key)
+	}
+	o.vals[key] = raw
+}
+
+// setFold replaces a member whose name equals key in any case, keeping the
+// existing spelling, the way a .NET dictionary with an OrdinalIgnoreCase
+// comparer does; otherwise it adds one.
+func (o *jsonObject) setFold(key string, raw []byte) {
+	for _, k := range o.keys {
+		if strings.EqualFold(k, key) {
+			o.vals[k] = raw
+			return
+		}
+	}
+	o.set(key, raw)
+}
+
+func (o *jsonObject) has(key string) bool { _, ok := o.vals[key]; return ok }
+
+// MarshalJSON writes the members compactly in insertion order.
+func (o *jsonObject) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(quote(k))
+		b.WriteByte(':')
+		b.Write(o.vals[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func (o *jsonObject) bytes() []byte { b, _ := o.MarshalJSON(); return b }
+
+// jsonArray writes raw JSON values as a compact array.
+func jsonArray(vals [][]byte) []byte {
+	return append(append([]byte{'['}, bytes.Join(vals, []byte{','})...), ']')
+}
+
+// stringOrNull is a .NET string that may be null.
+func stringOrNull(s string, ok bool) []byte {
+	if !ok {
+		return []byte("null")
+	}
+	return quote(s)
+}
+
+// .NET date shapes on the wire.
+const (
+	// DateTime.Parse(value.ToString()) of the single-message path: seconds, no zone.
+	layoutHostDate       = "2006-01-02T15:04:05"
+	layoutHostDateOffset = "2006-01-02T15:04:05-07:00"
+	// Newtonsoft's IsoDateTimeConverter ("yyyy-MM-ddTHH:mm:ss.FFFFFFFK"):
+	// up to seven fraction digits, trailing zeros dropped.
+	layoutNetISO       = "2006-01-02T15:04:05.9999999"
+	layoutNetISOOffset = "2006-01-02T15:04:05.9999999-07:00"
+	// DateTime.ToString(CultureInfo.InvariantCulture), the "G" pattern.
+	layoutNetInvariant = "01/02/2006 15:04:05"
+)
+
+// netTicks truncates t to .NET's 100 ns resolution.
+func netTicks(t time.Time) time.Time { return t.Truncate(100 * time.Nanosecond) }
+
+// maxDateTime is DateTime.MaxValue, the expiry of a message without a TTL.
+var maxDateTime = time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC)
+
+// bindingDataValue converts a top-level member of a JSON body the way the host
+// does before it adds it to Metadata (Utility.ApplyBindingData): objects stay
+// objects, null and arrays are dropped, every other value becomes the .NET
+// string of the JToken Newtonsoft parsed, which is then JSON-encoded like any
+// string. ok is false when the member is dropped.
+func bindingDataValue(raw json.RawMessage) (out []byte, ok bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil, false
+	}
+	switch raw[0] {
+	case '{':
+		var c bytes.Buffer
+		if json.Compact(&c, raw) != nil {
+			return nil, false
+		}
+		return c.Bytes(), true
+	case '[', 'n':
+		return nil, false
+	case 't':
+		return quote(quoteString("True")), true
+	case 'f':
+		return quote(quoteString("False")), true
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil, false
+		}
+		// JObject.Parse reads ISO 8601 strings as DateTime (DateParseHandling
+		// defaults to DateTime), and (string)JToken then prints the date in
+		// the invariant culture: "2026-11-29T10:00:00Z" arrives as
+		// "11/29/2026 10:00:00". Offsets are converted to the host's local
+		// time, which is UTC on Azure.
+		if t, ok := parseNetISODate(s); ok {
+			s = t.Format(layoutNetInvariant)
+		}
+		return quote(quoteString(s)), true
+	default:
+		s, ok := netNumberString(string(raw))
+		if !ok {
+			return nil, false
+		}
+		return quote(quoteString(s)), true
+	}
+}
+
+// quoteString is JsonConvert.SerializeObject of a string.
+func quoteString(s string) string { return string(quote(s)) }
+
+// parseNetISODate recognises the strings Newtonsoft's reader turns into dates:
+// yyyy-MM-ddTHH:mm:ss with optional fraction and optional Z or offset.
+func parseNetISODate(s string) (time.Time, bool) {
+	if len(s) < len("2006-01-02T15:04:05") || s[10] != 'T' {
+		return time.Time{}, false
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999Z07:00", "2006-01-02T15:04:05.999999999", "2006-01-02T15:04:05.999999999Z0700"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// netNumberString is the .NET string of a JSON number as Newtonsoft reads it:
+// integers (long or BigInteger) print their digits; anything with a fraction
+// or an exponent is a double, printed shortest round-trip the way .NET Core
+// 3.0+ does ("19.98", "5", "1E+21", "1E-05").
+func netNumberString(lit string) (string, bool) {
+	if !strings.ContainsAny(lit, ".eE") {
+		n, ok := new(big.Int).SetString(lit, 10)
+		if !ok {
+			return "", false
+		}
+		return n.String(), true
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil {
+		return "", false
+	}
+	if f == 0 {
+		return "0", true
+	}
+	e := strconv.FormatFloat(f, 'e', -1, 64) // d.dddde±XX
+	mant, exp, _ := strings.Cut(e, "e")
+	x, _ := strconv.Atoi(exp)
+	if x > -5 && x < 15 { // the "G" rule: fixed point for -5 < exponent < 15
+		return strconv.FormatFloat(f, 'f', -1, 64), true
+	}
+	sign := "+"
+	if x < 0 {
+		sign, x = "-", -x
+	}
+	return mant + "E" + sign + leftPad2(x), true
+}
+
+func leftPad2(n int) string {
+	if n < 10 {
+		return "0" + strconv.Itoa(n)
+	}
+	return strconv.Itoa(n)
+}

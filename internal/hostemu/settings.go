@@ -1,0 +1,106 @@
+package hostemu
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Settings are the app settings the host and the handler see: in Azure the
+// process environment; under Core Tools the environment plus the Values of
+// local.settings.json, where a variable already in the environment wins.
+type Settings struct {
+	vals map[string]string
+}
+
+// NewSettings starts from environ (KEY=VALUE lines, as os.Environ returns).
+func NewSettings(environ []string) *Settings {
+	s := &Settings{vals: map[string]string{}}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			s.vals[k] = v
+		}
+	}
+	return s
+}
+
+// LoadLocalSettings adds the Values of a local.settings.json that are not set
+// yet, like Core Tools. A missing file is not an error. It returns the names
+// it skipped because the environment had them.
+func (s *Settings) LoadLocalSettings(path string) (skipped []string, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Values map[string]any `json:"Values"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for k, v := range doc.Values {
+		if _, ok := s.vals[k]; ok {
+			skipped = append(skipped, k)
+			continue
+		}
+		s.vals[k] = fmt.Sprint(v)
+	}
+	sort.Strings(skipped)
+	return skipped, nil
+}
+
+// Set sets one setting; it wins over the environment and local settings.
+func (s *Settings) Set(key, value string) { s.vals[key] = value }
+
+// Get returns a setting.
+func (s *Settings) Get(key string) (string, bool) { v, ok := s.vals[key]; return v, ok }
+
+// Environ returns the settings as KEY=VALUE lines for a child process.
+func (s *Settings) Environ() []string {
+	out := make([]string, 0, len(s.vals))
+	for k, v := range s.vals {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// FunctionDisabled reports whether AzureWebJobs.<name>.Disabled is true, the
+// app setting that switches a function off without a redeploy.
+func (s *Settings) FunctionDisabled(name string) bool {
+	v, _ := s.Get("AzureWebJobs." + name + ".Disabled")
+	v = strings.TrimSpace(strings.ToLower(v))
+	return v == "true" || v == "1"
+}
+
+// Expand replaces %NAME% references by settings, as the host does for
+// customHandler arguments.
+func (s *Settings) Expand(arg string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(arg, '%')
+		j := -1
+		if i >= 0 {
+			j = strings.IndexByte(arg[i+1:], '%')
+		}
+		if i < 0 || j < 0 {
+			b.WriteString(arg)
+			return b.String()
+		}
+		name := arg[i+1 : i+1+j]
+		b.WriteString(arg[:i])
+		if v, ok := s.Get(name); ok && name != "" {
+			b.WriteString(v)
+		} else {
+			b.WriteString(arg[i : i+2+j])
+		}
+		arg = arg[i+2+j:]
+	}
+}
