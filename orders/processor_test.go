@@ -1,4 +1,4 @@
-package orders
+package orders_test
 
 import (
 	"context"
@@ -6,77 +6,48 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	. "github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
-// memStore is an in-memory Store with the semantics of create-if-absent.
-type memStore struct {
-	mu        sync.Mutex
-	orders    map[string]StoredFingerprint
-	conflicts map[string]Conflict
-	fail      error // returned by every call when set
-}
-
-func newMemStore() *memStore {
-	return &memStore{orders: map[string]StoredFingerprint{}, conflicts: map[string]Conflict{}}
-}
-
-func (s *memStore) CreateOrder(_ context.Context, o *Order, _ Acceptance) (*StoredFingerprint, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return nil, s.fail
-	}
-	if fp, ok := s.orders[o.ID]; ok {
-		return &fp, nil
-	}
-	s.orders[o.ID] = StoredFingerprint{Hash: o.Hash, Version: HashVersion}
-	return nil, nil
-}
-
-func (s *memStore) RecordConflict(_ context.Context, c Conflict) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	s.conflicts[c.ID()] = c
-	return nil
-}
+// exampleBody is the contract's example order.
+const exampleBody = `{"orderId":"ORD-2026-000123","customerId":"CUST-42","currency":"EUR","lines":[{"sku":"SKU-1","quantity":2,"unitPrice":"19.99"},{"sku":"SKU-7","quantity":1,"unitPrice":"5.00"}],"total":"44.98","placedAt":"2026-11-29T10:00:00Z","meta":{"producer":"web-shop"}}`
 
 func TestProcessorOutcomes(t *testing.T) {
 	ctx := context.Background()
-	store := newMemStore()
+	store := orderstest.NewMemStore()
 	p := &Processor{Store: store}
 	msg := func(body string, delivery int) Message {
 		return Message{Body: []byte(body), MessageID: "ORD-2026-000123", DeliveryCount: delivery}
 	}
 
-	r := p.Process(ctx, msg(validBody, 1))
+	r := p.Process(ctx, msg(exampleBody, 1))
 	if r.Outcome != Created || r.OrderID != "ORD-2026-000123" || r.IncomingHash == "" {
 		t.Fatalf("first delivery: %+v", r)
 	}
-	r = p.Process(ctx, msg(withField("meta", `{"retry":1}`), 2))
+	r = p.Process(ctx, msg(strings.Replace(exampleBody, `"web-shop"`, `"retry-job","retry":1`, 1), 2))
 	if r.Outcome != Duplicate || r.StoredHash != r.IncomingHash || r.Reason != "" {
 		t.Fatalf("redelivery: %+v", r)
 	}
-	other := strings.Replace(validBody, `"quantity": 1`, `"quantity": 2`, 1)
+	other := strings.Replace(exampleBody, `"quantity":1`, `"quantity":2`, 1)
 	other = strings.Replace(other, `"44.98"`, `"49.98"`, 1)
 	r = p.Process(ctx, msg(other, 1))
 	if r.Outcome != Mismatch || r.Reason != HashMismatch || r.StoredHash == r.IncomingHash {
 		t.Fatalf("mismatch: %+v", r)
 	}
-	if len(store.conflicts) != 1 {
-		t.Errorf("conflict records = %d, want 1", len(store.conflicts))
+	if store.Conflicts() != 1 {
+		t.Errorf("conflict records = %d, want 1", store.Conflicts())
 	}
 	p.Process(ctx, msg(other, 2))
-	if len(store.conflicts) != 1 {
-		t.Errorf("a redelivered mismatch added a record: %d", len(store.conflicts))
+	if store.Conflicts() != 1 {
+		t.Errorf("a redelivered mismatch added a record: %d", store.Conflicts())
 	}
 	r = p.Process(ctx, msg(`{"orderId":"X"`, 1))
 	if r.Outcome != Invalid || r.Reason != MalformedMessage {
 		t.Fatalf("malformed: %+v", r)
 	}
-	r = p.Process(ctx, msg(withField("currency", `"eur"`), 1))
+	r = p.Process(ctx, msg(strings.Replace(exampleBody, `"EUR"`, `"eur"`, 1), 1))
 	if r.Outcome != Invalid || r.Reason != ValidationFailed || r.OrderID != "ORD-2026-000123" {
 		t.Fatalf("invalid: %+v", r)
 	}
@@ -103,10 +74,10 @@ func TestProcessorStoreFailures(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			store := newMemStore()
-			store.fail = tc.err
+			store := orderstest.NewMemStore()
+			store.Fail = tc.err
 			p := &Processor{Store: store, RetryBudget: tc.budget}
-			r := p.Process(context.Background(), Message{Body: []byte(validBody), DeliveryCount: tc.delivery})
+			r := p.Process(context.Background(), Message{Body: []byte(exampleBody), DeliveryCount: tc.delivery})
 			if r.Outcome != tc.want || r.Reason != tc.reason {
 				t.Fatalf("outcome = %s/%s, want %s/%s (%s)", r.Outcome, r.Reason, tc.want, tc.reason, r.Description)
 			}
@@ -121,15 +92,15 @@ func TestProcessorStoreFailures(t *testing.T) {
 }
 
 func TestProcessorMessageIDDiffers(t *testing.T) {
-	p := &Processor{Store: newMemStore()}
-	r := p.Process(context.Background(), Message{Body: []byte(validBody), MessageID: "some-guid", DeliveryCount: 1})
+	p := &Processor{Store: orderstest.NewMemStore()}
+	r := p.Process(context.Background(), Message{Body: []byte(exampleBody), MessageID: "some-guid", DeliveryCount: 1})
 	if r.Outcome != Created || !r.MessageIDDiffers {
 		t.Fatalf("%+v", r)
 	}
 }
 
 func TestProcessorConcurrentDuplicates(t *testing.T) {
-	store := newMemStore()
+	store := orderstest.NewMemStore()
 	p := &Processor{Store: store}
 	var wg sync.WaitGroup
 	results := make([]Result, 32)
@@ -137,7 +108,7 @@ func TestProcessorConcurrentDuplicates(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = p.Process(context.Background(), Message{Body: []byte(validBody), DeliveryCount: 1})
+			results[i] = p.Process(context.Background(), Message{Body: []byte(exampleBody), DeliveryCount: 1})
 		}()
 	}
 	wg.Wait()

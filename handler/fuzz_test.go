@@ -1,0 +1,82 @@
+package handler
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
+)
+
+func addRequestSeeds(f *testing.F) {
+	for _, dir := range []string{"invocations", "corpus"} {
+		files, _ := filepath.Glob(filepath.Join("testdata", dir, "*.json"))
+		for _, name := range files {
+			if strings.HasSuffix(name, "cases.json") {
+				continue
+			}
+			if b, err := os.ReadFile(name); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	f.Add(hostInvocation([]byte(exampleBody), "ORD-2026-000123", 1))
+}
+
+// FuzzDecodeInvocation: no request makes the envelope decoder panic.
+func FuzzDecodeInvocation(f *testing.F) {
+	addRequestSeeds(f)
+	f.Fuzz(func(t *testing.T, request []byte) {
+		inv, err := decodeInvocation(request)
+		if err != nil {
+			return
+		}
+		body, err := inv.triggerText(TriggerBinding)
+		if err == nil {
+			shadowedKeys(body)
+		}
+		inv.metaString("MessageId")
+		inv.metaInt("DeliveryCount")
+		if s, ok := inv.metaString("EnqueuedTimeUtc"); ok {
+			parseHostTime(s)
+		}
+	})
+}
+
+// FuzzProcessOrder drives the whole HTTP handler over an in-memory store:
+// every request gets an answer the host accepts (2xx JSON object) or a
+// retry (non-2xx); a 2xx either completes cleanly or parks with a reason.
+func FuzzProcessOrder(f *testing.F) {
+	addRequestSeeds(f)
+	srv := NewServer(Config{Processor: &orders.Processor{Store: orderstest.NewMemStore()}, MaxRequestBytes: 1 << 20})
+	reasons := map[orders.Reason]bool{orders.HashMismatch: true, orders.ValidationFailed: true, orders.MalformedMessage: true, orders.RetryBudgetExhausted: true}
+	f.Fuzz(func(t *testing.T, request []byte) {
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/"+FunctionProcessOrder, bytes.NewReader(request)))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("status %d for a request the in-memory store cannot fail", rec.Code)
+		}
+		if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+			t.Fatalf("Content-Type %q", ct)
+		}
+		var out struct {
+			Outputs map[string]json.RawMessage
+			Logs    []string
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.Outputs == nil || len(out.Logs) != 1 {
+			t.Fatalf("answer %s (%v)", rec.Body.Bytes(), err)
+		}
+		if raw, ok := out.Outputs[ParkingBinding]; ok {
+			var e ParkingEnvelope
+			if err := json.Unmarshal(raw, &e); err != nil || !reasons[e.Reason] || e.Description == "" {
+				t.Fatalf("parking envelope %s", raw)
+			}
+		}
+	})
+}
