@@ -1,6 +1,7 @@
 package bicepcheck
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,4 +115,39 @@ func join(findings []Finding) string {
 		b.WriteString("  " + f.String() + "\n")
 	}
 	return b.String()
+}
+
+// main.parameters.json (azd's parameter file) may only name parameters main.bicep declares,
+// and must give every parameter that has no default.
+func TestParametersFileMatchesMainBicep(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(bicepDir, "main.bicep"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	main, err := Parse("main.bicep", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Parameters map[string]json.RawMessage `json:"parameters"`
+	}
+	data, err := os.ReadFile(filepath.Join(bicepDir, "main.parameters.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		t.Fatalf("main.parameters.json: %v", err)
+	}
+	declared := map[string]bool{}
+	for _, p := range main.Params {
+		declared[p.Name] = true
+		if _, given := file.Parameters[p.Name]; p.Default == nil && !given {
+			t.Errorf("main.bicep parameter %s has no default and main.parameters.json does not set it", p.Name)
+		}
+	}
+	for name := range file.Parameters {
+		if !declared[name] {
+			t.Errorf("main.parameters.json sets %s, which main.bicep does not declare", name)
+		}
+	}
 }
