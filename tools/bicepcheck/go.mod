@@ -3,7 +3,8 @@ module github.com/ordersink/orders-consumer/tools/bicepcheck
 go 1.26.8
 
 require (
-	github.com/mattn/go-pointer v0.0.1 // indirect
-	github.com/tree-sitter-grammars/tree-sitter-bicep v1.1.0 // indirect
-	github.com/tree-sitter/go-tree-sitter v0.25.0 // indirect
+	github.com/tree-sitter-grammars/tree-sitter-bicep v1.1.0
+	github.com/tree-sitter/go-tree-sitter v0.25.0
 )
+
+require github.com/mattn/go-pointer v0.0.1 // indirect
