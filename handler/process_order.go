@@ -24,6 +24,7 @@ type delivery struct {
 	messageID     string
 	deliveryCount int
 	enqueuedAt    string
+	subject       string // the message type (orders.ParseMessageType)
 	body          []byte
 	truncated     bool
 }
@@ -35,19 +36,25 @@ func handleProcessOrder(cfg Config) http.HandlerFunc {
 
 		res, ok := d.read(w, r, cfg.MaxRequestBytes)
 		if ok {
-			if keys := shadowedKeys(d.body); len(keys) > 0 {
-				res = orders.Result{Outcome: orders.Invalid, Reason: orders.ValidationFailed,
-					OrderID: orders.PeekOrderID(d.body),
-					Description: fmt.Sprintf("body field(s) %s share a name with Service Bus metadata, which the Functions host would overwrite with them; rename them",
-						strings.Join(keys, ", "))}
-			} else {
-				ctx, cancel := cfg.operationContext(r.Context())
-				res = cfg.Processor.Process(ctx, orders.Message{Body: d.body, MessageID: d.messageID, DeliveryCount: d.deliveryCount})
-				cancel()
-			}
+			res = cfg.process(r.Context(), d)
 		}
 		cfg.answer(w, d, res, start)
 	}
+}
+
+// process decides one delivery. Bodies whose members would shadow Service
+// Bus metadata are refused in batch mode too, where the host copies nothing,
+// so that a message's fate does not depend on which function received it.
+func (cfg Config) process(ctx context.Context, d delivery) orders.Result {
+	if keys := shadowedKeys(d.body); len(keys) > 0 {
+		return orders.Result{Outcome: orders.Invalid, Reason: orders.ValidationFailed,
+			OrderID: orders.PeekOrderID(d.body),
+			Description: fmt.Sprintf("body field(s) %s share a name with Service Bus metadata, which the Functions host would overwrite with them; rename them",
+				strings.Join(keys, ", "))}
+	}
+	ctx, cancel := cfg.operationContext(ctx)
+	defer cancel()
+	return cfg.Processor.Process(ctx, d.message())
 }
 
 // read decodes the invocation into d. When the request cannot be decoded it
@@ -73,12 +80,17 @@ func (d *delivery) read(w http.ResponseWriter, r *http.Request, limit int64) (or
 	}
 	d.messageID, _ = inv.metaString("MessageId")
 	d.deliveryCount, _ = inv.metaInt("DeliveryCount")
+	d.subject, _ = inv.metaString("Subject")
 	if s, ok := inv.metaString("EnqueuedTimeUtc"); ok {
 		if t, ok := parseHostTime(s); ok {
 			d.enqueuedAt = t.Format(time.RFC3339)
 		}
 	}
 	return orders.Result{}, true
+}
+
+func (d delivery) message() orders.Message {
+	return orders.Message{Body: d.body, MessageID: d.messageID, DeliveryCount: d.deliveryCount, Type: orders.MessageType(d.subject)}
 }
 
 func malformedResult(format string, args ...any) orders.Result {
@@ -117,6 +129,9 @@ func (d delivery) humanLine(res orders.Result) string {
 	if id == "" {
 		id = "message " + d.messageID
 	}
+	if res.Kind == orders.OrderStatusChanged {
+		id += fmt.Sprintf(" status v%d", res.Version)
+	}
 	line := fmt.Sprintf("%s: %s %s (delivery %d)", d.function, res.Outcome, id, d.deliveryCount)
 	if res.Reason != "" {
 		line += fmt.Sprintf(", parked as %s: %s", res.Reason, res.Description)
@@ -136,6 +151,10 @@ func (cfg Config) logInvocation(d delivery, res orders.Result, took time.Duratio
 		level = slog.LevelError
 	case orders.Invalid, orders.Transient, orders.Exhausted:
 		level = slog.LevelWarn
+	case orders.Stale:
+		if res.VersionConflict {
+			level = slog.LevelWarn
+		}
 	}
 	attrs := []slog.Attr{
 		slog.String("function", d.function),
@@ -151,6 +170,15 @@ func (cfg Config) logInvocation(d delivery, res orders.Result, took time.Duratio
 	}
 	if res.MessageIDDiffers {
 		attrs = append(attrs, slog.Bool("messageIdDiffers", true))
+	}
+	if res.Kind == orders.OrderStatusChanged {
+		// Stale messages are counted by outcome; the versions say how far
+		// behind they were.
+		attrs = append(attrs, slog.String("messageType", string(res.Kind)), slog.Int64("version", res.Version),
+			slog.Int64("storedVersion", res.StoredVersion), slog.Int("attempts", res.Attempts))
+		if res.Outcome == orders.Stale {
+			attrs = append(attrs, slog.String("description", res.Description))
+		}
 	}
 	if res.Err != nil {
 		attrs = append(attrs, slog.String("err", res.Err.Error()))

@@ -17,6 +17,13 @@ const (
 	FunctionProcessOrder = "ProcessOrder"
 	TriggerBinding       = "message"
 	ParkingBinding       = "parking"
+
+	FunctionProcessOrderBatch = "ProcessOrderBatch"
+	BatchTriggerBinding       = "messages"
+
+	FunctionPublishOrderEvents = "PublishOrderEvents"
+	DocumentsBinding           = "documents"
+	EventsBinding              = "events"
 )
 
 // DefaultMaxRequestBytes bounds an invocation request. It is far above the
@@ -34,6 +41,12 @@ type Config struct {
 	// OperationTimeout bounds the store work of one message; zero means none
 	// beyond the host's own timeout.
 	OperationTimeout time.Duration
+	// BatchParallelism bounds the messages of one batch processed at once;
+	// zero means DefaultBatchParallelism.
+	BatchParallelism int
+	// MaxBatchRequestBytes bounds a batch or change feed invocation read
+	// into memory; zero means DefaultMaxBatchRequestBytes.
+	MaxBatchRequestBytes int64
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 }
@@ -49,6 +62,12 @@ func NewServer(cfg Config) http.Handler {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.BatchParallelism <= 0 {
+		cfg.BatchParallelism = DefaultBatchParallelism
+	}
+	if cfg.MaxBatchRequestBytes <= 0 {
+		cfg.MaxBatchRequestBytes = DefaultMaxBatchRequestBytes
+	}
 	r := chi.NewRouter()
 	r.Use(recoverer(cfg.Logger))
 	// The host's readiness probe and health ping: answer at once, no I/O.
@@ -56,6 +75,8 @@ func NewServer(cfg Config) http.Handler {
 		encode(w, cfg.Logger, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	r.Post("/"+FunctionProcessOrder, handleProcessOrder(cfg))
+	r.Post("/"+FunctionProcessOrderBatch, handleProcessOrderBatch(cfg))
+	r.Post("/"+FunctionPublishOrderEvents, handlePublishOrderEvents(cfg))
 	return r
 }
 

@@ -132,18 +132,25 @@ func (p *Processor) failed(r Result, m Message, err error) Result {
 		r.Description = fmt.Sprintf("the store refused the order: %v", err)
 		return r
 	}
-	budget := p.RetryBudget
-	if budget <= 0 {
-		budget = DefaultRetryBudget
-	}
-	if m.DeliveryCount >= budget {
+	if p.LastAttempt(m.DeliveryCount) {
 		r.Outcome, r.Reason = Exhausted, RetryBudgetExhausted
-		r.Description = fmt.Sprintf("still failing at delivery %d (budget %d): %v", m.DeliveryCount, budget, err)
+		r.Description = fmt.Sprintf("still failing at delivery %d (budget %d): %v", m.DeliveryCount, p.budget(), err)
 		return r
 	}
 	r.Outcome = Transient
 	r.Description = err.Error()
 	return r
+}
+
+// LastAttempt reports whether a transient failure at this DeliveryCount is
+// parked as Exhausted rather than retried.
+func (p *Processor) LastAttempt(deliveryCount int) bool { return deliveryCount >= p.budget() }
+
+func (p *Processor) budget() int {
+	if p.RetryBudget <= 0 {
+		return DefaultRetryBudget
+	}
+	return p.RetryBudget
 }
 
 func (p *Processor) now() time.Time {

@@ -1,0 +1,182 @@
+package handler
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+// Batch-mode defaults.
+const (
+	// DefaultBatchParallelism bounds the messages of one batch processed at
+	// once: enough to overlap Cosmos round trips, few enough that one batch
+	// does not take the whole connection pool from concurrent invocations.
+	DefaultBatchParallelism = 8
+	// DefaultMaxBatchRequestBytes bounds a batch invocation held in memory:
+	// 100 messages (host.json maxMessageBatchSize) of 256 KB, encoded twice.
+	DefaultMaxBatchRequestBytes = 64 << 20
+)
+
+// handleProcessOrderBatch serves the "cardinality": "many" variant. The host
+// settles a batch all or nothing (reference §1.5), so the answer is 200 only
+// when every message reached a final outcome (its parking envelopes go out
+// together in Outputs.parking), and non-2xx when any one must be retried: the
+// whole batch is then redelivered, which is safe because every message is
+// idempotent on its own.
+func handleProcessOrderBatch(cfg Config) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := cfg.Now()
+		invocationID := r.Header.Get("X-Azure-Functions-InvocationId")
+		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, cfg.MaxBatchRequestBytes))
+		var ds []delivery
+		if err == nil {
+			var inv *invocation
+			if inv, err = decodeInvocation(raw); err == nil {
+				ds, err = batchDeliveries(inv, invocationID)
+			}
+		}
+		if err != nil {
+			// Without the messages there is nothing to park: fail, so the
+			// broker keeps them and, past maxDeliveryCount, dead-letters
+			// them whole.
+			cfg.Logger.Error("batch invocation not decodable", "function", FunctionProcessOrderBatch,
+				"invocationId", invocationID, "err", err.Error())
+			out := newResult()
+			out.Logs = append(out.Logs, fmt.Sprintf("%s: batch not decodable, will be retried: %v", FunctionProcessOrderBatch, err))
+			encode(w, cfg.Logger, http.StatusInternalServerError, out)
+			return
+		}
+		results := cfg.processBatch(r.Context(), ds)
+		cfg.answerBatch(w, invocationID, ds, results, start)
+	}
+}
+
+// batchResult is one message's result and how long it took.
+type batchResult struct {
+	res  orders.Result
+	took time.Duration
+}
+
+// processBatch decides every delivery, at most cfg.BatchParallelism at once.
+// Once one message has failed transiently the batch will be redelivered
+// anyway, so messages not yet started are not attempted, except those on
+// their last attempt, which must still get the chance to be parked.
+func (cfg Config) processBatch(ctx context.Context, ds []delivery) []batchResult {
+	results := make([]batchResult, len(ds))
+	slots := make(chan struct{}, cfg.BatchParallelism)
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		firstFail string
+	)
+	for i := range ds {
+		slots <- struct{}{}
+		mu.Lock()
+		skip := firstFail != "" && !cfg.Processor.LastAttempt(ds[i].deliveryCount)
+		cause := firstFail
+		mu.Unlock()
+		if skip {
+			<-slots
+			results[i].res = orders.Result{Outcome: orders.Transient, OrderID: orders.PeekOrderID(ds[i].body),
+				Description: "not attempted: the batch is redelivered because " + cause}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			begin := time.Now()
+			res := cfg.processSafely(ctx, ds[i])
+			results[i] = batchResult{res: res, took: time.Since(begin)}
+			if res.Outcome == orders.Transient {
+				mu.Lock()
+				if firstFail == "" {
+					firstFail = fmt.Sprintf("message %s failed: %s", ds[i].messageID, res.Description)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// processSafely is process for a worker goroutine, where a panic would end
+// the process rather than one invocation.
+func (cfg Config) processSafely(ctx context.Context, d delivery) (res orders.Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			res = orders.Result{Outcome: orders.Transient, OrderID: orders.PeekOrderID(d.body),
+				Description: fmt.Sprintf("panic: %v", v), Err: fmt.Errorf("panic: %v", v)}
+		}
+	}()
+	return cfg.process(ctx, d)
+}
+
+// answerBatch answers 200 with every parking envelope when all messages are
+// final, and 503 when any is not; it logs one line per message and a
+// summary with the counts by outcome.
+func (cfg Config) answerBatch(w http.ResponseWriter, invocationID string, ds []delivery, results []batchResult, start time.Time) {
+	out := newResult()
+	var parked []*ParkingEnvelope
+	counts := map[orders.Outcome]int{}
+	retry := false
+	now := cfg.Now()
+	for i, d := range ds {
+		res := results[i].res
+		counts[res.Outcome]++
+		if res.Outcome.Parks() {
+			parked = append(parked, d.envelope(res, now))
+		}
+		if !res.Outcome.Completes() {
+			retry = true
+		}
+		out.Logs = append(out.Logs, d.humanLine(res))
+		cfg.logInvocation(d, res, results[i].took)
+	}
+	status := http.StatusOK
+	if retry {
+		status = http.StatusServiceUnavailable
+	} else if len(parked) > 0 {
+		out.Outputs[ParkingBinding] = parked
+	}
+	summary := summarize(counts)
+	out.Logs = append(out.Logs, fmt.Sprintf("%s: %d messages: %s", FunctionProcessOrderBatch, len(ds), summary))
+	level := slog.LevelInfo
+	if retry {
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{
+		slog.String("function", FunctionProcessOrderBatch),
+		slog.String("invocationId", invocationID),
+		slog.Int("messages", len(ds)),
+		slog.Int("parked", len(parked)),
+		slog.Bool("redeliver", retry),
+		slog.Float64("durationMs", float64(time.Since(start).Microseconds())/1000),
+	}
+	for o, n := range counts {
+		attrs = append(attrs, slog.Int("count."+string(o), n))
+	}
+	cfg.Logger.LogAttrs(context.Background(), level, "batch", attrs...)
+	encode(w, cfg.Logger, status, out)
+}
+
+func summarize(counts map[orders.Outcome]int) string {
+	if len(counts) == 0 {
+		return "none"
+	}
+	parts := make([]string, 0, len(counts))
+	for o, n := range counts {
+		parts = append(parts, fmt.Sprintf("%d %s", n, o))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
