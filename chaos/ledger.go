@@ -1,0 +1,98 @@
+package chaos
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// Ledger is the proxy's witness of which content Cosmos accepted for each
+// orderId: every order document a create or a batch wrote, as Cosmos
+// answered it, including the answers the handler never received. It is the
+// reference for "the first accepted payload": the content of the one create
+// that succeeded, not the one the handler believes succeeded.
+type Ledger struct {
+	mu      sync.Mutex
+	created map[string][]string // orderId -> requestHash of each create Cosmos answered 201
+	// unseen counts order creates that succeeded but whose answer the
+	// handler did not get in time (LostAnswer) or got late (Slow).
+	unseen map[Fault]int
+}
+
+// NewLedger returns an empty ledger; pass its Observe to ProxyConfig.
+func NewLedger() *Ledger {
+	return &Ledger{created: map[string][]string{}, unseen: map[Fault]int{}}
+}
+
+type batchOperation struct {
+	OperationType string          `json:"operationType"`
+	ResourceBody  json.RawMessage `json:"resourceBody"`
+}
+
+type batchResult struct {
+	StatusCode int `json:"statusCode"`
+}
+
+type orderFields struct {
+	Type        string `json:"type"`
+	OrderID     string `json:"orderId"`
+	RequestHash string `json:"requestHash"`
+}
+
+// Observe books the order documents an exchange created.
+func (l *Ledger) Observe(x Exchange) {
+	if x.Method != http.MethodPost || !strings.HasSuffix(x.Path, "/docs") || x.Status/100 != 2 {
+		return
+	}
+	var created [][]byte
+	switch {
+	case strings.EqualFold(x.Header.Get("x-ms-cosmos-is-batch-request"), "true"):
+		var ops []batchOperation
+		var results []batchResult
+		if json.Unmarshal(x.Body, &ops) != nil || json.Unmarshal(x.Answer, &results) != nil {
+			return
+		}
+		for i := range min(len(ops), len(results)) {
+			if strings.EqualFold(ops[i].OperationType, "Create") && results[i].StatusCode == http.StatusCreated {
+				created = append(created, ops[i].ResourceBody)
+			}
+		}
+	case strings.EqualFold(x.Header.Get("x-ms-documentdb-isquery"), "true"):
+		return
+	case x.Status == http.StatusCreated:
+		created = append(created, x.Body)
+	}
+	for _, doc := range created {
+		var f orderFields
+		if json.Unmarshal(doc, &f) != nil || f.Type != "order" {
+			continue
+		}
+		l.mu.Lock()
+		l.created[f.OrderID] = append(l.created[f.OrderID], f.RequestHash)
+		if x.Fault == LostAnswer || x.Fault == Slow {
+			l.unseen[x.Fault]++
+		}
+		l.mu.Unlock()
+	}
+}
+
+// Created returns, per orderId, the requestHash of every order create
+// Cosmos answered with 201: exactly one each when creates deduplicate.
+func (l *Ledger) Created() map[string][]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string][]string, len(l.created))
+	for k, v := range l.created {
+		out[k] = append([]string(nil), v...)
+	}
+	return out
+}
+
+// Unseen returns how many successful order creates had their answer lost
+// (LostAnswer) or held back (Slow).
+func (l *Ledger) Unseen(f Fault) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.unseen[f]
+}

@@ -1,0 +1,365 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxProxyBody bounds a request or answer held in memory; a Cosmos request
+// is at most 2 MB.
+const maxProxyBody = 8 << 20
+
+// ProxyConfig configures a fault proxy.
+type ProxyConfig struct {
+	// Upstream is the Cosmos endpoint to forward to; it must be a loopback
+	// http:// address, such as the local emulator's http://127.0.0.1:8081/.
+	Upstream string
+	// Rates are the fault probabilities per document request.
+	Rates Rates
+	// RetryAfter is the x-ms-retry-after-ms of a 429 (DefaultRetryAfter).
+	RetryAfter time.Duration
+	// SlowMin and SlowMax bound how long a Slow answer is held back
+	// (default 200 ms to 2 s).
+	SlowMin, SlowMax time.Duration
+	// Seed seeds fault selection; 0 picks one at random.
+	Seed uint64
+	// Observe, when set, sees every exchange Cosmos answered, also those
+	// whose answer the client never got. It is called concurrently.
+	Observe func(Exchange)
+}
+
+// Exchange is one request Cosmos answered through the proxy.
+type Exchange struct {
+	Method, Path string
+	Header       http.Header // the request's
+	Body         []byte
+	Status       int
+	Answer       []byte
+	// Fault is Slow or LostAnswer when the answer was held back or never
+	// delivered, -1 otherwise.
+	Fault Fault
+}
+
+// Proxy is a reverse proxy on loopback between a Cosmos client and a Cosmos
+// endpoint that injects faults into document requests (reads, creates,
+// batches, queries: every path under /docs). Account, database and container
+// reads pass untouched: the SDK needs them to work at all, and the account
+// read is rewritten so that the SDK keeps talking to the proxy.
+type Proxy struct {
+	cfg      ProxyConfig
+	upstream *url.URL
+	ln       net.Listener
+	srv      *http.Server
+	client   *http.Client
+	rates    atomic.Pointer[Rates]
+	closing  chan struct{}
+	closeOne sync.Once
+
+	mu  sync.Mutex
+	rng *rand.Rand
+
+	n proxyCounters
+}
+
+// StartProxy listens on 127.0.0.1 (a free port) and serves until Close.
+func StartProxy(cfg ProxyConfig) (*Proxy, error) {
+	up, err := url.Parse(cfg.Upstream)
+	if err != nil || up.Scheme != "http" || !isLoopbackHost(up.Hostname()) {
+		return nil, fmt.Errorf("fault proxy upstream %q: want an http:// loopback endpoint", cfg.Upstream)
+	}
+	if err := cfg.Rates.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.RetryAfter <= 0 {
+		cfg.RetryAfter = DefaultRetryAfter
+	}
+	if cfg.SlowMin <= 0 {
+		cfg.SlowMin = 200 * time.Millisecond
+	}
+	if cfg.SlowMax < cfg.SlowMin {
+		cfg.SlowMax = max(cfg.SlowMin, 2*time.Second)
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("fault proxy: %w", err)
+	}
+	p := &Proxy{
+		cfg: cfg, upstream: up, ln: ln, closing: make(chan struct{}),
+		rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		client: &http.Client{
+			Transport: &http.Transport{
+				Proxy:               nil,
+				MaxIdleConns:        256,
+				MaxIdleConnsPerHost: 128,
+				IdleConnTimeout:     30 * time.Second,
+				DisableCompression:  true,
+			},
+			// The upstream answer is read whole before the client hears
+			// anything; a hung emulator must not hang the run.
+			Timeout: 60 * time.Second,
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+		},
+	}
+	p.rates.Store(&cfg.Rates)
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = p.srv.Serve(ln) }()
+	return p, nil
+}
+
+// URL is the endpoint clients use instead of the upstream, with a trailing
+// slash like a Cosmos account endpoint.
+func (p *Proxy) URL() string { return "http://" + p.ln.Addr().String() + "/" }
+
+// Counts returns what the proxy did so far.
+func (p *Proxy) Counts() ProxyCounts { return p.n.snapshot() }
+
+// SetRates changes the fault rates from the next request on.
+func (p *Proxy) SetRates(r Rates) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	p.rates.Store(&r)
+	return nil
+}
+
+// Close stops listening, releases held-back answers and closes every
+// connection.
+func (p *Proxy) Close() error {
+	p.closeOne.Do(func() { close(p.closing) })
+	err := p.srv.Close()
+	p.client.CloseIdleConnections()
+	return err
+}
+
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.n.requests.Add(1)
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxProxyBody))
+	if err != nil {
+		// The client went away mid-request: nothing to forward.
+		return
+	}
+	fault := Fault(-1)
+	if isDocumentPath(r.URL.Path) {
+		fault = p.roll()
+	} else {
+		p.n.metadata.Add(1)
+	}
+	switch fault {
+	case Throttle:
+		p.n.faults[fault].Add(1)
+		w.Header().Set("x-ms-retry-after-ms", strconv.FormatInt(p.cfg.RetryAfter.Milliseconds(), 10))
+		writeCosmosError(w, http.StatusTooManyRequests, "3200", "TooManyRequests",
+			"Request rate is large. More Request Units may be needed, so no changes were made. (injected by the fault proxy)")
+		return
+	case Unavailable:
+		p.n.faults[fault].Add(1)
+		writeCosmosError(w, http.StatusServiceUnavailable, "20001", "ServiceUnavailable",
+			"Service is currently unavailable. (injected by the fault proxy)")
+		return
+	case Timeout:
+		p.n.faults[fault].Add(1)
+		writeCosmosError(w, http.StatusRequestTimeout, "0", "RequestTimeout",
+			"Request timed out. (injected by the fault proxy)")
+		return
+	case Drop:
+		p.n.faults[fault].Add(1)
+		closeConnection(w, false)
+		return
+	}
+
+	resp, answer, err := p.forward(r, body)
+	if err != nil {
+		p.n.upstreamErrors.Add(1)
+		writeCosmosError(w, http.StatusBadGateway, "0", "BadGateway", "fault proxy: "+err.Error())
+		return
+	}
+	p.n.forwarded.Add(1)
+	if isAccountRead(r) && resp.StatusCode == http.StatusOK {
+		answer = p.rewriteAccount(answer)
+	}
+	if p.cfg.Observe != nil {
+		p.cfg.Observe(Exchange{Method: r.Method, Path: r.URL.Path, Header: r.Header, Body: body,
+			Status: resp.StatusCode, Answer: answer, Fault: fault})
+	}
+	switch fault {
+	case LostAnswer:
+		p.n.faults[fault].Add(1)
+		closeConnection(w, true)
+		return
+	case Slow:
+		p.n.faults[fault].Add(1)
+		select {
+		case <-time.After(p.slowDelay()):
+		case <-p.closing:
+		}
+	}
+	h := w.Header()
+	for k, vs := range resp.Header {
+		if !hopByHop[http.CanonicalHeaderKey(k)] {
+			h[k] = vs
+		}
+	}
+	h.Set("Content-Length", strconv.Itoa(len(answer)))
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(answer)
+}
+
+// forward sends the request to Cosmos and reads the whole answer. It runs
+// to the end even when the client hangs up: a request that reached the
+// service is executed there whatever the client does.
+func (p *Proxy) forward(r *http.Request, body []byte) (*http.Response, []byte, error) {
+	u := *p.upstream
+	u.Path, u.RawPath, u.RawQuery = r.URL.Path, r.URL.RawPath, r.URL.RawQuery
+	req, err := http.NewRequestWithContext(context.WithoutCancel(r.Context()), r.Method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, vs := range r.Header {
+		if !hopByHop[http.CanonicalHeaderKey(k)] {
+			req.Header[k] = vs
+		}
+	}
+	req.ContentLength = int64(len(body))
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxProxyBody))
+	if err != nil {
+		return nil, nil, err
+	}
+	return resp, answer, nil
+}
+
+func (p *Proxy) roll() Fault {
+	p.mu.Lock()
+	roll := p.rng.Float64()
+	p.mu.Unlock()
+	return p.rates.Load().pick(roll)
+}
+
+func (p *Proxy) slowDelay() time.Duration {
+	span := p.cfg.SlowMax - p.cfg.SlowMin
+	if span <= 0 {
+		return p.cfg.SlowMin
+	}
+	p.mu.Lock()
+	d := p.cfg.SlowMin + time.Duration(p.rng.Int64N(int64(span)+1))
+	p.mu.Unlock()
+	return d
+}
+
+// rewriteAccount points the account's regional endpoints at the proxy. The
+// SDK reads the account document once and then sends every request to the
+// host:port of writableLocations/readableLocations, which would bypass the
+// proxy.
+func (p *Proxy) rewriteAccount(answer []byte) []byte {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(answer, &doc) != nil {
+		return answer
+	}
+	changed := false
+	for _, key := range []string{"writableLocations", "readableLocations"} {
+		var locs []map[string]any
+		if raw, ok := doc[key]; !ok || json.Unmarshal(raw, &locs) != nil {
+			continue
+		}
+		for _, loc := range locs {
+			s, _ := loc["databaseAccountEndpoint"].(string)
+			u, err := url.Parse(s)
+			if err != nil || u.Host == "" {
+				continue
+			}
+			u.Host = p.ln.Addr().String()
+			loc["databaseAccountEndpoint"] = u.String()
+		}
+		raw, err := json.Marshal(locs)
+		if err != nil {
+			continue
+		}
+		doc[key], changed = raw, true
+	}
+	if !changed {
+		return answer
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return answer
+	}
+	return out
+}
+
+// isDocumentPath reports whether a request addresses documents (a create, a
+// batch, a point read, a query): /dbs/{db}/colls/{coll}/docs[/{id}].
+func isDocumentPath(path string) bool {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	return len(segs) >= 5 && segs[0] == "dbs" && segs[2] == "colls" && segs[4] == "docs"
+}
+
+func isAccountRead(r *http.Request) bool {
+	return r.Method == http.MethodGet && (r.URL.Path == "/" || r.URL.Path == "")
+}
+
+// writeCosmosError answers like Cosmos DB does: the status, the sub-status
+// header and a JSON body with code and message.
+func writeCosmosError(w http.ResponseWriter, status int, subStatus, code, msg string) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("x-ms-substatus", subStatus)
+	h.Set("x-ms-activity-id", "00000000-0000-0000-0000-000000000000")
+	h.Set("x-ms-request-charge", "0")
+	b, _ := json.Marshal(map[string]string{"code": code, "message": msg})
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// closeConnection ends the client's connection without an answer: with a
+// reset (RST) when reset is true, with an orderly close (FIN) otherwise.
+func closeConnection(w http.ResponseWriter, reset bool) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler)
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok && reset {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+var hopByHop = map[string]bool{
+	"Connection": true, "Keep-Alive": true, "Proxy-Connection": true, "Proxy-Authenticate": true,
+	"Proxy-Authorization": true, "Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
+	"Content-Length": true,
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
