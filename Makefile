@@ -14,7 +14,7 @@ run: build
 	./infra/run-local.sh
 
 ## test: everything CI runs (starts the emulator unless COSMOS_ENDPOINT is set)
-test: vet
+test: vet check-infra
 	./infra/test.sh
 
 test-race:
@@ -33,3 +33,14 @@ emulator-stop:
 clean:
 	-./infra/emulator.sh stop
 	rm -rf bin .emulator
+
+.PHONY: publish check-infra
+
+## publish: build bin/handler for linux/amd64 and deploy it to APP (RG optional); docs/deploy.md
+publish:
+	@test -n "$(APP)" || { echo "usage: make publish APP=<function-app-name> [RG=<resource-group>]"; exit 2; }
+	./bicep/deploy/publish.sh "$(APP)" $(RG)
+
+## check-infra: offline Bicep parse + policy rules, function app config vs contract (own module, cgo)
+check-infra:
+	cd tools/bicepcheck && $(GO) test -count=1 ./...
