@@ -62,7 +62,13 @@ func startServer(t *testing.T, store orders.Store, timeout time.Duration) *testS
 // Logs and ReturnValue.
 func (s *testServer) invoke(t *testing.T, request []byte) answer {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, s.url+"/"+FunctionProcessOrder, bytes.NewReader(request))
+	return s.invokeFunction(t, FunctionProcessOrder, request)
+}
+
+// invokeFunction is invoke for any function of the app.
+func (s *testServer) invokeFunction(t *testing.T, function string, request []byte) answer {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/"+function, bytes.NewReader(request))
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("X-Azure-Functions-InvocationId", fmt.Sprintf("inv-%d", time.Now().UnixNano()))
 	req.Header.Set("User-Agent", "Azure-Functions-Host/4.1037.1.1")
