@@ -1,6 +1,8 @@
 package hostemu
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"time"
 )
@@ -38,6 +40,7 @@ type Delivery struct {
 	Message       *Message
 	DeliveryCount int
 	LockToken     string
+	entry         *entry
 }
 
 func (m *Message) expiresAt() time.Time {
@@ -45,4 +48,14 @@ func (m *Message) expiresAt() time.Time {
 		return maxDateTime
 	}
 	return m.EnqueuedTime.Add(m.TimeToLive)
+}
+
+// newGUID returns a random (version 4) GUID in its usual text form.
+func newGUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }

@@ -1,0 +1,377 @@
+// Package hostemu is a local stand-in for the Azure Functions host reading a
+// Service Bus queue: it starts a custom handler like the host does, delivers
+// messages in the host's exact wire format (reference/functions-custom-handler.md),
+// settles them like the broker in peek-lock mode, applies output bindings,
+// and injects the faults of at-least-once delivery on purpose.
+package hostemu
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// DefaultHostVersion is the host version the emulator announces.
+const DefaultHostVersion = "4.1037.1.1"
+
+// Endpointer gives the base URL of a ready handler, waiting for it if needed.
+// *Worker is one; tests may use a fixed URL.
+type Endpointer interface {
+	Endpoint(ctx context.Context) (string, error)
+}
+
+// FixedEndpoint is an Endpointer for a handler that is already running.
+type FixedEndpoint string
+
+// Endpoint returns the URL.
+func (f FixedEndpoint) Endpoint(context.Context) (string, error) { return string(f), nil }
+
+// Options configure a Host.
+type Options struct {
+	// Functions are the functions whose Service Bus triggers read Queue;
+	// several compete for its messages like listeners on one queue.
+	Functions []*Function
+	Queue     *Queue
+	Handler   Endpointer
+	Encoder   *Encoder // nil: a default one
+
+	// MaxConcurrentCalls bounds single-message invocations in flight per
+	// function (host.json extensions.serviceBus.maxConcurrentCalls).
+	MaxConcurrentCalls int
+	// MaxMessageBatchSize bounds a batch; BatchesInFlight is how many
+	// batches of one function run at once (1 in one host instance).
+	MaxMessageBatchSize int
+	BatchesInFlight     int
+	// FunctionTimeout bounds an invocation (0: none; the client allows one
+	// minute more, like the host).
+	FunctionTimeout time.Duration
+	HostVersion     string
+
+	// Kills is the chaos plan: kill the handler Kills times, spread evenly
+	// over the messages (after settling total*i/(Kills+1) of them). Kill is
+	// what kills it, normally (*Worker).Kill.
+	Kills int
+	Kill  func() error
+
+	// Observe is called once per finished invocation, from the invocation's
+	// goroutine, after its messages were settled.
+	Observe func(*Invocation)
+	// Log receives the host's own lines.
+	Log func(string)
+	// ServiceBusOut receives the messages Service Bus output bindings send.
+	ServiceBusOut func(*Invocation, OutputMessage) error
+}
+
+// Settlement is what happened to one delivery after its invocation.
+type Settlement string
+
+// Settlements.
+const (
+	Completed      Settlement = "completed"
+	CompletionLost Settlement = "completion-lost" // redelivered with DeliveryCount+1
+	Abandoned      Settlement = "abandoned"       // redelivered with DeliveryCount+1
+	DeadLettered   Settlement = "dead-lettered"
+)
+
+// Invocation is one call of a function and its outcome.
+type Invocation struct {
+	ID          string
+	Function    string
+	Deliveries  []Delivery
+	Settlements []Settlement // one per delivery
+	Started     time.Time
+	Took        time.Duration
+	// Status is the HTTP status (0 when there was no answer); Failure is
+	// empty on success.
+	Status   int
+	Failure  string
+	Protocol bool // a 2xx the host could not accept
+	// Binding is set when the message could not be bound, so the handler
+	// was never called.
+	Binding bool
+	Logs    []string
+	Outputs []OutputMessage
+	// IgnoredOutputs are Outputs keys that name no output binding.
+	IgnoredOutputs []string
+}
+
+// OK reports whether the invocation succeeded.
+func (inv *Invocation) OK() bool { return inv.Failure == "" }
+
+// Host delivers a queue's messages to functions until every message is
+// completed or dead-lettered.
+type Host struct {
+	opts   Options
+	client *http.Client
+
+	mu        sync.Mutex
+	settled   int
+	killsDone int
+	total     int
+	sbOutErr  error
+}
+
+// New returns a Host.
+func New(opts Options) (*Host, error) {
+	if opts.Queue == nil || opts.Handler == nil || len(opts.Functions) == 0 {
+		return nil, errors.New("hostemu: Options needs Functions, Queue and Handler")
+	}
+	for _, fn := range opts.Functions {
+		if fn.ServiceBusQueue() != opts.Queue.Name {
+			return nil, fmt.Errorf("hostemu: function %s does not read queue %s", fn.Name, opts.Queue.Name)
+		}
+	}
+	if opts.MaxConcurrentCalls <= 0 {
+		opts.MaxConcurrentCalls = 16
+	}
+	if opts.MaxMessageBatchSize <= 0 {
+		opts.MaxMessageBatchSize = 1000
+	}
+	if opts.BatchesInFlight <= 0 {
+		opts.BatchesInFlight = 1
+	}
+	if opts.HostVersion == "" {
+		opts.HostVersion = DefaultHostVersion
+	}
+	if opts.Encoder == nil {
+		id := newGUID()
+		opts.Encoder = &Encoder{Namespace: "hostemu.servicebus.local", ClientID: "hostemu.servicebus.local-" + id}
+	}
+	if opts.Encoder.NewGUID == nil {
+		opts.Encoder.NewGUID = newGUID
+	}
+	if opts.Log == nil {
+		opts.Log = func(string) {}
+	}
+	conns := opts.MaxConcurrentCalls*len(opts.Functions) + opts.BatchesInFlight
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost, t.MaxIdleConns = conns, 2*conns
+	t.DisableCompression = true
+	return &Host{opts: opts, client: &http.Client{Transport: t}}, nil
+}
+
+// Run delivers until the queue is drained, ctx ends, or the handler cannot be
+// started; it returns the first such error.
+func (h *Host) Run(ctx context.Context) error {
+	h.total = h.opts.Queue.Counts().Outstanding
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	for _, fn := range h.opts.Functions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			if fn.Trigger().Many() {
+				err = h.listenBatches(ctx, fn)
+			} else {
+				err = h.listen(ctx, fn)
+			}
+			if err != nil && !errors.Is(err, ErrDrained) {
+				cancel(err)
+			}
+		}()
+	}
+	wg.Wait()
+	h.opts.Log("host: all messages settled")
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sbOutErr
+}
+
+// listen runs a single-message function: up to MaxConcurrentCalls
+// invocations at once; a burst gets as many slots, released together.
+func (h *Host) listen(ctx context.Context, fn *Function) error {
+	slots := make(chan struct{}, h.opts.MaxConcurrentCalls)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		unit, err := h.opts.Queue.ReceiveUnit(ctx, h.opts.MaxConcurrentCalls)
+		if err != nil {
+			<-slots
+			return err
+		}
+		for range unit[1:] {
+			slots <- struct{}{}
+		}
+		release := make(chan struct{})
+		for _, d := range unit {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-slots }()
+				<-release
+				h.invoke(ctx, fn, []Delivery{d})
+			}()
+		}
+		close(release)
+	}
+}
+
+// listenBatches runs a "cardinality": "many" function.
+func (h *Host) listenBatches(ctx context.Context, fn *Function) error {
+	slots := make(chan struct{}, h.opts.BatchesInFlight)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		batch, err := h.opts.Queue.ReceiveBatch(ctx, h.opts.MaxMessageBatchSize)
+		if err != nil {
+			<-slots
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			h.invoke(ctx, fn, batch)
+		}()
+	}
+}
+
+// invoke runs one invocation and settles its deliveries: all completed on
+// success, all abandoned on failure.
+func (h *Host) invoke(ctx context.Context, fn *Function, ds []Delivery) {
+	inv := &Invocation{ID: newGUID(), Function: fn.Name, Deliveries: ds, Started: time.Now()}
+	var body []byte
+	var err error
+	if fn.Trigger().Many() {
+		body, err = h.opts.Encoder.Batch(fn, ds)
+	} else {
+		body, err = h.opts.Encoder.Single(fn, ds[0])
+	}
+	var be *BindingError
+	switch {
+	case errors.As(err, &be):
+		inv.Failure, inv.Binding = "binding the trigger failed: "+be.Msg, true
+	case err != nil:
+		inv.Failure = err.Error()
+	default:
+		h.call(ctx, fn, inv, body)
+	}
+	inv.Took = time.Since(inv.Started)
+	if ctx.Err() != nil {
+		return // the run is over; leave the messages locked
+	}
+	h.settle(inv)
+	if h.opts.Observe != nil {
+		h.opts.Observe(inv)
+	}
+}
+
+// call posts the invocation and applies the answer's output bindings.
+func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []byte) {
+	base, err := h.opts.Handler.Endpoint(ctx)
+	if err != nil {
+		inv.Failure = "the handler is not available: " + err.Error()
+		return
+	}
+	if h.opts.FunctionTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.opts.FunctionTimeout+time.Minute)
+		defer cancel()
+	}
+	// The host's ObjectContent has no length: the body goes chunked.
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/"+fn.Name, io.NopCloser(bytes.NewReader(body)))
+	if err != nil {
+		inv.Failure = err.Error()
+		return
+	}
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	req.Header.Set("X-Azure-Functions-InvocationId", inv.ID)
+	req.Header.Set("X-Azure-Functions-HostVersion", h.opts.HostVersion)
+	req.Header.Set("User-Agent", "Azure-Functions-Host/"+h.opts.HostVersion)
+	resp, err := h.client.Do(req)
+	if err != nil {
+		inv.Failure = "no answer from the handler: " + err.Error()
+		return
+	}
+	a := readAnswer(resp)
+	inv.Status, inv.Failure, inv.Protocol = a.Status, a.Failure, a.Protocol
+	if !a.OK() {
+		return
+	}
+	inv.Logs = a.Logs
+	// Output bindings run after the 2xx and before the message is
+	// completed; a binding error fails the invocation after all.
+	outs, ignored, err := bindOutputs(fn, a)
+	if err != nil {
+		inv.Failure = err.Error()
+		return
+	}
+	inv.Outputs, inv.IgnoredOutputs = outs, ignored
+	if h.opts.ServiceBusOut != nil {
+		for _, m := range outs {
+			if m.ContentType == "" {
+				continue
+			}
+			if err := h.opts.ServiceBusOut(inv, m); err != nil {
+				h.mu.Lock()
+				h.sbOutErr = errors.Join(h.sbOutErr, err)
+				h.mu.Unlock()
+			}
+		}
+	}
+}
+
+func (h *Host) settle(inv *Invocation) {
+	inv.Settlements = make([]Settlement, len(inv.Deliveries))
+	settled := 0
+	for i, d := range inv.Deliveries {
+		switch {
+		case inv.OK() && h.opts.Queue.Complete(d):
+			inv.Settlements[i] = CompletionLost
+		case inv.OK():
+			inv.Settlements[i] = Completed
+			settled++
+		case h.opts.Queue.Abandon(d, inv.Failure):
+			inv.Settlements[i] = DeadLettered
+			settled++
+		default:
+			inv.Settlements[i] = Abandoned
+		}
+	}
+	h.chaos(settled)
+}
+
+// chaos kills the handler when the settled count crosses the next mark.
+func (h *Host) chaos(settled int) {
+	if h.opts.Kills <= 0 || h.opts.Kill == nil {
+		return
+	}
+	h.mu.Lock()
+	h.settled += settled
+	due := h.killsDone < h.opts.Kills && h.settled >= h.total*(h.killsDone+1)/(h.opts.Kills+1)
+	if due {
+		h.killsDone++
+	}
+	n := h.killsDone
+	h.mu.Unlock()
+	if due {
+		if err := h.opts.Kill(); err != nil {
+			h.opts.Log(fmt.Sprintf("chaos: kill %d of %d: %v", n, h.opts.Kills, err))
+		} else {
+			h.opts.Log(fmt.Sprintf("chaos: killed the handler (%d of %d)", n, h.opts.Kills))
+		}
+	}
+}

@@ -1,0 +1,306 @@
+package hostemu
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// failingHandler answers each invocation according to the MessageId of its
+// (first) message, so one server can fail in every way the host cares about.
+func failingHandler(t *testing.T) http.Handler {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var inv struct{ Metadata map[string]json.RawMessage }
+		if err := json.NewDecoder(r.Body).Decode(&inv); err != nil {
+			t.Errorf("request body: %v", err)
+		}
+		id := messageIDOf(inv.Metadata)
+		mu.Lock()
+		seen[id]++
+		n := seen[id]
+		mu.Unlock()
+		ok := func(ct string) {
+			w.Header().Set("Content-Type", ct)
+			_, _ = w.Write([]byte(`{"Outputs":{},"Logs":["done ` + id + `"],"ReturnValue":null}`))
+		}
+		switch strings.SplitN(id, "-", 2)[0] {
+		case "ok":
+			ok("application/json; charset=utf-8")
+		case "textjson":
+			ok("text/json")
+		case "status500":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"Outputs":{},"Logs":[]}`))
+		case "textplain":
+			// What Go sends for a JSON body when the header is not set.
+			_, _ = w.Write([]byte(`{"Outputs":{},"Logs":[],"ReturnValue":null}`))
+		case "empty":
+			w.Header().Set("Content-Type", "application/json")
+		case "null":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte("null"))
+		case "invalid":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"Outputs":`))
+		case "array":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`[]`))
+		case "hangup":
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		case "flaky": // fails twice, then succeeds
+			if n <= 2 {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			ok("application/json")
+		default:
+			t.Errorf("unexpected message %q", id)
+		}
+	})
+}
+
+func messageIDOf(md map[string]json.RawMessage) string {
+	raw := md["MessageId"]
+	if raw == nil {
+		var ids []string
+		var s string
+		_ = json.Unmarshal(md["MessageIdArray"], &s)
+		_ = json.Unmarshal([]byte(s), &ids)
+		if len(ids) > 0 {
+			return ids[0]
+		}
+		return ""
+	}
+	var s, id string
+	_ = json.Unmarshal(raw, &s)
+	_ = json.Unmarshal([]byte(s), &id)
+	return id
+}
+
+func singleFunction() *Function {
+	return &Function{Name: "ProcessOrder", Bindings: []Binding{
+		{Name: "message", Type: "serviceBusTrigger", Direction: "in", QueueName: "orders"},
+		{Name: "parking", Type: "serviceBus", Direction: "out", QueueName: "orders-deadletter"},
+	}}
+}
+
+func batchFunction() *Function {
+	return &Function{Name: "ProcessOrderBatch", Bindings: []Binding{
+		{Name: "messages", Type: "serviceBusTrigger", Direction: "in", QueueName: "orders", Cardinality: "many", DataType: "string"},
+	}}
+}
+
+type recorder struct {
+	mu   sync.Mutex
+	invs []*Invocation
+}
+
+func (r *recorder) observe(inv *Invocation) { r.mu.Lock(); r.invs = append(r.invs, inv); r.mu.Unlock() }
+
+// runHost delivers msgs to fn served by h and returns the invocations in the
+// order they finished.
+func runHost(t *testing.T, h http.Handler, fn *Function, opts Options, msgs ...*Message) ([]*Invocation, *Queue) {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	q := NewQueue("orders", 0)
+	q.Send(msgs...)
+	rec := &recorder{}
+	opts.Functions, opts.Queue, opts.Handler, opts.Observe = []*Function{fn}, q, FixedEndpoint(srv.URL), rec.observe
+	host, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := host.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return rec.invs, q
+}
+
+func msg(id string) *Message {
+	return &Message{MessageID: id, Body: []byte(`{"orderId":"` + id + `"}`), ContentType: "application/json"}
+}
+
+func TestSettlementOfFailedAnswers(t *testing.T) {
+	tests := []struct {
+		id       string
+		protocol bool
+	}{
+		{"status500", false},
+		{"hangup", false},
+		{"textplain", true},
+		{"empty", true},
+		{"null", true},
+		{"invalid", true},
+		{"array", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			invs, q := runHost(t, failingHandler(t), singleFunction(), Options{}, msg(tt.id))
+			if len(invs) != DefaultMaxDeliveryCount {
+				t.Fatalf("%d invocations, want %d (one per delivery until the broker dead-letters)", len(invs), DefaultMaxDeliveryCount)
+			}
+			for i, inv := range invs {
+				want := Abandoned
+				if i == len(invs)-1 {
+					want = DeadLettered
+				}
+				if inv.OK() || inv.Protocol != tt.protocol || inv.Deliveries[0].DeliveryCount != i+1 || inv.Settlements[0] != want {
+					t.Errorf("invocation %d: ok=%v protocol=%v deliveryCount=%d settlement=%s (%s); want failed, protocol=%v, %d, %s",
+						i, inv.OK(), inv.Protocol, inv.Deliveries[0].DeliveryCount, inv.Settlements[0], inv.Failure, tt.protocol, i+1, want)
+				}
+			}
+			dl := q.DeadLetters()
+			if len(dl) != 1 || dl[0].Reason != ReasonMaxDeliveryCountExceeded || dl[0].DeliveryCount != 10 {
+				t.Errorf("dead letters = %+v, want one MaxDeliveryCountExceeded after 10 deliveries", dl)
+			}
+		})
+	}
+}
+
+func TestSettlementOfSuccessAndRetries(t *testing.T) {
+	invs, q := runHost(t, failingHandler(t), singleFunction(), Options{}, msg("ok-1"), msg("textjson-1"), msg("flaky-1"))
+	counts := map[string][]int{}
+	for _, inv := range invs {
+		d := inv.Deliveries[0]
+		counts[d.Message.MessageID] = append(counts[d.Message.MessageID], d.DeliveryCount)
+		if d.Message.MessageID != "flaky-1" || d.DeliveryCount == 3 {
+			if !inv.OK() || inv.Settlements[0] != Completed || len(inv.Logs) != 1 {
+				t.Errorf("%s delivery %d: ok=%v %s logs=%q (%s)", d.Message.MessageID, d.DeliveryCount, inv.OK(), inv.Settlements[0], inv.Logs, inv.Failure)
+			}
+		}
+	}
+	want := map[string][]int{"ok-1": {1}, "textjson-1": {1}, "flaky-1": {1, 2, 3}}
+	for id, w := range want {
+		if !slices.Equal(counts[id], w) {
+			t.Errorf("%s delivery counts %v, want %v", id, counts[id], w)
+		}
+	}
+	if c := q.Counts(); c.Completed != 3 || c.DeadLettered != 0 || c.Outstanding != 0 {
+		t.Errorf("queue counts %+v", c)
+	}
+}
+
+func TestLostCompletionRedelivers(t *testing.T) {
+	m := msg("ok-lost")
+	m.LoseCompletions = 1
+	invs, _ := runHost(t, failingHandler(t), singleFunction(), Options{}, m)
+	if len(invs) != 2 || invs[0].Settlements[0] != CompletionLost || invs[1].Settlements[0] != Completed ||
+		invs[1].Deliveries[0].DeliveryCount != 2 {
+		for _, inv := range invs {
+			t.Logf("delivery %d: %s", inv.Deliveries[0].DeliveryCount, inv.Settlements[0])
+		}
+		t.Fatal("want a successful delivery whose completion is lost, then delivery 2 completed")
+	}
+}
+
+func TestBatchSettlesAllOrNothing(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{}`))
+	})
+	invs, q := runHost(t, h, batchFunction(), Options{MaxMessageBatchSize: 10}, msg("a"), msg("b"), msg("c"))
+	if len(invs) != 2 {
+		t.Fatalf("%d invocations, want 2", len(invs))
+	}
+	for i, inv := range invs {
+		for j, d := range inv.Deliveries {
+			if d.DeliveryCount != i+1 || (i == 0) != (inv.Settlements[j] == Abandoned) {
+				t.Errorf("batch %d message %s: delivery %d, %s", i, d.Message.MessageID, d.DeliveryCount, inv.Settlements[j])
+			}
+		}
+		if len(inv.Deliveries) != 3 {
+			t.Errorf("batch %d has %d messages, want all 3", i, len(inv.Deliveries))
+		}
+	}
+	if c := q.Counts(); c.Completed != 3 {
+		t.Errorf("completed %d, want 3", c.Completed)
+	}
+}
+
+func TestBurstIsInFlightTogether(t *testing.T) {
+	const n = 3
+	arrived := make(chan struct{}, n)
+	all := make(chan struct{})
+	var once sync.Once
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		if len(arrived) == n {
+			once.Do(func() { close(all) })
+		}
+		select {
+		case <-all:
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{}`))
+		case <-time.After(5 * time.Second):
+			w.WriteHeader(http.StatusGatewayTimeout)
+		}
+	})
+	var msgs []*Message
+	for range n {
+		m := msg("same")
+		m.Burst = 7
+		msgs = append(msgs, m)
+	}
+	invs, _ := runHost(t, h, singleFunction(), Options{MaxConcurrentCalls: 4}, msgs...)
+	for _, inv := range invs {
+		if !inv.OK() || inv.Deliveries[0].DeliveryCount != 1 {
+			t.Errorf("burst invocation failed (%s): the %d copies were not in flight together", inv.Failure, n)
+		}
+	}
+}
+
+func TestRequestLooksLikeTheHost(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		checks := map[string]bool{
+			"POST /ProcessOrder":   r.Method == http.MethodPost && r.URL.Path == "/ProcessOrder" && r.URL.RawQuery == "",
+			"content type":         r.Header.Get("Content-Type") == "application/json; charset=utf-8",
+			"invocation id":        len(r.Header.Get("X-Azure-Functions-InvocationId")) == 36,
+			"host version":         r.Header.Get("X-Azure-Functions-HostVersion") == DefaultHostVersion,
+			"user agent":           r.Header.Get("User-Agent") == "Azure-Functions-Host/"+DefaultHostVersion,
+			"chunked, no length":   r.ContentLength == -1 && slices.Contains(r.TransferEncoding, "chunked"),
+			"dialled on 127.0.0.1": strings.HasPrefix(r.Host, "127.0.0.1:"),
+		}
+		for name, ok := range checks {
+			if !ok {
+				t.Errorf("request: %s is not what the host sends (%s %s %v)", name, r.Method, r.URL, r.Header)
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"Outputs":{"parking":{"reason":"X"},"other":1},"Logs":[]}`))
+	})
+	invs, _ := runHost(t, h, singleFunction(), Options{}, msg("one"))
+	if len(invs) != 1 || !invs[0].OK() {
+		t.Fatalf("invocations %+v", invs)
+	}
+	if got := invs[0].IgnoredOutputs; !slices.Equal(got, []string{"other"}) {
+		t.Errorf("ignored outputs %v, want [other]", got)
+	}
+	if o := invs[0].Outputs; len(o) != 1 || o[0].Text != "{\n  \"reason\": \"X\"\n}" || o[0].Entity != "orders-deadletter" {
+		t.Errorf("outputs %+v", o)
+	}
+}

@@ -1,0 +1,210 @@
+package hostemu
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// DefaultMaxDeliveryCount is a Service Bus queue's default maxDeliveryCount.
+const DefaultMaxDeliveryCount = 10
+
+// ReasonMaxDeliveryCountExceeded is the broker's dead-letter reason.
+const ReasonMaxDeliveryCountExceeded = "MaxDeliveryCountExceeded"
+
+// ErrDrained is returned by Receive when every message has been completed or
+// dead-lettered.
+var ErrDrained = errors.New("queue drained")
+
+// Queue is one Service Bus queue in peek-lock mode: a delivered message stays
+// locked until it is completed; an abandoned one (or one whose completion is
+// lost) is available again at once with DeliveryCount+1; past
+// MaxDeliveryCount deliveries it moves to the dead-letter list.
+type Queue struct {
+	Name             string
+	MaxDeliveryCount int
+
+	mu           sync.Mutex
+	retry        []*entry   // redeliveries, served first
+	ready        [][]*entry // units in send order; a unit is one burst
+	outstanding  int
+	completed    int
+	lost         int
+	deadLetters  []DeadLetter
+	changed      chan struct{}
+	nextSequence int64
+	now          func() time.Time
+	newLockToken func() string
+}
+
+// DeadLetter is a message the broker moved to the dead-letter sub-queue.
+type DeadLetter struct {
+	Message       *Message
+	DeliveryCount int
+	Reason        string
+	Description   string
+}
+
+type entry struct {
+	msg        *Message
+	deliveries int
+	lostLeft   int
+}
+
+// NewQueue returns an empty queue; maxDeliveryCount 0 means the default.
+func NewQueue(name string, maxDeliveryCount int) *Queue {
+	if maxDeliveryCount <= 0 {
+		maxDeliveryCount = DefaultMaxDeliveryCount
+	}
+	return &Queue{Name: name, MaxDeliveryCount: maxDeliveryCount, changed: make(chan struct{}),
+		nextSequence: 1, now: time.Now, newLockToken: newGUID}
+}
+
+// Send enqueues messages in order, numbering them; adjacent messages with the
+// same non-zero Burst become one unit, delivered together.
+func (q *Queue) Send(msgs ...*Message) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, m := range msgs {
+		m.SequenceNumber = q.nextSequence
+		q.nextSequence++
+		m.EnqueuedTime = q.now().UTC()
+		e := &entry{msg: m, lostLeft: m.LoseCompletions}
+		if n := len(q.ready); n > 0 && m.Burst != 0 && q.ready[n-1][0].msg.Burst == m.Burst {
+			q.ready[n-1] = append(q.ready[n-1], e)
+		} else {
+			q.ready = append(q.ready, []*entry{e})
+		}
+		q.outstanding++
+	}
+	q.notifyLocked()
+}
+
+// ReceiveUnit waits for the next unit: one message, or a burst of at most max
+// messages that must be in flight at the same time.
+func (q *Queue) ReceiveUnit(ctx context.Context, max int) ([]Delivery, error) {
+	return q.receive(ctx, max, false)
+}
+
+// ReceiveBatch waits for messages and returns up to max of them.
+func (q *Queue) ReceiveBatch(ctx context.Context, max int) ([]Delivery, error) {
+	return q.receive(ctx, max, true)
+}
+
+func (q *Queue) receive(ctx context.Context, limit int, fill bool) ([]Delivery, error) {
+	limit = max(limit, 1)
+	for {
+		q.mu.Lock()
+		if q.outstanding == 0 {
+			q.mu.Unlock()
+			return nil, ErrDrained
+		}
+		if taken := q.takeLocked(limit, fill); len(taken) > 0 {
+			ds := make([]Delivery, len(taken))
+			for i, e := range taken {
+				e.deliveries++
+				ds[i] = Delivery{Message: e.msg, DeliveryCount: e.deliveries, LockToken: q.newLockToken(), entry: e}
+			}
+			q.mu.Unlock()
+			return ds, nil
+		}
+		wait := q.changed
+		q.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (q *Queue) takeLocked(limit int, fill bool) []*entry {
+	var out []*entry
+	for len(out) < limit {
+		switch {
+		case len(q.retry) > 0:
+			out = append(out, q.retry[0])
+			q.retry = q.retry[1:]
+		case len(q.ready) > 0:
+			unit := q.ready[0]
+			n := min(len(unit), limit-len(out))
+			out = append(out, unit[:n]...)
+			if n < len(unit) {
+				q.ready[0] = unit[n:]
+			} else {
+				q.ready = q.ready[1:]
+			}
+		default:
+			return out
+		}
+		if !fill {
+			return out
+		}
+	}
+	return out
+}
+
+// Complete settles a delivery after a successful invocation. It returns true
+// when the completion is lost (an injected fault): the lock then expires and
+// the message is delivered again.
+func (q *Queue) Complete(d Delivery) (lost bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	defer q.notifyLocked()
+	if d.entry.lostLeft > 0 {
+		d.entry.lostLeft--
+		q.lost++
+		q.redeliverLocked(d.entry, "lock expired: the completion was lost")
+		return true
+	}
+	q.outstanding--
+	q.completed++
+	return false
+}
+
+// Abandon settles a delivery after a failed invocation: the message is
+// delivered again at once, or dead-lettered once it has been delivered
+// MaxDeliveryCount times. It returns true when it dead-lettered the message.
+func (q *Queue) Abandon(d Delivery, cause string) (deadLettered bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	defer q.notifyLocked()
+	return q.redeliverLocked(d.entry, cause)
+}
+
+func (q *Queue) redeliverLocked(e *entry, cause string) bool {
+	if e.deliveries >= q.MaxDeliveryCount {
+		q.outstanding--
+		q.deadLetters = append(q.deadLetters, DeadLetter{Message: e.msg, DeliveryCount: e.deliveries,
+			Reason: ReasonMaxDeliveryCountExceeded, Description: cause})
+		return true
+	}
+	q.retry = append(q.retry, e)
+	return false
+}
+
+func (q *Queue) notifyLocked() {
+	close(q.changed)
+	q.changed = make(chan struct{})
+}
+
+// QueueCounts is a snapshot of a queue's settlement counters.
+type QueueCounts struct {
+	Sent, Outstanding, Completed, LostCompletions, DeadLettered int
+}
+
+// Counts returns the queue's counters.
+func (q *Queue) Counts() QueueCounts {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return QueueCounts{Sent: int(q.nextSequence - 1), Outstanding: q.outstanding, Completed: q.completed,
+		LostCompletions: q.lost, DeadLettered: len(q.deadLetters)}
+}
+
+// DeadLetters returns the dead-lettered messages.
+func (q *Queue) DeadLetters() []DeadLetter {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]DeadLetter(nil), q.deadLetters...)
+}
