@@ -1,0 +1,40 @@
+package chaos
+
+import (
+	"net/url"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
+)
+
+// The Cosmos endpoint of the integration tests, started on first use so the
+// proxy's unit tests need none.
+var (
+	envOnce sync.Once
+	env     *cosmostest.Env
+	envErr  error
+)
+
+func cosmosEnv(t *testing.T) *cosmostest.Env {
+	t.Helper()
+	envOnce.Do(func() { env, envErr = cosmostest.Start("chaos") })
+	if envErr != nil {
+		t.Fatalf("chaos tests need Cosmos DB: %v", envErr)
+	}
+	// The proxy forwards only to loopback http endpoints: a run never
+	// injects faults into a real account.
+	if u, err := url.Parse(env.Endpoint); err != nil || u.Scheme != "http" || !isLoopbackHost(u.Hostname()) {
+		t.Skipf("COSMOS_ENDPOINT %s is not a loopback http emulator; the fault proxy does not forward there", env.Endpoint)
+	}
+	return env
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if env != nil {
+		env.Close()
+	}
+	os.Exit(code)
+}

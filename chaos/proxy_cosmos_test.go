@@ -1,0 +1,114 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+func testOrder(t *testing.T, id string) *orders.Order {
+	t.Helper()
+	o, err := orders.ParseOrder([]byte(fmt.Sprintf(`{"orderId":%q,"customerId":"C-1","currency":"EUR",
+		"lines":[{"sku":"S-1","quantity":2,"unitPrice":"1.50"}],"total":"3.00","placedAt":"2026-11-29T10:00:00Z"}`, id)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// The SDK, through the proxy, reaches Cosmos only through the proxy (the
+// account's advertised endpoints are rewritten), and a create whose answer
+// is lost is there on the next attempt, which sees it as a duplicate.
+func TestProxyWithTheCosmosSDK(t *testing.T) {
+	e := cosmosEnv(t)
+	ledger := NewLedger()
+	p := startProxy(t, ProxyConfig{Upstream: e.Endpoint, Observe: ledger.Observe})
+	store, err := cosmos.Open(cosmos.Options{Endpoint: p.URL(), Key: e.Key}, e.Database, e.Container)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	acc := orders.Acceptance{MessageID: "m", AcceptedAt: time.Now()}
+
+	first := testOrder(t, "CHAOS-SDK-1")
+	if stored, err := store.CreateOrder(ctx, first, acc); err != nil || stored != nil {
+		t.Fatalf("create through the proxy: %v, %v", stored, err)
+	}
+	if c := p.Counts(); c.Requests-c.Metadata < 1 {
+		t.Fatalf("counts %+v: the batch did not go through the proxy", c)
+	}
+
+	if err := p.SetRates(only(LostAnswer)); err != nil {
+		t.Fatal(err)
+	}
+	lost := testOrder(t, "CHAOS-SDK-2")
+	_, err = store.CreateOrder(ctx, lost, acc)
+	var se *orders.StoreError
+	if !errors.As(err, &se) || !se.Transient {
+		t.Fatalf("create with its answer lost: %v, want a transient store error", err)
+	}
+	if err := p.SetRates(Rates{}); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := store.CreateOrder(ctx, lost, acc)
+	if err != nil || stored == nil || stored.Hash != lost.Hash {
+		t.Fatalf("retry after the lost answer: %+v, %v; want the stored fingerprint %s", stored, err, lost.Hash)
+	}
+	created := ledger.Created()
+	for _, o := range []*orders.Order{first, lost} {
+		if got := created[o.ID]; len(got) != 1 || got[0] != o.Hash {
+			t.Errorf("ledger for %s: %v, want exactly one create of %s", o.ID, got, o.Hash)
+		}
+	}
+	if ledger.Unseen(LostAnswer) != 1 {
+		t.Errorf("creates with a lost answer: %d, want 1", ledger.Unseen(LostAnswer))
+	}
+}
+
+// Each fault reaches the store as the error the consumer retries by
+// redelivery; a 429 is retried inside the SDK, honouring x-ms-retry-after-ms.
+func TestProxyFaultsAsTheStoreSeesThem(t *testing.T) {
+	e := cosmosEnv(t)
+	p := startProxy(t, ProxyConfig{Upstream: e.Endpoint, SlowMin: 300 * time.Millisecond, SlowMax: 300 * time.Millisecond})
+	store, err := cosmos.Open(cosmos.Options{Endpoint: p.URL(), Key: e.Key}, e.Database, e.Container)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := orders.Acceptance{MessageID: "m", AcceptedAt: time.Now()}
+	// Warm up: the account and container reads happen on first use.
+	if _, err := store.CreateOrder(context.Background(), testOrder(t, "CHAOS-FAULT-warm"), acc); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range Faults {
+		t.Run(f.String(), func(t *testing.T) {
+			if err := p.SetRates(only(f)); err != nil {
+				t.Fatal(err)
+			}
+			before := p.Counts().Faults[f]
+			// The slow answer comes after the deadline.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if f == Slow {
+				ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+			}
+			defer cancel()
+			_, err := store.CreateOrder(ctx, testOrder(t, "CHAOS-FAULT-"+f.String()), acc)
+			if !orders.IsTransient(err) || err == nil {
+				t.Errorf("CreateOrder under %s: %v, want a transient error", f, err)
+			}
+			injected := p.Counts().Faults[f] - before
+			want := int64(1)
+			if f == Throttle {
+				want = 4 // the first try and the SDK's 3 retries
+			}
+			if injected != want {
+				t.Errorf("%s injected %d times, want %d", f, injected, want)
+			}
+		})
+	}
+}
