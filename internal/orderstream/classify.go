@@ -1,0 +1,79 @@
+package orderstream
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+// Class is what a message body amounts to for the consumer, decided by the
+// domain's own rules so that the check and the handler cannot disagree on
+// what "valid" means.
+type Class struct {
+	Valid   bool
+	OrderID string // "" when the body has none
+	// Content identifies the body's content: the contract §4 fingerprint
+	// (meta, key order and white space do not count) when there is one,
+	// otherwise the text itself.
+	Content string
+}
+
+// metadataKeys are the Service Bus trigger's Metadata keys (reference §1.3).
+// The host copies a JSON body's top-level members over them (§1.4), so the
+// handler refuses bodies that carry one, in any case.
+var metadataKeys = []string{
+	"DeliveryCount", "MessageId", "LockToken", "SequenceNumber", "ContentType", "CorrelationId",
+	"Subject", "Label", "To", "ReplyTo", "SessionId", "ReplyToSessionId", "PartitionKey",
+	"TransactionPartitionKey", "DeadLetterSource", "EnqueuedTimeUtc", "EnqueuedTime",
+	"ExpiresAtUtc", "ExpiresAt", "ApplicationProperties", "UserProperties", "MessageActions",
+	"SessionActions", "MessageReceiver", "MessageSession", "ReceiveActions", "Client", "sys",
+}
+
+// Classify decides whether body is a valid order and names its content.
+func Classify(body []byte) Class {
+	c := Class{OrderID: orders.PeekOrderID(body), Content: ContentKey(body)}
+	o, err := orders.ParseOrder(body)
+	if err != nil {
+		return c
+	}
+	c.OrderID = o.ID
+	c.Valid = !shadowsMetadata(body)
+	return c
+}
+
+// ContentKey is the fingerprint of a body, or "text:" and the body when it
+// has none (not a JSON object).
+func ContentKey(body []byte) string {
+	if h, err := orders.Fingerprint(body, orders.HashVersion); err == nil {
+		return h
+	}
+	return "text:" + string(body)
+}
+
+func shadowsMetadata(body []byte) bool {
+	fields, err := topLevelNames(body)
+	if err != nil {
+		return false
+	}
+	for _, f := range fields {
+		for _, k := range metadataKeys {
+			if strings.EqualFold(f, k) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func topLevelNames(body []byte) ([]string, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(top))
+	for k := range top {
+		names = append(names, k)
+	}
+	return names, nil
+}
