@@ -2,6 +2,7 @@ package handler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -85,8 +86,9 @@ func (cfg Config) processBatch(ctx context.Context, ds []delivery) []batchResult
 		mu.Unlock()
 		if skip {
 			<-slots
+			err := errors.New("not attempted: the batch is redelivered because " + cause)
 			results[i].res = orders.Result{Outcome: orders.Transient, OrderID: orders.PeekOrderID(ds[i].body),
-				Description: "not attempted: the batch is redelivered because " + cause}
+				Description: err.Error(), Err: err}
 			continue
 		}
 		wg.Add(1)

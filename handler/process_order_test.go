@@ -47,12 +47,15 @@ type testServer struct {
 
 func startServer(t *testing.T, store orders.Store, timeout time.Duration) *testServer {
 	t.Helper()
+	return startServerWith(t, Config{Processor: &orders.Processor{Store: store}, OperationTimeout: timeout})
+}
+
+// startServerWith serves cfg, logging to the returned server's buffer.
+func startServerWith(t *testing.T, cfg Config) *testServer {
+	t.Helper()
 	logs := &syncBuffer{}
-	srv := httptest.NewServer(NewServer(Config{
-		Processor:        &orders.Processor{Store: store},
-		Logger:           slog.New(slog.NewJSONHandler(logs, nil)),
-		OperationTimeout: timeout,
-	}))
+	cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	srv := httptest.NewServer(NewServer(cfg))
 	t.Cleanup(srv.Close)
 	return &testServer{url: srv.URL, logs: logs}
 }
