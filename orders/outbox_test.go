@@ -1,0 +1,98 @@
+package orders_test
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/ordersink/orders-consumer/orders"
+)
+
+func TestAcceptanceDocuments(t *testing.T) {
+	o, err := ParseOrder([]byte(strings.Replace(exampleBody, `"currency"`, `"giftWrap":true,"currency"`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 29, 10, 0, 2, 500, time.UTC)
+	docs, err := o.AcceptanceDocuments(Acceptance{MessageID: "MSG-1", AcceptedAt: at})
+	if err != nil || len(docs) != 2 {
+		t.Fatalf("%d documents, %v", len(docs), err)
+	}
+	if docs[0].ID != o.ID || !strings.Contains(string(docs[0].Body), `"type":"order"`) {
+		t.Errorf("first document is not the order (the marker): %s", docs[0].Body)
+	}
+	var e map[string]any
+	if err := json.Unmarshal(docs[1].Body, &e); err != nil {
+		t.Fatal(err)
+	}
+	id := "ORD-2026-000123:event:OrderAccepted"
+	if docs[1].ID != id || e["id"] != id || e["eventId"] != id || e["idempotencyKey"] != id || e["orderId"] != o.ID ||
+		e["type"] != TypeOutboxEvent || e["eventType"] != EventOrderAccepted || e["requestHash"] != o.Hash ||
+		e["occurredAt"] != "2026-11-29T10:00:02.0000005Z" || e["ttl"] != float64(OutboxEventTTL) {
+		t.Errorf("event = %v", e)
+	}
+	p := e["payload"].(map[string]any)
+	want := []string{"acceptedAt", "currency", "customerId", "lines", "messageId", "orderId", "placedAt", "total"}
+	var got []string
+	for k := range p {
+		got = append(got, k)
+	}
+	sort.Strings(got)
+	if strings.Join(got, ",") != strings.Join(want, ",") || p["messageId"] != "MSG-1" || p["total"] != "44.98" {
+		t.Errorf("payload = %v (members %v, want %v: no meta, no unknown members)", p, got, want)
+	}
+	again, _ := o.AcceptanceDocuments(Acceptance{MessageID: "MSG-1", AcceptedAt: at})
+	if string(again[1].Body) != string(docs[1].Body) {
+		t.Error("the event document is not deterministic")
+	}
+}
+
+func TestPublishableEvent(t *testing.T) {
+	o, _ := ParseOrder([]byte(exampleBody))
+	docs, _ := o.AcceptanceDocuments(Acceptance{MessageID: "MSG-1", AcceptedAt: time.Now()})
+	stored := strings.Replace(string(docs[1].Body), `{`, `{"_etag":"\"0f00\"","_rid":"x==","_ts":1796033202,"_lsn":5,`, 1)
+
+	e, err := PublishableEvent([]byte(stored))
+	if err != nil || e == nil {
+		t.Fatalf("%+v, %v", e, err)
+	}
+	msg, _ := json.Marshal(e)
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(msg, &m)
+	for _, k := range []string{"id", "type", "ttl", "_etag", "_rid", "_ts", "_lsn"} {
+		if _, ok := m[k]; ok {
+			t.Errorf("message carries %s: %s", k, msg)
+		}
+	}
+	if e.EventID != EventID(o.ID, EventOrderAccepted) || e.IdempotencyKey != e.EventID || e.OrderID != o.ID || len(e.Payload) == 0 {
+		t.Errorf("event = %+v", e)
+	}
+
+	tests := []struct {
+		name    string
+		doc     string
+		skipped bool // not an outbox event: nothing, no error
+	}{
+		{"the order", string(docs[0].Body), true},
+		{"a conflict record", `{"id":"A:conflict:1","orderId":"A","type":"conflict"}`, true},
+		{"a status", `{"id":"A:status","orderId":"A","type":"orderStatus","version":3}`, true},
+		{"no type", `{"id":"x"}`, true},
+		{"not an object", `[1,2]`, false},
+		{"event without eventId", `{"id":"A:event:X","orderId":"A","type":"outboxEvent","eventType":"X","payload":{}}`, false},
+		{"event without payload", `{"id":"A:event:X","orderId":"A","type":"outboxEvent","eventId":"A:event:X","eventType":"X"}`, false},
+		{"event with a string payload", `{"id":"A:event:X","orderId":"A","type":"outboxEvent","eventId":"A:event:X","eventType":"X","payload":"{}"}`, false},
+	}
+	for _, tc := range tests {
+		e, err := PublishableEvent([]byte(tc.doc))
+		if e != nil || (err == nil) != tc.skipped {
+			t.Errorf("%s: %+v, %v", tc.name, e, err)
+		}
+	}
+	// Events written before idempotencyKey existed still carry one.
+	old, err := PublishableEvent([]byte(`{"id":"A:event:X","orderId":"A","type":"outboxEvent","eventId":"A:event:X","eventType":"X","payload":{}}`))
+	if err != nil || old.IdempotencyKey != "A:event:X" {
+		t.Errorf("%+v, %v", old, err)
+	}
+}

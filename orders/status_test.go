@@ -1,0 +1,148 @@
+package orders_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
+)
+
+func TestParseMessageType(t *testing.T) {
+	tests := []struct {
+		subject string
+		want    MessageType
+		ok      bool
+	}{
+		{"", OrderPlaced, true},
+		{"  ", OrderPlaced, true},
+		{"OrderPlaced", OrderPlaced, true},
+		{"orderplaced", OrderPlaced, true},
+		{"OrderStatusChanged", OrderStatusChanged, true},
+		{"ORDERSTATUSCHANGED", OrderStatusChanged, true},
+		{"order.created", "", false},
+		{"OrderCancelled", "", false},
+	}
+	for _, tc := range tests {
+		got, err := ParseMessageType(tc.subject)
+		var re *RejectError
+		if got != tc.want || (err == nil) != tc.ok || (err != nil && (!errors.As(err, &re) || re.Reason != ValidationFailed)) {
+			t.Errorf("ParseMessageType(%q) = %q, %v", tc.subject, got, err)
+		}
+	}
+}
+
+func TestParseStatusChange(t *testing.T) {
+	valid := `{"orderId":"ORD-1","status":"Shipped","version":3,"changedAt":"2026-11-29T12:30:00Z","meta":{"producer":"warehouse"},"carrier":"DHL"}`
+	c, err := ParseStatusChange([]byte(valid))
+	if err != nil || c.OrderID != "ORD-1" || c.Status != "Shipped" || c.Version != 3 || !c.ChangedAt.Equal(time.Date(2026, 11, 29, 12, 30, 0, 0, time.UTC)) {
+		t.Fatalf("%+v, %v", c, err)
+	}
+	rejects := []struct {
+		name, body, field string
+		reason            Reason
+	}{
+		{"not JSON", `{"orderId":`, "", MalformedMessage},
+		{"duplicate key", `{"orderId":"A","orderId":"B","status":"Paid","version":1,"changedAt":"2026-11-29T12:30:00Z"}`, "", MalformedMessage},
+		{"no orderId", `{"status":"Paid","version":1,"changedAt":"2026-11-29T12:30:00Z"}`, "orderId", ValidationFailed},
+		{"orderId with a slash", `{"orderId":"A/B","status":"Paid","version":1,"changedAt":"2026-11-29T12:30:00Z"}`, "orderId", ValidationFailed},
+		{"no status", `{"orderId":"A","version":1,"changedAt":"2026-11-29T12:30:00Z"}`, "status", ValidationFailed},
+		{"empty status", `{"orderId":"A","status":"","version":1,"changedAt":"2026-11-29T12:30:00Z"}`, "status", ValidationFailed},
+		{"status too long", `{"orderId":"A","status":"` + strings.Repeat("a", 65) + `","version":1,"changedAt":"2026-11-29T12:30:00Z"}`, "status", ValidationFailed},
+		{"no version", `{"orderId":"A","status":"Paid","changedAt":"2026-11-29T12:30:00Z"}`, "version", ValidationFailed},
+		{"version as string", `{"orderId":"A","status":"Paid","version":"1","changedAt":"2026-11-29T12:30:00Z"}`, "version", ValidationFailed},
+		{"version zero", `{"orderId":"A","status":"Paid","version":0,"changedAt":"2026-11-29T12:30:00Z"}`, "version", ValidationFailed},
+		{"version negative", `{"orderId":"A","status":"Paid","version":-2,"changedAt":"2026-11-29T12:30:00Z"}`, "version", ValidationFailed},
+		{"version fraction", `{"orderId":"A","status":"Paid","version":1.5,"changedAt":"2026-11-29T12:30:00Z"}`, "version", ValidationFailed},
+		{"version past 2^53", `{"orderId":"A","status":"Paid","version":9007199254740993,"changedAt":"2026-11-29T12:30:00Z"}`, "version", ValidationFailed},
+		{"changedAt without zone", `{"orderId":"A","status":"Paid","version":1,"changedAt":"2026-11-29T12:30:00"}`, "changedAt", ValidationFailed},
+	}
+	for _, tc := range rejects {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseStatusChange([]byte(tc.body))
+			var re *RejectError
+			if !errors.As(err, &re) || re.Reason != tc.reason || re.Field != tc.field {
+				t.Errorf("error %v, want %s on %q", err, tc.reason, tc.field)
+			}
+		})
+	}
+	for _, v := range []string{"1", "2.0", "3e2", "9007199254740991"} {
+		if _, err := ParseStatusChange([]byte(`{"orderId":"A","status":"Paid","version":` + v + `,"changedAt":"2026-11-29T12:30:00Z"}`)); err != nil {
+			t.Errorf("version %s refused: %v", v, err)
+		}
+	}
+}
+
+// memStatuses is a StatusStore in memory, with the version rule.
+type memStatuses struct {
+	mu   sync.Mutex
+	byID map[string]StoredStatus
+	fail error
+}
+
+func (m *memStatuses) ApplyStatus(_ context.Context, c StatusChange, _ string, _ time.Time) (StatusApplied, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail != nil {
+		return StatusApplied{}, m.fail
+	}
+	prev, ok := m.byID[c.OrderID]
+	var p *StoredStatus
+	if ok {
+		p = &prev
+		if prev.Version >= c.Version {
+			return StatusApplied{Previous: p, Attempts: 1}, nil
+		}
+	}
+	m.byID[c.OrderID] = StoredStatus{Status: c.Status, Version: c.Version}
+	return StatusApplied{Applied: true, Previous: p, Attempts: 1}, nil
+}
+
+func TestProcessorStatusChanges(t *testing.T) {
+	ctx := context.Background()
+	statuses := &memStatuses{byID: map[string]StoredStatus{}}
+	p := &Processor{Store: orderstest.NewMemStore(), Statuses: statuses}
+	msg := func(status string, version, delivery int) Message {
+		body := `{"orderId":"ORD-1","status":"` + status + `","version":` + strconv.Itoa(version) + `,"changedAt":"2026-11-29T12:30:00Z"}`
+		return Message{Body: []byte(body), MessageID: "ORD-1:status", DeliveryCount: delivery, Type: "OrderStatusChanged"}
+	}
+	steps := []struct {
+		msg       Message
+		outcome   Outcome
+		stored    int64
+		conflict  bool
+		completes bool
+	}{
+		{msg("Paid", 2, 1), Applied, 0, false, true},
+		{msg("Paid", 2, 2), Stale, 2, false, true},
+		{msg("Placed", 1, 1), Stale, 2, false, true},
+		{msg("Cancelled", 2, 1), Stale, 2, true, true},
+		{msg("Shipped", 4, 1), Applied, 2, false, true},
+	}
+	for i, st := range steps {
+		r := p.Process(ctx, st.msg)
+		if r.Outcome != st.outcome || r.StoredVersion != st.stored || r.VersionConflict != st.conflict ||
+			r.Kind != OrderStatusChanged || r.OrderID != "ORD-1" || r.Outcome.Completes() != st.completes || r.Outcome.Parks() {
+			t.Errorf("step %d: %+v", i, r)
+		}
+	}
+
+	statuses.fail = &StoreError{Op: "apply status", OrderID: "ORD-1", Transient: true, Err: errors.New("503")}
+	if r := p.Process(ctx, msg("Delivered", 5, 1)); r.Outcome != Transient {
+		t.Errorf("store down: %+v", r)
+	}
+	if r := p.Process(ctx, msg("Delivered", 5, DefaultRetryBudget)); r.Outcome != Exhausted || r.Reason != RetryBudgetExhausted {
+		t.Errorf("store down at the last attempt: %+v", r)
+	}
+	if r := (&Processor{Store: orderstest.NewMemStore()}).Process(ctx, msg("Paid", 1, 1)); r.Outcome != Transient || r.Err == nil {
+		t.Errorf("no status store: %+v", r)
+	}
+	if r := p.Process(ctx, Message{Body: []byte(exampleBody), Type: "OrderShipped"}); r.Outcome != Invalid || r.Reason != ValidationFailed || r.OrderID != "ORD-2026-000123" {
+		t.Errorf("unknown type: %+v", r)
+	}
+}
