@@ -1,0 +1,89 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// OutcomeLog is a slog.Handler that formats every record as the handler's
+// JSON log would (into io.Discard, so the formatting cost stays in the
+// measurement) and counts the "outcome" attribute of invocation records.
+type OutcomeLog struct {
+	json  slog.Handler
+	table *outcomeTable
+}
+
+type outcomeTable struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// NewOutcomeLog returns an empty OutcomeLog.
+func NewOutcomeLog() *OutcomeLog {
+	return &OutcomeLog{json: slog.NewJSONHandler(io.Discard, nil), table: &outcomeTable{n: map[string]int{}}}
+}
+
+// Enabled is the JSON handler's (Info and above).
+func (l *OutcomeLog) Enabled(ctx context.Context, level slog.Level) bool {
+	return l.json.Enabled(ctx, level)
+}
+
+// Handle counts the record's outcome and formats it.
+func (l *OutcomeLog) Handle(ctx context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "outcome" {
+			l.table.mu.Lock()
+			l.table.n[a.Value.String()]++
+			l.table.mu.Unlock()
+			return false
+		}
+		return true
+	})
+	return l.json.Handle(ctx, r)
+}
+
+// WithAttrs keeps counting into the same table.
+func (l *OutcomeLog) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &OutcomeLog{json: l.json.WithAttrs(attrs), table: l.table}
+}
+
+// WithGroup keeps counting into the same table.
+func (l *OutcomeLog) WithGroup(name string) slog.Handler {
+	return &OutcomeLog{json: l.json.WithGroup(name), table: l.table}
+}
+
+// Take returns the counts so far and resets them.
+func (l *OutcomeLog) Take() Outcomes {
+	l.table.mu.Lock()
+	defer l.table.mu.Unlock()
+	out := l.table.n
+	l.table.n = map[string]int{}
+	return out
+}
+
+// Outcomes counts invocations by outcome.
+type Outcomes map[string]int
+
+// String writes the counts as "created 20, duplicate 3".
+func (o Outcomes) String() string {
+	keys := make([]string, 0, len(o))
+	for k := range o {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + " " + strconv.Itoa(o[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Only reports whether every counted outcome is want, and there are n.
+func (o Outcomes) Only(want string, n int) bool {
+	return len(o) == 1 && o[want] == n
+}

@@ -1,0 +1,50 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"github.com/ordersink/orders-consumer/handler"
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+// Rig is the handler as cmd/handler wires it, over a Cosmos client whose
+// requests are counted and with a log that counts outcomes.
+type Rig struct {
+	Counter  *Counter
+	Outcomes *OutcomeLog
+	Handler  http.Handler
+}
+
+// NewRig opens a fresh client (no requests made yet) and builds the handler.
+func NewRig(t Target, conns int) (*Rig, error) {
+	c := NewCounter(Transport(conns))
+	store, err := t.Open(c)
+	if err != nil {
+		return nil, err
+	}
+	log := NewOutcomeLog()
+	h := handler.NewServer(handler.Config{
+		Processor:        &orders.Processor{Store: store},
+		Logger:           slog.New(log),
+		OperationTimeout: 30 * time.Second, // cmd/handler's default
+	})
+	return &Rig{Counter: c, Outcomes: log, Handler: h}, nil
+}
+
+// Invoke serves one invocation in process and returns the HTTP status.
+func (r *Rig) Invoke(function string, request []byte) (int, error) {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/"+function, bytes.NewReader(request))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Azure-Functions-InvocationId", "bench")
+	r.Handler.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		return rec.Code, fmt.Errorf("%s answered %d: %s", function, rec.Code, rec.Body.Bytes())
+	}
+	return rec.Code, nil
+}

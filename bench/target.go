@@ -1,0 +1,61 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/ordersink/orders-consumer/cosmos"
+)
+
+// Target is the Cosmos DB endpoint and the database a run writes to.
+type Target struct {
+	Endpoint  string
+	Key       string
+	Database  string
+	Container string
+}
+
+// Transport is the HTTP transport cosmos.NewClient builds when given none,
+// so that the counted clients behave like the handler's own.
+func Transport(conns int) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = conns * 2
+	t.MaxIdleConnsPerHost = conns
+	t.IdleConnTimeout = 90 * time.Second
+	t.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	return t
+}
+
+// Options returns the cosmos.Options for the target over rt.
+func (t Target) Options(rt http.RoundTripper) cosmos.Options {
+	return cosmos.Options{Endpoint: t.Endpoint, Key: t.Key, Transport: rt}
+}
+
+// Open returns a Store over the target whose requests c counts.
+func (t Target) Open(c *Counter) (*cosmos.Store, error) {
+	return cosmos.Open(t.Options(c), t.Database, t.Container)
+}
+
+// Prepare creates the target's database and containers.
+func (t Target) Prepare(ctx context.Context) error {
+	s, err := cosmos.Open(t.Options(nil), t.Database, t.Container)
+	if err != nil {
+		return err
+	}
+	if err := s.CreateContainers(ctx); err != nil {
+		return fmt.Errorf("prepare %s: %w", t.Database, err)
+	}
+	return nil
+}
+
+// Drop deletes the target's database.
+func (t Target) Drop(ctx context.Context) error {
+	s, err := cosmos.Open(t.Options(nil), t.Database, t.Container)
+	if err != nil {
+		return err
+	}
+	return s.DeleteDatabase(ctx)
+}

@@ -1,0 +1,124 @@
+package bench
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Request kinds, from the Cosmos DB REST path and headers.
+const (
+	KindCreate   = "create"   // POST .../docs
+	KindBatch    = "batch"    // POST .../docs, x-ms-cosmos-is-batch-request
+	KindQuery    = "query"    // POST .../docs, x-ms-documentdb-isquery
+	KindRead     = "read"     // GET .../docs/{id}
+	KindReplace  = "replace"  // PUT .../docs/{id}
+	KindPatch    = "patch"    // PATCH .../docs/{id}
+	KindDelete   = "delete"   // DELETE .../docs/{id}
+	KindMetadata = "metadata" // account (GET /), database, container, partition key ranges
+)
+
+// Counter is an http.RoundTripper that counts the requests it forwards by
+// kind and answer status. Every attempt counts, the SDK's own retries too:
+// that is what a round trip costs.
+type Counter struct {
+	Next http.RoundTripper
+
+	mu     sync.Mutex
+	counts map[string]int // "kind" and "kind status"
+}
+
+// NewCounter wraps next.
+func NewCounter(next http.RoundTripper) *Counter {
+	return &Counter{Next: next, counts: map[string]int{}}
+}
+
+// RoundTrip forwards the request and counts it.
+func (c *Counter) RoundTrip(r *http.Request) (*http.Response, error) {
+	kind := Classify(r)
+	resp, err := c.Next.RoundTrip(r)
+	status := "error"
+	if err == nil {
+		status = strconv.Itoa(resp.StatusCode)
+	}
+	c.mu.Lock()
+	c.counts[kind]++
+	c.counts[kind+" "+status]++
+	c.mu.Unlock()
+	return resp, err
+}
+
+// Snapshot returns the counts so far and resets them.
+func (c *Counter) Snapshot() Counts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := Counts(c.counts)
+	c.counts = map[string]int{}
+	return out
+}
+
+// Counts are request counts by kind ("batch") and by kind and status
+// ("batch 200").
+type Counts map[string]int
+
+// Item is the number of requests that touch documents: everything but
+// metadata.
+func (c Counts) Item() int {
+	n := 0
+	for _, k := range []string{KindCreate, KindBatch, KindQuery, KindRead, KindReplace, KindPatch, KindDelete} {
+		n += c[k]
+	}
+	return n
+}
+
+// Detail lists the counts by kind and status divided by per, such as
+// "batch 200 ×1, read 200 ×1", in a stable order.
+func (c Counts) Detail(per int) string {
+	var keys []string
+	for k := range c {
+		if strings.Contains(k, " ") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s ×%.3g", k, float64(c[k])/float64(per)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Classify names the kind of a Cosmos DB REST request.
+func Classify(r *http.Request) string {
+	p := strings.TrimSuffix(r.URL.Path, "/")
+	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	// dbs/{db}/colls/{coll}/docs[/{id}]
+	if len(segs) >= 5 && segs[0] == "dbs" && segs[2] == "colls" && segs[4] == "docs" {
+		if len(segs) == 5 {
+			switch {
+			case strings.EqualFold(r.Header.Get("x-ms-cosmos-is-batch-request"), "true"):
+				return KindBatch
+			case strings.EqualFold(r.Header.Get("x-ms-documentdb-isquery"), "true"),
+				strings.HasPrefix(r.Header.Get("Content-Type"), "application/query+json"):
+				return KindQuery
+			case r.Method == http.MethodPost:
+				return KindCreate
+			}
+			return KindMetadata // read feed
+		}
+		switch r.Method {
+		case http.MethodGet:
+			return KindRead
+		case http.MethodPut:
+			return KindReplace
+		case http.MethodPatch:
+			return KindPatch
+		case http.MethodDelete:
+			return KindDelete
+		}
+	}
+	return KindMetadata
+}
