@@ -142,6 +142,11 @@ func batchDeliveries(inv *invocation, invocationID string) ([]delivery, error) {
 	ids := inv.metaStrings("MessageIdArray", n)
 	counts := inv.metaInts("DeliveryCountArray", n)
 	subjects := inv.metaStrings("SubjectArray", n)
+	for i, label := range inv.metaStrings("LabelArray", n) {
+		if subjects[i] == "" {
+			subjects[i] = label // extension 4.x names it Label
+		}
+	}
 	enqueued := inv.metaStrings("EnqueuedTimeUtcArray", n)
 	out := make([]delivery, n)
 	for i := range bodies {

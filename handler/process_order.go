@@ -81,6 +81,10 @@ func (d *delivery) read(w http.ResponseWriter, r *http.Request, limit int64) (or
 	d.messageID, _ = inv.metaString("MessageId")
 	d.deliveryCount, _ = inv.metaInt("DeliveryCount")
 	d.subject, _ = inv.metaString("Subject")
+	if d.subject == "" {
+		// Extension 4.x names it Label; 5.x sends both.
+		d.subject, _ = inv.metaString("Label")
+	}
 	if s, ok := inv.metaString("EnqueuedTimeUtc"); ok {
 		if t, ok := parseHostTime(s); ok {
 			d.enqueuedAt = t.Format(time.RFC3339)

@@ -193,3 +193,26 @@ func TestConcurrentStatusChangesEndAtHighestVersion(t *testing.T) {
 	}
 	t.Logf("versions in start order %v: %v; most conditional-write attempts of one message: %v", versions, count, maxAttempts)
 }
+
+// Service Bus extension 4.x sends the Subject as Label only.
+func TestMessageTypeFromLabelAlone(t *testing.T) {
+	s := startServer(t, env.Store, 0)
+	id, _ := uniqueOrder(t)
+	var inv map[string]map[string]json.RawMessage
+	_ = json.Unmarshal(statusInvocation(t, id, "Paid", 1, 1), &inv)
+	delete(inv["Metadata"], "Subject")
+	single, _ := json.Marshal(inv)
+	if a := s.invoke(t, single); a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "applied" {
+		t.Fatalf("single message with Label only: %d %v", a.Status, a.Logs)
+	}
+
+	_ = json.Unmarshal(hostBatch([]batchMessage{{statusBody(id, "Shipped", 2), id + ":status:2", 1, "OrderStatusChanged"}}), &inv)
+	delete(inv["Metadata"], "SubjectArray")
+	batch, _ := json.Marshal(inv)
+	if a := s.invokeFunction(t, FunctionProcessOrderBatch, batch); a.Status != http.StatusOK || !strings.Contains(a.Logs[0], "applied") {
+		t.Fatalf("batch with LabelArray only: %d %v", a.Status, a.Logs)
+	}
+	if got := storedStatus(t, id); got["version"] != float64(2) {
+		t.Errorf("stored status = %v", got)
+	}
+}
