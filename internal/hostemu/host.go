@@ -178,7 +178,6 @@ func (h *Host) Run(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	h.opts.Log("host: all messages settled")
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}

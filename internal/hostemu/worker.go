@@ -241,10 +241,8 @@ func (w *Worker) startOnce() (<-chan struct{}, error) {
 		w.readyCh = make(chan struct{})
 		w.proc = nil
 		w.mu.Unlock()
-		if exitErr != nil {
-			w.cfg.Log(fmt.Sprintf("worker process exited: %v", exitErr))
-		} else {
-			w.cfg.Log("worker process exited")
+		if !w.isStopping() {
+			w.cfg.Log(fmt.Sprintf("worker process %d exited: %v", cmd.Process.Pid, exitErr))
 		}
 		close(done)
 	}()

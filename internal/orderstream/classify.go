@@ -4,15 +4,20 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/ordersink/orders-consumer/internal/hostemu"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
-// Class is what a message body amounts to for the consumer, decided by the
+// Class is what a message amounts to for the consumer, decided by the
 // domain's own rules so that the check and the handler cannot disagree on
 // what "valid" means.
 type Class struct {
-	Valid   bool
-	OrderID string // "" when the body has none
+	// Valid: an order (no Subject, or OrderPlaced) the consumer must store.
+	Valid bool
+	// OtherType: a valid Subject naming another message type (a status
+	// change); the orders check leaves it alone.
+	OtherType bool
+	OrderID   string // "" when the body has none
 	// Content identifies the body's content: the contract §4 fingerprint
 	// (meta, key order and white space do not count) when there is one,
 	// otherwise the text itself.
@@ -30,8 +35,21 @@ var metadataKeys = []string{
 	"SessionActions", "MessageReceiver", "MessageSession", "ReceiveActions", "Client", "sys",
 }
 
-// Classify decides whether body is a valid order and names its content.
-func Classify(body []byte) Class {
+// Classify decides whether a message is a valid order, by its Subject (the
+// message type) and its body, and names its content.
+func Classify(m *hostemu.Message) Class {
+	switch t, err := orders.ParseMessageType(m.Subject); {
+	case err != nil:
+		return Class{OrderID: orders.PeekOrderID(m.Body), Content: ContentKey(m.Body)}
+	case t != orders.OrderPlaced:
+		return Class{OtherType: true, OrderID: orders.PeekOrderID(m.Body), Content: ContentKey(m.Body)}
+	}
+	return classifyOrder(m.Body)
+}
+
+// classifyOrder judges the body of an order message (no Subject, or
+// OrderPlaced).
+func classifyOrder(body []byte) Class {
 	c := Class{OrderID: orders.PeekOrderID(body), Content: ContentKey(body)}
 	o, err := orders.ParseOrder(body)
 	if err != nil {

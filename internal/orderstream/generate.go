@@ -234,8 +234,13 @@ func (g *generator) message(o *order, messageID string, burst int) *hostemu.Mess
 
 func (g *generator) envelope(o *order, messageID string, body []byte, burst int) *hostemu.Message {
 	props, _ := json.Marshal(map[string]any{"tenant": tenants[len(o.CustomerID)%len(tenants)], "schemaVersion": 1, "source": o.Meta.Producer})
-	m := &hostemu.Message{Body: body, MessageID: messageID, ContentType: "application/json", Subject: "order.created",
+	m := &hostemu.Message{Body: body, MessageID: messageID, ContentType: "application/json",
 		ApplicationProperties: props, Burst: burst}
+	// Producers name the message type in the Subject; older ones send
+	// orders without one, which means the same.
+	if g.rng.IntN(5) > 0 {
+		m.Subject = "OrderPlaced"
+	}
 	if g.rng.IntN(2) == 0 {
 		m.CorrelationID = o.Meta.TraceID
 	}
@@ -281,7 +286,7 @@ func (g *generator) mutate(o *order) *order {
 }
 
 // invalidKinds are the ways a generated message breaks contract §3.
-var invalidKinds = []string{"total", "numberMoney", "noCustomer", "notJSON", "shadowsMetadata", "noLines", "currency"}
+var invalidKinds = []string{"total", "numberMoney", "noCustomer", "notJSON", "shadowsMetadata", "noLines", "currency", "unknownSubject"}
 
 func (g *generator) invalid(k int) *hostemu.Message {
 	o := g.order(1_000_000 + k)
@@ -307,6 +312,11 @@ func (g *generator) invalid(k int) *hostemu.Message {
 		fields["total"] = "0.00"
 	case "currency":
 		fields["currency"] = strings.ToLower(o.Currency)
+	case "unknownSubject":
+		// A valid body under a message type the consumer does not know.
+		m := g.envelope(o, o.OrderID, body, 0)
+		m.Subject = "order.created"
+		return m
 	}
 	body, _ = json.Marshal(fields)
 	return g.envelope(o, o.OrderID, body, 0)

@@ -28,7 +28,7 @@ func TestGenerateIsWhatItSays(t *testing.T) {
 	contents := map[string]map[string]bool{} // orderId -> contents
 	invalid := 0
 	for _, m := range s.Messages {
-		c := Classify(m.Body)
+		c := Classify(m)
 		if !c.Valid {
 			invalid++
 			if !strings.HasPrefix(c.OrderID, "BAD-") && c.OrderID != "" {
