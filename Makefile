@@ -2,6 +2,7 @@
 SHELL := /bin/bash
 GO    ?= go
 BIN   := bin/handler
+HOSTEMU := bin/hostemu
 
 .PHONY: build run test test-unit test-race emulator-start emulator-stop clean vet
 
@@ -9,9 +10,13 @@ BIN   := bin/handler
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(BIN) ./cmd/handler
 
-## run: start the local emulator and run the handler against it
+## run: build, start the local Cosmos emulator (unless COSMOS_ENDPOINT is set), run the handler
+##      under the Functions host emulator over the default stream (2000 orders with duplicates,
+##      bursts, lost completions, mismatches, invalid messages), print the summary, stop what it
+##      started; non-zero exit when the invariant fails. More: make run RUN_ARGS='-kill-handler 3 -v'
 run: build
-	./infra/run-local.sh
+	$(GO) build -o $(HOSTEMU) ./cmd/hostemu
+	./infra/run-local.sh $(RUN_ARGS)
 
 ## test: everything CI runs (starts the emulator unless COSMOS_ENDPOINT is set)
 test: vet check-infra
