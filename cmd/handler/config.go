@@ -26,6 +26,11 @@ type config struct {
 	// OperationTimeout bounds the Cosmos work of one message, SDK retries
 	// included; past it the message is retried by redelivery.
 	OperationTimeout time.Duration `envconfig:"COSMOS_OPERATION_TIMEOUT" default:"30s"`
+	// BatchParallelism bounds the messages of one ProcessOrderBatch
+	// invocation processed at once.
+	BatchParallelism int `envconfig:"BATCH_PARALLELISM" default:"8"`
+	// MaxBatchRequestBytes bounds one batch or change-feed invocation.
+	MaxBatchRequestBytes int64 `envconfig:"MAX_BATCH_REQUEST_BYTES" default:"67108864"`
 	// MaxConns sizes the Cosmos connection pool (>= maxConcurrentCalls).
 	MaxConns int    `envconfig:"COSMOS_MAX_CONNS" default:"64"`
 	LogLevel string `envconfig:"LOG_LEVEL" default:"info"`
@@ -44,6 +49,10 @@ func loadConfig() (config, error) {
 		return c, fmt.Errorf("configuration: RETRY_BUDGET_DELIVERY_COUNT must be at least 1, got %d", c.RetryBudget)
 	case c.MaxRequestBytes < 64<<10:
 		return c, fmt.Errorf("configuration: MAX_REQUEST_BYTES must be at least 65536, got %d", c.MaxRequestBytes)
+	case c.BatchParallelism < 1:
+		return c, fmt.Errorf("configuration: BATCH_PARALLELISM must be at least 1, got %d", c.BatchParallelism)
+	case c.MaxBatchRequestBytes < c.MaxRequestBytes:
+		return c, fmt.Errorf("configuration: MAX_BATCH_REQUEST_BYTES (%d) must be at least MAX_REQUEST_BYTES (%d)", c.MaxBatchRequestBytes, c.MaxRequestBytes)
 	case c.OperationTimeout <= 0:
 		return c, fmt.Errorf("configuration: COSMOS_OPERATION_TIMEOUT must be positive, got %s", c.OperationTimeout)
 	case c.CosmosDatabase == "" || c.CosmosContainer == "":

@@ -46,10 +46,12 @@ func run(ctx context.Context, stdout io.Writer) error {
 	}
 	srv := &http.Server{
 		Handler: handler.NewServer(handler.Config{
-			Processor:        &orders.Processor{Store: store, RetryBudget: cfg.RetryBudget},
-			Logger:           log,
-			MaxRequestBytes:  cfg.MaxRequestBytes,
-			OperationTimeout: cfg.OperationTimeout,
+			Processor:            &orders.Processor{Store: store, RetryBudget: cfg.RetryBudget},
+			Logger:               log,
+			MaxRequestBytes:      cfg.MaxRequestBytes,
+			MaxBatchRequestBytes: cfg.MaxBatchRequestBytes,
+			BatchParallelism:     cfg.BatchParallelism,
+			OperationTimeout:     cfg.OperationTimeout,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}

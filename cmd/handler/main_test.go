@@ -26,6 +26,8 @@ func TestLoadConfigNamesTheBadSetting(t *testing.T) {
 		{"budget zero", map[string]string{"RETRY_BUDGET_DELIVERY_COUNT": "0"}, "RETRY_BUDGET_DELIVERY_COUNT"},
 		{"timeout not a duration", map[string]string{"COSMOS_OPERATION_TIMEOUT": "soon"}, "COSMOS_OPERATION_TIMEOUT"},
 		{"request limit tiny", map[string]string{"MAX_REQUEST_BYTES": "10"}, "MAX_REQUEST_BYTES"},
+		{"batch parallelism zero", map[string]string{"BATCH_PARALLELISM": "0"}, "BATCH_PARALLELISM"},
+		{"batch limit below message limit", map[string]string{"MAX_BATCH_REQUEST_BYTES": "65536"}, "MAX_BATCH_REQUEST_BYTES"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,7 +48,7 @@ func TestLoadConfigNamesTheBadSetting(t *testing.T) {
 // when the test runs under infra/test.sh, which exports emulator settings.
 func unsetConfig(t *testing.T) {
 	for _, k := range []string{"FUNCTIONS_CUSTOMHANDLER_PORT", "COSMOS_ENDPOINT", "COSMOS_KEY", "COSMOS_DATABASE", "COSMOS_CONTAINER",
-		"RETRY_BUDGET_DELIVERY_COUNT", "MAX_REQUEST_BYTES", "COSMOS_OPERATION_TIMEOUT", "COSMOS_MAX_CONNS", "LOG_LEVEL"} {
+		"RETRY_BUDGET_DELIVERY_COUNT", "MAX_REQUEST_BYTES", "MAX_BATCH_REQUEST_BYTES", "BATCH_PARALLELISM", "COSMOS_OPERATION_TIMEOUT", "COSMOS_MAX_CONNS", "LOG_LEVEL"} {
 		t.Setenv(k, "") // restores the old value after the test
 		os.Unsetenv(k)
 	}
