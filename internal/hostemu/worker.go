@@ -123,7 +123,19 @@ func (w *Worker) Kill() error {
 	}
 	w.killing = true
 	w.stats.Kills++
+	// The host learns of the exit and holds new invocations until the
+	// restart answers; only those already sent fail.
+	w.markNotReadyLocked()
 	return w.proc.Signal(syscall.SIGKILL)
+}
+
+// markNotReadyLocked ends a ready period. The channel is replaced only here,
+// so a waiter always holds the channel the next ready period closes.
+func (w *Worker) markNotReadyLocked() {
+	if w.ready {
+		w.ready = false
+		w.readyCh = make(chan struct{})
+	}
 }
 
 // Stop ends the handler (SIGTERM, then SIGKILL after grace) and waits.
@@ -237,8 +249,7 @@ func (w *Worker) startOnce() (<-chan struct{}, error) {
 	go func() {
 		<-exited
 		w.mu.Lock()
-		w.ready = false
-		w.readyCh = make(chan struct{})
+		w.markNotReadyLocked()
 		w.proc = nil
 		w.mu.Unlock()
 		if !w.isStopping() {
