@@ -110,7 +110,7 @@ type recorder struct {
 func (r *recorder) observe(inv *Invocation) { r.mu.Lock(); r.invs = append(r.invs, inv); r.mu.Unlock() }
 
 // runHost delivers msgs to fn served by h and returns the invocations in the
-// order they finished.
+// order they started.
 func runHost(t *testing.T, h http.Handler, fn *Function, opts Options, msgs ...*Message) ([]*Invocation, *Queue) {
 	t.Helper()
 	srv := httptest.NewServer(h)
@@ -128,6 +128,9 @@ func runHost(t *testing.T, h http.Handler, fn *Function, opts Options, msgs ...*
 	if err := host.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// Observe runs after settling, so a redelivery may be observed before
+	// the delivery that caused it; start times are in causal order.
+	slices.SortStableFunc(rec.invs, func(a, b *Invocation) int { return a.Started.Compare(b.Started) })
 	return rec.invs, q
 }
 
