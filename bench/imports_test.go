@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-const azcosmos = "github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+const azcosmosPath = "github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 // TestProductionImportsOfAzcosmos: package cosmos is the only production
 // package that imports azcosmos; this measurement package is the one
@@ -23,7 +23,7 @@ func TestProductionImportsOfAzcosmos(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
 		for _, imp := range fields[1:] {
-			if imp == azcosmos && !allowed[fields[0]] {
+			if imp == azcosmosPath && !allowed[fields[0]] {
 				t.Errorf("%s imports azcosmos; only package cosmos may", fields[0])
 			}
 		}

@@ -27,8 +27,10 @@ const (
 type Counter struct {
 	Next http.RoundTripper
 
-	mu     sync.Mutex
-	counts map[string]int // "kind" and "kind status"
+	mu       sync.Mutex
+	counts   map[string]int // "kind" and "kind status"
+	inFlight int
+	peak     int
 }
 
 // NewCounter wraps next.
@@ -39,26 +41,43 @@ func NewCounter(next http.RoundTripper) *Counter {
 // RoundTrip forwards the request and counts it.
 func (c *Counter) RoundTrip(r *http.Request) (*http.Response, error) {
 	kind := Classify(r)
+	c.mu.Lock()
+	c.inFlight++
+	c.peak = max(c.peak, c.inFlight)
+	c.mu.Unlock()
 	resp, err := c.Next.RoundTrip(r)
 	status := "error"
 	if err == nil {
 		status = strconv.Itoa(resp.StatusCode)
 	}
 	c.mu.Lock()
+	c.inFlight--
 	c.counts[kind]++
 	c.counts[kind+" "+status]++
 	c.mu.Unlock()
 	return resp, err
 }
 
-// Snapshot returns the counts so far and resets them.
+// Snapshot returns the counts so far and resets them. The "peak in flight"
+// entry is the most requests that were outstanding at once.
 func (c *Counter) Snapshot() Counts {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := Counts(c.counts)
 	c.counts = map[string]int{}
+	if c.peak > 0 {
+		out[peakKey] = c.peak
+	}
+	c.peak = c.inFlight
 	return out
 }
+
+// peakKey holds the peak of requests in flight in Counts; it has no space,
+// so Detail leaves it out.
+const peakKey = "peakInFlight"
+
+// Peak is the most requests that were outstanding at once.
+func (c Counts) Peak() int { return c[peakKey] }
 
 // Counts are request counts by kind ("batch") and by kind and status
 // ("batch 200").

@@ -1,0 +1,215 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// FootprintReport is what the built executable costs to start and to keep.
+type FootprintReport struct {
+	// Starts are the times from starting the process to its first 200 on
+	// GET /, polled every PollEvery, sorted.
+	Starts    []time.Duration
+	PollEvery time.Duration
+	// Resident memory in KiB (VmRSS): after the first answer and a pause,
+	// the highest sample under load, the kernel's high-water mark (VmHWM)
+	// after the load, and after the load once idle again.
+	IdleRSS, LoadPeakRSS, HWM, AfterRSS int64
+	// The load: Messages new orders, Concurrency invocations at once.
+	Messages, Concurrency int
+	LoadPhase             Phase
+}
+
+// Process is a running handler executable.
+type Process struct {
+	cmd  *exec.Cmd
+	URL  string
+	Pid  int
+	done chan error
+}
+
+// StartHandler starts the executable bin on a free loopback port against t
+// and returns once it is started (not yet ready).
+func StartHandler(bin string, t Target) (*Process, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"),
+		"FUNCTIONS_CUSTOMHANDLER_PORT=" + strconv.Itoa(port),
+		"COSMOS_ENDPOINT=" + t.Endpoint,
+		"COSMOS_KEY=" + t.Key,
+		"COSMOS_DATABASE=" + t.Database,
+		"COSMOS_CONTAINER=" + t.Container,
+	}
+	// Stdout and stderr go to /dev/null: the log lines are still formatted
+	// and written, as under the host, without a reader to slow them.
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &Process{cmd: cmd, URL: fmt.Sprintf("http://127.0.0.1:%d", port), Pid: cmd.Process.Pid, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait() }()
+	return p, nil
+}
+
+// WaitReady polls GET / every interval until it answers 200.
+func (p *Process) WaitReady(interval, limit time.Duration) error {
+	hc := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(limit)
+	for {
+		resp, err := hc.Get(p.URL + "/")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case err := <-p.done:
+			return fmt.Errorf("handler exited before answering: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no answer on %s within %s", p.URL, limit)
+		}
+		time.Sleep(interval)
+	}
+}
+
+// Stop sends SIGTERM and waits for the process to exit.
+func (p *Process) Stop() error {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		return err
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		return fmt.Errorf("handler %d did not stop on SIGTERM within 30 s", p.Pid)
+	}
+}
+
+// Memory reads VmRSS and VmHWM of the process, in KiB.
+func (p *Process) Memory() (rss, hwm int64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.Pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmRSS":
+			rss = n
+		case "VmHWM":
+			hwm = n
+		}
+	}
+	return rss, hwm, sc.Err()
+}
+
+// Footprint starts bin starts times to time its readiness, then once more
+// to measure its memory idle and under conc concurrent invocations of
+// messages new orders.
+func Footprint(ctx context.Context, bin string, t Target, starts, messages, conc int) (*FootprintReport, error) {
+	const poll = 5 * time.Millisecond
+	rep := &FootprintReport{PollEvery: poll, Messages: messages, Concurrency: conc}
+	for range starts {
+		t0 := time.Now()
+		p, err := StartHandler(bin, t)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.WaitReady(poll, 10*time.Second); err != nil {
+			_ = p.Stop()
+			return nil, err
+		}
+		rep.Starts = append(rep.Starts, time.Since(t0))
+		if err := p.Stop(); err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(rep.Starts, func(a, b int) bool { return rep.Starts[a] < rep.Starts[b] })
+
+	p, err := StartHandler(bin, t)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Stop()
+	if err := p.WaitReady(poll, 10*time.Second); err != nil {
+		return nil, err
+	}
+	time.Sleep(time.Second)
+	if rep.IdleRSS, _, err = p.Memory(); err != nil {
+		return nil, err
+	}
+
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 2 * time.Minute}
+	counter := NewCounter(http.DefaultTransport) // the process's requests are not visible here
+	v := &Variant{Name: "handler executable, one message per invocation", PerOp: 1, Concurrency: conc, counter: counter,
+		prepare: func(prefix string, ops int) (func(context.Context, int) error, error) {
+			reqs := make([][]byte, ops)
+			for i := range reqs {
+				id := fmt.Sprintf("%s-%06d", prefix, i)
+				reqs[i] = SingleInvocation(Delivery{Body: OrderBody(id, "CUST-1"), MessageID: id, DeliveryCount: 1})
+			}
+			return func(ctx context.Context, i int) error { return post(ctx, hc, p.URL+"/ProcessOrder", reqs[i]) }, nil
+		}}
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if rss, _, err := p.Memory(); err == nil && rss > rep.LoadPeakRSS {
+					rep.LoadPeakRSS = rss
+				}
+			}
+		}
+	}()
+	rep.LoadPhase, err = v.RunPhase(ctx, "FP-"+RunID(), messages)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if _, rep.HWM, err = p.Memory(); err != nil {
+		return nil, err
+	}
+	time.Sleep(2 * time.Second)
+	rep.AfterRSS, _, err = p.Memory()
+	return rep, err
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

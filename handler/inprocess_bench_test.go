@@ -1,0 +1,146 @@
+package handler
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
+)
+
+// The in-process benchmarks run the handler over orderstest.MemStore, a
+// zero-latency store: what remains is the handler's own CPU and memory per
+// message. The log is formatted as in production (JSON) into io.Discard.
+// cmd/benchreport runs them for docs/benchmarks.md.
+
+// benchServer is the handler as cmd/handler builds it, over a fresh MemStore.
+func benchServer() http.Handler {
+	return NewServer(Config{
+		Processor: &orders.Processor{Store: orderstest.NewMemStore()},
+		Logger:    slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	})
+}
+
+// benchOrder is exampleBody under another orderId.
+func benchOrder(i int) []byte {
+	return []byte(strings.Replace(exampleBody, "ORD-2026-000123", fmt.Sprintf("ORD-B-%08d", i), 1))
+}
+
+func serve(b *testing.B, srv http.Handler, function string, request []byte) {
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/"+function, bytes.NewReader(request)))
+	if rec.Code != http.StatusOK {
+		b.Fatalf("%d %s", rec.Code, rec.Body.Bytes())
+	}
+}
+
+// BenchmarkDecodeEnvelope is the cost of merely reading a host invocation:
+// the envelope, the double-encoded body and the metadata the handler uses.
+func BenchmarkDecodeEnvelope(b *testing.B) {
+	raw := hostInvocation([]byte(exampleBody), "ORD-2026-000123", 1)
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		inv, err := decodeInvocation(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := inv.triggerText(TriggerBinding); err != nil {
+			b.Fatal(err)
+		}
+		inv.metaString("MessageId")
+		inv.metaInt("DeliveryCount")
+		inv.metaString("Subject")
+		if s, ok := inv.metaString("EnqueuedTimeUtc"); ok {
+			parseHostTime(s)
+		}
+	}
+}
+
+// BenchmarkProcessOrderInProcess is one invocation of POST /ProcessOrder end
+// to end in process (request decode, validation, fingerprint, documents,
+// store call, answer, log line) for a new order and for a duplicate.
+func BenchmarkProcessOrderInProcess(b *testing.B) {
+	const pool = 4096
+	reqs := make([][]byte, pool)
+	for i := range reqs {
+		reqs[i] = hostInvocation(benchOrder(i), fmt.Sprintf("ORD-B-%08d", i), 1)
+	}
+	b.Run("new", func(b *testing.B) {
+		b.ReportAllocs()
+		srv := benchServer()
+		i := 0
+		for b.Loop() {
+			if i == pool {
+				// Every id is taken: start over with an empty store.
+				b.StopTimer()
+				srv, i = benchServer(), 0
+				b.StartTimer()
+			}
+			serve(b, srv, FunctionProcessOrder, reqs[i])
+			i++
+		}
+	})
+	b.Run("duplicate", func(b *testing.B) {
+		b.ReportAllocs()
+		srv := benchServer()
+		serve(b, srv, FunctionProcessOrder, reqs[0])
+		for b.Loop() {
+			serve(b, srv, FunctionProcessOrder, reqs[0])
+		}
+	})
+}
+
+// BenchmarkProcessOrderBatchInProcess is one POST /ProcessOrderBatch
+// invocation of 100 new orders; ns/msg is the time per message.
+func BenchmarkProcessOrderBatchInProcess(b *testing.B) {
+	const size, pool = 100, 64
+	reqs := make([][]byte, pool)
+	for i := range reqs {
+		bodies := make([]string, size)
+		ids := make([]string, size)
+		for j := range bodies {
+			bodies[j] = string(benchOrder(i*size + j))
+			ids[j] = fmt.Sprintf("ORD-B-%08d", i*size+j)
+		}
+		reqs[i] = batchRequest(bodies, ids)
+	}
+	b.ReportAllocs()
+	srv := benchServer()
+	i := 0
+	for b.Loop() {
+		if i == pool {
+			b.StopTimer()
+			srv, i = benchServer(), 0
+			b.StartTimer()
+		}
+		serve(b, srv, FunctionProcessOrderBatch, reqs[i])
+		i++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*size), "ns/msg")
+}
+
+// batchRequest encodes a "cardinality": "many" invocation as the host does:
+// Data.messages and the ...Array metadata are JSON strings holding arrays.
+func batchRequest(bodies, ids []string) []byte {
+	enc := func(v any) string {
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	counts := make([]int, len(ids))
+	for i := range counts {
+		counts[i] = 1
+	}
+	out, _ := json.Marshal(map[string]any{
+		"Data":     map[string]any{BatchTriggerBinding: enc(bodies)},
+		"Metadata": map[string]any{"MessageIdArray": enc(ids), "DeliveryCountArray": enc(counts)},
+	})
+	return out
+}
