@@ -304,13 +304,13 @@ func (r *Report) micro(p func(string, ...any)) {
 	p("| benchmark | what it does | time per op, median (range) | B/op | allocs/op |")
 	p("|---|---|---|---:|---:|")
 	what := map[string]string{
-		"BenchmarkDecodeEnvelope":                 "decode the host's invocation envelope and metadata only",
-		"BenchmarkParseOrder":                     "decode, fingerprint and validate one order body",
-		"BenchmarkFingerprint":                    "fingerprint alone: decode, RFC 8785 canonical form, SHA-256",
-		"BenchmarkAcceptanceDocuments":            "build the order document and its outbox event",
-		"BenchmarkProcessOrderInProcess/new":      "one `POST /ProcessOrder` end to end, new order",
+		"BenchmarkDecodeEnvelope":                  "decode the host's invocation envelope and metadata only",
+		"BenchmarkParseOrder":                      "decode, fingerprint and validate one order body",
+		"BenchmarkFingerprint":                     "fingerprint alone: decode, RFC 8785 canonical form, SHA-256",
+		"BenchmarkAcceptanceDocuments":             "build the order document and its outbox event",
+		"BenchmarkProcessOrderInProcess/new":       "one `POST /ProcessOrder` end to end, new order",
 		"BenchmarkProcessOrderInProcess/duplicate": "one `POST /ProcessOrder` end to end, duplicate",
-		"BenchmarkProcessOrderBatchInProcess":     "one `POST /ProcessOrderBatch` of 100 new orders",
+		"BenchmarkProcessOrderBatchInProcess":      "one `POST /ProcessOrderBatch` of 100 new orders",
 	}
 	for _, m := range r.Micro {
 		ns, _ := m.Median("ns/op")
