@@ -117,7 +117,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	defer handlerLog.Close()
 
 	rep := newReport(app, fns, opts, db)
+	var logMu sync.Mutex // the worker, the listeners and Observe all log
 	logf := func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
 		fmt.Fprintf(opts.Log, "hostemu: "+format+"\n", args...)
 	}
 	worker, err := hostemu.StartWorker(hostemu.WorkerConfig{
@@ -148,7 +151,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			invs = append(invs, inv)
 			mu.Unlock()
 			if opts.Verbose {
+				logMu.Lock()
 				printInvocation(opts.Log, inv)
+				logMu.Unlock()
 			}
 		},
 	})
