@@ -23,6 +23,7 @@ type Report struct {
 	Seed         uint64
 	Injected     *orderstream.Injected
 	ParkingQueue string
+	NotRun       []string // functions left out, and why
 
 	Messages                int
 	Invocations             int
@@ -56,7 +57,11 @@ func newReport(app *hostemu.App, fns []*hostemu.Function, opts Options, db *orde
 		BatchSize:   firstPositive(opts.MaxMessageBatchSize, app.Host.MaxMessageBatchSize),
 		MaxDelivery: firstPositive(opts.MaxDeliveryCount, hostemu.DefaultMaxDeliveryCount)}
 	for _, fn := range fns {
-		r.Functions = append(r.Functions, fn.Name)
+		shape := fmt.Sprintf("one message per invocation, up to %d in flight", r.Concurrency)
+		if fn.Trigger().Many() {
+			shape = fmt.Sprintf("batches of up to %d messages", r.BatchSize)
+		}
+		r.Functions = append(r.Functions, fmt.Sprintf("%s (%s)", fn.Name, shape))
 	}
 	return r
 }
@@ -66,11 +71,10 @@ func (r *Report) OK() bool { return r.failed == [3]int{} }
 
 // Print writes the summary table.
 func (r *Report) Print(w io.Writer) {
-	shape := fmt.Sprintf("one message per invocation, up to %d in flight", r.Concurrency)
-	if r.Batch {
-		shape = fmt.Sprintf("batches of up to %d messages", r.BatchSize)
+	fmt.Fprintf(w, "%s; maxDeliveryCount %d; database %s\n", strings.Join(r.Functions, " + "), r.MaxDelivery, r.Database)
+	if len(r.NotRun) > 0 {
+		fmt.Fprintf(w, "not run: %s\n", strings.Join(r.NotRun, ", "))
 	}
-	fmt.Fprintf(w, "%s: %s, maxDeliveryCount %d, database %s\n", strings.Join(r.Functions, " + "), shape, r.MaxDelivery, r.Database)
 	if in := r.Injected; in != nil {
 		fmt.Fprintf(w, "stream (seed %d): %d orders + %d duplicates + %d burst copies (%d bursts) + %d mismatches + %d invalid; %d lost completions\n",
 			r.Seed, in.Orders, in.Duplicates, in.BurstCopies, in.Bursts, in.Mismatches, in.Invalid, in.LostCompletions)

@@ -117,6 +117,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	defer handlerLog.Close()
 
 	rep := newReport(app, fns, opts, db)
+	rep.NotRun = notRun(app, settings, fns)
 	var logMu sync.Mutex // the worker, the listeners and Observe all log
 	logf := func(format string, args ...any) {
 		logMu.Lock()
@@ -161,6 +162,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 
+	// Delivery starts once the handler answers, like the host's listeners.
+	if _, err := worker.Endpoint(ctx); err != nil {
+		return nil, fmt.Errorf("start the handler: %w%s", err, tail(files.path("handler.log")))
+	}
 	start := time.Now()
 	stopProgress := showProgress(opts.Progress, queue)
 	runErr := host.Run(ctx)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,11 +37,7 @@ func selectFunctions(app *hostemu.App, settings *hostemu.Settings, names []strin
 			chosen = append(chosen, fn)
 		}
 		for _, fn := range app.Functions {
-			on := false
-			for _, c := range chosen {
-				on = on || c == fn
-			}
-			settings.Set("AzureWebJobs."+fn.Name+".Disabled", fmt.Sprint(!on))
+			settings.Set("AzureWebJobs."+fn.Name+".Disabled", fmt.Sprint(!slices.Contains(chosen, fn)))
 		}
 	} else {
 		for _, fn := range app.Functions {
@@ -58,6 +55,23 @@ func selectFunctions(app *hostemu.App, settings *hostemu.Settings, names []strin
 		}
 	}
 	return chosen, nil
+}
+
+// notRun says why each function that does not run is left out.
+func notRun(app *hostemu.App, settings *hostemu.Settings, chosen []*hostemu.Function) []string {
+	var out []string
+	for _, fn := range app.Functions {
+		switch {
+		case slices.Contains(chosen, fn):
+		case fn.ServiceBusQueue() == "":
+			out = append(out, fmt.Sprintf("%s (%s: not emulated)", fn.Name, fn.Trigger().Type))
+		case fn.Disabled || settings.FunctionDisabled(fn.Name):
+			out = append(out, fn.Name+" (disabled)")
+		default:
+			out = append(out, fmt.Sprintf("%s (reads queue %s)", fn.Name, fn.ServiceBusQueue()))
+		}
+	}
+	return out
 }
 
 // executable resolves the handler path like the host: relative to the app
