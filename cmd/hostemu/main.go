@@ -99,6 +99,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	fs.DurationVar(&opts.Timeout, "timeout", 5*time.Minute, "give up after this long")
 	fs.BoolVar(&opts.Verbose, "v", false, "print the handler's Logs and every failed invocation")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
 		return exitError
 	}
 	if fs.NArg() > 0 {
