@@ -166,13 +166,7 @@ func (h *Host) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var err error
-			if fn.Trigger().Many() {
-				err = h.listenBatches(ctx, fn)
-			} else {
-				err = h.listen(ctx, fn)
-			}
-			if err != nil && !errors.Is(err, ErrDrained) {
+			if err := h.listen(ctx, fn); err != nil && !errors.Is(err, ErrDrained) {
 				cancel(err)
 			}
 		}()
@@ -189,10 +183,15 @@ func (h *Host) Run(ctx context.Context) error {
 	return h.sbOutErr
 }
 
-// listen runs a single-message function: up to MaxConcurrentCalls
-// invocations at once; a burst gets as many slots, released together.
+// listen runs one function's listener: up to MaxConcurrentCalls
+// single-message invocations at once, a burst taking as many slots, released
+// together; or BatchesInFlight batches of a "cardinality": "many" function.
 func (h *Host) listen(ctx context.Context, fn *Function) error {
-	slots := make(chan struct{}, h.opts.MaxConcurrentCalls)
+	width := h.opts.MaxConcurrentCalls
+	if fn.Trigger().Many() {
+		width = h.opts.BatchesInFlight
+	}
+	slots := make(chan struct{}, width)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -201,51 +200,41 @@ func (h *Host) listen(ctx context.Context, fn *Function) error {
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
-		unit, err := h.opts.Queue.ReceiveUnit(ctx, h.opts.MaxConcurrentCalls)
+		calls, err := h.receive(ctx, fn, width)
 		if err != nil {
 			<-slots
 			return err
 		}
-		for range unit[1:] {
+		for range calls[1:] {
 			slots <- struct{}{}
 		}
 		release := make(chan struct{})
-		for _, d := range unit {
+		for _, ds := range calls {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				defer func() { <-slots }()
 				<-release
-				h.invoke(ctx, fn, []Delivery{d})
+				h.invoke(ctx, fn, ds)
 			}()
 		}
 		close(release)
 	}
 }
 
-// listenBatches runs a "cardinality": "many" function.
-func (h *Host) listenBatches(ctx context.Context, fn *Function) error {
-	slots := make(chan struct{}, h.opts.BatchesInFlight)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
+// receive returns the next invocations to start at once: one batch, or one
+// call per message of a unit.
+func (h *Host) receive(ctx context.Context, fn *Function, width int) ([][]Delivery, error) {
+	if fn.Trigger().Many() {
 		batch, err := h.opts.Queue.ReceiveBatch(ctx, h.opts.MaxMessageBatchSize)
-		if err != nil {
-			<-slots
-			return err
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			h.invoke(ctx, fn, batch)
-		}()
+		return [][]Delivery{batch}, err
 	}
+	unit, err := h.opts.Queue.ReceiveUnit(ctx, width)
+	calls := make([][]Delivery, len(unit))
+	for i, d := range unit {
+		calls[i] = []Delivery{d}
+	}
+	return calls, err
 }
 
 // invoke runs one invocation and settles its deliveries: all completed on
