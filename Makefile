@@ -49,3 +49,14 @@ publish:
 ## check-infra: offline Bicep parse + policy rules, function app config vs contract (own module, cgo)
 check-infra:
 	cd tools/bicepcheck && $(GO) test -count=1 ./...
+
+.PHONY: chaos
+
+## chaos: fault-injection run: at least 10,000 messages (duplicates, bursts, lost completions,
+##        mismatches, invalid) through the handler under the host emulator, a loopback proxy
+##        injecting 429/503/408/slow/dropped/lost-answer faults into its Cosmos requests, 5 SIGKILLs;
+##        prints the figures, non-zero exit on any invariant violation (docs/chaos.md).
+##        More: make chaos CHAOS_ARGS='-messages 20000 -kills 8 -seed 7'
+chaos: build
+	$(GO) build -o bin/chaos ./cmd/chaos
+	./infra/chaos.sh $(CHAOS_ARGS)

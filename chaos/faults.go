@@ -112,9 +112,23 @@ type ProxyCounts struct {
 	Forwarded int64
 	// Faults counts the faults injected, by kind.
 	Faults [numFaults]int64
+	// Resent counts requests the client sent again unchanged (same method,
+	// path, x-ms-activity-id and body) after a fault, by the fault: the
+	// SDK's own retries and net/http's replays. A redelivered message is a
+	// new operation with a new activity id, so it does not count here.
+	Resent [numFaults]int64
 	// UpstreamErrors counts requests Cosmos itself did not answer; the
 	// client got 502.
 	UpstreamErrors int64
+}
+
+// TotalResent is the number of requests resent after a fault.
+func (c ProxyCounts) TotalResent() int64 {
+	var t int64
+	for _, n := range c.Resent {
+		t += n
+	}
+	return t
 }
 
 // TotalFaults is the number of faults injected.
@@ -128,7 +142,7 @@ func (c ProxyCounts) TotalFaults() int64 {
 
 type proxyCounters struct {
 	requests, metadata, forwarded, upstreamErrors atomic.Int64
-	faults                                        [numFaults]atomic.Int64
+	faults, resent                                [numFaults]atomic.Int64
 }
 
 func (c *proxyCounters) snapshot() ProxyCounts {
@@ -136,6 +150,7 @@ func (c *proxyCounters) snapshot() ProxyCounts {
 		Forwarded: c.forwarded.Load(), UpstreamErrors: c.upstreamErrors.Load()}
 	for i := range c.faults {
 		s.Faults[i] = c.faults[i].Load()
+		s.Resent[i] = c.resent[i].Load()
 	}
 	return s
 }

@@ -3,6 +3,7 @@ package chaos
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -69,6 +70,9 @@ type Proxy struct {
 
 	mu  sync.Mutex
 	rng *rand.Rand
+	// faulted remembers requests that got a fault without a usable
+	// answer, to recognise the client sending them again.
+	faulted map[[sha256.Size]byte]Fault
 
 	n proxyCounters
 }
@@ -100,7 +104,7 @@ func StartProxy(cfg ProxyConfig) (*Proxy, error) {
 		return nil, fmt.Errorf("fault proxy: %w", err)
 	}
 	p := &Proxy{
-		cfg: cfg, upstream: up, ln: ln, closing: make(chan struct{}),
+		cfg: cfg, upstream: up, ln: ln, closing: make(chan struct{}), faulted: map[[sha256.Size]byte]Fault{},
 		rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		client: &http.Client{
 			Transport: &http.Transport{
@@ -158,7 +162,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	fault := Fault(-1)
 	if isDocumentPath(r.URL.Path) {
-		fault = p.roll()
+		fault = p.roll(requestKey(r, body))
 	} else {
 		p.n.metadata.Add(1)
 	}
@@ -250,11 +254,31 @@ func (p *Proxy) forward(r *http.Request, body []byte) (*http.Response, []byte, e
 	return resp, answer, nil
 }
 
-func (p *Proxy) roll() Fault {
+// roll picks the request's fault and books a resend of a faulted request.
+func (p *Proxy) roll(key [sha256.Size]byte) Fault {
 	p.mu.Lock()
-	roll := p.rng.Float64()
-	p.mu.Unlock()
-	return p.rates.Load().pick(roll)
+	defer p.mu.Unlock()
+	if prev, ok := p.faulted[key]; ok {
+		delete(p.faulted, key)
+		p.n.resent[prev].Add(1)
+	}
+	f := p.rates.Load().pick(p.rng.Float64())
+	if f >= 0 && f != Slow {
+		p.faulted[key] = f
+	}
+	return f
+}
+
+// requestKey identifies one operation of the client: the SDK sets
+// x-ms-activity-id once per operation and keeps it, and the body, on its
+// retries; a redelivered message makes a new operation.
+func requestKey(r *http.Request, body []byte) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write([]byte(r.Method + " " + r.URL.RequestURI() + " " + r.Header.Get("x-ms-activity-id") + "\n"))
+	h.Write(body)
+	var k [sha256.Size]byte
+	h.Sum(k[:0])
+	return k
 }
 
 func (p *Proxy) slowDelay() time.Duration {

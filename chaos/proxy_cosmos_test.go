@@ -109,6 +109,9 @@ func TestProxyFaultsAsTheStoreSeesThem(t *testing.T) {
 			if injected != want {
 				t.Errorf("%s injected %d times, want %d", f, injected, want)
 			}
+			if f == Throttle && p.Counts().Resent[Throttle] != 3 {
+				t.Errorf("resent after 429: %d, want the SDK's 3 retries", p.Counts().Resent[Throttle])
+			}
 		})
 	}
 }

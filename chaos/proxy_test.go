@@ -304,3 +304,24 @@ func TestLedgerBooksAcceptedOrders(t *testing.T) {
 		t.Errorf("lost answers of creates %d, want 1", l.Unseen(LostAnswer))
 	}
 }
+
+// A request sent again unchanged after a fault is a client retry; a new
+// request (another body) is not.
+func TestProxyCountsResends(t *testing.T) {
+	up := newUpstream(t)
+	p := startProxy(t, ProxyConfig{Upstream: up.URL, Rates: only(Throttle)})
+	client := &http.Client{Timeout: 10 * time.Second}
+	send := func(body string) {
+		resp, err := client.Post(p.URL()+docsPath, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	send(`{"id":"a"}`)
+	send(`{"id":"a"}`)
+	send(`{"id":"b"}`)
+	if c := p.Counts(); c.Resent[Throttle] != 1 || c.TotalResent() != 1 {
+		t.Errorf("resent %v, want one resend after a 429", c.Resent)
+	}
+}

@@ -1,0 +1,65 @@
+package chaos
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
+)
+
+// A short chaos run: a few hundred messages, two kills, every fault kind,
+// through the real handler; every invariant holds.
+func TestShortChaosRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the handler")
+	}
+	e := cosmosEnv(t)
+	root, err := cosmostest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "handler")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/handler")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the handler: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var log strings.Builder
+	rep, err := Run(ctx, Config{
+		Endpoint: e.Endpoint, Key: e.Key, Atomic: !e.LocalEmulator, AppRoot: root, HandlerPath: bin,
+		Messages: 300, Kills: 2, Rates: Uniform(0.03), RetryAfter: 10 * time.Millisecond,
+		SlowMin: 50 * time.Millisecond, SlowMax: 1500 * time.Millisecond, OperationTimeout: time.Second, Seed: 42,
+		Log: &log,
+	})
+	var out strings.Builder
+	if rep != nil {
+		rep.Print(&out)
+	}
+	t.Log("\n" + out.String())
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	if rep.Messages < 300 {
+		t.Errorf("%d messages, want at least 300", rep.Messages)
+	}
+	if rep.Worker.Kills != 2 || rep.Worker.Starts != 3 {
+		t.Errorf("worker %+v, want 2 kills and 3 starts", rep.Worker)
+	}
+	for _, f := range Faults {
+		if rep.Proxy.Faults[f] == 0 {
+			t.Errorf("no %s fault was injected", f)
+		}
+	}
+	if rep.Settlements["completion-lost"] == 0 {
+		t.Error("no completion was lost")
+	}
+	if n := rep.Findings.Violations(); n != 0 {
+		t.Errorf("%d invariant violations", n)
+	}
+}
