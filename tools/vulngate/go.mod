@@ -1,0 +1,3 @@
+module github.com/ordersink/orders-consumer/tools/vulngate
+
+go 1.26.8
