@@ -307,3 +307,18 @@ func TestRequestLooksLikeTheHost(t *testing.T) {
 		t.Errorf("outputs %+v", o)
 	}
 }
+
+func TestDuplicateDetectionDropsResendsInsideTheWindow(t *testing.T) {
+	q := NewQueue("orders", 0)
+	q.DuplicateDetection = 10 * time.Minute
+	clock := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	q.now = func() time.Time { return clock }
+	first, resend, other := msg("A"), msg("A"), msg("B")
+	q.Send(first, resend, other)
+	clock = clock.Add(11 * time.Minute)
+	late := msg("A")
+	q.Send(late)
+	if c := q.Counts(); c.Sent != 3 || c.Dropped != 1 || !slices.Equal(q.Dropped(), []*Message{resend}) {
+		t.Errorf("counts %+v dropped %v; want the resend inside the window dropped, the late one kept", c, q.Dropped())
+	}
+}

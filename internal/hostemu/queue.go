@@ -24,6 +24,10 @@ var ErrDrained = errors.New("queue drained")
 type Queue struct {
 	Name             string
 	MaxDeliveryCount int
+	// DuplicateDetection is the queue's duplicate detection window (0 =
+	// off): a message whose MessageId was sent within it is accepted and
+	// dropped, so no consumer ever sees it.
+	DuplicateDetection time.Duration
 
 	mu           sync.Mutex
 	retry        []*entry   // redeliveries, served first
@@ -32,6 +36,8 @@ type Queue struct {
 	completed    int
 	lost         int
 	deadLetters  []DeadLetter
+	dropped      []*Message
+	lastSent     map[string]time.Time // MessageId -> last send, for duplicate detection
 	changed      chan struct{}
 	nextSequence int64
 	now          func() time.Time
@@ -67,9 +73,20 @@ func (q *Queue) Send(msgs ...*Message) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, m := range msgs {
+		now := q.now().UTC()
+		if q.DuplicateDetection > 0 {
+			if q.lastSent == nil {
+				q.lastSent = map[string]time.Time{}
+			}
+			if kept, seen := q.lastSent[m.MessageID]; seen && now.Sub(kept) < q.DuplicateDetection {
+				q.dropped = append(q.dropped, m)
+				continue
+			}
+			q.lastSent[m.MessageID] = now
+		}
 		m.SequenceNumber = q.nextSequence
 		q.nextSequence++
-		m.EnqueuedTime = q.now().UTC()
+		m.EnqueuedTime = now
 		e := &entry{msg: m, lostLeft: m.LoseCompletions}
 		if n := len(q.ready); n > 0 && m.Burst != 0 && q.ready[n-1][0].msg.Burst == m.Burst {
 			q.ready[n-1] = append(q.ready[n-1], e)
@@ -189,17 +206,25 @@ func (q *Queue) notifyLocked() {
 	q.changed = make(chan struct{})
 }
 
-// QueueCounts is a snapshot of a queue's settlement counters.
+// QueueCounts is a snapshot of a queue's settlement counters. Sent counts
+// the messages enqueued, not those duplicate detection dropped.
 type QueueCounts struct {
-	Sent, Outstanding, Completed, LostCompletions, DeadLettered int
+	Sent, Dropped, Outstanding, Completed, LostCompletions, DeadLettered int
 }
 
 // Counts returns the queue's counters.
 func (q *Queue) Counts() QueueCounts {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return QueueCounts{Sent: int(q.nextSequence - 1), Outstanding: q.outstanding, Completed: q.completed,
-		LostCompletions: q.lost, DeadLettered: len(q.deadLetters)}
+	return QueueCounts{Sent: int(q.nextSequence - 1), Dropped: len(q.dropped), Outstanding: q.outstanding,
+		Completed: q.completed, LostCompletions: q.lost, DeadLettered: len(q.deadLetters)}
+}
+
+// Dropped returns the messages duplicate detection dropped.
+func (q *Queue) Dropped() []*Message {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]*Message(nil), q.dropped...)
 }
 
 // DeadLetters returns the dead-lettered messages.

@@ -82,6 +82,9 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintln(w)
 	row := func(name string, n any, note string) { fmt.Fprintf(w, "  %-20s %8v   %s\n", name, n, note) }
 	row("messages", r.Messages, "sent to the queue")
+	if r.Queue.Dropped > 0 {
+		row("dropped", r.Queue.Dropped, "by the queue's duplicate detection (same MessageId inside the window): never delivered")
+	}
 	row("invocations", r.Invocations, fmt.Sprintf("%d failed (%d broke the wire contract)", r.FailedInvocations, r.ProtocolErrors))
 	row("created", r.CreatedOrders, "orders in Cosmos DB")
 	row("duplicates", r.DuplicatesAbsorbed, "deliveries of a stored content, absorbed")

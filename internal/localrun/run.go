@@ -47,10 +47,14 @@ type Options struct {
 	MaxMessageBatchSize int // 0 = host.json
 	BatchesInFlight     int
 	MaxDeliveryCount    int // 0 = 10
-	HandlerKills        int // chaos: SIGKILL the handler this many times
-	ParkingQueue        string
-	OutDir              string
-	Timeout             time.Duration
+	// DuplicateDetection is the queue's duplicate detection window (0 =
+	// off). The orders queue in Azure has one (bicep: PT10M): resends with
+	// the same MessageId inside it never reach the consumer.
+	DuplicateDetection time.Duration
+	HandlerKills       int // chaos: SIGKILL the handler this many times
+	ParkingQueue       string
+	OutDir             string
+	Timeout            time.Duration
 
 	Verbose  bool      // print each invocation's Logs and failures
 	Progress io.Writer // progress bar target, nil for none
@@ -135,6 +139,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	defer worker.Stop(20 * time.Second)
 
 	queue := hostemu.NewQueue(fns[0].ServiceBusQueue(), opts.MaxDeliveryCount)
+	queue.DuplicateDetection = opts.DuplicateDetection
 	queue.Send(opts.Messages...)
 	var mu sync.Mutex
 	var invs []*hostemu.Invocation
@@ -187,12 +192,32 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the stored orders back: %w", err)
 	}
-	rep.check(opts.Messages, invs, stored, queue.DeadLetters())
+	rep.check(delivered(opts.Messages, queue.Dropped()), invs, stored, queue.DeadLetters())
 	if err := files.close(); err != nil {
 		return nil, err
 	}
 	rep.Files = append(files.written(), files.path("handler.log"))
 	return rep, nil
+}
+
+// delivered is the messages the queue accepted: those duplicate detection
+// dropped never reach the consumer, so they are not the consumer's to store
+// or park.
+func delivered(msgs, dropped []*hostemu.Message) []*hostemu.Message {
+	if len(dropped) == 0 {
+		return msgs
+	}
+	gone := make(map[*hostemu.Message]bool, len(dropped))
+	for _, m := range dropped {
+		gone[m] = true
+	}
+	var out []*hostemu.Message
+	for _, m := range msgs {
+		if !gone[m] {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func expandAll(s *hostemu.Settings, args []string) []string {
