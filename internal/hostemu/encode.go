@@ -17,7 +17,8 @@ type Encoder struct {
 	Namespace string
 	// ClientID is the Client's Identifier.
 	ClientID string
-	// Now and NewGUID feed sys.UtcNow and sys.RandGuid.
+	// Now and NewGUID feed sys.UtcNow and sys.RandGuid (nil: the clock and
+	// random GUIDs).
 	Now     func() time.Time
 	NewGUID func() string
 }
@@ -168,7 +169,11 @@ func (e *Encoder) sys(function string) []byte {
 	s := newObject()
 	s.set("MethodName", quote(function))
 	s.set("UtcNow", quote(netTicks(now().UTC()).Format(layoutNetISO)+"Z"))
-	s.set("RandGuid", quote(e.NewGUID()))
+	guid := newGUID
+	if e.NewGUID != nil {
+		guid = e.NewGUID
+	}
+	s.set("RandGuid", quote(guid()))
 	return s.bytes()
 }
 

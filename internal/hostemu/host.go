@@ -142,9 +142,6 @@ func New(opts Options) (*Host, error) {
 		id := newGUID()
 		opts.Encoder = &Encoder{Namespace: "hostemu.servicebus.local", ClientID: "hostemu.servicebus.local-" + id}
 	}
-	if opts.Encoder.NewGUID == nil {
-		opts.Encoder.NewGUID = newGUID
-	}
 	if opts.Log == nil {
 		opts.Log = func(string) {}
 	}
