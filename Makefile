@@ -60,3 +60,22 @@ check-infra:
 chaos: build
 	$(GO) build -o bin/chaos ./cmd/chaos
 	./infra/chaos.sh $(CHAOS_ARGS)
+
+.PHONY: bench fuzz vulncheck
+
+## bench: measure and rewrite docs/benchmarks.md: Cosmos round trips per message, handler vs a
+##        plain azcosmos loop, batch vs single invocations, in-process CPU and allocations,
+##        start time and memory of bin/handler. Starts an emulator on port 18095 unless
+##        COSMOS_ENDPOINT is set; ~5 min. More: make bench BENCH_FLAGS='-rounds 9 -messages 4000'
+bench: build
+	./infra/bench.sh $(BENCH_FLAGS)
+
+## fuzz: every fuzz target for FUZZTIME each (default 10s, what make test runs); docs/fuzzing.md
+fuzz:
+	./infra/fuzz.sh $(FUZZTIME)
+
+## vulncheck: govulncheck against an offline database built from the pinned golang.org/x/vulndb
+##            module (cached in .local/); fails on reachable findings not in
+##            infra/vulncheck-accepted.txt (docs/security.md). CI runs it.
+vulncheck:
+	./infra/vulncheck.sh

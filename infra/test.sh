@@ -15,3 +15,6 @@ if [ -z "${COSMOS_ENDPOINT:-}" ]; then
 fi
 
 go test -race -count=1 -timeout 10m ./...
+
+# A short bounded fuzz run of every fuzz target (docs/fuzzing.md has the long one).
+./infra/fuzz.sh "${FUZZTIME:-10s}"
