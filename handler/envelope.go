@@ -155,6 +155,11 @@ var systemKeys = []string{
 	"SessionActions", "MessageReceiver", "MessageSession", "ReceiveActions", "Client", "sys",
 }
 
+// SystemMetadataKeys returns the Metadata keys of the Service Bus trigger.
+// A body member with one of these names, in any case, is refused: the host
+// would let it overwrite the real value.
+func SystemMetadataKeys() []string { return append([]string(nil), systemKeys...) }
+
 // shadowedKeys returns the top-level members of a JSON object body that share
 // a name (in any case) with a metadata key the host sets.
 func shadowedKeys(body []byte) []string {

@@ -122,7 +122,7 @@ func (d delivery) envelope(res orders.Result, now time.Time) *ParkingEnvelope {
 		MessageID: d.messageID, DeliveryCount: d.deliveryCount,
 		StoredHash: res.StoredHash, IncomingHash: res.IncomingHash,
 		Truncated: d.truncated, EnqueuedAt: d.enqueuedAt,
-		ParkedAt: now.UTC(), Function: d.function, InvocationID: d.invocationID,
+		ParkedAt: now.UTC().Truncate(100 * time.Nanosecond), Function: d.function, InvocationID: d.invocationID,
 	}
 	e.setBody(d.body)
 	return e

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/internal/hostemu"
 	"github.com/ordersink/orders-consumer/orders"
 )
@@ -24,16 +25,8 @@ type Class struct {
 	Content string
 }
 
-// metadataKeys are the Service Bus trigger's Metadata keys (reference §1.3).
-// The host copies a JSON body's top-level members over them (§1.4), so the
-// handler refuses bodies that carry one, in any case.
-var metadataKeys = []string{
-	"DeliveryCount", "MessageId", "LockToken", "SequenceNumber", "ContentType", "CorrelationId",
-	"Subject", "Label", "To", "ReplyTo", "SessionId", "ReplyToSessionId", "PartitionKey",
-	"TransactionPartitionKey", "DeadLetterSource", "EnqueuedTimeUtc", "EnqueuedTime",
-	"ExpiresAtUtc", "ExpiresAt", "ApplicationProperties", "UserProperties", "MessageActions",
-	"SessionActions", "MessageReceiver", "MessageSession", "ReceiveActions", "Client", "sys",
-}
+// metadataKeys are the names a body member may not have (handler's rule).
+var metadataKeys = handler.SystemMetadataKeys()
 
 // Classify decides whether a message is a valid order, by its Subject (the
 // message type) and its body, and names its content.
