@@ -16,7 +16,7 @@ const maxExamples = 10
 func (r *Report) Print(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 	in := r.Injected
-	p("chaos run: seed %d, database %s, %s", r.Seed, r.Database, r.Took.Round(100_000_000))
+	p("chaos run: seed %d, database %s, %s; fault rates per document request: %s", r.Seed, r.Database, r.Took.Round(100_000_000), r.Rates)
 	p("  messages      %d (%.0f/s): %d orders (%d distinct valid orderIds), %d duplicates, %d bursts with %d concurrent copies, %d mismatches, %d invalid; %d messages lose a completion",
 		r.Messages, float64(r.Messages)/max(r.Took.Seconds(), 0.001), in.Orders, r.Orders, in.Duplicates, in.Bursts, in.BurstCopies, in.Mismatches, in.Invalid, in.LostCompletions)
 	pc := r.Proxy

@@ -154,40 +154,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer proxy.Close()
 
-	settings := hostemu.NewSettings(os.Environ())
-	for k, v := range map[string]string{
+	outcomes := NewOutcomeLog(cfg.HandlerOutput)
+	worker, err := startHandler(app, cfg.HandlerPath, map[string]string{
 		"COSMOS_ENDPOINT": proxy.URL(), "COSMOS_KEY": cfg.Key, "COSMOS_DATABASE": rep.Database,
 		"COSMOS_CONTAINER": container, "COSMOS_OPERATION_TIMEOUT": cfg.OperationTimeout.String(),
 		"RETRY_BUDGET_DELIVERY_COUNT": "9", "LOG_LEVEL": "info",
-	} {
-		settings.Set(k, v)
-	}
-	path := cfg.HandlerPath
-	if path == "" {
-		path = filepath.Join(app.Root, app.Host.Executable)
-	}
-	dir := app.Root
-	if app.Host.WorkingDirectory != "" {
-		dir = filepath.Join(app.Root, app.Host.WorkingDirectory)
-	}
-	args := make([]string, len(app.Host.Arguments))
-	for i, a := range app.Host.Arguments {
-		args[i] = settings.Expand(a)
-	}
-	outcomes := NewOutcomeLog(cfg.HandlerOutput)
-	worker, err := hostemu.StartWorker(hostemu.WorkerConfig{Path: path, Dir: dir, Args: args, Env: settings.Environ(),
-		AppRoot: app.Root, InitializationTimeout: app.Host.InitializationTimeout, Output: outcomes,
-		Log: func(s string) { lg.Print("hostemu: " + s) }})
+	}, outcomes, lg)
 	if err != nil {
 		return nil, err
 	}
-	workerStopped := false
-	stopWorker := func() {
-		if !workerStopped {
-			worker.Stop(20 * time.Second)
-			workerStopped = true
-		}
-	}
+	var stopOnce sync.Once
+	stopWorker := func() { stopOnce.Do(func() { worker.Stop(20 * time.Second) }) }
 	defer stopWorker()
 
 	queue := hostemu.NewQueue(fn.ServiceBusQueue(), hostemu.DefaultMaxDeliveryCount)
@@ -221,10 +198,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Took = time.Since(start)
 	stopWorker() // flushes the handler's output into outcomes
 	_ = proxy.Close()
-	if runErr != nil && !errors.Is(runErr, hostemu.ErrDrained) {
+	if runErr != nil {
 		runErr = fmt.Errorf("host emulator: %w", runErr)
-	} else {
-		runErr = nil
 	}
 
 	rep.Queue, rep.Proxy, rep.Worker = queue.Counts(), proxy.Counts(), worker.Stats()
@@ -241,6 +216,25 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Findings = checkRun(docs, evidence{messages: stream.Messages, fates: tracker,
 		queue: rep.Queue, dead: queue.DeadLetters(), created: ledger.Created(), atomic: cfg.Atomic})
 	return rep, runErr
+}
+
+// startHandler starts the app's handler like the host, with the process
+// environment plus settings, its output into out.
+func startHandler(app *hostemu.App, path string, settings map[string]string, out io.Writer, lg *log.Logger) (*hostemu.Worker, error) {
+	s := hostemu.NewSettings(os.Environ())
+	for k, v := range settings {
+		s.Set(k, v)
+	}
+	if path == "" {
+		path = filepath.Join(app.Root, app.Host.Executable)
+	}
+	args := make([]string, len(app.Host.Arguments))
+	for i, a := range app.Host.Arguments {
+		args[i] = s.Expand(a)
+	}
+	return hostemu.StartWorker(hostemu.WorkerConfig{Path: path, Dir: filepath.Join(app.Root, app.Host.WorkingDirectory),
+		Args: args, Env: s.Environ(), AppRoot: app.Root, InitializationTimeout: app.Host.InitializationTimeout,
+		Output: out, Log: func(line string) { lg.Print("hostemu: " + line) }})
 }
 
 // generate makes a stream of at least n messages: the orderstream generator

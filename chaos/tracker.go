@@ -51,15 +51,12 @@ type Tracker struct {
 	// invocations by cause.
 	settlements map[hostemu.Settlement]int
 	failures    map[string]int
-	// invocationIDs maps an invocation to its message, for the handler's
-	// log lines.
-	invocationIDs map[string]*hostemu.Message
 }
 
 // NewTracker follows msgs.
 func NewTracker(msgs []*hostemu.Message) *Tracker {
 	t := &Tracker{byMsg: map[*hostemu.Message]*fate{}, settlements: map[hostemu.Settlement]int{},
-		failures: map[string]int{}, invocationIDs: map[string]*hostemu.Message{}}
+		failures: map[string]int{}}
 	for _, m := range msgs {
 		t.byMsg[m] = &fate{}
 	}
@@ -86,7 +83,6 @@ func (t *Tracker) Observe(inv *hostemu.Invocation) {
 		if f == nil {
 			continue
 		}
-		t.invocationIDs[inv.ID] = d.Message
 		f.deliveries++
 		s := inv.Settlements[i]
 		t.settlements[s]++
@@ -133,7 +129,6 @@ type OutcomeLog struct {
 	mu       sync.Mutex
 	partial  []byte
 	outcomes map[string]int // outcome -> invocations
-	byID     map[string]string
 }
 
 // NewOutcomeLog returns a writer for the handler's output that also copies
@@ -142,7 +137,7 @@ func NewOutcomeLog(tee io.Writer) *OutcomeLog {
 	if tee == nil {
 		tee = io.Discard
 	}
-	return &OutcomeLog{tee: tee, outcomes: map[string]int{}, byID: map[string]string{}}
+	return &OutcomeLog{tee: tee, outcomes: map[string]int{}}
 }
 
 func (l *OutcomeLog) Write(p []byte) (int, error) {
@@ -158,13 +153,11 @@ func (l *OutcomeLog) Write(p []byte) (int, error) {
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
 		var line struct {
-			Msg          string `json:"msg"`
-			InvocationID string `json:"invocationId"`
-			Outcome      string `json:"outcome"`
+			Msg     string `json:"msg"`
+			Outcome string `json:"outcome"`
 		}
 		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "invocation" && line.Outcome != "" {
 			l.outcomes[line.Outcome]++
-			l.byID[line.InvocationID] = line.Outcome
 		}
 	}
 	l.partial = append(l.partial[:0], l.partial[i+1:]...)
