@@ -29,6 +29,8 @@ type FootprintReport struct {
 	// The load: Messages new orders, Concurrency invocations at once.
 	Messages, Concurrency int
 	LoadPhase             Phase
+	// HandlerCPU is the CPU time the handler process used under the load.
+	HandlerCPU time.Duration
 }
 
 // Process is a running handler executable.
@@ -128,7 +130,7 @@ func (p *Process) Memory() (rss, hwm int64, err error) {
 // Footprint starts bin starts times to time its readiness, then once more
 // to measure its memory idle and under conc concurrent invocations of
 // messages new orders.
-func Footprint(ctx context.Context, bin string, t Target, starts, messages, conc int) (*FootprintReport, error) {
+func Footprint(ctx context.Context, bin string, t Target, starts, messages, conc, emulatorPID int) (*FootprintReport, error) {
 	const poll = 5 * time.Millisecond
 	rep := &FootprintReport{PollEvery: poll, Messages: messages, Concurrency: conc}
 	for range starts {
@@ -163,7 +165,7 @@ func Footprint(ctx context.Context, bin string, t Target, starts, messages, conc
 
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 2 * time.Minute}
 	counter := NewCounter(http.DefaultTransport) // the process's requests are not visible here
-	v := &Variant{Name: "handler executable, one message per invocation", PerOp: 1, Concurrency: conc, counter: counter,
+	v := &Variant{Name: "handler executable, one message per invocation", PerOp: 1, Concurrency: conc, counter: counter, EmulatorPID: emulatorPID,
 		prepare: func(prefix string, ops int) (func(context.Context, int) error, error) {
 			reqs := make([][]byte, ops)
 			for i := range reqs {
@@ -191,7 +193,9 @@ func Footprint(ctx context.Context, bin string, t Target, starts, messages, conc
 			}
 		}
 	}()
+	cpu := watchCPU(p.Pid)
 	rep.LoadPhase, err = v.RunPhase(ctx, "FP-"+RunID(), messages)
+	rep.HandlerCPU = cpu.used()[0]
 	close(stop)
 	wg.Wait()
 	if err != nil {

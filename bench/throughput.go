@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,10 @@ type Variant struct {
 	// carries many); Concurrency the operations in flight.
 	PerOp       int
 	Concurrency int
+
+	// EmulatorPID, when set, is the Cosmos emulator's process, whose CPU
+	// time each phase records.
+	EmulatorPID int
 
 	counter  *Counter
 	outcomes *OutcomeLog // nil for the plain loops, which have no outcomes
@@ -52,6 +57,17 @@ type Phase struct {
 	FirstErr  error
 	Requests  Counts
 	Outcomes  Outcomes
+	// CPU time used during the phase by this process (load generator,
+	// handler and SDK together) and by the emulator (0 when not watched).
+	SelfCPU, EmulatorCPU time.Duration
+}
+
+// CPUPerMessage is CPU time per message.
+func (p Phase) CPUPerMessage(d time.Duration) time.Duration {
+	if p.Messages == 0 {
+		return 0
+	}
+	return d / time.Duration(p.Messages)
 }
 
 // Rate is messages per second.
@@ -85,9 +101,11 @@ func (v *Variant) RunPhase(ctx context.Context, prefix string, messages int) (Ph
 	if v.outcomes != nil {
 		v.outcomes.Take()
 	}
+	cpu := watchCPU(os.Getpid(), v.EmulatorPID)
 	elapsed, lat, errs, first := drive(ctx, ops, v.Concurrency, op)
+	used := cpu.used()
 	p := Phase{Variant: v.Name, Messages: ops * v.PerOp, Elapsed: elapsed, Latencies: lat, Errors: errs, FirstErr: first,
-		Requests: v.counter.Snapshot()}
+		Requests: v.counter.Snapshot(), SelfCPU: used[0], EmulatorCPU: used[1]}
 	if v.outcomes != nil {
 		p.Outcomes = v.outcomes.Take()
 	}

@@ -11,13 +11,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 target="COSMOS_ENDPOINT (${COSMOS_ENDPOINT:-})"
+pid_flag=()
 if [ -z "${COSMOS_ENDPOINT:-}" ]; then
   export COSMOS_EMULATOR_PORT=${COSMOS_EMULATOR_PORT:-18095}
   ./infra/emulator.sh start
   trap './infra/emulator.sh stop' EXIT
   eval "$(./infra/emulator.sh env)"
   version=$(sed -n 's/^[[:space:]]*"version": "\(.*\)",$/\1/p' .emulator/node_modules/@vercel/cosmosdb-server/package.json | head -1)
+  pid_flag=(-emulator-pid "$(cat ".emulator/emulator-${COSMOS_EMULATOR_PORT}.pid")")
   target="local emulator @vercel/cosmosdb-server ${version} (infra/emulator.sh), plain HTTP on 127.0.0.1, Node.js $(node --version)"
 fi
 [ -x bin/handler ] || { echo "bench: bin/handler missing; run make build" >&2; exit 1; }
-go run ./cmd/benchreport -target "$target" -bin bin/handler -out docs/benchmarks.md "$@"
+go run ./cmd/benchreport -target "$target" "${pid_flag[@]}" -bin bin/handler -out docs/benchmarks.md "$@"

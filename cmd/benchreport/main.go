@@ -40,6 +40,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		s       bench.Settings
 		rawPath = fs.String("raw", "", "also write the raw go test -bench output here")
 		cpuProf = fs.String("cpuprofile", "", "write a CPU profile of the throughput rounds here")
+		emuPID  = fs.Int("emulator-pid", 0, "the Cosmos emulator's process id, to measure its CPU time per message")
 	)
 	fs.IntVar(&s.Rounds, "rounds", 5, "throughput rounds")
 	fs.IntVar(&s.Messages, "messages", 2000, "messages per variant per round")
@@ -121,7 +122,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 				return err
 			}
 		}
-		err := throughput(ctx, t, s, rep, logf)
+		err := throughput(ctx, t, s, *emuPID, rep, logf)
 		if *cpuProf != "" {
 			pprof.StopCPUProfile()
 		}
@@ -131,7 +132,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	if sections["footprint"] {
 		logf("footprint of %s (%d starts, %d messages under load)", *bin, s.Starts, s.FPMessages)
-		fp, err := bench.Footprint(ctx, *bin, t, s.Starts, s.FPMessages, s.Concurrency)
+		fp, err := bench.Footprint(ctx, *bin, t, s.Starts, s.FPMessages, s.Concurrency, *emuPID)
 		if err != nil {
 			return err
 		}
@@ -158,7 +159,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 // throughput runs the rounds, each variant once per round, starting with a
 // different variant each round so that a slow spell of the shared machine
 // does not always fall on the same one.
-func throughput(ctx context.Context, t bench.Target, s bench.Settings, rep *bench.Report, logf func(string, ...any)) error {
+func throughput(ctx context.Context, t bench.Target, s bench.Settings, emulatorPID int, rep *bench.Report, logf func(string, ...any)) error {
 	plainCreate, err := bench.PlainCreate(t, s.Concurrency)
 	if err != nil {
 		return err
@@ -183,6 +184,9 @@ func throughput(ctx context.Context, t bench.Target, s bench.Settings, rep *benc
 	defer batch.Close()
 	variants := []*bench.Variant{bench.VarPlainCreate: plainCreate, bench.VarPlainBatch: plainBatch,
 		bench.VarHandlerSingle: single, bench.VarHandlerDirect: direct, bench.VarHandlerBatch: batch}
+	for _, v := range variants {
+		v.EmulatorPID = emulatorPID
+	}
 	run := bench.RunID()
 	for r := range s.Rounds {
 		round := make([]bench.Phase, len(variants))
@@ -193,8 +197,9 @@ func throughput(ctx context.Context, t bench.Target, s bench.Settings, rep *benc
 				return err
 			}
 			round[v] = ph
-			logf("round %d/%d: %-70s %6.0f msg/s  p50 %5.1f ms  in flight %d  errors %d", r+1, s.Rounds, ph.Variant, ph.Rate(),
-				float64(ph.Percentile(0.5).Microseconds())/1000, ph.Requests.Peak(), ph.Errors)
+			logf("round %d/%d: %-70s %6.0f msg/s  p50 %5.1f ms  CPU/msg %4d µs + emulator %4d µs  errors %d", r+1, s.Rounds, ph.Variant, ph.Rate(),
+				float64(ph.Percentile(0.5).Microseconds())/1000, ph.CPUPerMessage(ph.SelfCPU).Microseconds(),
+				ph.CPUPerMessage(ph.EmulatorCPU).Microseconds(), ph.Errors)
 		}
 		rep.Rounds = append(rep.Rounds, round)
 	}
