@@ -1,8 +1,15 @@
 package cosmos
 
 import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 )
 
 func TestCheckEndpoint(t *testing.T) {
@@ -45,5 +52,21 @@ func TestIsTransient(t *testing.T) {
 		if got := isTransient(status); got != want {
 			t.Errorf("isTransient(%d) = %v, want %v", status, got, want)
 		}
+	}
+}
+
+func TestConciseKeepsOneLineAndTheCause(t *testing.T) {
+	resp := &http.Response{StatusCode: 429, Header: http.Header{"X-Ms-Activity-Id": {"a1"}},
+		Body: io.NopCloser(strings.NewReader(`{"code":"TooManyRequests","message":"Message: {\"Errors\":[\"Request rate is large\"]}\r\nActivityId: a1, Request URI: /apps/x"}`)),
+		Request: httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8081/dbs/shop/colls/orders/docs", nil)}
+	sdkErr := runtime.NewResponseError(resp)
+	err := classify("create order", "ORD-1", sdkErr)
+	msg := err.Error()
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, "create order ORD-1: 429 Too Many Requests: TooManyRequests") || !strings.Contains(msg, "activity a1") {
+		t.Errorf("error text = %q", msg)
+	}
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != 429 {
+		t.Errorf("the SDK error is not reachable with errors.As: %v", err)
 	}
 }

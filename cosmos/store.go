@@ -3,9 +3,13 @@ package cosmos
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/ordersink/orders-consumer/orders"
@@ -88,11 +92,45 @@ func (s *Store) RecordConflict(ctx context.Context, c orders.Conflict) error {
 // later delivery may succeed.
 func classify(op, orderID string, err error) error {
 	status := statusOf(err)
-	se := &orders.StoreError{Op: op, OrderID: orderID, Status: status, Err: err, Transient: isTransient(status)}
-	if status != 0 {
-		se.Err = fmt.Errorf("%d %s: %w", status, http.StatusText(status), err)
+	return &orders.StoreError{Op: op, OrderID: orderID, Status: status, Err: concise(err), Transient: isTransient(status)}
+}
+
+// conciseError keeps the SDK's error for errors.As while its text stays on
+// one line: the SDK's own text spans a dozen lines with the request URL and
+// the whole response body, too much for a log field or a parking envelope.
+type conciseError struct {
+	msg string
+	err error
+}
+
+func (e *conciseError) Error() string { return e.msg }
+func (e *conciseError) Unwrap() error { return e.err }
+
+// concise describes a Cosmos error as "429 Too Many Requests: TooManyRequests:
+// Request rate is large… (activity …)".
+func concise(err error) error {
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) {
+		return err
 	}
-	return se
+	msg := fmt.Sprintf("%d %s", re.StatusCode, http.StatusText(re.StatusCode))
+	if re.RawResponse == nil {
+		return &conciseError{msg: msg, err: err}
+	}
+	if body, perr := runtime.Payload(re.RawResponse); perr == nil {
+		var e struct{ Code, Message string }
+		if json.Unmarshal(body, &e) == nil && (e.Code != "" || e.Message != "") {
+			first, _, _ := strings.Cut(strings.TrimPrefix(e.Message, "Message: "), "\n")
+			msg += ": " + strings.Trim(e.Code+": "+strings.TrimSpace(first), ": ")
+		}
+	}
+	if id := re.RawResponse.Header.Get("x-ms-activity-id"); id != "" {
+		msg += " (activity " + id + ")"
+	}
+	if len(msg) > 300 {
+		msg = msg[:300] + "…"
+	}
+	return &conciseError{msg: msg, err: err}
 }
 
 // isTransient: throttling, timeouts, outages and lost connections may pass;

@@ -94,11 +94,19 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 		return r
 	}
 	c := Conflict{OrderID: o.ID, MessageID: m.MessageID, StoredHash: stored.Hash, IncomingHash: o.Hash, Body: string(m.Body), DetectedAt: p.now()}
-	if err := p.Store.RecordConflict(ctx, c); err != nil {
+	err = p.Store.RecordConflict(ctx, c)
+	if err != nil && IsTransient(err) && !p.LastAttempt(m.DeliveryCount) {
+		// Retry while deliveries remain, so the record gets written.
 		return p.failed(r, m, err)
 	}
 	r.Outcome, r.Reason = Mismatch, HashMismatch
 	r.Description = fmt.Sprintf("orderId %s was already accepted with a different payload", o.ID)
+	if err != nil {
+		// The verdict is known; only its record is missing. Parking it as
+		// what it is keeps the HashMismatch alarm true.
+		r.Err = err
+		r.Description += fmt.Sprintf(" (the conflict record was not written: %v)", err)
+	}
 	return r
 }
 

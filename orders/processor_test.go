@@ -120,3 +120,28 @@ func TestProcessorConcurrentDuplicates(t *testing.T) {
 		t.Fatalf("outcomes = %v, want 1 created and 31 duplicates", count)
 	}
 }
+
+// conflictFails is a MemStore whose conflict records cannot be written.
+type conflictFails struct {
+	*orderstest.MemStore
+	err error
+}
+
+func (c conflictFails) RecordConflict(context.Context, Conflict) error { return c.err }
+
+func TestMismatchWhoseRecordCannotBeWritten(t *testing.T) {
+	throttled := &StoreError{Op: "record conflict", OrderID: "ORD-2026-000123", Status: 429, Transient: true, Err: errors.New("429 Too Many Requests")}
+	store := conflictFails{MemStore: orderstest.NewMemStore(), err: throttled}
+	p := &Processor{Store: store}
+	ctx := context.Background()
+	p.Process(ctx, Message{Body: []byte(exampleBody), DeliveryCount: 1})
+	other := strings.Replace(exampleBody, `"CUST-42"`, `"CUST-43"`, 1)
+
+	if r := p.Process(ctx, Message{Body: []byte(other), DeliveryCount: 1}); r.Outcome != Transient {
+		t.Errorf("early delivery: %s, want transient so the record is retried", r.Outcome)
+	}
+	r := p.Process(ctx, Message{Body: []byte(other), DeliveryCount: DefaultRetryBudget})
+	if r.Outcome != Mismatch || r.Reason != HashMismatch || !strings.Contains(r.Description, "conflict record was not written") {
+		t.Errorf("last delivery: %s/%s %q, want the mismatch parked as HashMismatch", r.Outcome, r.Reason, r.Description)
+	}
+}
