@@ -3,7 +3,6 @@ package chaos
 import (
 	"net/url"
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
@@ -11,18 +10,11 @@ import (
 
 // The Cosmos endpoint of the integration tests, started on first use so the
 // proxy's unit tests need none.
-var (
-	envOnce sync.Once
-	env     *cosmostest.Env
-	envErr  error
-)
+var cosmosDB = cosmostest.NewShared("chaos")
 
 func cosmosEnv(t *testing.T) *cosmostest.Env {
 	t.Helper()
-	envOnce.Do(func() { env, envErr = cosmostest.Start("chaos") })
-	if envErr != nil {
-		t.Fatalf("chaos tests need Cosmos DB: %v", envErr)
-	}
+	env := cosmosDB.Env(t)
 	// The proxy forwards only to loopback http endpoints: a run never
 	// injects faults into a real account.
 	if u, err := url.Parse(env.Endpoint); err != nil || u.Scheme != "http" || !isLoopbackHost(u.Hostname()) {
@@ -31,10 +23,4 @@ func cosmosEnv(t *testing.T) *cosmostest.Env {
 	return env
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if env != nil {
-		env.Close()
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(cosmosDB.Main(m)) }

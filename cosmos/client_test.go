@@ -57,7 +57,7 @@ func TestIsTransient(t *testing.T) {
 
 func TestConciseKeepsOneLineAndTheCause(t *testing.T) {
 	resp := &http.Response{StatusCode: 429, Header: http.Header{"X-Ms-Activity-Id": {"a1"}},
-		Body: io.NopCloser(strings.NewReader(`{"code":"TooManyRequests","message":"Message: {\"Errors\":[\"Request rate is large\"]}\r\nActivityId: a1, Request URI: /apps/x"}`)),
+		Body:    io.NopCloser(strings.NewReader(`{"code":"TooManyRequests","message":"Message: {\"Errors\":[\"Request rate is large\"]}\r\nActivityId: a1, Request URI: /apps/x"}`)),
 		Request: httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8081/dbs/shop/colls/orders/docs", nil)}
 	sdkErr := runtime.NewResponseError(resp)
 	err := classify("create order", "ORD-1", sdkErr)

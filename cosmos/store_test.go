@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,28 +16,11 @@ import (
 
 // The integration tests of this package share one Cosmos endpoint, started on
 // first use so that the unit tests need none.
-var (
-	envOnce sync.Once
-	env     *cosmostest.Env
-	envErr  error
-)
+var cosmosDB = cosmostest.NewShared("cosmos")
 
-func testEnv(t *testing.T) *cosmostest.Env {
-	t.Helper()
-	envOnce.Do(func() { env, envErr = cosmostest.Start("cosmos") })
-	if envErr != nil {
-		t.Fatalf("integration test needs Cosmos DB: %v", envErr)
-	}
-	return env
-}
+func testEnv(t *testing.T) *cosmostest.Env { return cosmosDB.Env(t) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if env != nil {
-		env.Close()
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(cosmosDB.Main(m)) }
 
 func newOrder(t *testing.T) *orders.Order {
 	t.Helper()

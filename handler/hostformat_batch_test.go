@@ -166,9 +166,9 @@ func (c *countingTransport) count() int {
 func countingStore(t *testing.T) (*cosmos.Store, *countingTransport) {
 	t.Helper()
 	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone()}
-	o := env.Options()
+	o := testEnv(t).Options()
 	o.Transport = ct
-	store, err := cosmos.Open(o, env.Database, env.Container)
+	store, err := cosmos.Open(o, testEnv(t).Database, testEnv(t).Container)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func startBatchServer(t *testing.T, store orders.Store, parallelism int) *testSe
 }
 
 func TestBatchOfMixedMessagesSettles(t *testing.T) {
-	s := startBatchServer(t, env.Store, 0)
+	s := startBatchServer(t, testEnv(t).Store, 0)
 	ids := map[string]string{}
 	bodies := map[string][]byte{}
 	for _, k := range []string{"new", "dup", "mis", "bad", "stale", "subject", "shadow"} {
@@ -159,7 +159,7 @@ func TestBatchWithTransientFailureIsRedeliveredWhole(t *testing.T) {
 		y, yb = uniqueOrder(t)
 		z, zb = uniqueOrder(t)
 	})
-	store := flakyStore{Store: env.Store, failing: map[string]bool{y: true}}
+	store := flakyStore{Store: testEnv(t).Store, failing: map[string]bool{y: true}}
 	// Parallelism 1 makes "later messages" well defined.
 	s := startBatchServer(t, store, 1)
 	steps := []struct {
@@ -213,7 +213,7 @@ func TestBatchWithTransientFailureIsRedeliveredWhole(t *testing.T) {
 }
 
 func TestBatchFixtureThroughTheHandler(t *testing.T) {
-	s := startBatchServer(t, env.Store, 0)
+	s := startBatchServer(t, testEnv(t).Store, 0)
 	request, err := os.ReadFile(filepath.Join("testdata", "batch", "host-batch.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +233,7 @@ func TestBatchFixtureThroughTheHandler(t *testing.T) {
 }
 
 func TestBatchThatCannotBeDecodedIsRetried(t *testing.T) {
-	s := startBatchServer(t, env.Store, 0)
+	s := startBatchServer(t, testEnv(t).Store, 0)
 	tests := map[string]string{
 		"not JSON":                `<xml/>`,
 		"no Data":                 `{"Metadata":{}}`,

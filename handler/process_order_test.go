@@ -115,7 +115,7 @@ func uniqueOrder(t *testing.T) (id string, body []byte) {
 
 func partition(t *testing.T, orderID string) []map[string]any {
 	t.Helper()
-	docs, err := env.Store.PartitionDocuments(context.Background(), orderID)
+	docs, err := testEnv(t).Store.PartitionDocuments(context.Background(), orderID)
 	if err != nil {
 		t.Fatalf("read partition %s: %v", orderID, err)
 	}
@@ -141,7 +141,7 @@ func documentsOfType(docs []map[string]any, typ string) []map[string]any {
 }
 
 func TestProcessOrderCreatedThenDuplicates(t *testing.T) {
-	s := startServer(t, env.Store, 0)
+	s := startServer(t, testEnv(t).Store, 0)
 	id, body := uniqueOrder(t)
 
 	a := s.invoke(t, hostInvocation(body, id, 1))
@@ -184,7 +184,7 @@ func TestProcessOrderCreatedThenDuplicates(t *testing.T) {
 }
 
 func TestProcessOrderMismatchIsParkedAndStoredOrderUntouched(t *testing.T) {
-	s := startServer(t, env.Store, 0)
+	s := startServer(t, testEnv(t).Store, 0)
 	id, body := uniqueOrder(t)
 	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK {
 		t.Fatalf("create: %d", a.Status)
@@ -218,7 +218,7 @@ func TestProcessOrderMismatchIsParkedAndStoredOrderUntouched(t *testing.T) {
 }
 
 func TestProcessOrderBadInputIsParkedAndNothingWritten(t *testing.T) {
-	s := startServer(t, env.Store, 0)
+	s := startServer(t, testEnv(t).Store, 0)
 	id, body := uniqueOrder(t)
 	invalid := bytes.Replace(body, []byte(`"unitPrice":"19.99"`), []byte(`"unitPrice":19.99`), 1)
 	shadowing := bytes.Replace(body, []byte(`"currency"`), []byte(`"DeliveryCount":1,"currency"`), 1)
@@ -258,7 +258,7 @@ func TestProcessOrderBadInputIsParkedAndNothingWritten(t *testing.T) {
 func TestProcessOrderOversizedRequestIsParked(t *testing.T) {
 	logs := &syncBuffer{}
 	srv := httptest.NewServer(NewServer(Config{
-		Processor: &orders.Processor{Store: env.Store}, Logger: slog.New(slog.NewJSONHandler(logs, nil)), MaxRequestBytes: 64 << 10,
+		Processor: &orders.Processor{Store: testEnv(t).Store}, Logger: slog.New(slog.NewJSONHandler(logs, nil)), MaxRequestBytes: 64 << 10,
 	}))
 	defer srv.Close()
 	s := &testServer{url: srv.URL, logs: logs}
@@ -275,7 +275,7 @@ func TestProcessOrderOversizedRequestIsParked(t *testing.T) {
 }
 
 func TestProcessOrderConcurrentDeliveriesOfOneNewOrder(t *testing.T) {
-	s := startServer(t, env.Store, 0)
+	s := startServer(t, testEnv(t).Store, 0)
 	id, body := uniqueOrder(t)
 	const n = 32
 	answers := make([]answer, n)
@@ -351,7 +351,7 @@ func TestProcessOrderCosmosUnreachable(t *testing.T) {
 }
 
 func TestStructuredLogLine(t *testing.T) {
-	s := startServer(t, env.Store, 0)
+	s := startServer(t, testEnv(t).Store, 0)
 	id, body := uniqueOrder(t)
 	s.invoke(t, hostInvocation(body, id, 1))
 	var line map[string]any
