@@ -66,7 +66,7 @@ chaos: build
 ## bench: measure and rewrite docs/benchmarks.md: Cosmos round trips per message, handler vs a
 ##        plain azcosmos loop, batch vs single invocations, in-process CPU and allocations,
 ##        start time and memory of bin/handler. Starts an emulator on port 18095 unless
-##        COSMOS_ENDPOINT is set; ~5 min. More: make bench BENCH_FLAGS='-rounds 9 -messages 4000'
+##        COSMOS_ENDPOINT is set; ~2 min. More: make bench BENCH_FLAGS='-rounds 9 -messages 4000'
 bench: build
 	./infra/bench.sh $(BENCH_FLAGS)
 

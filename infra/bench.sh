@@ -6,7 +6,7 @@
 # With COSMOS_ENDPOINT (and COSMOS_KEY) set it measures against that endpoint;
 # otherwise it starts the local emulator on COSMOS_EMULATOR_PORT (18095, apart
 # from the test suite's) for the run and stops it at the end. Expects
-# bin/handler (make build). Takes about 5 minutes with the defaults.
+# bin/handler (make build). Takes about 2 minutes with the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		cpuProf = fs.String("cpuprofile", "", "write a CPU profile of the throughput rounds here")
 		emuPID  = fs.Int("emulator-pid", 0, "the Cosmos emulator's process id, to measure its CPU time per message")
 	)
-	fs.IntVar(&s.Rounds, "rounds", 5, "throughput rounds")
+	fs.IntVar(&s.Rounds, "rounds", 7, "throughput rounds")
 	fs.IntVar(&s.Messages, "messages", 2000, "messages per variant per round")
 	fs.IntVar(&s.Concurrency, "concurrency", 16, "operations in flight (host.json maxConcurrentCalls)")
 	fs.IntVar(&s.BatchSize, "batch", 100, "messages per batch invocation (host.json maxMessageBatchSize)")
