@@ -1,27 +1,19 @@
 package bench
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 )
 
-var env *cosmostest.Env
+// cosmosDB is the endpoint of the tests that write: COSMOS_ENDPOINT when set,
+// else a local emulator, started by the first test that needs it.
+var cosmosDB = cosmostest.NewShared("bench")
 
-func TestMain(m *testing.M) {
-	var err error
-	env, err = cosmostest.Start("bench")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench tests need Cosmos DB:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	env.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(cosmosDB.Main(m)) }
 
-func target() Target {
+func target(t testing.TB) Target {
+	env := cosmosDB.Env(t)
 	return Target{Endpoint: env.Endpoint, Key: env.Key, Database: env.Database, Container: env.Container}
 }

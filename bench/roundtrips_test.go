@@ -6,7 +6,7 @@ import "testing"
 // the design allows, and no metadata request once the client is warm. It
 // counts requests, it does not time them.
 func TestRoundTripsAtTheFloor(t *testing.T) {
-	rep, err := RoundTrips(target(), 5, 10)
+	rep, err := RoundTrips(target(t), 5, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

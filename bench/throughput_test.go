@@ -9,7 +9,7 @@ import (
 // claims, with the requests it claims, so the timed figures compare like
 // with like. Nothing here is timed.
 func TestVariantsWriteEveryMessage(t *testing.T) {
-	tg := target()
+	tg := target(t)
 	mk := []struct {
 		new      func() (*Variant, error)
 		requests float64

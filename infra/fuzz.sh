@@ -9,22 +9,13 @@
 # would spend a 10 s run minimising instead of fuzzing.
 #
 # Targets are found by name (func FuzzXxx in *_test.go), so new ones join
-# without a change here. The handler package's tests need Cosmos DB (TestMain):
-# with COSMOS_ENDPOINT unset a local emulator is started for the run, as in
-# infra/test.sh. A failing input is written to <package>/testdata/fuzz/<target>/
-# and the script exits non-zero.
+# without a change here. They need no Cosmos DB (the test binaries start one
+# only for the tests that ask, cosmostest.Shared). A failing input is written
+# to <package>/testdata/fuzz/<target>/ and the script exits non-zero.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzztime=${1:-${FUZZTIME:-10s}}
 minimize=${FUZZMINIMIZETIME:-2s}
-
-if [ -z "${COSMOS_ENDPOINT:-}" ]; then
-  export COSMOS_EMULATOR_PORT=${COSMOS_EMULATOR_PORT:-18082}
-  ./infra/emulator.sh start
-  trap './infra/emulator.sh stop' EXIT
-  eval "$(./infra/emulator.sh env)"
-  export COSMOS_LOCAL_EMULATOR=1
-fi
 
 # "dir target" pairs, in a stable order; tools/ holds separate modules.
 mapfile -t targets < <(grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' . \
