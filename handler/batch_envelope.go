@@ -83,7 +83,7 @@ func (inv *invocation) dataArray(binding string) ([]json.RawMessage, error) {
 // metaArray reads a batch metadata key such as MessageIdArray. Absent keys
 // and undecodable values give nil: metadata only enriches a delivery.
 func (inv *invocation) metaArray(key string) []json.RawMessage {
-	raw, ok := inv.Metadata[key]
+	raw, ok := inv.Metadata.get(key)
 	if !ok {
 		return nil
 	}

@@ -13,12 +13,57 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // invocation is the body the host POSTs for a non-HTTP trigger.
 type invocation struct {
 	Data     map[string]json.RawMessage `json:"Data"`
-	Metadata map[string]json.RawMessage `json:"Metadata"`
+	Metadata metadata                   `json:"Metadata"`
+}
+
+// metadata holds the trigger metadata the handler reads. The host sends many
+// more keys (settlement objects, the client, sys and, for string bodies, a
+// copy of the body's members); decoding skips them without copying.
+type metadata struct {
+	DeliveryCount        json.RawMessage
+	MessageId            json.RawMessage
+	Subject              json.RawMessage
+	Label                json.RawMessage
+	EnqueuedTimeUtc      json.RawMessage
+	DeliveryCountArray   json.RawMessage
+	MessageIdArray       json.RawMessage
+	SubjectArray         json.RawMessage
+	LabelArray           json.RawMessage
+	EnqueuedTimeUtcArray json.RawMessage
+}
+
+// get returns the raw value of a metadata key the handler reads.
+func (m *metadata) get(key string) (json.RawMessage, bool) {
+	var v json.RawMessage
+	switch key {
+	case "DeliveryCount":
+		v = m.DeliveryCount
+	case "MessageId":
+		v = m.MessageId
+	case "Subject":
+		v = m.Subject
+	case "Label":
+		v = m.Label
+	case "EnqueuedTimeUtc":
+		v = m.EnqueuedTimeUtc
+	case "DeliveryCountArray":
+		v = m.DeliveryCountArray
+	case "MessageIdArray":
+		v = m.MessageIdArray
+	case "SubjectArray":
+		v = m.SubjectArray
+	case "LabelArray":
+		v = m.LabelArray
+	case "EnqueuedTimeUtcArray":
+		v = m.EnqueuedTimeUtcArray
+	}
+	return v, v != nil
 }
 
 // errEnvelope marks a request that is not a well-formed invocation.
@@ -88,7 +133,7 @@ func unwrapText(s string) []byte {
 // JSON-encoded again ("\"A-1001\"" for a string, "1" for a number). A bare
 // JSON value or a singly encoded string is accepted too.
 func (inv *invocation) metaString(key string) (string, bool) {
-	raw, ok := inv.Metadata[key]
+	raw, ok := inv.Metadata.get(key)
 	if !ok {
 		return "", false
 	}
@@ -160,9 +205,45 @@ var systemKeys = []string{
 // would let it overwrite the real value.
 func SystemMetadataKeys() []string { return append([]string(nil), systemKeys...) }
 
+// quotedSystemKeys are the system keys as lower-case JSON strings, for
+// mayShadow.
+var quotedSystemKeys = func() [][]byte {
+	out := make([][]byte, len(systemKeys))
+	for i, k := range systemKeys {
+		out[i] = []byte(`"` + strings.ToLower(k) + `"`)
+	}
+	return out
+}()
+
+// mayShadow is a cheap test that clears almost every body without parsing
+// it: a member can shadow a system key only if the key's name appears in the
+// text in some case. Escapes and non-ASCII text (which case folding could
+// turn into a key's name) always go to the full check.
+func mayShadow(body []byte) bool {
+	for _, c := range body {
+		if c >= utf8.RuneSelf || c == '\\' {
+			return true
+		}
+	}
+	lower := bytes.ToLower(body)
+	for _, k := range quotedSystemKeys {
+		if bytes.Contains(lower, k) {
+			return true
+		}
+	}
+	return false
+}
+
 // shadowedKeys returns the top-level members of a JSON object body that share
 // a name (in any case) with a metadata key the host sets.
 func shadowedKeys(body []byte) []string {
+	if !mayShadow(body) {
+		return nil
+	}
+	return parseShadowedKeys(body)
+}
+
+func parseShadowedKeys(body []byte) []string {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(body, &top) != nil {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -77,7 +78,7 @@ func TestHostInvocationHelperMatchesFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fixture, built invocation
+	var fixture, built struct{ Data, Metadata map[string]json.RawMessage }
 	if err := json.Unmarshal(raw, &fixture); err != nil {
 		t.Fatal(err)
 	}
@@ -143,4 +144,37 @@ func TestParseHostTime(t *testing.T) {
 	if _, ok := parseHostTime("01/06/2025"); ok {
 		t.Error("accepted a non-ISO date")
 	}
+}
+
+func TestShadowedKeys(t *testing.T) {
+	tests := []struct {
+		body string
+		want string
+	}{
+		{exampleBody, ""},
+		{`{"orderId":"A","DeliveryCount":1}`, "DeliveryCount"},
+		{`{"orderId":"A","deliverycount":1}`, "deliverycount"},
+		{`{"orderId":"A","\u0044eliveryCount":1}`, "DeliveryCount"},
+		{`{"orderId":"A","SYS":{}}`, "SYS"},
+		{`{"orderId":"A","note":"to"}`, ""}, // a value, not a member
+		{`{"orderId":"Zoë","total":"1"}`, ""},
+	}
+	for _, tc := range tests {
+		if got := strings.Join(shadowedKeys([]byte(tc.body)), ","); got != tc.want {
+			t.Errorf("shadowedKeys(%s) = %q, want %q", tc.body, got, tc.want)
+		}
+	}
+}
+
+// FuzzShadowPrefilter: the cheap test never clears a body the full check
+// would refuse.
+func FuzzShadowPrefilter(f *testing.F) {
+	f.Add([]byte(exampleBody))
+	f.Add([]byte(`{"\u0044eliveryCount":1}`))
+	f.Add([]byte(`{"ſys":1}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if keys := parseShadowedKeys(body); len(keys) > 0 && !mayShadow(body) {
+			t.Fatalf("prefilter cleared %q, which shadows %v", body, keys)
+		}
+	})
 }

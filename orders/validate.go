@@ -82,14 +82,14 @@ func (o *Order) validate() error {
 	if o.PlacedAt, err = time.Parse(time.RFC3339Nano, placedAt); err != nil {
 		return invalid("placedAt", "must be an RFC 3339 timestamp such as \"2026-11-29T10:00:00Z\", got %q", truncate(placedAt, 40))
 	}
-	if raw, ok := o.fields["meta"]; ok {
+	// Members are valid JSON (decodeObject checked), so the first byte tells
+	// an object.
+	if raw, ok := o.fields["meta"]; ok && (len(raw) == 0 || raw[0] != '{') {
 		v, err := decodeValue(raw)
 		if err != nil {
 			return malformed("meta: %v", err)
 		}
-		if _, ok := v.(map[string]any); !ok {
-			return invalid("meta", "must be an object, got %s", describe(v))
-		}
+		return invalid("meta", "must be an object, got %s", describe(v))
 	}
 	return nil
 }
@@ -201,13 +201,16 @@ func (o *Order) requiredString(name string) (string, error) {
 	if !ok {
 		return "", invalid(name, "is required")
 	}
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", malformed("%s: %v", name, err)
+		}
+		return s, nil
+	}
 	v, err := decodeValue(raw)
 	if err != nil {
 		return "", malformed("%s: %v", name, err)
 	}
-	s, ok := v.(string)
-	if !ok {
-		return "", invalid(name, "must be a string, got %s", describe(v))
-	}
-	return s, nil
+	return "", invalid(name, "must be a string, got %s", describe(v))
 }
