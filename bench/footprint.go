@@ -167,10 +167,9 @@ func Footprint(ctx context.Context, bin string, t Target, starts, messages, conc
 	counter := NewCounter(http.DefaultTransport) // the process's requests are not visible here
 	v := &Variant{Name: "handler executable, one message per invocation", PerOp: 1, Concurrency: conc, counter: counter, EmulatorPID: emulatorPID,
 		prepare: func(prefix string, ops int) (func(context.Context, int) error, error) {
-			reqs := make([][]byte, ops)
-			for i := range reqs {
-				id := fmt.Sprintf("%s-%06d", prefix, i)
-				reqs[i] = SingleInvocation(Delivery{Body: OrderBody(id, "CUST-1"), MessageID: id, DeliveryCount: 1})
+			reqs, err := singleRequests(prefix, ops)
+			if err != nil {
+				return nil, err
 			}
 			return func(ctx context.Context, i int) error { return post(ctx, hc, p.URL+"/ProcessOrder", reqs[i]) }, nil
 		}}

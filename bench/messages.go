@@ -1,11 +1,15 @@
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/ordersink/orders-consumer/handler"
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/internal/hostemu"
 )
 
 // OrderBody is an order of the contract's example shape (two lines, meta)
@@ -31,85 +35,64 @@ type Delivery struct {
 	Subject       string
 }
 
-func enc(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
+// app is the function app as the host reads it (host.json and every
+// function.json), so requests are encoded for the bindings as deployed:
+// ProcessOrder's trigger is binary (base64 body), ProcessOrderBatch's an
+// array of strings.
+var app = sync.OnceValues(func() (*hostemu.App, error) {
+	root, err := cosmostest.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	return hostemu.LoadApp(root)
+})
+
+// encoder writes requests exactly as the Functions host does; it is the
+// local host emulator's, tested against the reference's examples.
+var encoder = &hostemu.Encoder{Namespace: "bench.servicebus.windows.net", ClientID: "bench"}
+
+func (d Delivery) host() hostemu.Delivery {
+	return hostemu.Delivery{
+		Message: &hostemu.Message{Body: d.Body, MessageID: d.MessageID, ContentType: "application/json",
+			Subject: d.Subject, EnqueuedTime: time.Now()},
+		DeliveryCount: d.DeliveryCount, LockToken: "9d2f6c1e-7b7a-4c55-8a3e-1f0e2d3c4b5a",
+	}
 }
 
-// hostTime is how the host writes EnqueuedTimeUtc: no zone.
-const hostTime = "2006-01-02T15:04:05.999"
-
-// SingleInvocation encodes a delivery as the Functions host sends it to a
-// custom handler for a one-message Service Bus trigger named "message":
-// the body JSON-encoded as a string, scalar metadata JSON-encoded once more,
-// and the body's top-level non-array members copied into Metadata.
-func SingleInvocation(d Delivery) []byte {
-	meta := map[string]any{
-		"MessageActions":        map[string]any{},
-		"DeliveryCount":         strconv.Itoa(d.DeliveryCount),
-		"LockToken":             enc("9d2f6c1e-7b7a-4c55-8a3e-1f0e2d3c4b5a"),
-		"MessageId":             enc(d.MessageID),
-		"SequenceNumber":        "4711",
-		"ContentType":           enc("application/json"),
-		"EnqueuedTimeUtc":       time.Now().UTC().Format(hostTime),
-		"ExpiresAtUtc":          "9999-12-31T23:59:59",
-		"ApplicationProperties": map[string]any{},
-		"UserProperties":        map[string]any{},
-		"sys":                   map[string]any{"MethodName": "ProcessOrder", "UtcNow": time.Now().UTC().Format(time.RFC3339Nano)},
+func function(name string) (*hostemu.Function, error) {
+	a, err := app()
+	if err != nil {
+		return nil, err
 	}
-	if d.Subject != "" {
-		meta["Subject"] = enc(d.Subject)
-		meta["Label"] = enc(d.Subject)
+	fn := a.Function(name)
+	if fn == nil {
+		return nil, fmt.Errorf("the function app has no %s/function.json", name)
 	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(d.Body, &top) == nil {
-		for k, raw := range top {
-			var v any
-			_ = json.Unmarshal(raw, &v)
-			switch v.(type) {
-			case []any:
-			case map[string]any:
-				meta[k] = raw
-			default:
-				meta[k] = enc(v)
-			}
-		}
-	}
-	out, _ := json.Marshal(map[string]any{
-		"Data":     map[string]any{"message": enc(string(d.Body))},
-		"Metadata": meta,
-	})
-	return out
+	return fn, nil
 }
 
-// BatchInvocation encodes deliveries as the host sends them for a
-// "cardinality": "many", "dataType": "string" trigger named "messages":
-// Data.messages and every ...Array metadata key are JSON strings holding a
-// JSON array in message order.
-func BatchInvocation(ds []Delivery) []byte {
-	bodies := make([]string, len(ds))
-	ids := make([]string, len(ds))
-	counts := make([]int, len(ds))
-	subjects := make([]*string, len(ds))
-	enqueued := make([]string, len(ds))
-	now := time.Now().UTC().Format(hostTime)
+// SingleInvocation encodes a delivery as the Functions host sends it to
+// POST /ProcessOrder.
+func SingleInvocation(d Delivery) ([]byte, error) {
+	fn, err := function(handler.FunctionProcessOrder)
+	if err != nil {
+		return nil, err
+	}
+	return encoder.Single(fn, d.host())
+}
+
+// BatchInvocation encodes deliveries as the host sends them to
+// POST /ProcessOrderBatch.
+func BatchInvocation(ds []Delivery) ([]byte, error) {
+	fn, err := function(handler.FunctionProcessOrderBatch)
+	if err != nil {
+		return nil, err
+	}
+	hds := make([]hostemu.Delivery, len(ds))
 	for i, d := range ds {
-		bodies[i], ids[i], counts[i], enqueued[i] = string(d.Body), d.MessageID, d.DeliveryCount, now
-		if d.Subject != "" {
-			subjects[i] = &ds[i].Subject
-		}
+		hds[i] = d.host()
 	}
-	out, _ := json.Marshal(map[string]any{
-		"Data": map[string]any{"messages": enc(bodies)},
-		"Metadata": map[string]any{
-			"MessageIdArray":       enc(ids),
-			"DeliveryCountArray":   enc(counts),
-			"SubjectArray":         enc(subjects),
-			"EnqueuedTimeUtcArray": enc(enqueued),
-			"sys":                  map[string]any{"MethodName": "ProcessOrderBatch", "UtcNow": time.Now().UTC().Format(time.RFC3339Nano)},
-		},
-	})
-	return out
+	return encoder.Batch(fn, hds)
 }
 
 // RunID is a short prefix that keeps the order ids of one run apart from

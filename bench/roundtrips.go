@@ -43,7 +43,11 @@ func RoundTrips(t Target, n, batchSize int) (*RoundTripReport, error) {
 	rep := &RoundTripReport{}
 
 	// Warm-up: the first request reads the account (regions) first.
-	if _, err := rig.Invoke(handler.FunctionProcessOrder, SingleInvocation(Delivery{Body: OrderBody("RT-"+run+"-warm", "CUST-1"), MessageID: "RT-" + run + "-warm", DeliveryCount: 1})); err != nil {
+	warm, err := SingleInvocation(Delivery{Body: OrderBody("RT-"+run+"-warm", "CUST-1"), MessageID: "RT-" + run + "-warm", DeliveryCount: 1})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := rig.Invoke(handler.FunctionProcessOrder, warm); err != nil {
 		return nil, err
 	}
 	rep.First = rig.Counter.Snapshot()
@@ -56,8 +60,11 @@ func RoundTrips(t Target, n, batchSize int) (*RoundTripReport, error) {
 	single := func(body func(id string) []byte, subject string, msgID func(id string) string) func() error {
 		return func() error {
 			for _, id := range ids {
-				d := Delivery{Body: body(id), MessageID: msgID(id), DeliveryCount: 1, Subject: subject}
-				if _, err := rig.Invoke(handler.FunctionProcessOrder, SingleInvocation(d)); err != nil {
+				req, err := SingleInvocation(Delivery{Body: body(id), MessageID: msgID(id), DeliveryCount: 1, Subject: subject})
+				if err != nil {
+					return err
+				}
+				if _, err := rig.Invoke(handler.FunctionProcessOrder, req); err != nil {
 					return err
 				}
 			}
@@ -80,7 +87,11 @@ func RoundTrips(t Target, n, batchSize int) (*RoundTripReport, error) {
 		for i, id := range batchIDs {
 			ds[i] = Delivery{Body: OrderBody(id, "CUST-1"), MessageID: id, DeliveryCount: 1}
 		}
-		_, err := rig.Invoke(handler.FunctionProcessOrderBatch, BatchInvocation(ds))
+		req, err := BatchInvocation(ds)
+		if err != nil {
+			return err
+		}
+		_, err = rig.Invoke(handler.FunctionProcessOrderBatch, req)
 		return err
 	}
 

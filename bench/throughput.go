@@ -254,7 +254,10 @@ func HandlerDirect(t Target, conc int) (*Variant, error) {
 	return &Variant{Name: "handler, one message per invocation, ServeHTTP called in process (no HTTP hop)", PerOp: 1, Concurrency: conc,
 		counter: rig.Counter, outcomes: rig.Outcomes,
 		prepare: func(prefix string, ops int) (func(context.Context, int) error, error) {
-			reqs := singleRequests(prefix, ops)
+			reqs, err := singleRequests(prefix, ops)
+			if err != nil {
+				return nil, err
+			}
 			return func(_ context.Context, i int) error {
 				_, err := rig.Invoke(handler.FunctionProcessOrder, reqs[i])
 				return err
@@ -262,13 +265,16 @@ func HandlerDirect(t Target, conc int) (*Variant, error) {
 		}}, nil
 }
 
-func singleRequests(prefix string, ops int) [][]byte {
+func singleRequests(prefix string, ops int) ([][]byte, error) {
 	reqs := make([][]byte, ops)
 	for i := range reqs {
 		id := fmt.Sprintf("%s-%06d", prefix, i)
-		reqs[i] = SingleInvocation(Delivery{Body: OrderBody(id, "CUST-1"), MessageID: id, DeliveryCount: 1})
+		var err error
+		if reqs[i], err = SingleInvocation(Delivery{Body: OrderBody(id, "CUST-1"), MessageID: id, DeliveryCount: 1}); err != nil {
+			return nil, err
+		}
 	}
-	return reqs
+	return reqs, nil
 }
 
 // HandlerBatch sends batch invocations (POST /ProcessOrderBatch) of perOp
@@ -299,10 +305,14 @@ func handlerVariant(t Target, name string, perOp, conc int) (*Variant, error) {
 					id := fmt.Sprintf("%s-%06d", prefix, i*perOp+j)
 					ds[j] = Delivery{Body: OrderBody(id, "CUST-1"), MessageID: id, DeliveryCount: 1}
 				}
+				var err error
 				if perOp == 1 {
-					reqs[i] = SingleInvocation(ds[0])
+					reqs[i], err = SingleInvocation(ds[0])
 				} else {
-					reqs[i] = BatchInvocation(ds)
+					reqs[i], err = BatchInvocation(ds)
+				}
+				if err != nil {
+					return nil, err
 				}
 			}
 			return func(ctx context.Context, i int) error {
