@@ -41,8 +41,8 @@ func jsonArray(raw json.RawMessage) ([]json.RawMessage, error) {
 // batchBodies returns the message bodies of a "cardinality": "many",
 // "dataType": "string" trigger: Data.<binding> is a JSON string holding a
 // JSON array of body texts. Elements that are objects (a tool that did not
-// encode them) are taken as the body itself; base64 elements ("dataType":
-// "binary") are decoded.
+// encode them) are taken as the body itself. The contract binds this trigger
+// as strings, so elements are not base64-decoded.
 func (inv *invocation) batchBodies(binding string) ([][]byte, error) {
 	elems, err := inv.dataArray(binding)
 	if err != nil {
@@ -59,7 +59,7 @@ func (inv *invocation) batchBodies(binding string) ([][]byte, error) {
 			if err := json.Unmarshal(e, &s); err != nil {
 				return nil, fmt.Errorf("%w: Data.%s[%d] is not a JSON string: %v", errEnvelope, binding, i, err)
 			}
-			bodies[i] = unwrapText(s)
+			bodies[i] = unwrapText(s, false)
 		default:
 			bodies[i] = e
 		}

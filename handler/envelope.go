@@ -106,13 +106,15 @@ func decodeTriggerValue(raw json.RawMessage) ([]byte, error) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, fmt.Errorf("%w: the trigger value is not a JSON string: %v", errEnvelope, err)
 	}
-	return unwrapText(s), nil
+	return unwrapText(s, true), nil
 }
 
 // unwrapText undoes the second encoding of a body text when there is one:
 // a JSON string literal is decoded again, text that looks like JSON is kept,
-// and base64 (dataType binary) is decoded.
-func unwrapText(s string) []byte {
+// and, where the binding may be binary (base64 is one of its shapes), base64
+// is decoded. A string-typed batch element is never base64: decoding "test"
+// would park other bytes than the producer sent.
+func unwrapText(s string, binary bool) []byte {
 	t := strings.TrimSpace(s)
 	if strings.HasPrefix(t, `"`) {
 		var inner string
@@ -123,8 +125,10 @@ func unwrapText(s string) []byte {
 	if strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
 		return []byte(s)
 	}
-	if b, err := base64.StdEncoding.Strict().DecodeString(t); err == nil && len(t) > 0 {
-		return b
+	if binary {
+		if b, err := base64.StdEncoding.Strict().DecodeString(t); err == nil && len(t) > 0 {
+			return b
+		}
 	}
 	return []byte(s)
 }

@@ -68,8 +68,9 @@ type batchResult struct {
 
 // processBatch decides every delivery, at most cfg.BatchParallelism at once.
 // Once one message has failed transiently the batch will be redelivered
-// anyway, so messages not yet started are not attempted, except those on
-// their last attempt, which must still get the chance to be parked.
+// anyway, so messages not yet started are not attempted, unless a message of
+// the batch is on its last delivery: then the batch may be completed, and
+// every message is attempted.
 func (cfg Config) processBatch(ctx context.Context, ds []delivery) []batchResult {
 	results := make([]batchResult, len(ds))
 	slots := make(chan struct{}, cfg.BatchParallelism)
@@ -78,10 +79,16 @@ func (cfg Config) processBatch(ctx context.Context, ds []delivery) []batchResult
 		mu        sync.Mutex
 		firstFail string
 	)
+	// A message on its last delivery may force the batch to complete
+	// (settleWithLastAttempt); then every message deserves its attempt.
+	lastAttempt := false
+	for _, d := range ds {
+		lastAttempt = lastAttempt || cfg.Processor.LastAttempt(d.deliveryCount)
+	}
 	for i := range ds {
 		slots <- struct{}{}
 		mu.Lock()
-		skip := firstFail != "" && !cfg.Processor.LastAttempt(ds[i].deliveryCount)
+		skip := firstFail != "" && !lastAttempt
 		cause := firstFail
 		mu.Unlock()
 		if skip {
@@ -111,6 +118,35 @@ func (cfg Config) processBatch(ctx context.Context, ds []delivery) []batchResult
 	return results
 }
 
+// settleWithLastAttempt completes a batch in which a message on its last
+// delivery was parked as exhausted. A batch settles all or nothing, and the
+// host ignores Outputs on a failed invocation: answering 503 would drop that
+// message's envelope and let the broker dead-letter it without a reason. So
+// the batch is completed, and its transient batch-mates are parked as
+// RetryBudgetExhausted with it, naming the message that forced it; nothing
+// is lost and every parked message can be resubmitted.
+func settleWithLastAttempt(ds []delivery, results []batchResult) {
+	forcedBy := ""
+	for i, r := range results {
+		if r.res.Outcome == orders.Exhausted {
+			forcedBy = ds[i].messageID
+			break
+		}
+	}
+	if forcedBy == "" {
+		return
+	}
+	for i := range results {
+		r := &results[i].res
+		if r.Outcome != orders.Transient {
+			continue
+		}
+		r.Outcome, r.Reason = orders.Exhausted, orders.RetryBudgetExhausted
+		r.Description = fmt.Sprintf("parked with its batch at delivery %d: message %s was on its last delivery, and a batch settles as a whole; still failing: %s",
+			ds[i].deliveryCount, forcedBy, r.Description)
+	}
+}
+
 // processSafely is process for a worker goroutine, where a panic would end
 // the process rather than one invocation.
 func (cfg Config) processSafely(ctx context.Context, d delivery) (res orders.Result) {
@@ -127,6 +163,7 @@ func (cfg Config) processSafely(ctx context.Context, d delivery) (res orders.Res
 // final, and 503 when any is not; it logs one line per message and a
 // summary with the counts by outcome.
 func (cfg Config) answerBatch(w http.ResponseWriter, invocationID string, ds []delivery, results []batchResult, start time.Time) {
+	settleWithLastAttempt(ds, results)
 	out := newResult()
 	var parked []*ParkingEnvelope
 	counts := map[orders.Outcome]int{}

@@ -212,6 +212,39 @@ func TestBatchWithTransientFailureIsRedeliveredWhole(t *testing.T) {
 	}
 }
 
+// A message on its last delivery must not lose its parking envelope because
+// a younger batch-mate is still transient: the host ignores Outputs on a
+// failed invocation, and the broker would dead-letter it without a reason.
+func TestBatchWithAMessageOnItsLastDeliveryIsSettled(t *testing.T) {
+	var old, young, fine string
+	var oldb, youngb, fineb []byte
+	t.Run("ids", func(t *testing.T) {
+		old, oldb = uniqueOrder(t)
+		young, youngb = uniqueOrder(t)
+		fine, fineb = uniqueOrder(t)
+	})
+	store := flakyStore{Store: testEnv(t).Store, failing: map[string]bool{old: true, young: true}}
+	s := startBatchServer(t, store, 1)
+	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{
+		{oldb, old, orders.DefaultRetryBudget, ""}, {youngb, young, 1, ""}, {fineb, fine, 1, ""}}))
+	if a.Status != http.StatusOK {
+		t.Fatalf("status %d: the last-delivery message would be dead-lettered without its envelope", a.Status)
+	}
+	if got := strings.Join(a.outcomes(), " "); got != "exhausted exhausted created" {
+		t.Errorf("outcomes %q", got)
+	}
+	byOrder := map[string]*ParkingEnvelope{}
+	for _, e := range a.parkedAll(t) {
+		byOrder[e.OrderID] = &e
+	}
+	if e := byOrder[old]; e == nil || e.Reason != orders.RetryBudgetExhausted || e.DeliveryCount != orders.DefaultRetryBudget {
+		t.Errorf("last-delivery message: %+v", e)
+	}
+	if e := byOrder[young]; e == nil || e.Reason != orders.RetryBudgetExhausted || !strings.Contains(e.Description, "last delivery") || e.Body != string(youngb) {
+		t.Errorf("batch-mate: %+v", e)
+	}
+}
+
 func TestBatchFixtureThroughTheHandler(t *testing.T) {
 	s := startBatchServer(t, testEnv(t).Store, 0)
 	request, err := os.ReadFile(filepath.Join("testdata", "batch", "host-batch.json"))
