@@ -59,7 +59,7 @@ func (inv *invocation) batchBodies(binding string) ([][]byte, error) {
 			if err := json.Unmarshal(e, &s); err != nil {
 				return nil, fmt.Errorf("%w: Data.%s[%d] is not a JSON string: %v", errEnvelope, binding, i, err)
 			}
-			bodies[i] = unwrapText(s, false)
+			bodies[i], _ = unwrapText(s, false)
 		default:
 			bodies[i] = e
 		}

@@ -83,30 +83,35 @@ func decodeInvocation(b []byte) (*invocation, error) {
 // triggerText returns the message body of a single-message trigger binding.
 // The host JSON-encodes the body text twice; older hosts, other tools and
 // "dataType": "binary" send it once or as base64, so all three are accepted.
-func (inv *invocation) triggerText(binding string) ([]byte, error) {
+func (inv *invocation) triggerText(binding string) (body []byte, copied bool, err error) {
 	raw, ok := inv.Data[binding]
 	if !ok {
-		return nil, fmt.Errorf("%w: Data has no %q member (the trigger binding name in function.json)", errEnvelope, binding)
+		return nil, false, fmt.Errorf("%w: Data has no %q member (the trigger binding name in function.json)", errEnvelope, binding)
 	}
 	return decodeTriggerValue(raw)
 }
 
-func decodeTriggerValue(raw json.RawMessage) ([]byte, error) {
+// decodeTriggerValue returns the body and whether the host copied its
+// top-level members into Metadata: it does so when the trigger value is a
+// string holding a JSON object ("dataType" string or unset), not for base64
+// ("dataType": "binary").
+func decodeTriggerValue(raw json.RawMessage) (body []byte, copied bool, err error) {
 	raw = bytes.TrimSpace(raw)
 	switch {
 	case len(raw) == 0 || string(raw) == "null":
-		return nil, fmt.Errorf("%w: the trigger value is null", errEnvelope)
+		return nil, false, fmt.Errorf("%w: the trigger value is null", errEnvelope)
 	case raw[0] == '{':
 		// An object instead of a string: a host that did not encode it.
-		return raw, nil
+		return raw, false, nil
 	case raw[0] != '"':
-		return nil, fmt.Errorf("%w: the trigger value is neither a string nor an object", errEnvelope)
+		return nil, false, fmt.Errorf("%w: the trigger value is neither a string nor an object", errEnvelope)
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("%w: the trigger value is not a JSON string: %v", errEnvelope, err)
+		return nil, false, fmt.Errorf("%w: the trigger value is not a JSON string: %v", errEnvelope, err)
 	}
-	return unwrapText(s, true), nil
+	body, fromBase64 := unwrapText(s, true)
+	return body, !fromBase64 && bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")), nil
 }
 
 // unwrapText undoes the second encoding of a body text when there is one:
@@ -114,23 +119,23 @@ func decodeTriggerValue(raw json.RawMessage) ([]byte, error) {
 // and, where the binding may be binary (base64 is one of its shapes), base64
 // is decoded. A string-typed batch element is never base64: decoding "test"
 // would park other bytes than the producer sent.
-func unwrapText(s string, binary bool) []byte {
+func unwrapText(s string, binary bool) (body []byte, fromBase64 bool) {
 	t := strings.TrimSpace(s)
 	if strings.HasPrefix(t, `"`) {
 		var inner string
 		if json.Unmarshal([]byte(t), &inner) == nil {
-			return []byte(inner)
+			return []byte(inner), false
 		}
 	}
 	if strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
-		return []byte(s)
+		return []byte(s), false
 	}
 	if binary {
 		if b, err := base64.StdEncoding.Strict().DecodeString(t); err == nil && len(t) > 0 {
-			return b
+			return b, true
 		}
 	}
-	return []byte(s)
+	return []byte(s), false
 }
 
 // metaString reads a scalar metadata value: a JSON string holding the value
@@ -193,27 +198,20 @@ func parseHostTime(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// systemKeys are the Service Bus trigger's metadata keys. The host copies the
-// top-level members of a JSON body into Metadata too, so a body member with
-// one of these names overwrites the real value (reference §1.4).
-var systemKeys = []string{
-	"DeliveryCount", "MessageId", "LockToken", "SequenceNumber", "ContentType", "CorrelationId",
-	"Subject", "Label", "To", "ReplyTo", "SessionId", "ReplyToSessionId", "PartitionKey",
-	"TransactionPartitionKey", "DeadLetterSource", "EnqueuedTimeUtc", "EnqueuedTime",
-	"ExpiresAtUtc", "ExpiresAt", "ApplicationProperties", "UserProperties", "MessageActions",
-	"SessionActions", "MessageReceiver", "MessageSession", "ReceiveActions", "Client", "sys",
-}
+// readKeys are the metadata keys the handler reads. When the trigger value is
+// a string holding a JSON object, the host copies the body's top-level
+// members into Metadata over the keys of the same name (reference §1.4), so a
+// body member named like one of these (in any case, as the comparison there
+// is unconfirmed) would forge the delivery count, message id, type or
+// enqueue time. Other metadata keys are never read, so bodies may use their
+// names ("to", "client", …).
+var readKeys = []string{"DeliveryCount", "MessageId", "Subject", "Label", "EnqueuedTimeUtc"}
 
-// SystemMetadataKeys returns the Metadata keys of the Service Bus trigger.
-// A body member with one of these names, in any case, is refused: the host
-// would let it overwrite the real value.
-func SystemMetadataKeys() []string { return append([]string(nil), systemKeys...) }
-
-// quotedSystemKeys are the system keys as lower-case JSON strings, for
+// quotedSystemKeys are the read keys as lower-case JSON strings, for
 // mayShadow.
 var quotedSystemKeys = func() [][]byte {
-	out := make([][]byte, len(systemKeys))
-	for i, k := range systemKeys {
+	out := make([][]byte, len(readKeys))
+	for i, k := range readKeys {
 		out[i] = []byte(`"` + strings.ToLower(k) + `"`)
 	}
 	return out
@@ -239,7 +237,7 @@ func mayShadow(body []byte) bool {
 }
 
 // shadowedKeys returns the top-level members of a JSON object body that share
-// a name (in any case) with a metadata key the host sets.
+// a name (in any case) with a metadata key the handler reads.
 func shadowedKeys(body []byte) []string {
 	if !mayShadow(body) {
 		return nil
@@ -254,7 +252,7 @@ func parseShadowedKeys(body []byte) []string {
 	}
 	var out []string
 	for k := range top {
-		for _, sk := range systemKeys {
+		for _, sk := range readKeys {
 			if strings.EqualFold(k, sk) {
 				out = append(out, k)
 			}

@@ -18,14 +18,15 @@ func TestDecodeHostFixtures(t *testing.T) {
 		messageID string
 		delivery  int
 		enqueued  string
+		copied    bool // the host copied the body's members into Metadata
 		shadowed  bool
 	}{
-		{"single-double-encoded.json", exampleBody, "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", false},
-		{"single-single-encoded.json", exampleBody, "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", false},
-		{"single-base64.json", exampleBody, "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", false},
-		{"shadowed-delivery-count.json", "", "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", true},
-		{"minimal-metadata.json", exampleBody, "ORD-2026-000123", 3, "", false},
-		{"docs-example-bare-scalars.json", exampleBody, "ORD-2026-000123", 2, "2026-11-29T10:00:02Z", false},
+		{"single-double-encoded.json", exampleBody, "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", true, false},
+		{"single-single-encoded.json", exampleBody, "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", true, false},
+		{"single-base64.json", exampleBody, "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", false, false},
+		{"shadowed-delivery-count.json", "", "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", true, true},
+		{"minimal-metadata.json", exampleBody, "ORD-2026-000123", 3, "", true, false},
+		{"docs-example-bare-scalars.json", exampleBody, "ORD-2026-000123", 2, "2026-11-29T10:00:02Z", true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -37,9 +38,12 @@ func TestDecodeHostFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatalf("decodeInvocation: %v", err)
 			}
-			body, err := inv.triggerText(TriggerBinding)
+			body, copied, err := inv.triggerText(TriggerBinding)
 			if err != nil {
 				t.Fatalf("triggerText: %v", err)
+			}
+			if copied != tc.copied {
+				t.Errorf("copied = %v, want %v", copied, tc.copied)
 			}
 			if tc.body != "" && string(body) != tc.body {
 				t.Errorf("body = %s\nwant   %s", body, tc.body)
@@ -123,7 +127,7 @@ func TestDecodeTriggerValueShapes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := decodeTriggerValue(json.RawMessage(tc.raw))
+			got, _, err := decodeTriggerValue(json.RawMessage(tc.raw))
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
 			}
@@ -155,7 +159,8 @@ func TestShadowedKeys(t *testing.T) {
 		{`{"orderId":"A","DeliveryCount":1}`, "DeliveryCount"},
 		{`{"orderId":"A","deliverycount":1}`, "deliverycount"},
 		{`{"orderId":"A","\u0044eliveryCount":1}`, "DeliveryCount"},
-		{`{"orderId":"A","SYS":{}}`, "SYS"},
+		{`{"orderId":"A","SYS":{},"to":"Bob","client":"x"}`, ""}, // metadata the handler never reads
+		{`{"orderId":"A","label":"gift"}`, "label"},
 		{`{"orderId":"A","note":"to"}`, ""}, // a value, not a member
 		{`{"orderId":"Zoë","total":"1"}`, ""},
 	}

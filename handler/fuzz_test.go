@@ -37,7 +37,7 @@ func FuzzDecodeInvocation(f *testing.F) {
 		if err != nil {
 			return
 		}
-		body, err := inv.triggerText(TriggerBinding)
+		body, _, err := inv.triggerText(TriggerBinding)
 		if err == nil {
 			shadowedKeys(body)
 		}

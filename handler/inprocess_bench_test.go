@@ -52,7 +52,7 @@ func BenchmarkDecodeEnvelope(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := inv.triggerText(TriggerBinding); err != nil {
+		if _, _, err := inv.triggerText(TriggerBinding); err != nil {
 			b.Fatal(err)
 		}
 		inv.metaString("MessageId")

@@ -26,7 +26,10 @@ type delivery struct {
 	enqueuedAt    string
 	subject       string // the message type (orders.ParseMessageType)
 	body          []byte
-	truncated     bool
+	// metadataCopied: the host copied the body's top-level members into
+	// Metadata (a string trigger value holding a JSON object).
+	metadataCopied bool
+	truncated      bool
 }
 
 func handleProcessOrder(cfg Config) http.HandlerFunc {
@@ -42,15 +45,17 @@ func handleProcessOrder(cfg Config) http.HandlerFunc {
 	}
 }
 
-// process decides one delivery. Bodies whose members would shadow Service
-// Bus metadata are refused in batch mode too, where the host copies nothing,
-// so that a message's fate does not depend on which function received it.
+// process decides one delivery. When the host copied the body's members into
+// Metadata, a member named like a key the handler reads has overwritten it,
+// and the message is refused rather than handled with forged metadata.
 func (cfg Config) process(ctx context.Context, d delivery) orders.Result {
-	if keys := shadowedKeys(d.body); len(keys) > 0 {
-		return orders.Result{Outcome: orders.Invalid, Reason: orders.ValidationFailed,
-			OrderID: orders.PeekOrderID(d.body),
-			Description: fmt.Sprintf("body field(s) %s share a name with Service Bus metadata, which the Functions host would overwrite with them; rename them",
-				strings.Join(keys, ", "))}
+	if d.metadataCopied {
+		if keys := shadowedKeys(d.body); len(keys) > 0 {
+			return orders.Result{Outcome: orders.Invalid, Reason: orders.ValidationFailed,
+				OrderID: orders.PeekOrderID(d.body),
+				Description: fmt.Sprintf("body field(s) %s share a name with Service Bus metadata, which the Functions host overwrote with them; rename them (or bind the trigger with \"dataType\": \"binary\")",
+					strings.Join(keys, ", "))}
+		}
 	}
 	ctx, cancel := cfg.operationContext(ctx)
 	defer cancel()
@@ -72,7 +77,7 @@ func (d *delivery) read(w http.ResponseWriter, r *http.Request, limit int64) (or
 	}
 	inv, err := decodeInvocation(raw)
 	if err == nil {
-		d.body, err = inv.triggerText(TriggerBinding)
+		d.body, d.metadataCopied, err = inv.triggerText(TriggerBinding)
 	}
 	if err != nil {
 		d.body, d.truncated = raw[:min(len(raw), parkedPrefix)], len(raw) > parkedPrefix

@@ -3,9 +3,9 @@ package orders
 import "strings"
 
 // MessageType tells apart the kinds of message on the orders queue. Producers
-// set it as the Service Bus Subject (the host hands it over as metadata, so
-// the body needs no type member, and order bodies stay as contract §3 has
-// them); a message without a Subject is an order.
+// of status changes set it as the Service Bus Subject (the host hands it over
+// as metadata, so the body needs no type member, and order bodies stay as
+// contract §3 has them).
 type MessageType string
 
 // The message types of the orders queue.
@@ -14,17 +14,14 @@ const (
 	OrderStatusChanged MessageType = "OrderStatusChanged"
 )
 
-// ParseMessageType maps a Subject to a MessageType: empty means OrderPlaced,
-// case is ignored, and any other value is a *RejectError (ValidationFailed),
-// so a message meant for another consumer is parked, not read as an order.
-func ParseMessageType(subject string) (MessageType, error) {
-	s := strings.TrimSpace(subject)
-	switch {
-	case s == "" || strings.EqualFold(s, string(OrderPlaced)):
-		return OrderPlaced, nil
-	case strings.EqualFold(s, string(OrderStatusChanged)):
-		return OrderStatusChanged, nil
+// ParseMessageType maps a Subject to a MessageType: OrderStatusChanged (case
+// ignored) is a status change, and anything else is an order. The contract
+// does not constrain the Subject of orders, so producers may use it for their
+// own routing ("order.created"); a body meant for another consumer fails the
+// order rules and is parked by them.
+func ParseMessageType(subject string) MessageType {
+	if strings.EqualFold(strings.TrimSpace(subject), string(OrderStatusChanged)) {
+		return OrderStatusChanged
 	}
-	return "", invalid("Subject", "names the message type; %q is not one of %q (or none, for an order), %q",
-		truncate(subject, 40), OrderPlaced, OrderStatusChanged)
+	return OrderPlaced
 }

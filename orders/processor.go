@@ -61,11 +61,7 @@ type Message struct {
 // with it. It never panics on bad input and never returns Transient for a
 // body that will be rejected again on the next delivery.
 func (p *Processor) Process(ctx context.Context, m Message) Result {
-	kind, err := ParseMessageType(string(m.Type))
-	if err != nil {
-		return rejected(err, m.Body)
-	}
-	if kind == OrderStatusChanged {
+	if ParseMessageType(string(m.Type)) == OrderStatusChanged {
 		return p.processStatus(ctx, m)
 	}
 	o, err := ParseOrder(m.Body)

@@ -17,22 +17,18 @@ func TestParseMessageType(t *testing.T) {
 	tests := []struct {
 		subject string
 		want    MessageType
-		ok      bool
 	}{
-		{"", OrderPlaced, true},
-		{"  ", OrderPlaced, true},
-		{"OrderPlaced", OrderPlaced, true},
-		{"orderplaced", OrderPlaced, true},
-		{"OrderStatusChanged", OrderStatusChanged, true},
-		{"ORDERSTATUSCHANGED", OrderStatusChanged, true},
-		{"order.created", "", false},
-		{"OrderCancelled", "", false},
+		{"", OrderPlaced},
+		{"  ", OrderPlaced},
+		{"OrderPlaced", OrderPlaced},
+		{"order.created", OrderPlaced}, // a producer's own routing subject
+		{"OrderStatusChanged", OrderStatusChanged},
+		{"ORDERSTATUSCHANGED", OrderStatusChanged},
+		{" orderStatusChanged ", OrderStatusChanged},
 	}
 	for _, tc := range tests {
-		got, err := ParseMessageType(tc.subject)
-		var re *RejectError
-		if got != tc.want || (err == nil) != tc.ok || (err != nil && (!errors.As(err, &re) || re.Reason != ValidationFailed)) {
-			t.Errorf("ParseMessageType(%q) = %q, %v", tc.subject, got, err)
+		if got := ParseMessageType(tc.subject); got != tc.want {
+			t.Errorf("ParseMessageType(%q) = %q, want %q", tc.subject, got, tc.want)
 		}
 	}
 }
@@ -142,7 +138,9 @@ func TestProcessorStatusChanges(t *testing.T) {
 	if r := (&Processor{Store: orderstest.NewMemStore()}).Process(ctx, msg("Paid", 1, 1)); r.Outcome != Transient || r.Err == nil {
 		t.Errorf("no status store: %+v", r)
 	}
-	if r := p.Process(ctx, Message{Body: []byte(exampleBody), Type: "OrderShipped"}); r.Outcome != Invalid || r.Reason != ValidationFailed || r.OrderID != "ORD-2026-000123" {
-		t.Errorf("unknown type: %+v", r)
+	// Any Subject but OrderStatusChanged is an order: producers may route
+	// orders by Subject, and the contract does not constrain it.
+	if r := p.Process(ctx, Message{Body: []byte(exampleBody), Type: "order.created"}); r.Outcome != Created {
+		t.Errorf("order with a routing Subject: %+v", r)
 	}
 }

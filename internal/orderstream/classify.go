@@ -2,9 +2,7 @@ package orderstream
 
 import (
 	"encoding/json"
-	"strings"
 
-	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/internal/hostemu"
 	"github.com/ordersink/orders-consumer/orders"
 )
@@ -25,16 +23,10 @@ type Class struct {
 	Content string
 }
 
-// metadataKeys are the names a body member may not have (handler's rule).
-var metadataKeys = handler.SystemMetadataKeys()
-
 // Classify decides whether a message is a valid order, by its Subject (the
 // message type) and its body, and names its content.
 func Classify(m *hostemu.Message) Class {
-	switch t, err := orders.ParseMessageType(m.Subject); {
-	case err != nil:
-		return Class{OrderID: orders.PeekOrderID(m.Body), Content: ContentKey(m.Body)}
-	case t != orders.OrderPlaced:
+	if orders.ParseMessageType(m.Subject) != orders.OrderPlaced {
 		return Class{OtherType: true, OrderID: orders.PeekOrderID(m.Body), Content: ContentKey(m.Body)}
 	}
 	return classifyOrder(m.Body)
@@ -49,7 +41,10 @@ func classifyOrder(body []byte) Class {
 		return c
 	}
 	c.OrderID = o.ID
-	c.Valid = !shadowsMetadata(body)
+	// The handler's rule against body members that shadow metadata applies
+	// only where the host copies them (a string-typed single trigger);
+	// ProcessOrder binds binary and batches copy nothing, so it never applies.
+	c.Valid = true
 	return c
 }
 
@@ -60,21 +55,6 @@ func ContentKey(body []byte) string {
 		return h
 	}
 	return "text:" + string(body)
-}
-
-func shadowsMetadata(body []byte) bool {
-	fields, err := topLevelNames(body)
-	if err != nil {
-		return false
-	}
-	for _, f := range fields {
-		for _, k := range metadataKeys {
-			if strings.EqualFold(f, k) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func topLevelNames(body []byte) ([]string, error) {

@@ -286,7 +286,7 @@ func (g *generator) mutate(o *order) *order {
 }
 
 // invalidKinds are the ways a generated message breaks contract §3.
-var invalidKinds = []string{"total", "numberMoney", "noCustomer", "notJSON", "shadowsMetadata", "noLines", "currency", "unknownSubject"}
+var invalidKinds = []string{"total", "numberMoney", "noCustomer", "notJSON", "reservedTTL", "noLines", "currency", "orderIdSlash"}
 
 func (g *generator) invalid(k int) *hostemu.Message {
 	o := g.order(1_000_000 + k)
@@ -304,19 +304,17 @@ func (g *generator) invalid(k int) *hostemu.Message {
 	case "notJSON":
 		cut := strings.Index(string(body), `"lines"`)
 		return g.envelope(o, o.OrderID, body[:cut+len(`"lines":[`)], 0)
-	case "shadowsMetadata":
-		// The host would copy it over Metadata.DeliveryCount (reference §1.4).
-		fields["DeliveryCount"] = 1
+	case "reservedTTL":
+		// A member the stored document reserves (it would expire the order).
+		fields["ttl"] = 60
 	case "noLines":
 		fields["lines"] = []any{}
 		fields["total"] = "0.00"
 	case "currency":
 		fields["currency"] = strings.ToLower(o.Currency)
-	case "unknownSubject":
-		// A valid body under a message type the consumer does not know.
-		m := g.envelope(o, o.OrderID, body, 0)
-		m.Subject = "order.created"
-		return m
+	case "orderIdSlash":
+		// "/" breaks Cosmos resource paths.
+		fields["orderId"] = strings.Replace(o.OrderID, "-", "/", 1)
 	}
 	body, _ = json.Marshal(fields)
 	return g.envelope(o, o.OrderID, body, 0)
