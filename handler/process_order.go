@@ -63,7 +63,7 @@ func (cfg Config) process(ctx context.Context, d delivery) orders.Result {
 }
 
 // read decodes the invocation into d. When the request cannot be decoded it
-// returns the Invalid result to answer with and false.
+// returns the result to answer with and false.
 func (d *delivery) read(w http.ResponseWriter, r *http.Request, limit int64) (orders.Result, bool) {
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooLarge *http.MaxBytesError
@@ -80,8 +80,12 @@ func (d *delivery) read(w http.ResponseWriter, r *http.Request, limit int64) (or
 		d.body, d.metadataCopied, err = inv.triggerText(TriggerBinding)
 	}
 	if err != nil {
-		d.body, d.truncated = raw[:min(len(raw), parkedPrefix)], len(raw) > parkedPrefix
-		return malformedResult("%v", err), false
+		// Not the message's fault: the host always sends a well-formed
+		// envelope, so this is a configuration error (a renamed binding) or
+		// a tool's bug. Completing and parking would cut the message to what
+		// the request shows; failing keeps it whole in the broker, which
+		// redelivers it and in the end dead-letters it. Logged at ERROR.
+		return orders.Result{Outcome: orders.Transient, Description: err.Error(), Err: err}, false
 	}
 	d.messageID, _ = inv.metaString("MessageId")
 	d.deliveryCount, _ = inv.metaInt("DeliveryCount")
@@ -158,7 +162,12 @@ func (cfg Config) logInvocation(d delivery, res orders.Result, took time.Duratio
 	switch res.Outcome {
 	case orders.Mismatch:
 		level = slog.LevelError
-	case orders.Invalid, orders.Transient, orders.Exhausted:
+	case orders.Transient:
+		level = slog.LevelWarn
+		if errors.Is(res.Err, errEnvelope) {
+			level = slog.LevelError // configuration, not load: someone must act
+		}
+	case orders.Invalid, orders.Exhausted:
 		level = slog.LevelWarn
 	case orders.Stale:
 		if res.VersionConflict {

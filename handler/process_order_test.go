@@ -231,9 +231,6 @@ func TestProcessOrderBadInputIsParkedAndNothingWritten(t *testing.T) {
 		{"not JSON", hostInvocation([]byte(`{"orderId":"`+id+`",`), id, 1), orders.MalformedMessage, "not valid JSON"},
 		{"float money", hostInvocation(invalid, id, 1), orders.ValidationFailed, "lines[0].unitPrice"},
 		{"body shadows DeliveryCount", hostInvocation(shadowing, id, 5), orders.ValidationFailed, "DeliveryCount"},
-		{"envelope without Data", []byte(`{"Metadata":{}}`), orders.MalformedMessage, "no Data"},
-		{"envelope not JSON", []byte(`<xml/>`), orders.MalformedMessage, "invocation envelope"},
-		{"trigger value null", []byte(`{"Data":{"message":null},"Metadata":{"MessageId":"\"` + id + `\""}}`), orders.MalformedMessage, "null"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -252,6 +249,33 @@ func TestProcessOrderBadInputIsParkedAndNothingWritten(t *testing.T) {
 	}
 	if docs := partition(t, id); len(docs) != 0 {
 		t.Errorf("bad input wrote %d documents", len(docs))
+	}
+}
+
+// An invocation the handler cannot decode is not the message's fault (the
+// host always sends a well-formed envelope): failing keeps the message whole
+// in the broker, where parking would keep only what the request shows.
+func TestProcessOrderUndecodableInvocationIsRetried(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	tests := []struct {
+		name    string
+		request []byte
+		mention string
+	}{
+		{"envelope without Data", []byte(`{"Metadata":{}}`), "no Data"},
+		{"envelope not JSON", []byte(`<xml/>`), "invocation envelope"},
+		{"binding renamed", []byte(`{"Data":{"msg":"\"{}\""},"Metadata":{}}`), `no \"message\" member`},
+		{"trigger value null", []byte(`{"Data":{"message":null},"Metadata":{}}`), "null"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if a := s.invoke(t, tc.request); a.Status/100 == 2 {
+				t.Fatalf("status %d: the message would be completed", a.Status)
+			}
+			if logs := s.logs.String(); !strings.Contains(logs, `"level":"ERROR"`) || !strings.Contains(logs, tc.mention) {
+				t.Errorf("no ERROR line naming %q: %s", tc.mention, logs)
+			}
+		})
 	}
 }
 
