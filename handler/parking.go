@@ -12,13 +12,16 @@ import (
 // It is always sent as a JSON object: the host base64-decodes output strings
 // that happen to be valid base64.
 type ParkingEnvelope struct {
-	Reason        orders.Reason `json:"reason"`
-	Description   string        `json:"description"`
-	OrderID       string        `json:"orderId,omitempty"`
-	MessageID     string        `json:"messageId"`
-	DeliveryCount int           `json:"deliveryCount"`
-	StoredHash    string        `json:"storedHash,omitempty"`
-	IncomingHash  string        `json:"incomingHash,omitempty"`
+	Reason      orders.Reason `json:"reason"`
+	Description string        `json:"description"`
+	OrderID     string        `json:"orderId,omitempty"`
+	MessageID   string        `json:"messageId"`
+	// Subject is the message's Service Bus Subject (its type, such as
+	// OrderStatusChanged); a resubmission must send it again.
+	Subject       string `json:"subject,omitempty"`
+	DeliveryCount int    `json:"deliveryCount"`
+	StoredHash    string `json:"storedHash,omitempty"`
+	IncomingHash  string `json:"incomingHash,omitempty"`
 	// Body is the original message body as text; when it is not valid UTF-8
 	// it is base64 and BodyEncoding says so, so no byte is lost.
 	Body         string    `json:"body"`

@@ -128,7 +128,7 @@ func (cfg Config) answer(w http.ResponseWriter, d delivery, res orders.Result, s
 func (d delivery) envelope(res orders.Result, now time.Time) *ParkingEnvelope {
 	e := &ParkingEnvelope{
 		Reason: res.Reason, Description: res.Description, OrderID: res.OrderID,
-		MessageID: d.messageID, DeliveryCount: d.deliveryCount,
+		MessageID: d.messageID, Subject: d.subject, DeliveryCount: d.deliveryCount,
 		StoredHash: res.StoredHash, IncomingHash: res.IncomingHash,
 		Truncated: d.truncated, EnqueuedAt: d.enqueuedAt,
 		ParkedAt: now.UTC().Truncate(100 * time.Nanosecond), Function: d.function, InvocationID: d.invocationID,

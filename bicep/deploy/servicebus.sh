@@ -25,13 +25,14 @@ token() {
   az account get-access-token --resource https://servicebus.azure.net --query accessToken -o tsv
 }
 
-# send NAMESPACE QUEUE FILE MESSAGE_ID
+# send NAMESPACE QUEUE FILE MESSAGE_ID [SUBJECT]: SUBJECT is the Service Bus Label (the message
+# type: OrderStatusChanged for status changes, none for orders).
 send() {
   local status
   status=$(curl -sS -o /dev/stderr -w '%{http_code}' -X POST "https://$1/$2/messages" \
     -H "Authorization: Bearer $(token)" \
     -H "Content-Type: application/json" \
-    -H "BrokerProperties: $(jq -cn --arg id "$4" '{MessageId: $id}')" \
+    -H "BrokerProperties: $(jq -cn --arg id "$4" --arg label "${5:-}" '{MessageId: $id} + (if $label == "" then {} else {Label: $label} end)')" \
     --data-binary "@$3")
   [ "$status" = 201 ] || die "send to $2 failed: HTTP $status"
   echo "sent to $2 with MessageId $4"
@@ -93,11 +94,16 @@ resubmit)
     die "the next parked message is $reason (order '${order}'): resubmitting it unchanged gives the same answer. Fix the cause first, then use --any-reason"
   fi
   [ -n "$order" ] || { settle PUT "$(cat "$dir/lock-url")"; die "the parked envelope has no orderId (MalformedMessage): nothing to resubmit"; }
-  jq -j '.body' "$dir/body" >"$dir/original"
+  if [ "$(jq -r '.bodyEncoding // empty' "$dir/body")" = base64 ]; then
+    jq -j '.body' "$dir/body" | base64 -d >"$dir/original"
+  else
+    jq -j '.body' "$dir/body" >"$dir/original"
+  fi
+  subject=$(jq -r '.subject // empty' "$dir/body")
   # A MessageId other than the orderId: the queue's duplicate detection would silently drop a
   # resend of the original MessageId inside its window. The consumer still deduplicates on
   # orderId (contract section 3), so a resubmit can never create a second order.
-  send "$ns" orders "$dir/original" "$order:resubmit:$(date -u +%Y%m%dT%H%M%SZ)"
+  send "$ns" orders "$dir/original" "$order:resubmit:$(date -u +%Y%m%dT%H%M%SZ)" "$subject"
   settle DELETE "$(cat "$dir/lock-url")"
   echo "resubmitted $order ($reason) and removed it from orders-deadletter"
   ;;
