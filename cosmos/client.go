@@ -24,8 +24,9 @@ type Options struct {
 	// Key is an account key, for emulators only. When empty the client
 	// authenticates with Microsoft Entra ID (managed identity in Azure).
 	Key string
-	// MaxConnsPerHost sizes the connection pool; it should be at least the
-	// number of concurrent invocations (host.json maxConcurrentCalls).
+	// MaxConnsPerHost is how many idle connections are kept per host, so
+	// that concurrent invocations reuse them; it should be at least
+	// host.json's maxConcurrentCalls. It does not cap open connections.
 	MaxConnsPerHost int
 	// Transport replaces the HTTP transport (tests count round trips with it).
 	Transport http.RoundTripper

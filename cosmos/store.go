@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
@@ -58,20 +59,38 @@ func (s *Store) CreateOrder(ctx context.Context, o *orders.Order, a orders.Accep
 }
 
 func (s *Store) readFingerprint(ctx context.Context, orderID string) (*orders.StoredFingerprint, error) {
-	resp, err := s.container.ReadItem(ctx, azcosmos.NewPartitionKeyString(orderID), orderID, nil)
+	var (
+		resp azcosmos.ItemResponse
+		err  error
+	)
+	// A 404 right after a 409 is a read served by a replica that has not seen
+	// the write yet (reads without a session token are not read-your-writes).
+	// It is worth a few quick retries before giving the message back to the
+	// broker.
+	for wait := 20 * time.Millisecond; ; wait *= 4 {
+		resp, err = s.container.ReadItem(ctx, azcosmos.NewPartitionKeyString(orderID), orderID, nil)
+		if err == nil || statusOf(err) != http.StatusNotFound || wait > 400*time.Millisecond {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, classify("read order", orderID, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
 	if err != nil {
-		// A 404 right after a 409 means a read from a replica that has not
-		// seen the write yet (weaker than session consistency): retry later.
 		return nil, classify("read order", orderID, err)
 	}
 	var stored struct {
 		RequestHash string `json:"requestHash"`
 		HashVersion int    `json:"hashVersion"`
 	}
-	if err := json.Unmarshal(resp.Value, &stored); err != nil || stored.RequestHash == "" {
+	if err := json.Unmarshal(resp.Value, &stored); err != nil {
 		return nil, &orders.StoreError{Op: "read order", OrderID: orderID, Status: http.StatusOK,
-			Err: fmt.Errorf("stored document has no requestHash; it was not written by this consumer")}
+			Err: fmt.Errorf("stored document is not JSON: %w", err)}
 	}
+	// A document without requestHash was not written by this consumer; the
+	// processor reports it as a mismatch.
 	return &orders.StoredFingerprint{Hash: stored.RequestHash, Version: stored.HashVersion}, nil
 }
 

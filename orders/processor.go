@@ -82,7 +82,7 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 	same, err := p.sameContent(o, m.Body, stored)
 	if err != nil {
 		r.Outcome, r.Reason = Mismatch, HashMismatch
-		r.Description = fmt.Sprintf("orderId %s exists with a fingerprint this build cannot compare: %v", o.ID, err)
+		r.Description = fmt.Sprintf("orderId %s exists, and its content cannot be compared: %v", o.ID, err)
 		return r
 	}
 	if same {
@@ -119,7 +119,11 @@ func rejected(err error, body []byte) Result {
 // sameContent compares the incoming body with the stored fingerprint under the
 // rule version the stored one was computed with.
 func (p *Processor) sameContent(o *Order, body []byte, stored *StoredFingerprint) (bool, error) {
-	if stored.Version == HashVersion {
+	if stored.Hash == "" {
+		return false, fmt.Errorf("the stored document has no requestHash: it was not written by this consumer")
+	}
+	// Version 0 is a document without hashVersion: the first rule is meant.
+	if stored.Version == HashVersion || stored.Version == 0 {
 		return stored.Hash == o.Hash, nil
 	}
 	h, err := Fingerprint(body, stored.Version)

@@ -145,3 +145,41 @@ func TestMismatchWhoseRecordCannotBeWritten(t *testing.T) {
 		t.Errorf("last delivery: %s/%s %q, want the mismatch parked as HashMismatch", r.Outcome, r.Reason, r.Description)
 	}
 }
+
+// fixedStored is a Store whose orders all exist with one stored fingerprint.
+type fixedStored struct {
+	*orderstest.MemStore
+	fp StoredFingerprint
+}
+
+func (f fixedStored) CreateOrder(context.Context, *Order, Acceptance) (*StoredFingerprint, error) {
+	return &f.fp, nil
+}
+
+func TestStoredFingerprintEdgeCases(t *testing.T) {
+	o, err := ParseOrder([]byte(exampleBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		fp   StoredFingerprint
+		want Outcome
+	}{
+		{"same hash, hashVersion missing", StoredFingerprint{Hash: o.Hash}, Duplicate},
+		{"no requestHash: written by someone else", StoredFingerprint{}, Mismatch},
+		{"unknown rule version", StoredFingerprint{Hash: o.Hash, Version: 7}, Mismatch},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Processor{Store: fixedStored{MemStore: orderstest.NewMemStore(), fp: tc.fp}}
+			r := p.Process(context.Background(), Message{Body: []byte(exampleBody), DeliveryCount: 1})
+			if r.Outcome != tc.want {
+				t.Errorf("outcome %s (%s), want %s", r.Outcome, r.Description, tc.want)
+			}
+			if tc.want == Mismatch && r.Reason != HashMismatch {
+				t.Errorf("reason %s, want HashMismatch", r.Reason)
+			}
+		})
+	}
+}
