@@ -71,39 +71,49 @@ func (s *testServer) invoke(t *testing.T, request []byte) answer {
 // invokeFunction is invoke for any function of the app.
 func (s *testServer) invokeFunction(t *testing.T, function string, request []byte) answer {
 	t.Helper()
+	a, err := s.call(function, request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// call is invokeFunction for goroutines, which must not stop the test: it
+// returns what breaks the host's rules as an error.
+func (s *testServer) call(function string, request []byte) (answer, error) {
 	req, _ := http.NewRequest(http.MethodPost, s.url+"/"+function, bytes.NewReader(request))
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("X-Azure-Functions-InvocationId", fmt.Sprintf("inv-%d", time.Now().UnixNano()))
 	req.Header.Set("User-Agent", "Azure-Functions-Host/4.1037.1.1")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("invoke: %v", err)
+		return answer{}, fmt.Errorf("invoke: %w", err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	a := answer{Status: resp.StatusCode}
 	if resp.StatusCode/100 != 2 {
-		return a
+		return a, nil
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		t.Fatalf("2xx answer with Content-Type %q: the host fails the invocation", ct)
+		return a, fmt.Errorf("2xx answer with Content-Type %q: the host fails the invocation", ct)
 	}
 	var body map[string]json.RawMessage
 	if err := json.Unmarshal(b, &body); err != nil {
-		t.Fatalf("2xx answer is not a JSON object: %s", b)
+		return a, fmt.Errorf("2xx answer is not a JSON object: %s", b)
 	}
 	for _, k := range []string{"Outputs", "Logs", "ReturnValue"} {
 		if _, ok := body[k]; !ok {
-			t.Fatalf("answer lacks %s: %s", k, b)
+			return a, fmt.Errorf("answer lacks %s: %s", k, b)
 		}
 	}
 	if err := json.Unmarshal(body["Outputs"], &a.Outputs); err != nil || a.Outputs == nil {
-		t.Fatalf("Outputs is not an object: %s", body["Outputs"])
+		return a, fmt.Errorf("outputs is not an object: %s", body["Outputs"])
 	}
 	if err := json.Unmarshal(body["Logs"], &a.Logs); err != nil || len(a.Logs) == 0 {
-		t.Fatalf("Logs has no line: %s", body["Logs"])
+		return a, fmt.Errorf("logs has no line: %s", body["Logs"])
 	}
-	return a
+	return a, nil
 }
 
 // uniqueOrder returns the contract's example order under a fresh orderId, so
@@ -303,6 +313,8 @@ func TestProcessOrderConcurrentDeliveriesOfOneNewOrder(t *testing.T) {
 	id, body := uniqueOrder(t)
 	const n = 32
 	answers := make([]answer, n)
+	errs := make([]error, n)
+	request := hostInvocation(body, id, 1)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range n {
@@ -310,13 +322,16 @@ func TestProcessOrderConcurrentDeliveriesOfOneNewOrder(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			answers[i] = s.invoke(t, hostInvocation(body, id, 1))
+			answers[i], errs[i] = s.call(FunctionProcessOrder, request)
 		}()
 	}
 	close(start)
 	wg.Wait()
 	outcomes := map[string]int{}
-	for _, a := range answers {
+	for i, a := range answers {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
 		if a.Status != http.StatusOK {
 			t.Errorf("status %d", a.Status)
 		}

@@ -153,12 +153,20 @@ func TestConcurrentStatusChangesEndAtHighestVersion(t *testing.T) {
 	start := make(chan struct{})
 	for i, v := range versions {
 		version := int64(v + 1)
+		requests := make([][]byte, 5)
+		for d := range requests {
+			requests[d] = statusInvocation(t, id, fmt.Sprintf("S%d", version), version, d+1)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			for delivery := 1; delivery <= 5; delivery++ {
-				a := s.invoke(t, statusInvocation(t, id, fmt.Sprintf("S%d", version), version, delivery))
+			for _, request := range requests {
+				a, err := s.call(FunctionProcessOrder, request)
+				if err != nil {
+					outcomes[i] = err.Error()
+					return
+				}
 				if a.Status == http.StatusOK {
 					outcomes[i] = outcomeOf(a.Logs[0])
 					return
