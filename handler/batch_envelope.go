@@ -80,11 +80,10 @@ func (inv *invocation) dataArray(binding string) ([]json.RawMessage, error) {
 	return elems, nil
 }
 
-// metaArray reads a batch metadata key such as MessageIdArray. Absent keys
+// metaArray reads a batch metadata value such as MessageIdArray. Absent keys
 // and undecodable values give nil: metadata only enriches a delivery.
-func (inv *invocation) metaArray(key string) []json.RawMessage {
-	raw, ok := inv.Metadata.get(key)
-	if !ok {
+func metaArray(raw json.RawMessage) []json.RawMessage {
+	if raw == nil {
 		return nil
 	}
 	elems, err := jsonArray(raw)
@@ -96,8 +95,8 @@ func (inv *invocation) metaArray(key string) []json.RawMessage {
 
 // metaStrings reads a metadata array of strings; null elements and elements
 // past the end are "".
-func (inv *invocation) metaStrings(key string, n int) []string {
-	elems := inv.metaArray(key)
+func metaStrings(raw json.RawMessage, n int) []string {
+	elems := metaArray(raw)
 	out := make([]string, n)
 	for i := 0; i < n && i < len(elems); i++ {
 		out[i] = elementText(elems[i])
@@ -107,9 +106,9 @@ func (inv *invocation) metaStrings(key string, n int) []string {
 
 // metaInts reads a metadata array of integers such as DeliveryCountArray;
 // unreadable elements are 0.
-func (inv *invocation) metaInts(key string, n int) []int {
+func metaInts(raw json.RawMessage, n int) []int {
 	out := make([]int, n)
-	for i, s := range inv.metaStrings(key, n) {
+	for i, s := range metaStrings(raw, n) {
 		out[i], _ = strconv.Atoi(strings.TrimSpace(s))
 	}
 	return out
@@ -139,15 +138,16 @@ func batchDeliveries(inv *invocation, invocationID string) ([]delivery, error) {
 		return nil, err
 	}
 	n := len(bodies)
-	ids := inv.metaStrings("MessageIdArray", n)
-	counts := inv.metaInts("DeliveryCountArray", n)
-	subjects := inv.metaStrings("SubjectArray", n)
-	for i, label := range inv.metaStrings("LabelArray", n) {
+	md := &inv.Metadata
+	ids := metaStrings(md.MessageIdArray, n)
+	counts := metaInts(md.DeliveryCountArray, n)
+	subjects := metaStrings(md.SubjectArray, n)
+	for i, label := range metaStrings(md.LabelArray, n) {
 		if subjects[i] == "" {
 			subjects[i] = label // extension 4.x names it Label
 		}
 	}
-	enqueued := inv.metaStrings("EnqueuedTimeUtcArray", n)
+	enqueued := metaStrings(md.EnqueuedTimeUtcArray, n)
 	out := make([]delivery, n)
 	for i := range bodies {
 		out[i] = delivery{

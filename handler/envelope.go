@@ -38,34 +38,6 @@ type metadata struct {
 	EnqueuedTimeUtcArray json.RawMessage
 }
 
-// get returns the raw value of a metadata key the handler reads.
-func (m *metadata) get(key string) (json.RawMessage, bool) {
-	var v json.RawMessage
-	switch key {
-	case "DeliveryCount":
-		v = m.DeliveryCount
-	case "MessageId":
-		v = m.MessageId
-	case "Subject":
-		v = m.Subject
-	case "Label":
-		v = m.Label
-	case "EnqueuedTimeUtc":
-		v = m.EnqueuedTimeUtc
-	case "DeliveryCountArray":
-		v = m.DeliveryCountArray
-	case "MessageIdArray":
-		v = m.MessageIdArray
-	case "SubjectArray":
-		v = m.SubjectArray
-	case "LabelArray":
-		v = m.LabelArray
-	case "EnqueuedTimeUtcArray":
-		v = m.EnqueuedTimeUtcArray
-	}
-	return v, v != nil
-}
-
 // errEnvelope marks a request that is not a well-formed invocation.
 var errEnvelope = errors.New("invocation envelope")
 
@@ -141,11 +113,7 @@ func unwrapText(s string, binary bool) (body []byte, fromBase64 bool) {
 // metaString reads a scalar metadata value: a JSON string holding the value
 // JSON-encoded again ("\"A-1001\"" for a string, "1" for a number). A bare
 // JSON value or a singly encoded string is accepted too.
-func (inv *invocation) metaString(key string) (string, bool) {
-	raw, ok := inv.Metadata.get(key)
-	if !ok {
-		return "", false
-	}
+func metaString(raw json.RawMessage) (string, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", false
@@ -167,8 +135,8 @@ func (inv *invocation) metaString(key string) (string, bool) {
 }
 
 // metaInt reads an integer metadata value such as DeliveryCount.
-func (inv *invocation) metaInt(key string) (int, bool) {
-	s, ok := inv.metaString(key)
+func metaInt(raw json.RawMessage) (int, bool) {
+	s, ok := metaString(raw)
 	if !ok {
 		return 0, false
 	}

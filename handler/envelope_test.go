@@ -51,16 +51,16 @@ func TestDecodeHostFixtures(t *testing.T) {
 			if !json.Valid(body) {
 				t.Errorf("body is not JSON: %s", body)
 			}
-			if id, _ := inv.metaString("MessageId"); id != tc.messageID {
+			if id, _ := metaString(inv.Metadata.MessageId); id != tc.messageID {
 				t.Errorf("MessageId = %q, want %q", id, tc.messageID)
 			}
 			// For the shadowed fixture the decoder sees the body's value (1),
 			// not the real 7: that is why such bodies are rejected.
-			if n, _ := inv.metaInt("DeliveryCount"); n != tc.delivery {
+			if n, _ := metaInt(inv.Metadata.DeliveryCount); n != tc.delivery {
 				t.Errorf("DeliveryCount = %d, want %d", n, tc.delivery)
 			}
 			var enqueued string
-			if s, ok := inv.metaString("EnqueuedTimeUtc"); ok {
+			if s, ok := metaString(inv.Metadata.EnqueuedTimeUtc); ok {
 				if ts, ok := parseHostTime(s); ok {
 					enqueued = ts.Format(time.RFC3339)
 				}

@@ -41,9 +41,9 @@ func FuzzDecodeInvocation(f *testing.F) {
 		if err == nil {
 			shadowedKeys(body)
 		}
-		inv.metaString("MessageId")
-		inv.metaInt("DeliveryCount")
-		if s, ok := inv.metaString("EnqueuedTimeUtc"); ok {
+		metaString(inv.Metadata.MessageId)
+		metaInt(inv.Metadata.DeliveryCount)
+		if s, ok := metaString(inv.Metadata.EnqueuedTimeUtc); ok {
 			parseHostTime(s)
 		}
 	})

@@ -55,10 +55,10 @@ func BenchmarkDecodeEnvelope(b *testing.B) {
 		if _, _, err := inv.triggerText(TriggerBinding); err != nil {
 			b.Fatal(err)
 		}
-		inv.metaString("MessageId")
-		inv.metaInt("DeliveryCount")
-		inv.metaString("Subject")
-		if s, ok := inv.metaString("EnqueuedTimeUtc"); ok {
+		metaString(inv.Metadata.MessageId)
+		metaInt(inv.Metadata.DeliveryCount)
+		metaString(inv.Metadata.Subject)
+		if s, ok := metaString(inv.Metadata.EnqueuedTimeUtc); ok {
 			parseHostTime(s)
 		}
 	}

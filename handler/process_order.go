@@ -87,14 +87,14 @@ func (d *delivery) read(w http.ResponseWriter, r *http.Request, limit int64) (or
 		// redelivers it and in the end dead-letters it. Logged at ERROR.
 		return orders.Result{Outcome: orders.Transient, Description: err.Error(), Err: err}, false
 	}
-	d.messageID, _ = inv.metaString("MessageId")
-	d.deliveryCount, _ = inv.metaInt("DeliveryCount")
-	d.subject, _ = inv.metaString("Subject")
+	d.messageID, _ = metaString(inv.Metadata.MessageId)
+	d.deliveryCount, _ = metaInt(inv.Metadata.DeliveryCount)
+	d.subject, _ = metaString(inv.Metadata.Subject)
 	if d.subject == "" {
 		// Extension 4.x names it Label; 5.x sends both.
-		d.subject, _ = inv.metaString("Label")
+		d.subject, _ = metaString(inv.Metadata.Label)
 	}
-	if s, ok := inv.metaString("EnqueuedTimeUtc"); ok {
+	if s, ok := metaString(inv.Metadata.EnqueuedTimeUtc); ok {
 		if t, ok := parseHostTime(s); ok {
 			d.enqueuedAt = t.Format(time.RFC3339)
 		}
