@@ -18,9 +18,12 @@ import (
 // host-format invocation by the test) or a whole request, and the outcome
 // contract §5 documents for it.
 type corpusCase struct {
-	Name    string `json:"name"`
-	File    string `json:"file"`
-	Kind    string `json:"kind"` // body, base64-body, envelope or generated-huge
+	Name string `json:"name"`
+	File string `json:"file"`
+	// body (sent as ProcessOrder receives it: base64), string-body (as a
+	// string-typed trigger receives it), base64-body, envelope or
+	// generated-huge
+	Kind    string `json:"kind"`
 	Outcome string `json:"outcome"`
 	Reason  string `json:"reason"`
 	Mention string `json:"mention"` // what the description must say
@@ -58,6 +61,8 @@ func (c corpusCase) request(t testing.TB, orderID string) []byte {
 	switch c.Kind {
 	case "body":
 		return hostInvocation(raw, orderID, 1)
+	case "string-body":
+		return hostStringInvocation(raw, orderID, 1)
 	case "base64-body":
 		b64, _ := json.Marshal(base64.StdEncoding.EncodeToString(raw))
 		return []byte(`{"Data":{"` + TriggerBinding + `":` + string(b64) + `},"Metadata":{"DeliveryCount":"1"}}`)

@@ -86,7 +86,7 @@ func TestHostInvocationHelperMatchesFixture(t *testing.T) {
 	if err := json.Unmarshal(raw, &fixture); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(hostInvocation([]byte(exampleBody), "ORD-2026-000123", 1), &built); err != nil {
+	if err := json.Unmarshal(hostStringInvocation([]byte(exampleBody), "ORD-2026-000123", 1), &built); err != nil {
 		t.Fatal(err)
 	}
 	if string(fixture.Data[TriggerBinding]) != string(built.Data[TriggerBinding]) {

@@ -1,15 +1,28 @@
 package handler
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strconv"
 )
 
 // hostInvocation encodes one Service Bus message the way the Functions host
-// does for a custom handler (reference §1.2-1.4): the body JSON-encoded twice
-// under the trigger binding, scalars double-encoded, dates without a zone, and
-// the body's top-level non-array members copied into Metadata, overwriting.
+// does for ProcessOrder as deployed ("dataType": "binary"): the body as
+// base64, scalars double-encoded, dates without a zone, nothing copied from
+// the body into Metadata.
 func hostInvocation(body []byte, messageID string, deliveryCount int) []byte {
+	return encodeInvocation(body, messageID, deliveryCount, true)
+}
+
+// hostStringInvocation encodes a message for a string-typed trigger
+// (reference §1.2-1.4): the body JSON-encoded twice under the trigger
+// binding, and the body's top-level non-array members copied into Metadata,
+// overwriting.
+func hostStringInvocation(body []byte, messageID string, deliveryCount int) []byte {
+	return encodeInvocation(body, messageID, deliveryCount, false)
+}
+
+func encodeInvocation(body []byte, messageID string, deliveryCount int, binary bool) []byte {
 	enc := func(v any) string {
 		b, _ := json.Marshal(v)
 		return string(b)
@@ -29,7 +42,7 @@ func hostInvocation(body []byte, messageID string, deliveryCount int) []byte {
 		"sys":                   map[string]any{"MethodName": "ProcessOrder", "UtcNow": "2026-11-29T10:00:02.5123456Z"},
 	}
 	var top map[string]json.RawMessage
-	if json.Unmarshal(body, &top) == nil {
+	if !binary && json.Unmarshal(body, &top) == nil {
 		for k, raw := range top {
 			var v any
 			_ = json.Unmarshal(raw, &v)
@@ -42,8 +55,12 @@ func hostInvocation(body []byte, messageID string, deliveryCount int) []byte {
 			}
 		}
 	}
+	trigger := enc(string(body))
+	if binary {
+		trigger = base64.StdEncoding.EncodeToString(body)
+	}
 	out, _ := json.Marshal(map[string]any{
-		"Data":     map[string]any{TriggerBinding: enc(string(body))},
+		"Data":     map[string]any{TriggerBinding: trigger},
 		"Metadata": meta,
 	})
 	return out

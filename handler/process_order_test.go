@@ -240,7 +240,7 @@ func TestProcessOrderBadInputIsParkedAndNothingWritten(t *testing.T) {
 	}{
 		{"not JSON", hostInvocation([]byte(`{"orderId":"`+id+`",`), id, 1), orders.MalformedMessage, "not valid JSON"},
 		{"float money", hostInvocation(invalid, id, 1), orders.ValidationFailed, "lines[0].unitPrice"},
-		{"body shadows DeliveryCount", hostInvocation(shadowing, id, 5), orders.ValidationFailed, "DeliveryCount"},
+		{"body shadows DeliveryCount (string trigger)", hostStringInvocation(shadowing, id, 5), orders.ValidationFailed, "DeliveryCount"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
