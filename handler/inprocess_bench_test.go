@@ -104,13 +104,11 @@ func BenchmarkProcessOrderBatchInProcess(b *testing.B) {
 	const size, pool = 100, 64
 	reqs := make([][]byte, pool)
 	for i := range reqs {
-		bodies := make([]string, size)
-		ids := make([]string, size)
-		for j := range bodies {
-			bodies[j] = string(benchOrder(i*size + j))
-			ids[j] = fmt.Sprintf("ORD-B-%08d", i*size+j)
+		msgs := make([]batchMessage, size)
+		for j := range msgs {
+			msgs[j] = batchMessage{body: benchOrder(i*size + j), messageID: fmt.Sprintf("ORD-B-%08d", i*size+j), deliveryCount: 1}
 		}
-		reqs[i] = batchRequest(bodies, ids)
+		reqs[i] = hostBatch(msgs)
 	}
 	b.ReportAllocs()
 	srv := benchServer()
@@ -125,22 +123,4 @@ func BenchmarkProcessOrderBatchInProcess(b *testing.B) {
 		i++
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*size), "ns/msg")
-}
-
-// batchRequest encodes a "cardinality": "many" invocation as the host does:
-// Data.messages and the ...Array metadata are JSON strings holding arrays.
-func batchRequest(bodies, ids []string) []byte {
-	enc := func(v any) string {
-		b, _ := json.Marshal(v)
-		return string(b)
-	}
-	counts := make([]int, len(ids))
-	for i := range counts {
-		counts[i] = 1
-	}
-	out, _ := json.Marshal(map[string]any{
-		"Data":     map[string]any{BatchTriggerBinding: enc(bodies)},
-		"Metadata": map[string]any{"MessageIdArray": enc(ids), "DeliveryCountArray": enc(counts)},
-	})
-	return out
 }

@@ -20,13 +20,12 @@ import (
 // (TestProcessOrderOversizedRequestIsParked).
 func TestBatchRoutesRefuseOversizedRequests(t *testing.T) {
 	const limit = 64 << 10
-	bodies := make([]string, 200) // ~60 KB of bodies, well over the limit once encoded twice
-	ids := make([]string, len(bodies))
-	for i := range bodies {
-		ids[i] = fmt.Sprintf("ORD-L-%04d", i)
-		bodies[i] = strings.Replace(exampleBody, "ORD-2026-000123", ids[i], 1)
+	msgs := make([]batchMessage, 200) // ~60 KB of bodies, well over the limit once encoded twice
+	for i := range msgs {
+		id := fmt.Sprintf("ORD-L-%04d", i)
+		msgs[i] = batchMessage{body: []byte(strings.Replace(exampleBody, "ORD-2026-000123", id, 1)), messageID: id, deliveryCount: 1}
 	}
-	batch := batchRequest(bodies, ids)
+	batch := hostBatch(msgs)
 	feed := []byte(fmt.Sprintf(`{"Data":{"documents":%q},"Metadata":{}}`, "["+strings.Repeat(`{"id":"x","type":"outboxEvent"},`, 3000)+`{}]`))
 	for _, tc := range []struct {
 		function string
