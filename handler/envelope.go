@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,6 +52,28 @@ func decodeInvocation(b []byte) (*invocation, error) {
 		return nil, fmt.Errorf("%w: has no Data member", errEnvelope)
 	}
 	return &inv, nil
+}
+
+// readInvocation reads at most limit bytes of the request and decodes the
+// envelope; raw is what was read, also when that fails.
+func readInvocation(w http.ResponseWriter, r *http.Request, limit int64) (inv *invocation, raw []byte, err error) {
+	raw, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		return nil, raw, err
+	}
+	inv, err = decodeInvocation(raw)
+	return inv, raw, err
+}
+
+// undecodable fails an invocation of a batch or change-feed function whose
+// request cannot be decoded: without its messages there is nothing to park,
+// and failing keeps them whole where they came from (the broker, or the
+// change feed under the function's retry policy).
+func (cfg Config) undecodable(w http.ResponseWriter, function, invocationID string, err error) {
+	cfg.Logger.Error("invocation not decodable", "function", function, "invocationId", invocationID, "err", err.Error())
+	out := newResult()
+	out.Logs = append(out.Logs, fmt.Sprintf("%s: invocation not decodable, will be retried: %v", function, err))
+	encode(w, cfg.Logger, http.StatusInternalServerError, out)
 }
 
 // triggerText returns the message body of a single-message trigger binding.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -65,26 +64,22 @@ func (cfg Config) process(ctx context.Context, d delivery) orders.Result {
 // read decodes the invocation into d. When the request cannot be decoded it
 // returns the result to answer with and false.
 func (d *delivery) read(w http.ResponseWriter, r *http.Request, limit int64) (orders.Result, bool) {
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	inv, raw, err := readInvocation(w, r, limit)
 	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
+	if errors.As(err, &tooLarge) {
 		d.body, d.truncated = raw[:min(len(raw), parkedPrefix)], true
-		return malformedResult("the invocation is larger than %d bytes; the start of it is kept in body", limit), false
-	case err != nil:
-		// The host hung up mid-request: nothing to park, let it redeliver.
-		return orders.Result{Outcome: orders.Transient, Description: "read request: " + err.Error(), Err: err}, false
+		return orders.Result{Outcome: orders.Invalid, Reason: orders.MalformedMessage,
+			Description: fmt.Sprintf("the invocation is larger than %d bytes; the start of it is kept in body", limit)}, false
 	}
-	inv, err := decodeInvocation(raw)
 	if err == nil {
 		d.body, d.metadataCopied, err = inv.triggerText(TriggerBinding)
 	}
 	if err != nil {
-		// Not the message's fault: the host always sends a well-formed
-		// envelope, so this is a configuration error (a renamed binding) or
-		// a tool's bug. Completing and parking would cut the message to what
-		// the request shows; failing keeps it whole in the broker, which
-		// redelivers it and in the end dead-letters it. Logged at ERROR.
+		// Not the message's fault: the host hung up, or sent what is not a
+		// well-formed envelope (a renamed binding, a tool's bug). Completing
+		// and parking would cut the message to what the request shows;
+		// failing keeps it whole in the broker, which redelivers it and in
+		// the end dead-letters it. An envelope error is logged at ERROR.
 		return orders.Result{Outcome: orders.Transient, Description: err.Error(), Err: err}, false
 	}
 	d.messageID, _ = metaString(inv.Metadata.MessageId)
@@ -104,10 +99,6 @@ func (d *delivery) read(w http.ResponseWriter, r *http.Request, limit int64) (or
 
 func (d delivery) message() orders.Message {
 	return orders.Message{Body: d.body, MessageID: d.messageID, DeliveryCount: d.deliveryCount, Type: orders.MessageType(d.subject)}
-}
-
-func malformedResult(format string, args ...any) orders.Result {
-	return orders.Result{Outcome: orders.Invalid, Reason: orders.MalformedMessage, Description: fmt.Sprintf(format, args...)}
 }
 
 // answer maps a result to the host answer of contract §5 and logs it.

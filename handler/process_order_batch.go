@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -36,23 +35,13 @@ func handleProcessOrderBatch(cfg Config) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := cfg.Now()
 		invocationID := r.Header.Get("X-Azure-Functions-InvocationId")
-		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, cfg.MaxBatchRequestBytes))
+		inv, _, err := readInvocation(w, r, cfg.MaxBatchRequestBytes)
 		var ds []delivery
 		if err == nil {
-			var inv *invocation
-			if inv, err = decodeInvocation(raw); err == nil {
-				ds, err = batchDeliveries(inv, invocationID)
-			}
+			ds, err = batchDeliveries(inv, invocationID)
 		}
 		if err != nil {
-			// Without the messages there is nothing to park: fail, so the
-			// broker keeps them and, past maxDeliveryCount, dead-letters
-			// them whole.
-			cfg.Logger.Error("batch invocation not decodable", "function", FunctionProcessOrderBatch,
-				"invocationId", invocationID, "err", err.Error())
-			out := newResult()
-			out.Logs = append(out.Logs, fmt.Sprintf("%s: batch not decodable, will be retried: %v", FunctionProcessOrderBatch, err))
-			encode(w, cfg.Logger, http.StatusInternalServerError, out)
+			cfg.undecodable(w, FunctionProcessOrderBatch, invocationID, err)
 			return
 		}
 		results := cfg.processBatch(r.Context(), ds)

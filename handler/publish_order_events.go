@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -26,26 +25,20 @@ func handlePublishOrderEvents(cfg Config) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := cfg.Now()
 		invocationID := r.Header.Get("X-Azure-Functions-InvocationId")
-		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, cfg.MaxBatchRequestBytes))
 		// The extension hands the host the documents as JSON array text,
 		// which the host encodes once more as a JSON string
 		// (testdata/changefeed/README.md).
+		inv, _, err := readInvocation(w, r, cfg.MaxBatchRequestBytes)
 		var docs []json.RawMessage
 		if err == nil {
-			var inv *invocation
-			if inv, err = decodeInvocation(raw); err == nil {
-				docs, err = inv.dataArray(DocumentsBinding)
-			}
+			docs, err = inv.dataArray(DocumentsBinding)
 		}
-		out := newResult()
 		if err != nil {
-			cfg.Logger.Error("change feed invocation not decodable", "function", FunctionPublishOrderEvents,
-				"invocationId", invocationID, "err", err.Error())
-			out.Logs = append(out.Logs, fmt.Sprintf("%s: invocation not decodable: %v", FunctionPublishOrderEvents, err))
-			encode(w, cfg.Logger, http.StatusInternalServerError, out)
+			cfg.undecodable(w, FunctionPublishOrderEvents, invocationID, err)
 			return
 		}
 
+		out := newResult()
 		events := make([]*orders.OutboxEvent, 0, len(docs))
 		seen := make(map[string]bool, len(docs))
 		skipped := 0
