@@ -10,7 +10,6 @@ import (
 	"io"
 	"log"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -221,20 +220,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // startHandler starts the app's handler like the host, with the process
 // environment plus settings, its output into out.
 func startHandler(app *hostemu.App, path string, settings map[string]string, out io.Writer, lg *log.Logger) (*hostemu.Worker, error) {
+	exe, err := app.Executable(path)
+	if err != nil {
+		return nil, err
+	}
 	s := hostemu.NewSettings(os.Environ())
 	for k, v := range settings {
 		s.Set(k, v)
 	}
-	if path == "" {
-		path = filepath.Join(app.Root, app.Host.Executable)
-	}
-	args := make([]string, len(app.Host.Arguments))
-	for i, a := range app.Host.Arguments {
-		args[i] = s.Expand(a)
-	}
-	return hostemu.StartWorker(hostemu.WorkerConfig{Path: path, Dir: filepath.Join(app.Root, app.Host.WorkingDirectory),
-		Args: args, Env: s.Environ(), AppRoot: app.Root, InitializationTimeout: app.Host.InitializationTimeout,
-		Output: out, Log: func(line string) { lg.Print("hostemu: " + line) }})
+	return app.StartHandler(exe, s, out, func(line string) { lg.Print("hostemu: " + line) })
 }
 
 // generate makes a stream of at least n messages: the orderstream generator

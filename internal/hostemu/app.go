@@ -3,7 +3,9 @@ package hostemu
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -239,4 +241,40 @@ func parseTimeSpan(s string) (time.Duration, error) {
 	d := time.Duration(days)*24*time.Hour + time.Duration(h)*time.Hour + time.Duration(m)*time.Minute +
 		time.Duration(sec*float64(time.Second))
 	return d, nil
+}
+
+// Executable resolves the handler path like the host: host.json's
+// defaultExecutablePath (or override) relative to the app root when that
+// file exists, otherwise a command on PATH.
+func (a *App) Executable(override string) (string, error) {
+	p := a.Host.Executable
+	if override != "" {
+		p = override
+	}
+	if !filepath.IsAbs(p) {
+		abs := filepath.Join(a.Root, p)
+		if st, err := os.Stat(abs); err == nil && !st.IsDir() {
+			return abs, nil
+		}
+		if strings.ContainsRune(p, filepath.Separator) {
+			return "", fmt.Errorf("handler %s not found under %s; build it first (make build)", p, a.Root)
+		}
+	}
+	found, err := exec.LookPath(p)
+	if err != nil {
+		return "", fmt.Errorf("handler %s: %w (build it first: make build)", p, err)
+	}
+	return found, nil
+}
+
+// StartHandler starts the handler executable exe as the host does: in
+// host.json's working directory, with its arguments expanded from the app
+// settings, which are also its environment.
+func (a *App) StartHandler(exe string, s *Settings, output io.Writer, log func(string)) (*Worker, error) {
+	args := make([]string, len(a.Host.Arguments))
+	for i, arg := range a.Host.Arguments {
+		args[i] = s.Expand(arg)
+	}
+	return StartWorker(WorkerConfig{Path: exe, Dir: filepath.Join(a.Root, a.Host.WorkingDirectory), Args: args,
+		Env: s.Environ(), AppRoot: a.Root, InitializationTimeout: a.Host.InitializationTimeout, Output: output, Log: log})
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -98,7 +97,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	exe, err := executable(app, opts.Executable)
+	exe, err := app.Executable(opts.Executable)
 	if err != nil {
 		return nil, err
 	}
@@ -128,11 +127,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		defer logMu.Unlock()
 		fmt.Fprintf(opts.Log, "hostemu: "+format+"\n", args...)
 	}
-	worker, err := hostemu.StartWorker(hostemu.WorkerConfig{
-		Path: exe, Dir: filepath.Join(app.Root, app.Host.WorkingDirectory), Args: expandAll(settings, app.Host.Arguments),
-		Env: settings.Environ(), AppRoot: app.Root, InitializationTimeout: app.Host.InitializationTimeout,
-		Output: handlerLog, Log: func(s string) { logf("%s", s) },
-	})
+	worker, err := app.StartHandler(exe, settings, handlerLog, func(s string) { logf("%s", s) })
 	if err != nil {
 		return nil, err
 	}
@@ -216,14 +211,6 @@ func delivered(msgs, dropped []*hostemu.Message) []*hostemu.Message {
 		if !gone[m] {
 			out = append(out, m)
 		}
-	}
-	return out
-}
-
-func expandAll(s *hostemu.Settings, args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = s.Expand(a)
 	}
 	return out
 }

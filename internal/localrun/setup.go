@@ -7,11 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
@@ -72,33 +68,6 @@ func notRun(app *hostemu.App, settings *hostemu.Settings, chosen []*hostemu.Func
 		}
 	}
 	return out
-}
-
-// executable resolves the handler path like the host: relative to the app
-// root when that file exists, otherwise a command on PATH.
-func executable(app *hostemu.App, override string) (string, error) {
-	p := app.Host.Executable
-	if override != "" {
-		p = override
-	}
-	if !filepath.IsAbs(p) {
-		if abs := filepath.Join(app.Root, p); fileExists(abs) {
-			return abs, nil
-		}
-		if strings.ContainsRune(p, filepath.Separator) {
-			return "", fmt.Errorf("handler %s not found under %s; build it first (make build)", p, app.Root)
-		}
-	}
-	found, err := exec.LookPath(p)
-	if err != nil {
-		return "", fmt.Errorf("handler %s: %w (build it first: make build)", p, err)
-	}
-	return found, nil
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir()
 }
 
 // ordersDB is the Cosmos database the run writes to and checks.
