@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ordersink/orders-consumer/internal/loopback"
 )
 
 // FootprintReport is what the built executable costs to start and to keep.
@@ -44,7 +45,7 @@ type Process struct {
 // StartHandler starts the executable bin on a free loopback port against t
 // and returns once it is started (not yet ready).
 func StartHandler(bin string, t Target) (*Process, error) {
-	port, err := freePort()
+	port, err := loopback.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -206,13 +207,4 @@ func Footprint(ctx context.Context, bin string, t Target, starts, messages, conc
 	time.Sleep(2 * time.Second)
 	rep.AfterRSS, _, err = p.Memory()
 	return rep, err
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/internal/loopback"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -352,13 +352,11 @@ func TestProcessOrderConcurrentDeliveriesOfOneNewOrder(t *testing.T) {
 // unreachableStore is a Store whose endpoint refuses connections.
 func unreachableStore(t *testing.T) orders.Store {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := loopback.FreePort() // nothing listens there now
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close() // nothing listens there now
-	store, err := cosmos.Open(cosmos.Options{Endpoint: "http://" + addr + "/", Key: "a2V5"}, "shop", "orders")
+	store, err := cosmos.Open(cosmos.Options{Endpoint: fmt.Sprintf("http://127.0.0.1:%d/", port), Key: "a2V5"}, "shop", "orders")
 	if err != nil {
 		t.Fatal(err)
 	}

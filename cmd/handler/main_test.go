@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ordersink/orders-consumer/internal/loopback"
 )
 
 func TestLoadConfigNamesTheBadSetting(t *testing.T) {
@@ -70,9 +71,10 @@ func TestLoadConfigDefaults(t *testing.T) {
 // the host's readiness probe without touching Cosmos, and stop cleanly.
 func TestRunServesAndStops(t *testing.T) {
 	unsetConfig(t)
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port, err := loopback.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("FUNCTIONS_CUSTOMHANDLER_PORT", strconv.Itoa(port))
 	t.Setenv("COSMOS_ENDPOINT", "http://127.0.0.1:1/") // never dialled by GET /
 	t.Setenv("COSMOS_KEY", "a2V5")

@@ -9,7 +9,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/internal/loopback"
 )
 
 // EmulatorKey is the Cosmos emulators' well-known public key.
@@ -79,7 +79,7 @@ func (e *Env) startEmulator() error {
 	if err != nil {
 		return err
 	}
-	port, err := freePort()
+	port, err := loopback.FreePort()
 	if err != nil {
 		return err
 	}
@@ -117,15 +117,6 @@ func RepoRoot() (string, error) {
 		}
 		dir = parent
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func randomHex(n int) string {

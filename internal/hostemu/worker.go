@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ordersink/orders-consumer/internal/loopback"
 )
 
 // DefaultMaxStartErrors is how many failed starts or unexpected exits the host
@@ -80,7 +81,7 @@ func StartWorker(cfg WorkerConfig) (*Worker, error) {
 	if cfg.Log == nil {
 		cfg.Log = func(string) {}
 	}
-	port, err := freePort()
+	port, err := loopback.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("pick a port for the handler: %w", err)
 	}
@@ -331,15 +332,6 @@ func (w *Worker) isStopping() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.stopping
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // lockedWriter lets the process's stdout and stderr copiers, across
