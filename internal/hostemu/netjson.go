@@ -84,8 +84,6 @@ func (o *jsonObject) setFold(key string, raw []byte) {
 	o.set(key, raw)
 }
 
-func (o *jsonObject) has(key string) bool { _, ok := o.vals[key]; return ok }
-
 // MarshalJSON writes the members compactly in insertion order.
 func (o *jsonObject) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer

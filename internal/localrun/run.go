@@ -7,7 +7,6 @@ package localrun
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -290,14 +289,4 @@ func tail(path string) string {
 		b = b[len(b)-2000:]
 	}
 	return "\nlast handler output (" + path + "):\n" + string(b)
-}
-
-var errCheckFailed = errors.New("the invariant does not hold")
-
-// Err returns an error when the report's check failed.
-func (r *Report) Err() error {
-	if len(r.Problems) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%w: %s", errCheckFailed, r.Problems[0])
 }

@@ -1,8 +1,6 @@
 package orderstream
 
 import (
-	"encoding/json"
-
 	"github.com/ordersink/orders-consumer/internal/hostemu"
 	"github.com/ordersink/orders-consumer/orders"
 )
@@ -55,16 +53,4 @@ func ContentKey(body []byte) string {
 		return h
 	}
 	return "text:" + string(body)
-}
-
-func topLevelNames(body []byte) ([]string, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil {
-		return nil, err
-	}
-	names := make([]string, 0, len(top))
-	for k := range top {
-		names = append(names, k)
-	}
-	return names, nil
 }
