@@ -25,9 +25,9 @@ const MaxStatusAttempts = 8
 // its ETag is still the one read (If-Match), so a writer that lost a race
 // (412) reads again and decides again.
 //
-// The create comes first, and not a read, because the status of an order is
-// usually created once and replaced a few times, and because the local
-// emulator answers 500, not 404, to a read of a missing document.
+// The create comes first, and not a read, because most orders get their
+// first status before any other: then the create is the whole write (one
+// request), where a read first would cost a 404 and the create (two).
 func (s *Store) ApplyStatus(ctx context.Context, c orders.StatusChange, messageID string, at time.Time) (orders.StatusApplied, error) {
 	const op = "apply status"
 	doc, err := c.Document(messageID, at)
