@@ -20,12 +20,12 @@ build:
 ##      bursts, lost completions, mismatches, invalid messages), print the summary, stop what it
 ##      started; non-zero exit when the invariant fails. More: make run RUN_ARGS='-kill-handler 3 -v'
 run: build
-	$(GO) build -o $(HOSTEMU) ./cmd/hostemu
-	./infra/run-local.sh $(RUN_ARGS)
+	$(GO) build -o $(HOSTEMU) ./testbed/cmd/hostemu
+	./testbed/scripts/run-local.sh $(RUN_ARGS)
 
 ## test: everything CI runs (starts the emulator unless COSMOS_ENDPOINT is set)
 test: vet check-infra
-	./infra/test.sh
+	./scripts/test.sh
 
 test-race:
 	$(GO) test -race -count=1 ./...
@@ -35,13 +35,13 @@ vet:
 	$(GO) vet ./...
 
 emulator-start:
-	./infra/emulator.sh start
+	./scripts/emulator.sh start
 
 emulator-stop:
-	./infra/emulator.sh stop
+	./scripts/emulator.sh stop
 
 clean:
-	-./infra/emulator.sh stop
+	-./scripts/emulator.sh stop
 	rm -rf bin .emulator
 
 .PHONY: publish check-infra
@@ -63,8 +63,8 @@ check-infra:
 ##        prints the figures, non-zero exit on any invariant violation (docs/chaos.md).
 ##        More: make chaos CHAOS_ARGS='-messages 20000 -kills 8 -seed 7'
 chaos: build
-	$(GO) build -o bin/chaos ./cmd/chaos
-	./infra/chaos.sh $(CHAOS_ARGS)
+	$(GO) build -o bin/chaos ./testbed/cmd/chaos
+	./testbed/scripts/chaos.sh $(CHAOS_ARGS)
 
 .PHONY: bench fuzz vulncheck
 
@@ -73,14 +73,14 @@ chaos: build
 ##        start time and memory of bin/handler. Starts an emulator on port 18095 unless
 ##        COSMOS_ENDPOINT is set; ~2 min. More: make bench BENCH_FLAGS='-rounds 9 -messages 4000'
 bench: build
-	./infra/bench.sh $(BENCH_FLAGS)
+	./testbed/scripts/bench.sh $(BENCH_FLAGS)
 
 ## fuzz: every fuzz target for FUZZTIME each (default 10s, what make test runs); docs/fuzzing.md
 fuzz:
-	./infra/fuzz.sh $(FUZZTIME)
+	./scripts/fuzz.sh $(FUZZTIME)
 
 ## vulncheck: govulncheck against an offline database built from the pinned golang.org/x/vulndb
 ##            module (cached in .local/); fails on reachable findings not in
-##            infra/vulncheck-accepted.txt (docs/security.md). CI runs it.
+##            scripts/vulncheck-accepted.txt (docs/security.md). CI runs it.
 vulncheck:
-	./infra/vulncheck.sh
+	./scripts/vulncheck.sh

@@ -46,7 +46,7 @@ func TestLoadConfigNamesTheBadSetting(t *testing.T) {
 }
 
 // unsetConfig clears every setting for the test, so defaults apply even
-// when the test runs under infra/test.sh, which exports emulator settings.
+// when the test runs under scripts/test.sh, which exports emulator settings.
 func unsetConfig(t *testing.T) {
 	for _, k := range []string{"FUNCTIONS_CUSTOMHANDLER_PORT", "COSMOS_ENDPOINT", "COSMOS_KEY", "COSMOS_DATABASE", "COSMOS_CONTAINER",
 		"RETRY_BUDGET_DELIVERY_COUNT", "MAX_REQUEST_BYTES", "MAX_BATCH_REQUEST_BYTES", "BATCH_PARALLELISM", "COSMOS_OPERATION_TIMEOUT", "COSMOS_MAX_CONNS", "LOG_LEVEL"} {

@@ -1,7 +1,7 @@
 // Package cosmostest gives integration tests a Cosmos DB endpoint: the one in
 // COSMOS_ENDPOINT (and COSMOS_KEY), such as a real account or Microsoft's
 // emulator, or else a local emulator started for the test binary with
-// infra/emulator.sh. Each test binary gets its own database, deleted at the end.
+// scripts/emulator.sh. Each test binary gets its own database, deleted at the end.
 package cosmostest
 
 import (
@@ -44,7 +44,7 @@ func Start(name string) (*Env, error) {
 			return nil, err
 		}
 	} else {
-		// infra/test.sh sets this when it started the local emulator itself.
+		// scripts/test.sh sets this when it started the local emulator itself.
 		e.LocalEmulator = os.Getenv("COSMOS_LOCAL_EMULATOR") == "1"
 	}
 	e.Database = fmt.Sprintf("itest-%s-%s", name, randomHex(4))
@@ -83,7 +83,7 @@ func (e *Env) startEmulator() error {
 	if err != nil {
 		return err
 	}
-	script := filepath.Join(root, "infra", "emulator.sh")
+	script := filepath.Join(root, "scripts", "emulator.sh")
 	env := append(os.Environ(), "COSMOS_EMULATOR_PORT="+strconv.Itoa(port))
 	cmd := exec.Command(script, "start")
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, os.Stderr, os.Stderr

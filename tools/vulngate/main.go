@@ -5,7 +5,7 @@
 // changes, so a bump that does not fix the finding is reported again.
 //
 //	govulncheck -format json ./... > out.json
-//	vulngate -accepted infra/vulncheck-accepted.txt out.json
+//	vulngate -accepted scripts/vulncheck-accepted.txt out.json
 package main
 
 import (

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The test suite: unit tests, and integration tests against Cosmos DB.
+# With COSMOS_ENDPOINT (and COSMOS_KEY) set, the integration tests run against
+# that endpoint (a real account or Microsoft's emulator); otherwise one local
+# emulator is started for the whole run and stopped at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -z "${COSMOS_ENDPOINT:-}" ]; then
+  export COSMOS_EMULATOR_PORT=${COSMOS_EMULATOR_PORT:-18081}
+  ./scripts/emulator.sh start
+  trap './scripts/emulator.sh stop' EXIT
+  eval "$(./scripts/emulator.sh env)"
+  export COSMOS_LOCAL_EMULATOR=1
+fi
+
+go test -race -count=1 -timeout 10m ./...
+
+# A short bounded fuzz run of every fuzz target (docs/fuzzing.md has the long one).
+./scripts/fuzz.sh "${FUZZTIME:-10s}"

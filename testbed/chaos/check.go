@@ -1,0 +1,374 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+
+	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
+)
+
+// Check is one invariant and the places it did not hold.
+type Check struct {
+	Name string
+	// Checked is how many things (messages, orderIds, documents) it looked at.
+	Checked    int
+	Violations []string
+}
+
+func (c *Check) fail(format string, args ...any) {
+	c.Violations = append(c.Violations, fmt.Sprintf(format, args...))
+}
+
+// Accounted is a message the consumer gave up on with a reason, not a
+// violation: the broker dead-lettered it or the handler parked it as
+// RetryBudgetExhausted after the faults outlasted its retry budget.
+type Accounted struct {
+	MessageID, Reason, Detail string
+}
+
+// Findings are the results of the checks after a run.
+type Findings struct {
+	Checks []*Check
+	// Accounted are messages given up on with a named reason.
+	Accounted []Accounted
+	// OrdersWithoutEvent are orders whose OrderAccepted outbox event is
+	// missing. On real Cosmos DB the batch is atomic and this cannot
+	// happen; the local emulator does not roll a batch back, so there it is
+	// reported rather than counted as a violation (Atomic false).
+	OrdersWithoutEvent []string
+	Atomic             bool
+	// Documents counts the documents read back, by type.
+	Documents map[string]int
+}
+
+// Violations is the number of places an invariant did not hold.
+func (f *Findings) Violations() int {
+	n := 0
+	for _, c := range f.Checks {
+		n += len(c.Violations)
+	}
+	if f.Atomic {
+		n += len(f.OrdersWithoutEvent)
+	}
+	return n
+}
+
+// bookkeeping are the members the consumer and Cosmos add to a stored order,
+// and meta (kept as the first accepted message had it, not part of the
+// content); what is left is the business content the producer sent.
+var bookkeeping = []string{"id", "type", "requestHash", "hashVersion", "messageId", "acceptedAt", "meta",
+	"_rid", "_self", "_etag", "_attachments", "_ts", "_lsn"}
+
+// content decodes a JSON object without the named members, numbers kept as
+// written, for comparing contents independently of the fingerprint code.
+func content(b []byte, drop ...string) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	for _, k := range drop {
+		delete(m, k)
+	}
+	return m, nil
+}
+
+type storedOrder struct {
+	doc     map[string]any
+	hash    string
+	content map[string]any
+}
+
+type docHead struct {
+	ID           string `json:"id"`
+	OrderID      string `json:"orderId"`
+	RequestHash  string `json:"requestHash"`
+	StoredHash   string `json:"storedHash"`
+	IncomingHash string `json:"incomingHash"`
+}
+
+// evidence is everything a run leaves to check.
+type evidence struct {
+	messages []*hostemu.Message
+	fates    *Tracker
+	queue    hostemu.QueueCounts
+	dead     []hostemu.DeadLetter
+	created  map[string][]string // the proxy's ledger
+	atomic   bool
+}
+
+// readBack reads the run's documents by type, directly from Cosmos (not
+// through the proxy).
+func readBack(ctx context.Context, store *cosmos.Store) (map[string][]json.RawMessage, error) {
+	docs := map[string][]json.RawMessage{}
+	for _, t := range []string{"order", "outboxEvent", "conflict"} {
+		d, err := store.Documents(ctx, t)
+		if err != nil {
+			return nil, fmt.Errorf("read back %s documents: %w", t, err)
+		}
+		docs[t] = d
+	}
+	return docs, nil
+}
+
+// checkRun checks every invariant of a chaos run against the documents it
+// left, by type.
+func checkRun(docs map[string][]json.RawMessage, ev evidence) *Findings {
+	f := &Findings{Atomic: ev.atomic, Documents: map[string]int{}}
+	for t, d := range docs {
+		f.Documents[t] = len(d)
+	}
+
+	classes := make(map[*hostemu.Message]orderstream.Class, len(ev.messages))
+	byOrder := map[string][]*hostemu.Message{}
+	for _, m := range ev.messages {
+		c := orderstream.Classify(m)
+		classes[m] = c
+		if c.Valid {
+			byOrder[c.OrderID] = append(byOrder[c.OrderID], m)
+		}
+	}
+
+	settled := &Check{Name: "nothing lost: every message completed or dead-lettered"}
+	settled.Checked = len(ev.messages)
+	for _, m := range ev.messages {
+		if fa := ev.fates.fateOf(m); fa == nil || fa.final == "" {
+			settled.fail("message %s (sequence %d) was never settled", m.MessageID, m.SequenceNumber)
+		}
+	}
+	if ev.queue.Outstanding != 0 {
+		settled.fail("the queue still holds %d messages", ev.queue.Outstanding)
+	}
+	for _, d := range ev.dead {
+		f.Accounted = append(f.Accounted, Accounted{MessageID: d.Message.MessageID, Reason: d.Reason,
+			Detail: fmt.Sprintf("after %d deliveries; last failure: %s", d.DeliveryCount, d.Description)})
+	}
+
+	stored, orderCheck := checkOrders(docs["order"], byOrder, ev.created)
+	msgCheck, accounted := checkMessages(ev, classes, stored)
+	f.Accounted = append(f.Accounted, accounted...)
+	outbox := &Check{Name: "no outbox event without its order (and with the order's requestHash)"}
+	for _, raw := range docs["outboxEvent"] {
+		outbox.Checked++
+		var e docHead
+		_ = json.Unmarshal(raw, &e)
+		o, ok := stored[e.OrderID]
+		switch {
+		case !ok:
+			outbox.fail("outbox event %s has no order %s", e.ID, e.OrderID)
+		case e.RequestHash != o.hash:
+			outbox.fail("outbox event %s carries %s, the order %s", e.ID, e.RequestHash, o.hash)
+		}
+	}
+	withEvent := map[string]bool{}
+	for _, raw := range docs["outboxEvent"] {
+		var e docHead
+		_ = json.Unmarshal(raw, &e)
+		withEvent[e.OrderID] = true
+	}
+	for id := range stored {
+		if !withEvent[id] {
+			f.OrdersWithoutEvent = append(f.OrdersWithoutEvent, id)
+		}
+	}
+	sort.Strings(f.OrdersWithoutEvent)
+
+	conflicts := checkConflicts(docs["conflict"], stored, ev, classes)
+	stray := &Check{Name: "nothing written for invalid messages or unknown orderIds"}
+	for t, ds := range docs {
+		for _, raw := range ds {
+			stray.Checked++
+			var h docHead
+			_ = json.Unmarshal(raw, &h)
+			if _, ok := byOrder[h.OrderID]; !ok {
+				stray.fail("%s document %s has orderId %q, which no valid message carried", t, h.ID, h.OrderID)
+			}
+		}
+	}
+	f.Checks = []*Check{settled, orderCheck, msgCheck, outbox, conflicts, stray}
+	return f
+}
+
+// checkOrders: one order document per distinct valid orderId, holding the
+// content of the first accepted payload. "First accepted" is the one create
+// Cosmos answered 201 for (the proxy's ledger, whether or not the answer
+// reached the handler); every later create of that id got 409.
+func checkOrders(orderDocs []json.RawMessage, byOrder map[string][]*hostemu.Message, created map[string][]string) (map[string]*storedOrder, *Check) {
+	c := &Check{Name: "one order per valid orderId, with the content of the create Cosmos accepted first"}
+	stored := map[string]*storedOrder{}
+	count := map[string]int{}
+	for _, raw := range orderDocs {
+		var h docHead
+		_ = json.Unmarshal(raw, &h)
+		count[h.OrderID]++
+		doc, err := content(raw)
+		bc, err2 := content(raw, bookkeeping...)
+		if err != nil || err2 != nil {
+			c.fail("order %s: unreadable document: %v", h.OrderID, err)
+			continue
+		}
+		stored[h.OrderID] = &storedOrder{doc: doc, hash: h.RequestHash, content: bc}
+	}
+	ids := make([]string, 0, len(byOrder))
+	for id := range byOrder {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		c.Checked++
+		acks := created[id]
+		switch {
+		case count[id] > 1:
+			c.fail("order %s: %d order documents", id, count[id])
+		case len(acks) > 1:
+			c.fail("order %s: Cosmos accepted %d creates (%v)", id, len(acks), acks)
+		}
+		o, ok := stored[id]
+		if !ok {
+			// Checked against the messages' fates in checkMessages: an
+			// order may be missing only if all its messages were given up.
+			if len(acks) > 0 {
+				c.fail("order %s: Cosmos accepted a create but holds no order document", id)
+			}
+			continue
+		}
+		if len(acks) == 0 {
+			c.fail("order %s: an order document exists but the proxy saw no create succeed", id)
+		} else if acks[0] != o.hash {
+			c.fail("order %s: stored requestHash %s, but the create Cosmos accepted carried %s", id, o.hash, acks[0])
+		}
+		matched := false
+		for _, m := range byOrder[id] {
+			if mc, err := content(m.Body, "meta"); err == nil && reflect.DeepEqual(mc, o.content) {
+				matched = true
+				if got := orderstream.ContentKey(m.Body); got != o.hash {
+					c.fail("order %s: a message with the stored content has fingerprint %s, the stored one is %s", id, got, o.hash)
+				}
+			} else if orderstream.ContentKey(m.Body) == o.hash {
+				c.fail("order %s: a message with other content has the stored fingerprint %s", id, o.hash)
+			}
+		}
+		if !matched {
+			c.fail("order %s: the stored content is not the content of any message sent for it", id)
+		}
+	}
+	return stored, c
+}
+
+// checkMessages: each message got the outcome its content calls for. A valid
+// message with the stored content completes without parking (created or
+// duplicate); one with other content is parked HashMismatch; an invalid one
+// is parked ValidationFailed or MalformedMessage.
+func checkMessages(ev evidence, classes map[*hostemu.Message]orderstream.Class, stored map[string]*storedOrder) (*Check, []Accounted) {
+	c := &Check{Name: "every message got its outcome: duplicates completed, mismatches and invalid messages parked"}
+	var accounted []Accounted
+	givenUp := map[string]int{} // orderId -> messages given up on
+	total := map[string]int{}
+	for _, m := range ev.messages {
+		fa := ev.fates.fateOf(m)
+		if fa == nil || fa.final == "" {
+			continue // reported as lost
+		}
+		c.Checked++
+		cl := classes[m]
+		if cl.Valid {
+			total[cl.OrderID]++
+		}
+		reason := ""
+		if fa.finalParked != nil {
+			reason = fa.finalParked.Reason
+		}
+		if fa.final == hostemu.DeadLettered {
+			givenUp[cl.OrderID]++
+			continue // booked from the dead-letter list
+		}
+		if reason == "RetryBudgetExhausted" {
+			givenUp[cl.OrderID]++
+			accounted = append(accounted, Accounted{MessageID: m.MessageID, Reason: reason,
+				Detail: fmt.Sprintf("parked at delivery %d", fa.finalParked.DeliveryCount)})
+			if !cl.Valid {
+				c.fail("invalid message %s was retried until its budget ran out instead of being parked at once", m.MessageID)
+			}
+			continue
+		}
+		if !cl.Valid {
+			if reason != "ValidationFailed" && reason != "MalformedMessage" {
+				c.fail("invalid message %s (orderId %q) completed with parking reason %q", m.MessageID, cl.OrderID, reason)
+			}
+			continue
+		}
+		if reason == "ValidationFailed" || reason == "MalformedMessage" {
+			c.fail("valid message %s (sequence %d) was parked %s: %s", m.MessageID, m.SequenceNumber, reason, fa.finalParked.Description)
+			continue
+		}
+		o, ok := stored[cl.OrderID]
+		if !ok {
+			continue // judged below, once every message of the order is seen
+		}
+		mc, _ := content(m.Body, "meta")
+		same := reflect.DeepEqual(mc, o.content)
+		switch {
+		case same && reason != "":
+			c.fail("message %s (sequence %d) has the stored content but was parked %s", m.MessageID, m.SequenceNumber, reason)
+		case same:
+			for _, p := range fa.parked {
+				if p.Reason == "HashMismatch" {
+					c.fail("message %s (sequence %d) has the stored content but one delivery parked it HashMismatch", m.MessageID, m.SequenceNumber)
+				}
+			}
+		case reason != "HashMismatch":
+			c.fail("message %s (sequence %d) carries other content than the stored order but completed with parking reason %q", m.MessageID, m.SequenceNumber, reason)
+		case fa.finalParked.StoredHash != o.hash || fa.finalParked.IncomingHash != orderstream.ContentKey(m.Body):
+			c.fail("message %s: parked with storedHash %s incomingHash %s, want %s and %s", m.MessageID,
+				fa.finalParked.StoredHash, fa.finalParked.IncomingHash, o.hash, orderstream.ContentKey(m.Body))
+		}
+	}
+	for id, n := range total {
+		if _, ok := stored[id]; !ok && givenUp[id] < n {
+			c.fail("order %s has no document, but %d of its %d messages were not given up on", id, n-givenUp[id], n)
+		}
+	}
+	return c, accounted
+}
+
+// checkConflicts: every mismatching content that was parked has its conflict
+// record beside the order, naming the stored and the incoming fingerprint.
+func checkConflicts(conflictDocs []json.RawMessage, stored map[string]*storedOrder, ev evidence, classes map[*hostemu.Message]orderstream.Class) *Check {
+	c := &Check{Name: "every parked mismatch has its conflict record"}
+	have := map[[2]string]docHead{}
+	for _, raw := range conflictDocs {
+		var h docHead
+		_ = json.Unmarshal(raw, &h)
+		have[[2]string{h.OrderID, h.IncomingHash}] = h
+	}
+	want := map[[2]string]bool{}
+	for _, m := range ev.messages {
+		fa := ev.fates.fateOf(m)
+		if fa == nil {
+			continue
+		}
+		for _, p := range fa.parked {
+			if p.Reason == "HashMismatch" {
+				want[[2]string{classes[m].OrderID, p.IncomingHash}] = true
+			}
+		}
+	}
+	for k := range want {
+		c.Checked++
+		h, ok := have[k]
+		switch {
+		case !ok:
+			c.fail("order %s: mismatch %s parked without a conflict record", k[0], k[1])
+		case stored[k[0]] == nil || h.StoredHash != stored[k[0]].hash:
+			c.fail("order %s: conflict record %s names storedHash %s", k[0], h.ID, h.StoredHash)
+		}
+	}
+	return c
+}

@@ -1,0 +1,169 @@
+package chaos
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
+)
+
+// scenario is the evidence of a small run: order ORD-1 sent as A, again as
+// A with other meta, and as the mismatching B; BAD-1 invalid.
+type scenario struct {
+	a, a2, b, bad *hostemu.Message
+	invs          []*hostemu.Invocation
+	docs          map[string][]json.RawMessage
+	created       map[string][]string
+	queue         hostemu.QueueCounts
+	atomic        bool
+}
+
+func orderBody(customer, sentAt string) []byte {
+	return []byte(fmt.Sprintf(`{"orderId":"ORD-1","customerId":%q,"currency":"EUR","lines":[{"sku":"S","quantity":2,"unitPrice":"1.50"}],`+
+		`"total":"3.00","placedAt":"2026-11-29T10:00:00Z","meta":{"sentAt":%q}}`, customer, sentAt))
+}
+
+func envelopeText(reason string, m *hostemu.Message, stored string) string {
+	b, _ := json.MarshalIndent(map[string]any{"reason": reason, "orderId": "ORD-1", "deliveryCount": 1,
+		"storedHash": stored, "incomingHash": orderstream.ContentKey(m.Body), "body": string(m.Body)}, "", "  ")
+	return string(b)
+}
+
+func invocation(m *hostemu.Message, parkedAs, stored string) *hostemu.Invocation {
+	inv := &hostemu.Invocation{ID: "inv-" + m.MessageID + fmt.Sprint(m.SequenceNumber), Function: "ProcessOrder", Status: 200,
+		Deliveries: []hostemu.Delivery{{Message: m, DeliveryCount: 1}}, Settlements: []hostemu.Settlement{hostemu.Completed}}
+	if parkedAs != "" {
+		inv.Outputs = []hostemu.OutputMessage{{Binding: "parking", Type: "serviceBus", Entity: "orders-deadletter",
+			ContentType: "text/plain", Text: envelopeText(parkedAs, m, stored)}}
+	}
+	return inv
+}
+
+func raw(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func goodScenario() *scenario {
+	s := &scenario{
+		a:   &hostemu.Message{Body: orderBody("C-1", "10:00:01"), MessageID: "ORD-1", Subject: "OrderPlaced", SequenceNumber: 1},
+		a2:  &hostemu.Message{Body: orderBody("C-1", "10:00:09"), MessageID: "ORD-1", SequenceNumber: 2},
+		b:   &hostemu.Message{Body: orderBody("C-2", "10:00:05"), MessageID: "ORD-1", SequenceNumber: 3},
+		bad: &hostemu.Message{Body: []byte(`{"orderId":"BAD-1",`), MessageID: "BAD-1", SequenceNumber: 4},
+	}
+	hA, hB := orderstream.ContentKey(s.a.Body), orderstream.ContentKey(s.b.Body)
+	s.invs = []*hostemu.Invocation{invocation(s.a, "", ""), invocation(s.a2, "", ""),
+		invocation(s.b, "HashMismatch", hA), invocation(s.bad, "MalformedMessage", "")}
+	var order map[string]any
+	_ = json.Unmarshal(s.a.Body, &order)
+	for k, v := range map[string]any{"id": "ORD-1", "type": "order", "requestHash": hA, "hashVersion": 1,
+		"messageId": "ORD-1", "acceptedAt": "2026-11-29T10:00:02Z", "_rid": "x", "_ts": 1} {
+		order[k] = v
+	}
+	s.docs = map[string][]json.RawMessage{
+		"order":       {raw(order)},
+		"outboxEvent": {raw(map[string]any{"id": "ORD-1:event:OrderAccepted", "orderId": "ORD-1", "type": "outboxEvent", "requestHash": hA})},
+		"conflict": {raw(map[string]any{"id": "ORD-1:conflict:x", "orderId": "ORD-1", "type": "conflict",
+			"storedHash": hA, "incomingHash": hB})},
+	}
+	s.created = map[string][]string{"ORD-1": {hA}}
+	s.queue = hostemu.QueueCounts{Sent: 4, Completed: 4}
+	return s
+}
+
+func (s *scenario) findings() *Findings {
+	msgs := []*hostemu.Message{s.a, s.a2, s.b, s.bad}
+	tr := NewTracker(msgs)
+	for _, inv := range s.invs {
+		tr.Observe(inv)
+	}
+	return checkRun(s.docs, evidence{messages: msgs, fates: tr, queue: s.queue, created: s.created, atomic: s.atomic})
+}
+
+func TestChecksPassOnAGoodRun(t *testing.T) {
+	f := goodScenario().findings()
+	for _, c := range f.Checks {
+		if len(c.Violations) > 0 || c.Checked == 0 {
+			t.Errorf("%s: checked %d, violations %v", c.Name, c.Checked, c.Violations)
+		}
+	}
+	if f.Violations() != 0 {
+		t.Errorf("violations %d, want 0", f.Violations())
+	}
+}
+
+// Each way a run can go wrong is caught by the check that names it.
+func TestChecksCatchEachViolation(t *testing.T) {
+	tests := []struct {
+		name  string
+		spoil func(s *scenario)
+		check string // part of the failing check's name
+	}{
+		{"message never settled", func(s *scenario) { s.invs = s.invs[:1] }, "nothing lost"},
+		{"queue not drained", func(s *scenario) { s.queue.Outstanding = 1 }, "nothing lost"},
+		{"two creates accepted", func(s *scenario) { s.created["ORD-1"] = append(s.created["ORD-1"], s.created["ORD-1"][0]) }, "one order per"},
+		{"two order documents", func(s *scenario) { s.docs["order"] = append(s.docs["order"], s.docs["order"][0]) }, "one order per"},
+		{"stored content sent by nobody", func(s *scenario) {
+			s.docs["order"][0] = json.RawMessage(strings.Replace(string(s.docs["order"][0]), `"C-1"`, `"C-9"`, 1))
+		}, "one order per"},
+		{"stored hash is not the accepted create's", func(s *scenario) { s.created["ORD-1"] = []string{"sha256:other"} }, "one order per"},
+		{"mismatch accepted silently", func(s *scenario) { s.invs[2] = invocation(s.b, "", "") }, "got its outcome"},
+		{"duplicate parked as mismatch", func(s *scenario) { s.invs[1] = invocation(s.a2, "HashMismatch", "x") }, "got its outcome"},
+		{"valid message parked as invalid", func(s *scenario) { s.invs[1] = invocation(s.a2, "ValidationFailed", "") }, "got its outcome"},
+		{"invalid message completed", func(s *scenario) { s.invs[3] = invocation(s.bad, "", "") }, "got its outcome"},
+		{"order missing though accepted", func(s *scenario) { s.docs["order"] = nil; s.created = nil }, "got its outcome"},
+		{"outbox event without order", func(s *scenario) {
+			s.docs["outboxEvent"] = append(s.docs["outboxEvent"], raw(map[string]any{"id": "ORD-1x:event:OrderAccepted", "orderId": "ORD-1x"}))
+		}, "no outbox event without"},
+		{"outbox event of other content", func(s *scenario) {
+			s.docs["outboxEvent"][0] = raw(map[string]any{"id": "ORD-1:event:OrderAccepted", "orderId": "ORD-1", "requestHash": "sha256:b"})
+		}, "no outbox event without"},
+		{"mismatch without conflict record", func(s *scenario) { s.docs["conflict"] = nil }, "conflict record"},
+		{"written for an invalid message", func(s *scenario) {
+			s.docs["conflict"] = append(s.docs["conflict"], raw(map[string]any{"id": "BAD-1:conflict:x", "orderId": "BAD-1"}))
+		}, "nothing written"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := goodScenario()
+			tt.spoil(s)
+			f := s.findings()
+			if f.Violations() == 0 {
+				t.Fatal("no violation found")
+			}
+			for _, c := range f.Checks {
+				if strings.Contains(c.Name, tt.check) && len(c.Violations) > 0 {
+					return
+				}
+			}
+			t.Errorf("the check %q found nothing; findings: %+v", tt.check, f.Checks)
+		})
+	}
+}
+
+// On the local emulator a batch is not atomic: an order without its event is
+// reported, and counted only when the endpoint's batches are atomic.
+func TestOrderWithoutEventCountsOnlyWhereBatchesAreAtomic(t *testing.T) {
+	s := goodScenario()
+	s.docs["outboxEvent"] = nil
+	if f := s.findings(); len(f.OrdersWithoutEvent) != 1 || f.Violations() != 0 {
+		t.Errorf("local emulator: orders without event %v, violations %d; want 1 reported, 0 counted", f.OrdersWithoutEvent, f.Violations())
+	}
+	s.atomic = true
+	if f := s.findings(); f.Violations() != 1 {
+		t.Errorf("atomic batches: violations %d, want 1", f.Violations())
+	}
+}
+
+// A message given up on with a reason is accounted for, not lost.
+func TestExhaustedAndDeadLetteredAreAccounted(t *testing.T) {
+	s := goodScenario()
+	s.invs[1] = invocation(s.a2, "RetryBudgetExhausted", "")
+	f := s.findings()
+	if f.Violations() != 0 || len(f.Accounted) != 1 || f.Accounted[0].Reason != "RetryBudgetExhausted" {
+		t.Errorf("violations %d, accounted %+v; want none and one RetryBudgetExhausted", f.Violations(), f.Accounted)
+	}
+}

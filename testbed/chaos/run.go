@@ -1,0 +1,306 @@
+package chaos
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
+)
+
+// Config is one chaos run.
+type Config struct {
+	// Endpoint and Key reach the Cosmos emulator: a loopback http://
+	// endpoint, the proxy's upstream. Checks read it directly.
+	Endpoint, Key string
+	// Atomic says the endpoint's transactional batches are atomic (real
+	// Cosmos DB); then an order without its outbox event is a violation.
+	Atomic bool
+	// AppRoot is the function app root (host.json, ProcessOrder/).
+	AppRoot string
+	// HandlerPath overrides host.json's defaultExecutablePath.
+	HandlerPath string
+	// Messages is the least number of messages delivered.
+	Messages int
+	// Kills is how many times the handler gets SIGKILL, spread over the run.
+	Kills int
+	Rates Rates
+	// RetryAfter, SlowMin and SlowMax tune the proxy (ProxyConfig).
+	RetryAfter, SlowMin, SlowMax time.Duration
+	// OperationTimeout is the handler's COSMOS_OPERATION_TIMEOUT: slow
+	// answers past it make the delivery fail while the write succeeded.
+	OperationTimeout time.Duration
+	// MaxConcurrentCalls overrides host.json's (0: keep it).
+	MaxConcurrentCalls int
+	Seed               uint64
+	// Keep leaves the run's database in place for inspection.
+	Keep bool
+	// Log receives progress lines; HandlerOutput the handler's own output.
+	Log, HandlerOutput io.Writer
+	// Progress is the period of progress lines (0: none).
+	Progress time.Duration
+}
+
+// DefaultRates are the fault rates of `make chaos`: about one document
+// request in seven gets a fault.
+var DefaultRates = Rates{Throttle: 0.05, Unavailable: 0.02, Timeout: 0.02, Slow: 0.02, Drop: 0.02, LostAnswer: 0.03}
+
+// Report is what a run did and what the checks found.
+type Report struct {
+	Seed     uint64
+	Database string
+	Rates    Rates
+	Took     time.Duration
+	Injected orderstream.Injected
+	Messages int
+	Orders   int // distinct valid orderIds
+
+	Queue       hostemu.QueueCounts
+	Deliveries  int
+	Settlements map[hostemu.Settlement]int
+	Failures    map[string]int // failed invocations by cause
+	Outcomes    map[string]int // invocations by handler outcome (its log)
+	Final       map[string]int // messages by final state
+	Envelopes   int            // parking envelopes written, repeats included
+
+	Proxy          ProxyCounts
+	UnseenCreates  map[Fault]int // creates Cosmos accepted whose answer was lost or late
+	Worker         hostemu.WorkerStats
+	KillsRequested int
+
+	Findings *Findings
+}
+
+// Run performs one chaos run: a fresh database, the fault proxy in front of
+// the emulator, the handler under the host emulator with kills, the stream
+// delivered until every message is settled, then the checks.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	// The host, the worker and the progress ticker all log; a
+	// log.Logger serialises them.
+	lg := log.New(cfg.Log, "", 0)
+	logf := func(format string, args ...any) { lg.Printf("chaos: "+format, args...) }
+	if cfg.Seed == 0 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		cfg.Seed = binary.LittleEndian.Uint64(b[:])%1_000_000 + 1
+	}
+	if cfg.OperationTimeout <= 0 {
+		cfg.OperationTimeout = 3 * time.Second
+	}
+	rep := &Report{Seed: cfg.Seed, Rates: cfg.Rates, KillsRequested: cfg.Kills}
+	app, err := hostemu.LoadApp(cfg.AppRoot)
+	if err != nil {
+		return nil, err
+	}
+	fn := app.Function("ProcessOrder")
+	if fn == nil {
+		return nil, fmt.Errorf("%s: no ProcessOrder function", app.Root)
+	}
+
+	stream, err := generate(cfg.Messages, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	rep.Injected, rep.Messages = stream.Injected, len(stream.Messages)
+	valid := map[string]bool{}
+	for _, m := range stream.Messages {
+		if c := orderstream.Classify(m); c.Valid {
+			valid[c.OrderID] = true
+		}
+	}
+	rep.Orders = len(valid)
+
+	var suffix [4]byte
+	_, _ = rand.Read(suffix[:])
+	rep.Database = "chaos-" + hex.EncodeToString(suffix[:])
+	const container = "orders"
+	store, err := cosmos.Open(cosmos.Options{Endpoint: cfg.Endpoint, Key: cfg.Key}, rep.Database, container)
+	if err != nil {
+		return nil, err
+	}
+	setupCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	err = store.CreateContainers(setupCtx)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	if !cfg.Keep {
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_ = store.DeleteDatabase(ctx)
+		}()
+	}
+
+	ledger := NewLedger()
+	proxy, err := StartProxy(ProxyConfig{Upstream: cfg.Endpoint, Rates: cfg.Rates, RetryAfter: cfg.RetryAfter,
+		SlowMin: cfg.SlowMin, SlowMax: cfg.SlowMax, Seed: cfg.Seed, Observe: ledger.Observe})
+	if err != nil {
+		return nil, err
+	}
+	defer proxy.Close()
+
+	outcomes := NewOutcomeLog(cfg.HandlerOutput)
+	worker, err := startHandler(app, cfg.HandlerPath, map[string]string{
+		"COSMOS_ENDPOINT": proxy.URL(), "COSMOS_KEY": cfg.Key, "COSMOS_DATABASE": rep.Database,
+		"COSMOS_CONTAINER": container, "COSMOS_OPERATION_TIMEOUT": cfg.OperationTimeout.String(),
+		"RETRY_BUDGET_DELIVERY_COUNT": "9", "LOG_LEVEL": "info",
+	}, outcomes, lg)
+	if err != nil {
+		return nil, err
+	}
+	var stopOnce sync.Once
+	stopWorker := func() { stopOnce.Do(func() { worker.Stop(20 * time.Second) }) }
+	defer stopWorker()
+
+	queue := hostemu.NewQueue(fn.ServiceBusQueue(), hostemu.DefaultMaxDeliveryCount)
+	queue.Send(stream.Messages...)
+	tracker := NewTracker(stream.Messages)
+	calls := app.Host.MaxConcurrentCalls
+	if cfg.MaxConcurrentCalls > 0 {
+		calls = cfg.MaxConcurrentCalls
+	}
+	host, err := hostemu.New(hostemu.Options{
+		Functions: []*hostemu.Function{fn}, Queue: queue, Handler: worker,
+		MaxConcurrentCalls: calls, FunctionTimeout: app.Host.FunctionTimeout,
+		Kills: cfg.Kills, Kill: worker.Kill, Observe: tracker.Observe,
+		Log: func(s string) { lg.Print("hostemu: " + s) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	logf("seed %d, %d messages (%d orders), database %s, proxy %s -> %s, %d kills, faults %s",
+		cfg.Seed, rep.Messages, rep.Orders, rep.Database, proxy.URL(), cfg.Endpoint, cfg.Kills, cfg.Rates)
+
+	start := time.Now()
+	stopProgress := progress(cfg.Progress, func() {
+		q, p := queue.Counts(), proxy.Counts()
+		logf("%5.1fs settled %d/%d (lost completions %d, dead-lettered %d), faults %d, kills %d",
+			time.Since(start).Seconds(), q.Completed+q.DeadLettered, q.Sent, q.LostCompletions, q.DeadLettered,
+			p.TotalFaults(), worker.Stats().Kills)
+	})
+	runErr := host.Run(ctx)
+	stopProgress()
+	rep.Took = time.Since(start)
+	stopWorker() // flushes the handler's output into outcomes
+	_ = proxy.Close()
+	if runErr != nil {
+		runErr = fmt.Errorf("host emulator: %w", runErr)
+	}
+
+	rep.Queue, rep.Proxy, rep.Worker = queue.Counts(), proxy.Counts(), worker.Stats()
+	rep.Outcomes = outcomes.Outcomes()
+	rep.UnseenCreates = map[Fault]int{LostAnswer: ledger.Unseen(LostAnswer), Slow: ledger.Unseen(Slow)}
+	tracker.summarise(rep)
+
+	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	docs, err := readBack(checkCtx, store)
+	if err != nil {
+		return rep, errors.Join(runErr, err)
+	}
+	rep.Findings = checkRun(docs, evidence{messages: stream.Messages, fates: tracker,
+		queue: rep.Queue, dead: queue.DeadLetters(), created: ledger.Created(), atomic: cfg.Atomic})
+	return rep, runErr
+}
+
+// startHandler starts the app's handler like the host, with the process
+// environment plus settings, its output into out.
+func startHandler(app *hostemu.App, path string, settings map[string]string, out io.Writer, lg *log.Logger) (*hostemu.Worker, error) {
+	exe, err := app.Executable(path)
+	if err != nil {
+		return nil, err
+	}
+	s := hostemu.NewSettings(os.Environ())
+	for k, v := range settings {
+		s.Set(k, v)
+	}
+	return app.StartHandler(exe, s, out, func(line string) { lg.Print("hostemu: " + line) })
+}
+
+// generate makes a stream of at least n messages: the orderstream generator
+// with more of every delivery fault than a normal day.
+func generate(n int, seed uint64) (*orderstream.Stream, error) {
+	opts := orderstream.Options{Seed: seed, Duplicates: 0.25, Bursts: 0.10, BurstSize: 5,
+		Mismatches: 0.06, Invalid: 0.02, LostCompletions: 0.05}
+	// Messages per order: the order, its duplicates, 2.5 burst copies on
+	// average per burst, its mismatches and the invalid messages.
+	perOrder := 1 + opts.Duplicates + opts.Bursts*2.5 + opts.Mismatches + opts.Invalid
+	opts.Orders = max(1, int(float64(n)/perOrder))
+	for {
+		s, err := orderstream.Generate(opts)
+		if err != nil {
+			return nil, err
+		}
+		if len(s.Messages) >= n {
+			return s, nil
+		}
+		opts.Orders += int(float64(n-len(s.Messages))/perOrder) + 1
+	}
+}
+
+// progress calls f every period until the returned stop is called.
+func progress(period time.Duration, f func()) (stop func()) {
+	if period <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				f()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// summarise books the tracker's counts into the report.
+func (t *Tracker) summarise(rep *Report) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rep.Settlements = map[hostemu.Settlement]int{}
+	for k, v := range t.settlements {
+		rep.Settlements[k] = v
+	}
+	rep.Failures = map[string]int{}
+	for k, v := range t.failures {
+		rep.Failures[k] = v
+	}
+	rep.Final = map[string]int{}
+	for _, f := range t.byMsg {
+		rep.Deliveries += f.deliveries
+		rep.Envelopes += len(f.parked)
+		switch {
+		case f.final == hostemu.DeadLettered:
+			rep.Final["dead-lettered ("+hostemu.ReasonMaxDeliveryCountExceeded+")"]++
+		case f.final == "":
+			rep.Final["never settled"]++
+		case f.finalParked != nil:
+			rep.Final["parked "+f.finalParked.Reason]++
+		default:
+			rep.Final["completed"]++
+		}
+	}
+}

@@ -1,0 +1,207 @@
+// Command benchreport measures the consumer and writes docs/benchmarks.md:
+// Cosmos round trips per message, throughput through the handler against a
+// plain azcosmos loop, batch against single invocations, CPU and allocations
+// in process, and the footprint of bin/handler. `make bench` runs it with an
+// emulator; COSMOS_ENDPOINT and COSMOS_KEY name the endpoint.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/ordersink/orders-consumer/testbed/bench"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "benchreport:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("benchreport", flag.ContinueOnError)
+	var (
+		out     = fs.String("out", "docs/benchmarks.md", "the Markdown file to write")
+		bin     = fs.String("bin", "bin/handler", "the handler executable (make build)")
+		target  = fs.String("target", "", "what the Cosmos endpoint is, for the report")
+		only    = fs.String("only", "micro,roundtrips,throughput,footprint", "sections to run")
+		s       bench.Settings
+		rawPath = fs.String("raw", "", "also write the raw go test -bench output here")
+		cpuProf = fs.String("cpuprofile", "", "write a CPU profile of the throughput rounds here")
+		emuPID  = fs.Int("emulator-pid", 0, "the Cosmos emulator's process id, to measure its CPU time per message")
+	)
+	fs.IntVar(&s.Rounds, "rounds", 7, "throughput rounds")
+	fs.IntVar(&s.Messages, "messages", 2000, "messages per variant per round")
+	fs.IntVar(&s.Concurrency, "concurrency", 16, "operations in flight (host.json maxConcurrentCalls)")
+	fs.IntVar(&s.BatchSize, "batch", 100, "messages per batch invocation (host.json maxMessageBatchSize)")
+	fs.IntVar(&s.BatchConcurrency, "batch-concurrency", 2, "batch invocations in flight")
+	fs.IntVar(&s.RTMessages, "rt-messages", 20, "messages per round-trip row")
+	fs.IntVar(&s.RTBatch, "rt-batch", 100, "messages in the round-trip batch invocation")
+	fs.IntVar(&s.Starts, "starts", 10, "process starts timed")
+	fs.IntVar(&s.FPMessages, "fp-messages", 3000, "messages sent to the executable while its memory is sampled")
+	fs.IntVar(&s.MicroCount, "count", 5, "go test -count for the in-process benchmarks")
+	fs.StringVar(&s.Benchtime, "benchtime", "1s", "go test -benchtime for the in-process benchmarks")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	sections := map[string]bool{}
+	for _, name := range strings.Split(*only, ",") {
+		sections[strings.TrimSpace(name)] = true
+	}
+	endpoint, key := getenv("COSMOS_ENDPOINT"), getenv("COSMOS_KEY")
+	if endpoint == "" {
+		return errors.New("COSMOS_ENDPOINT is not set (make bench starts an emulator and sets it)")
+	}
+	s.Target = *target
+	if s.Target == "" {
+		s.Target = "the endpoint in COSMOS_ENDPOINT"
+	}
+	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "benchreport: "+format+"\n", a...) }
+
+	rep := &bench.Report{Settings: s, Machine: bench.DescribeMachine(), Started: time.Now()}
+	t := bench.Target{Endpoint: endpoint, Key: key, Database: "bench-" + strings.ToLower(bench.RunID()), Container: "orders"}
+	prepCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := t.Prepare(prepCtx); err != nil {
+		return err
+	}
+	defer func() {
+		dropCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := t.Drop(dropCtx); err != nil {
+			logf("drop database %s: %v", t.Database, err)
+		}
+	}()
+
+	if sections["micro"] {
+		logf("in-process benchmarks (go test -bench, -count %d)", s.MicroCount)
+		root, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		res, raw, err := bench.RunMicro(ctx, root, []string{"./orders", "./handler"},
+			"^Benchmark(DecodeEnvelope|ParseOrder|Fingerprint|AcceptanceDocuments|ProcessOrderInProcess|ProcessOrderBatchInProcess)$",
+			s.MicroCount, s.Benchtime)
+		if err != nil {
+			return err
+		}
+		rep.Micro = res
+		if *rawPath != "" {
+			if err := os.WriteFile(*rawPath, []byte(raw), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	if sections["roundtrips"] {
+		logf("round trips per message (%d per row, batch of %d)", s.RTMessages, s.RTBatch)
+		rt, err := bench.RoundTrips(t, s.RTMessages, s.RTBatch)
+		if err != nil {
+			return err
+		}
+		rep.RoundTrips = rt
+	}
+	if sections["throughput"] {
+		if *cpuProf != "" {
+			f, err := os.Create(*cpuProf)
+			if err != nil {
+				return err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+		}
+		err := throughput(ctx, t, s, *emuPID, rep, logf)
+		if *cpuProf != "" {
+			pprof.StopCPUProfile()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if sections["footprint"] {
+		logf("footprint of %s (%d starts, %d messages under load)", *bin, s.Starts, s.FPMessages)
+		fp, err := bench.Footprint(ctx, *bin, t, s.Starts, s.FPMessages, s.Concurrency, *emuPID)
+		if err != nil {
+			return err
+		}
+		rep.Footprint = fp
+	}
+	rep.Finished = time.Now()
+	rep.Machine.LoadEnd = bench.LoadAverage()
+
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(*out)
+	if err != nil {
+		return err
+	}
+	rep.Markdown(f)
+	if err := f.Close(); err != nil {
+		return err
+	}
+	logf("wrote %s", *out)
+	return nil
+}
+
+// throughput runs the rounds, each variant once per round, starting with a
+// different variant each round so that a slow spell of the shared machine
+// does not always fall on the same one.
+func throughput(ctx context.Context, t bench.Target, s bench.Settings, emulatorPID int, rep *bench.Report, logf func(string, ...any)) error {
+	plainCreate, err := bench.PlainCreate(t, s.Concurrency)
+	if err != nil {
+		return err
+	}
+	plainBatch, err := bench.PlainBatch(t, s.Concurrency)
+	if err != nil {
+		return err
+	}
+	single, err := bench.HandlerSingle(t, s.Concurrency)
+	if err != nil {
+		return err
+	}
+	defer single.Close()
+	direct, err := bench.HandlerDirect(t, s.Concurrency)
+	if err != nil {
+		return err
+	}
+	batch, err := bench.HandlerBatch(t, s.BatchSize, s.BatchConcurrency)
+	if err != nil {
+		return err
+	}
+	defer batch.Close()
+	variants := []*bench.Variant{bench.VarPlainCreate: plainCreate, bench.VarPlainBatch: plainBatch,
+		bench.VarHandlerSingle: single, bench.VarHandlerDirect: direct, bench.VarHandlerBatch: batch}
+	for _, v := range variants {
+		v.EmulatorPID = emulatorPID
+	}
+	run := bench.RunID()
+	for r := range s.Rounds {
+		round := make([]bench.Phase, len(variants))
+		for k := range variants {
+			v := (r + k) % len(variants)
+			ph, err := variants[v].RunPhase(ctx, fmt.Sprintf("TP-%s-%d-%d", run, r, v), s.Messages)
+			if err != nil {
+				return err
+			}
+			round[v] = ph
+			logf("round %d/%d: %-70s %6.0f msg/s  p50 %5.1f ms  CPU/msg %4d µs + emulator %4d µs  errors %d", r+1, s.Rounds, ph.Variant, ph.Rate(),
+				float64(ph.Percentile(0.5).Microseconds())/1000, ph.CPUPerMessage(ph.SelfCPU).Microseconds(),
+				ph.CPUPerMessage(ph.EmulatorCPU).Microseconds(), ph.Errors)
+		}
+		rep.Rounds = append(rep.Rounds, round)
+	}
+	return nil
+}

@@ -1,0 +1,140 @@
+// Command chaos runs the order consumer under faults and checks that its
+// invariants held: the handler, started and killed by the local Functions
+// host emulator, writes through a fault-injecting proxy to a local Cosmos DB
+// emulator. See docs/chaos.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/testbed/chaos"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		os.Exit(1)
+	}
+}
+
+// errViolations makes the command fail when an invariant did not hold.
+var errViolations = errors.New("invariant violations")
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	messages := fs.Int("messages", 10000, "least number of messages to deliver")
+	kills := fs.Int("kills", 5, "SIGKILLs of the handler, spread over the run")
+	seed := fs.Uint64("seed", 0, "seed of the stream and the fault rolls (0: random)")
+	timeout := fs.Duration("timeout", 8*time.Minute, "bound of the whole run")
+	faults := fs.String("faults", formatRates(chaos.DefaultRates), "fault rates per document request, kind=rate,…")
+	retryAfter := fs.Duration("retry-after", chaos.DefaultRetryAfter, "x-ms-retry-after-ms of an injected 429")
+	slow := fs.String("slow", "200ms-4s", "range of the delay of a slow answer")
+	opTimeout := fs.Duration("operation-timeout", 3*time.Second, "the handler's COSMOS_OPERATION_TIMEOUT")
+	appRoot := fs.String("app", ".", "function app root (host.json); the handler is its defaultExecutablePath, built by make build")
+	handlerLog := fs.String("handler-log", "", "file for the handler's own output (default: discarded)")
+	atomic := fs.Bool("atomic-batches", false, "the endpoint's transactional batches are atomic (not the local emulator): an order without its outbox event is then a violation")
+	keep := fs.Bool("keep", false, "keep the run's database")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rates, err := parseRates(*faults)
+	if err != nil {
+		return err
+	}
+	lo, hi, err := parseRange(*slow)
+	if err != nil {
+		return err
+	}
+	endpoint, key := getenv("COSMOS_ENDPOINT"), getenv("COSMOS_KEY")
+	if endpoint == "" {
+		return errors.New("COSMOS_ENDPOINT is not set: start the local emulator (make chaos does)")
+	}
+	if key == "" {
+		key = cosmostest.EmulatorKey
+	}
+	var hout io.Writer
+	if *handlerLog != "" {
+		f, err := os.Create(*handlerLog)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		hout = f
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	rep, err := chaos.Run(ctx, chaos.Config{
+		Endpoint: endpoint, Key: key, Atomic: *atomic, AppRoot: *appRoot,
+		Messages: *messages, Kills: *kills, Rates: rates, RetryAfter: *retryAfter, SlowMin: lo, SlowMax: hi,
+		OperationTimeout: *opTimeout, Seed: *seed, Keep: *keep,
+		Log: stderr, HandlerOutput: hout, Progress: 5 * time.Second,
+	})
+	if rep != nil {
+		rep.Print(stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if n := rep.Findings.Violations(); n > 0 {
+		return fmt.Errorf("%w: %d", errViolations, n)
+	}
+	return nil
+}
+
+// parseRates reads "429-throttled=0.05,slow=0.02"; kinds not named are 0.
+func parseRates(s string) (chaos.Rates, error) {
+	var r chaos.Rates
+	for _, part := range strings.Split(s, ",") {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		name, val, ok := strings.Cut(part, "=")
+		v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if !ok || err != nil {
+			return r, fmt.Errorf("-faults: %q is not kind=rate", part)
+		}
+		found := false
+		for _, f := range chaos.Faults {
+			if f.String() == strings.TrimSpace(name) {
+				r[f], found = v, true
+			}
+		}
+		if !found {
+			return r, fmt.Errorf("-faults: unknown fault %q (kinds: %s)", name, formatRates(chaos.Rates{}))
+		}
+	}
+	return r, r.Validate()
+}
+
+func formatRates(r chaos.Rates) string {
+	parts := make([]string, len(chaos.Faults))
+	for i, f := range chaos.Faults {
+		parts[i] = fmt.Sprintf("%s=%g", f, r[f])
+	}
+	return strings.Join(parts, ",")
+}
+
+// parseRange reads "200ms-4s".
+func parseRange(s string) (time.Duration, time.Duration, error) {
+	a, b, ok := strings.Cut(s, "-")
+	lo, err1 := time.ParseDuration(a)
+	hi, err2 := time.ParseDuration(b)
+	if !ok || err1 != nil || err2 != nil || hi < lo {
+		return 0, 0, fmt.Errorf("-slow %q: want a range such as 200ms-4s", s)
+	}
+	return lo, hi, nil
+}

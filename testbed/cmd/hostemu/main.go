@@ -1,0 +1,176 @@
+// Command hostemu is a local Functions host emulator: it starts the custom
+// handler the way the Azure Functions host does, feeds it a Service Bus
+// queue with at-least-once delivery (duplicates, bursts, lost completions,
+// mismatches, invalid messages, handler kills), applies its output bindings,
+// and checks that Cosmos DB ends with exactly one order per valid orderId and
+// every other content parked. It exits 1 when that check fails.
+//
+//	hostemu [flags]                      a generated stream (2000 orders)
+//	hostemu -stream messages.jsonl       a stream file (see testbed/orderstream.Record)
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/ordersink/orders-consumer/testbed/localrun"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	progress := io.Writer(nil)
+	if term.IsTerminal(int(os.Stdout.Fd())) {
+		progress = os.Stdout
+	}
+	os.Exit(run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr, progress))
+}
+
+// exit codes
+const (
+	exitOK        = 0
+	exitViolation = 1 // the run completed and the invariant does not hold
+	exitError     = 2 // bad flags, or the run could not be completed
+)
+
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+type settingFlag []string
+
+func (l *settingFlag) String() string     { return strings.Join(*l, " ") }
+func (l *settingFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func run(ctx context.Context, args, environ []string, stdout, stderr, progress io.Writer) int {
+	fs := flag.NewFlagSet("hostemu", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	gen := orderstream.DefaultOptions()
+	var (
+		opts      localrun.Options
+		functions listFlag
+		settings  settingFlag
+		stream    = fs.String("stream", "", "deliver the messages of this JSONL file instead of generated orders")
+		appRoot   = fs.String("app", ".", "function app root (host.json, */function.json)")
+		local     = fs.String("local-settings", "local.settings.json", "Values to use where the environment has none, like Core Tools (relative to -app; empty for none)")
+		noBar     = fs.Bool("no-progress", false, "no progress bar even on a terminal")
+	)
+	fs.StringVar(&opts.Executable, "executable", "", "handler executable (default: host.json customHandler.description.defaultExecutablePath)")
+	fs.Var(&functions, "function", "feed the queue to these functions only (comma-separated); the others are disabled")
+	fs.Var(&settings, "setting", "app setting KEY=VALUE for the handler and the host, e.g. AzureWebJobs.ProcessOrder.Disabled=true (repeatable)")
+	fs.IntVar(&gen.Orders, "orders", gen.Orders, "generated orders")
+	fs.Uint64Var(&gen.Seed, "seed", gen.Seed, "seed of the generated stream")
+	fs.Float64Var(&gen.Duplicates, "duplicates", gen.Duplicates, "producer re-sends, as a fraction of orders")
+	fs.Float64Var(&gen.Bursts, "bursts", gen.Bursts, "orders sent as concurrent copies, as a fraction of orders")
+	fs.IntVar(&gen.BurstSize, "burst-size", gen.BurstSize, "most copies in flight at once in a burst")
+	fs.Float64Var(&gen.Mismatches, "mismatches", gen.Mismatches, "orders re-sent with other content (same orderId), as a fraction of orders")
+	fs.Float64Var(&gen.Invalid, "invalid", gen.Invalid, "invalid messages, as a fraction of orders")
+	fs.Float64Var(&gen.LostCompletions, "lost-completions", gen.LostCompletions, "messages whose completion the broker drops, as a fraction")
+	writeStream := fs.String("write-stream", "", "also write the generated stream to this JSONL file")
+	fs.IntVar(&opts.MaxConcurrentCalls, "concurrency", 0, "invocations in flight (default: host.json maxConcurrentCalls, else 16)")
+	fs.IntVar(&opts.MaxMessageBatchSize, "batch-size", 0, "messages per batch (default: host.json maxMessageBatchSize, else 1000)")
+	fs.IntVar(&opts.BatchesInFlight, "batches-in-flight", 1, "batches in flight at once (more than 1 is several host instances)")
+	fs.IntVar(&opts.MaxDeliveryCount, "max-delivery-count", 10, "the queue's maxDeliveryCount")
+	fs.DurationVar(&opts.DuplicateDetection, "duplicate-detection", 0, "the queue's duplicate detection window, e.g. 10m as in Azure (0: off, every resend reaches the consumer)")
+	fs.IntVar(&opts.HandlerKills, "kill-handler", 0, "SIGKILL the handler this many times, spread over the run")
+	fs.StringVar(&opts.Database, "database", "", "Cosmos database to use; it must hold no orders (default: a fresh one, deleted afterwards)")
+	fs.BoolVar(&opts.KeepDatabase, "keep-database", false, "keep the fresh database for a look afterwards")
+	fs.StringVar(&opts.ParkingQueue, "parking-queue", "orders-deadletter", "queue of the parking output binding (contract §1)")
+	fs.StringVar(&opts.OutDir, "out", ".local/hostemu", "folder for the parked messages, dead letters and handler output")
+	fs.DurationVar(&opts.Timeout, "timeout", 5*time.Minute, "give up after this long")
+	fs.BoolVar(&opts.Verbose, "v", false, "print the handler's Logs and every failed invocation")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitError
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "hostemu: unexpected argument %q\n", fs.Arg(0))
+		return exitError
+	}
+
+	opts.AppRoot, opts.Functions, opts.Settings, opts.Environ = *appRoot, functions, settings, environ
+	opts.Log = stderr
+	if !*noBar {
+		opts.Progress = progress
+	}
+	if *local != "" {
+		opts.LocalSettings = *local
+		if !filepath.IsAbs(*local) {
+			opts.LocalSettings = filepath.Join(*appRoot, *local)
+		}
+	}
+	if !filepath.IsAbs(opts.OutDir) {
+		opts.OutDir = filepath.Join(*appRoot, opts.OutDir)
+	}
+	if err := loadStream(&opts, *stream, gen, *writeStream); err != nil {
+		fmt.Fprintln(stderr, "hostemu:", err)
+		return exitError
+	}
+	rep, err := localrun.Run(ctx, opts)
+	if err != nil {
+		fmt.Fprintln(stderr, "hostemu:", err)
+		return exitError
+	}
+	rep.Print(stdout)
+	if !rep.OK() {
+		return exitViolation
+	}
+	return exitOK
+}
+
+func loadStream(opts *localrun.Options, path string, gen orderstream.Options, writeTo string) error {
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		opts.Messages, err = orderstream.Read(f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if len(opts.Messages) == 0 {
+			return errors.New(path + ": no messages")
+		}
+		return nil
+	}
+	s, err := orderstream.Generate(gen)
+	if err != nil {
+		return err
+	}
+	opts.Messages, opts.Injected, opts.Seed = s.Messages, &s.Injected, gen.Seed
+	if writeTo == "" {
+		return nil
+	}
+	f, err := os.Create(writeTo)
+	if err != nil {
+		return err
+	}
+	if err := orderstream.Write(f, s.Messages); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

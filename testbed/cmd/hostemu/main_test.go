@@ -1,0 +1,37 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The whole command runs in process; these cases stop before Cosmos DB is
+// needed. testbed/localrun has the end-to-end runs.
+func TestRunRefusesBadInput(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.jsonl")
+	tests := []struct {
+		args []string
+		code int
+		say  string
+	}{
+		{[]string{"-h"}, exitOK, "-kill-handler"},
+		{[]string{"-bogus"}, exitError, "flag provided but not defined"},
+		{[]string{"extra"}, exitError, "unexpected argument"},
+		{[]string{"-orders", "0"}, exitError, "orders must be"},
+		{[]string{"-mismatches", "2"}, exitError, "mismatches rate"},
+		{[]string{"-stream", missing}, exitError, "no such file"},
+		{[]string{"-app", t.TempDir()}, exitError, "host.json"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tt.args, nil, &stdout, &stderr, nil)
+			if code != tt.code || !strings.Contains(stderr.String(), tt.say) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr.String(), tt.code, tt.say)
+			}
+		})
+	}
+}

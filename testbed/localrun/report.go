@@ -1,0 +1,132 @@
+package localrun
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
+)
+
+// Report is the outcome of a run: counts, and the problems the check found.
+type Report struct {
+	Functions    []string
+	Batch        bool
+	Queue        hostemu.QueueCounts
+	Concurrency  int
+	BatchSize    int
+	MaxDelivery  int
+	Database     string
+	Seed         uint64
+	Injected     *orderstream.Injected
+	ParkingQueue string
+	NotRun       []string // functions left out, and why
+
+	Messages                int
+	Invocations             int
+	FailedInvocations       int
+	ProtocolErrors          int
+	CreatedOrders           int
+	DuplicatesAbsorbed      int
+	MismatchesParked        int
+	MismatchDeliveries      int
+	InvalidParked           int
+	InvalidDeliveries       int
+	ExhaustedParked         int
+	OtherTypeDeliveries     int
+	Redeliveries            int
+	LostCompletions         int
+	DeadLetters             int
+	DistinctValidOrders     int
+	StoredOrders            int
+	Worker                  hostemu.WorkerStats
+	Elapsed                 time.Duration
+	Files                   []string
+	Problems                []string
+	storedContentDeliveries int
+	failed                  [3]int
+}
+
+func newReport(app *hostemu.App, fns []*hostemu.Function, opts Options, db *ordersDB) *Report {
+	r := &Report{Batch: fns[0].Trigger().Many(), Database: db.name, Seed: opts.Seed, Injected: opts.Injected,
+		ParkingQueue: opts.ParkingQueue, Messages: len(opts.Messages),
+		Concurrency: firstPositive(opts.MaxConcurrentCalls, app.Host.MaxConcurrentCalls),
+		BatchSize:   firstPositive(opts.MaxMessageBatchSize, app.Host.MaxMessageBatchSize),
+		MaxDelivery: firstPositive(opts.MaxDeliveryCount, hostemu.DefaultMaxDeliveryCount)}
+	for _, fn := range fns {
+		shape := fmt.Sprintf("one message per invocation, up to %d in flight", r.Concurrency)
+		if fn.Trigger().Many() {
+			shape = fmt.Sprintf("batches of up to %d messages", r.BatchSize)
+		}
+		r.Functions = append(r.Functions, fmt.Sprintf("%s (%s)", fn.Name, shape))
+	}
+	return r
+}
+
+// OK reports whether the invariant holds.
+func (r *Report) OK() bool { return r.failed == [3]int{} }
+
+// Print writes the summary table.
+func (r *Report) Print(w io.Writer) {
+	fmt.Fprintf(w, "%s; maxDeliveryCount %d; database %s\n", strings.Join(r.Functions, " + "), r.MaxDelivery, r.Database)
+	if len(r.NotRun) > 0 {
+		fmt.Fprintf(w, "not run: %s\n", strings.Join(r.NotRun, ", "))
+	}
+	if in := r.Injected; in != nil {
+		fmt.Fprintf(w, "stream (seed %d): %d orders + %d duplicates + %d burst copies (%d bursts) + %d mismatches + %d invalid; %d lost completions\n",
+			r.Seed, in.Orders, in.Duplicates, in.BurstCopies, in.Bursts, in.Mismatches, in.Invalid, in.LostCompletions)
+	}
+	fmt.Fprintln(w)
+	row := func(name string, n any, note string) { fmt.Fprintf(w, "  %-20s %8v   %s\n", name, n, note) }
+	row("messages", r.Messages, "sent to the queue")
+	if r.Queue.Dropped > 0 {
+		row("dropped", r.Queue.Dropped, "by the queue's duplicate detection (same MessageId inside the window): never delivered")
+	}
+	row("invocations", r.Invocations, fmt.Sprintf("%d failed (%d broke the wire contract)", r.FailedInvocations, r.ProtocolErrors))
+	row("created", r.CreatedOrders, "orders in Cosmos DB")
+	row("duplicates", r.DuplicatesAbsorbed, "deliveries of a stored content, absorbed")
+	row("mismatches parked", r.MismatchesParked, fmt.Sprintf("HashMismatch, for %d deliveries of another content", r.MismatchDeliveries))
+	row("invalid parked", r.InvalidParked, fmt.Sprintf("ValidationFailed/MalformedMessage, for %d deliveries", r.InvalidDeliveries))
+	if r.OtherTypeDeliveries > 0 {
+		row("other message types", r.OtherTypeDeliveries, "deliveries with another valid Subject (e.g. OrderStatusChanged), not checked here")
+	}
+	if r.ExhaustedParked > 0 {
+		row("exhausted parked", r.ExhaustedParked, "RetryBudgetExhausted")
+	}
+	row("retries", r.Redeliveries, fmt.Sprintf("redeliveries: %d after lost completions, %d after failures", r.LostCompletions, r.Redeliveries-r.LostCompletions))
+	row("broker dead-letters", r.DeadLetters, "MaxDeliveryCountExceeded")
+	row("handler starts", r.Worker.Starts, fmt.Sprintf("%d killed on purpose, %d unexpected exits", r.Worker.Kills, r.Worker.UnexpectedExits))
+	secs := r.Elapsed.Seconds()
+	row("elapsed", fmt.Sprintf("%.1f s", secs), fmt.Sprintf("%.0f messages/s", float64(r.Messages)/max(secs, 1e-9)))
+	fmt.Fprintln(w)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	check := func(kind checkKind, claim, figures string) {
+		verdict := "ok"
+		if r.failed[kind] > 0 {
+			verdict = fmt.Sprintf("FAILED (%d)", r.failed[kind])
+		}
+		fmt.Fprintf(tw, "  check\t%s\t%s\t%s\n", claim, figures, verdict)
+	}
+	check(checkOrders, "orders in Cosmos DB = distinct valid orderIds", fmt.Sprintf("%d = %d", r.StoredOrders, r.DistinctValidOrders))
+	check(checkMismatches, "every delivery of a non-stored content parked as HashMismatch", fmt.Sprintf("%d/%d", r.MismatchesParked, r.MismatchDeliveries))
+	check(checkInvalid, "every delivery of an invalid message parked", fmt.Sprintf("%d/%d", r.InvalidParked, r.InvalidDeliveries))
+	_ = tw.Flush()
+	for _, p := range r.Problems {
+		fmt.Fprintf(w, "    - %s\n", p)
+	}
+	if n := r.failed[0] + r.failed[1] + r.failed[2]; n > len(r.Problems) {
+		fmt.Fprintf(w, "    … and %d more\n", n-len(r.Problems))
+	}
+	if r.OK() {
+		fmt.Fprintln(w, "\nINVARIANT HOLDS")
+	} else {
+		fmt.Fprintln(w, "\nINVARIANT VIOLATED")
+	}
+	if len(r.Files) > 0 {
+		fmt.Fprintf(w, "files: %s\n", strings.Join(r.Files, ", "))
+	}
+}

@@ -1,0 +1,292 @@
+// Package localrun runs the order consumer end to end on one machine: the
+// real handler under the host emulator, fed a stream of order messages with
+// the faults of at-least-once delivery, against Cosmos DB (usually the local
+// emulator), and then checks the outcome that matters: one stored order per
+// valid orderId, every other content parked.
+package localrun
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
+)
+
+// Options configure a run.
+type Options struct {
+	AppRoot    string
+	Executable string // overrides host.json defaultExecutablePath
+	// Functions feed the queue; empty means every enabled Service Bus
+	// function (AzureWebJobs.<name>.Disabled is honoured).
+	Functions []string
+	// Environ is the environment; LocalSettings a local.settings.json whose
+	// Values fill in what the environment lacks ("" for none); Settings
+	// (KEY=VALUE) win over both.
+	Environ       []string
+	LocalSettings string
+	Settings      []string
+
+	Messages []*hostemu.Message
+	Injected *orderstream.Injected // what a generated stream holds; nil for a file
+	Seed     uint64
+
+	Database     string // "" = a fresh database, deleted afterwards
+	KeepDatabase bool
+
+	MaxConcurrentCalls  int // 0 = host.json
+	MaxMessageBatchSize int // 0 = host.json
+	BatchesInFlight     int
+	MaxDeliveryCount    int // 0 = 10
+	// DuplicateDetection is the queue's duplicate detection window (0 =
+	// off). The orders queue in Azure has one (bicep: PT10M): resends with
+	// the same MessageId inside it never reach the consumer.
+	DuplicateDetection time.Duration
+	HandlerKills       int // chaos: SIGKILL the handler this many times
+	ParkingQueue       string
+	OutDir             string
+	Timeout            time.Duration
+
+	Verbose  bool      // print each invocation's Logs and failures
+	Progress io.Writer // progress bar target, nil for none
+	Log      io.Writer // host lines and, with Verbose, invocation logs
+}
+
+// Run performs the run and returns its report. An error means the run could
+// not be completed; a completed run whose check failed returns a report
+// with problems and no error.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.ParkingQueue == "" {
+		opts.ParkingQueue = "orders-deadletter"
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+
+	app, err := hostemu.LoadApp(opts.AppRoot)
+	if err != nil {
+		return nil, err
+	}
+	settings := hostemu.NewSettings(opts.Environ)
+	if opts.LocalSettings != "" {
+		if _, err := settings.LoadLocalSettings(opts.LocalSettings); err != nil {
+			return nil, err
+		}
+	}
+	for _, kv := range opts.Settings {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("setting %q is not KEY=VALUE", kv)
+		}
+		settings.Set(k, v)
+	}
+	fns, err := selectFunctions(app, settings, opts.Functions)
+	if err != nil {
+		return nil, err
+	}
+	exe, err := app.Executable(opts.Executable)
+	if err != nil {
+		return nil, err
+	}
+	db, err := openDatabase(ctx, settings, opts.Database)
+	if err != nil {
+		return nil, err
+	}
+	defer db.close(opts.KeepDatabase)
+
+	files, err := newOutFiles(opts.OutDir)
+	if err != nil {
+		return nil, err
+	}
+	files.removeStale()
+	defer files.close()
+	handlerLog, err := os.Create(files.path("handler.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer handlerLog.Close()
+
+	rep := newReport(app, fns, opts, db)
+	rep.NotRun = notRun(app, settings, fns)
+	var logMu sync.Mutex // the worker, the listeners and Observe all log
+	logf := func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		fmt.Fprintf(opts.Log, "hostemu: "+format+"\n", args...)
+	}
+	worker, err := app.StartHandler(exe, settings, handlerLog, func(s string) { logf("%s", s) })
+	if err != nil {
+		return nil, err
+	}
+	defer worker.Stop(20 * time.Second)
+
+	queue := hostemu.NewQueue(fns[0].ServiceBusQueue(), opts.MaxDeliveryCount)
+	queue.DuplicateDetection = opts.DuplicateDetection
+	queue.Send(opts.Messages...)
+	var mu sync.Mutex
+	var invs []*hostemu.Invocation
+	host, err := hostemu.New(hostemu.Options{
+		Functions: fns, Queue: queue, Handler: worker,
+		MaxConcurrentCalls:  firstPositive(opts.MaxConcurrentCalls, app.Host.MaxConcurrentCalls),
+		MaxMessageBatchSize: firstPositive(opts.MaxMessageBatchSize, app.Host.MaxMessageBatchSize),
+		BatchesInFlight:     opts.BatchesInFlight,
+		FunctionTimeout:     app.Host.FunctionTimeout,
+		Kills:               opts.HandlerKills, Kill: worker.Kill,
+		Log:           func(s string) { logf("%s", s) },
+		ServiceBusOut: files.serviceBus,
+		Observe: func(inv *hostemu.Invocation) {
+			mu.Lock()
+			invs = append(invs, inv)
+			mu.Unlock()
+			if opts.Verbose {
+				logMu.Lock()
+				printInvocation(opts.Log, inv)
+				logMu.Unlock()
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	// Delivery starts once the handler answers, like the host's listeners.
+	if _, err := worker.Endpoint(ctx); err != nil {
+		return nil, fmt.Errorf("start the handler: %w%s", err, tail(files.path("handler.log")))
+	}
+	start := time.Now()
+	stopProgress := showProgress(opts.Progress, queue)
+	runErr := host.Run(ctx)
+	stopProgress()
+	rep.Elapsed = time.Since(start)
+	worker.Stop(20 * time.Second)
+	if runErr != nil {
+		return nil, fmt.Errorf("%w%s", runErr, tail(files.path("handler.log")))
+	}
+
+	rep.Worker = worker.Stats()
+	rep.Queue = queue.Counts()
+	if dls := queue.DeadLetters(); len(dls) > 0 {
+		if _, err := files.deadLetters(queue.Name, dls); err != nil {
+			return nil, err
+		}
+	}
+	stored, err := db.orders(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the stored orders back: %w", err)
+	}
+	rep.check(delivered(opts.Messages, queue.Dropped()), invs, stored, queue.DeadLetters())
+	if err := files.close(); err != nil {
+		return nil, err
+	}
+	rep.Files = append(files.written(), files.path("handler.log"))
+	return rep, nil
+}
+
+// delivered is the messages the queue accepted: those duplicate detection
+// dropped never reach the consumer, so they are not the consumer's to store
+// or park.
+func delivered(msgs, dropped []*hostemu.Message) []*hostemu.Message {
+	if len(dropped) == 0 {
+		return msgs
+	}
+	gone := make(map[*hostemu.Message]bool, len(dropped))
+	for _, m := range dropped {
+		gone[m] = true
+	}
+	var out []*hostemu.Message
+	for _, m := range msgs {
+		if !gone[m] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func firstPositive(vals ...int) int {
+	for _, v := range vals {
+		if v > 0 {
+			return v
+		}
+	}
+	return 0
+}
+
+// showProgress draws a bar of settled messages until the returned func is
+// called. w nil draws nothing.
+func showProgress(w io.Writer, q *hostemu.Queue) func() {
+	if w == nil {
+		return func() {}
+	}
+	total := q.Counts().Sent
+	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("delivering"),
+		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("msg"),
+		progressbar.OptionSetWidth(30), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			c := q.Counts()
+			_ = bar.Set(c.Completed + c.DeadLettered)
+			select {
+			case <-done:
+				_ = bar.Finish()
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
+
+func printInvocation(w io.Writer, inv *hostemu.Invocation) {
+	ids := make([]string, len(inv.Deliveries))
+	for i, d := range inv.Deliveries {
+		ids[i] = fmt.Sprintf("%s#%d", d.Message.MessageID, d.DeliveryCount)
+	}
+	who := strings.Join(ids, " ")
+	if len(ids) > 3 {
+		who = fmt.Sprintf("%d messages", len(ids))
+	}
+	if !inv.OK() {
+		fmt.Fprintf(w, "[Error] %s %s: %s -> %s\n", inv.Function, who, inv.Failure, inv.Settlements[0])
+		return
+	}
+	for _, l := range inv.Logs {
+		fmt.Fprintf(w, "[Information] %s\n", l)
+	}
+	for _, k := range inv.IgnoredOutputs {
+		fmt.Fprintf(w, "[Warning] %s %s: Outputs.%s names no output binding; the host ignores it\n", inv.Function, who, k)
+	}
+	for _, o := range inv.Outputs {
+		if o.Base64Trap {
+			fmt.Fprintf(w, "[Warning] %s %s: Outputs.%s was a base64-looking string; the host sent \"System.Byte[]\"\n", inv.Function, who, o.Binding)
+		}
+	}
+}
+
+// tail returns the end of the handler's output, to explain a failed start.
+func tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) == 0 {
+		return ""
+	}
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return "\nlast handler output (" + path + "):\n" + string(b)
+}

@@ -1,0 +1,151 @@
+package localrun
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
+)
+
+var (
+	setupOnce  sync.Once
+	setupErr   error
+	env        *cosmostest.Env
+	handlerBin string
+	binDir     string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if env != nil {
+		env.Close()
+	}
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// endToEnd builds the real handler and gets a Cosmos endpoint, once per test
+// binary.
+func endToEnd(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end to end: builds the handler and needs Cosmos DB")
+	}
+	setupOnce.Do(func() {
+		root, err := cosmostest.RepoRoot()
+		if err != nil {
+			setupErr = err
+			return
+		}
+		if binDir, setupErr = os.MkdirTemp("", "localrun-"); setupErr != nil {
+			return
+		}
+		handlerBin = filepath.Join(binDir, "handler")
+		build := exec.Command("go", "build", "-o", handlerBin, "./cmd/handler")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			setupErr = &buildError{out: out, err: err}
+			return
+		}
+		env, setupErr = cosmostest.Start("localrun")
+	})
+	if setupErr != nil {
+		t.Fatal(setupErr)
+	}
+	root, _ := cosmostest.RepoRoot()
+	return root
+}
+
+type buildError struct {
+	out []byte
+	err error
+}
+
+func (e *buildError) Error() string {
+	return "go build ./cmd/handler: " + e.err.Error() + "\n" + string(e.out)
+}
+
+// stream is a short stream with every kind of fault: duplicates (same bytes,
+// new meta, re-serialised), bursts, mismatches (before, after and racing the
+// original), invalid bodies, lost completions.
+func stream(t *testing.T, seed uint64) *orderstream.Stream {
+	t.Helper()
+	s, err := orderstream.Generate(orderstream.Options{Orders: 250, Seed: seed, Duplicates: 0.2, Bursts: 0.06, BurstSize: 4,
+		Mismatches: 0.06, Invalid: 0.04, LostCompletions: 0.06})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func runStream(t *testing.T, root string, s *orderstream.Stream, seed uint64, o Options) *Report {
+	t.Helper()
+	o.AppRoot, o.Executable = root, handlerBin
+	o.Environ = append(os.Environ(), "COSMOS_ENDPOINT="+env.Endpoint, "COSMOS_KEY="+env.Key, "LOG_LEVEL=warn")
+	o.Messages, o.Injected, o.Seed = s.Messages, &s.Injected, seed
+	o.OutDir, o.Timeout = t.TempDir(), 2*time.Minute
+	var log bytes.Buffer
+	o.Log = &log
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, o)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	var out bytes.Buffer
+	rep.Print(&out)
+	t.Logf("%s\n%s", log.String(), out.String())
+	if !rep.OK() {
+		t.Fatal("the invariant does not hold")
+	}
+	in := s.Injected
+	switch {
+	case rep.StoredOrders != rep.DistinctValidOrders || rep.StoredOrders != in.Orders:
+		t.Errorf("stored %d orders, want %d", rep.StoredOrders, rep.DistinctValidOrders)
+	case rep.MismatchDeliveries < in.Mismatches || rep.MismatchesParked != rep.MismatchDeliveries:
+		t.Errorf("%d mismatch deliveries, %d parked; want at least the %d injected, all parked", rep.MismatchDeliveries, rep.MismatchesParked, in.Mismatches)
+	case rep.InvalidParked < in.Invalid || rep.DuplicatesAbsorbed < in.Duplicates:
+		t.Errorf("invalid parked %d (injected %d), duplicates %d (injected %d)", rep.InvalidParked, in.Invalid, rep.DuplicatesAbsorbed, in.Duplicates)
+	case rep.LostCompletions != in.LostCompletions:
+		t.Errorf("%d lost completions, want the %d injected", rep.LostCompletions, in.LostCompletions)
+	}
+	return rep
+}
+
+func TestEndToEndProcessOrder(t *testing.T) {
+	root := endToEnd(t)
+	const seed = 11
+	s := stream(t, seed)
+	// A body that is not UTF-8: ProcessOrder binds its trigger as binary, so
+	// the body arrives as base64 and the handler parks it as malformed
+	// instead of the delivery failing before the handler ten times.
+	s.Messages = append(s.Messages[:100:100], append([]*hostemu.Message{{MessageID: "BAD-UTF8",
+		Body: []byte("{\"orderId\":\"BAD-UTF8\xff\"}"), ContentType: "application/json"}}, s.Messages[100:]...)...)
+	rep := runStream(t, root, s, seed, Options{Functions: []string{"ProcessOrder"}, HandlerKills: 2})
+	if rep.DeadLetters != 0 || rep.Worker.Kills != 2 || rep.Worker.Starts != 3 || rep.InvalidParked < s.Injected.Invalid+1 {
+		t.Errorf("dead letters %d, kills %d, starts %d, invalid parked %d; want 0, 2, 3, at least %d",
+			rep.DeadLetters, rep.Worker.Kills, rep.Worker.Starts, rep.InvalidParked, s.Injected.Invalid+1)
+	}
+}
+
+func TestEndToEndProcessOrderBatch(t *testing.T) {
+	root := endToEnd(t)
+	// ProcessOrderBatch is disabled by app setting; naming it switches it on
+	// and ProcessOrder off, as an operator would.
+	// Two batches in flight (two host instances), so a kill meets one.
+	rep := runStream(t, root, stream(t, 12), 12, Options{Functions: []string{"ProcessOrderBatch"},
+		MaxMessageBatchSize: 32, BatchesInFlight: 2, HandlerKills: 2})
+	if !rep.Batch || rep.Invocations >= rep.Messages/2 || rep.DeadLetters != 0 || rep.Worker.Kills != 2 {
+		t.Errorf("batch %v: %d invocations for %d messages, %d dead letters, %d kills", rep.Batch, rep.Invocations, rep.Messages, rep.DeadLetters, rep.Worker.Kills)
+	}
+}

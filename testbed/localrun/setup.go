@@ -1,0 +1,154 @@
+package localrun
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+)
+
+// selectFunctions returns the functions that read the stream's queue. Named
+// functions run even when disabled (the others on that queue are switched
+// off through their AzureWebJobs.<name>.Disabled setting, as an operator
+// would); otherwise every enabled Service Bus function runs, and they must
+// all read one queue.
+func selectFunctions(app *hostemu.App, settings *hostemu.Settings, names []string) ([]*hostemu.Function, error) {
+	var chosen []*hostemu.Function
+	if len(names) > 0 {
+		for _, n := range names {
+			fn := app.Function(n)
+			if fn == nil {
+				return nil, fmt.Errorf("no function %q under %s", n, app.Root)
+			}
+			if fn.ServiceBusQueue() == "" {
+				return nil, fmt.Errorf("function %s has no serviceBusTrigger on a queue; the emulator feeds only those", n)
+			}
+			chosen = append(chosen, fn)
+		}
+		for _, fn := range app.Functions {
+			settings.Set("AzureWebJobs."+fn.Name+".Disabled", fmt.Sprint(!slices.Contains(chosen, fn)))
+		}
+	} else {
+		for _, fn := range app.Functions {
+			if fn.ServiceBusQueue() != "" && !fn.Disabled && !settings.FunctionDisabled(fn.Name) {
+				chosen = append(chosen, fn)
+			}
+		}
+		if len(chosen) == 0 {
+			return nil, errors.New("every Service Bus function is disabled; name one with -function")
+		}
+	}
+	for _, fn := range chosen[1:] {
+		if fn.ServiceBusQueue() != chosen[0].ServiceBusQueue() {
+			return nil, fmt.Errorf("functions %s and %s read different queues; choose with -function", chosen[0].Name, fn.Name)
+		}
+	}
+	return chosen, nil
+}
+
+// notRun says why each function that does not run is left out.
+func notRun(app *hostemu.App, settings *hostemu.Settings, chosen []*hostemu.Function) []string {
+	var out []string
+	for _, fn := range app.Functions {
+		switch {
+		case slices.Contains(chosen, fn):
+		case fn.ServiceBusQueue() == "":
+			out = append(out, fmt.Sprintf("%s (%s: not emulated)", fn.Name, fn.Trigger().Type))
+		case fn.Disabled || settings.FunctionDisabled(fn.Name):
+			out = append(out, fn.Name+" (disabled)")
+		default:
+			out = append(out, fmt.Sprintf("%s (reads queue %s)", fn.Name, fn.ServiceBusQueue()))
+		}
+	}
+	return out
+}
+
+// ordersDB is the Cosmos database the run writes to and checks.
+type ordersDB struct {
+	store    *cosmos.Store
+	name     string
+	endpoint string
+	fresh    bool
+}
+
+// openDatabase connects with the handler's own settings. Without a name it
+// creates a fresh database (local emulators and key-authenticated accounts)
+// so that the check sees only this run's orders; a named one must hold no
+// orders yet.
+func openDatabase(ctx context.Context, settings *hostemu.Settings, name string) (*ordersDB, error) {
+	endpoint, _ := settings.Get("COSMOS_ENDPOINT")
+	if endpoint == "" {
+		return nil, errors.New("COSMOS_ENDPOINT is not set (environment, local.settings.json or -setting); make run starts the local emulator for you")
+	}
+	key, _ := settings.Get("COSMOS_KEY")
+	container, _ := settings.Get("COSMOS_CONTAINER")
+	if container == "" {
+		container = "orders"
+		settings.Set("COSMOS_CONTAINER", container)
+	}
+	db := &ordersDB{name: name, endpoint: endpoint, fresh: name == ""}
+	if db.fresh {
+		b := make([]byte, 3)
+		_, _ = rand.Read(b)
+		db.name = "hostemu-" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+	}
+	settings.Set("COSMOS_DATABASE", db.name)
+	store, err := cosmos.Open(cosmos.Options{Endpoint: endpoint, Key: key}, db.name, container)
+	if err != nil {
+		return nil, err
+	}
+	db.store = store
+	if db.fresh {
+		if err := store.CreateContainers(ctx); err != nil {
+			return nil, fmt.Errorf("create a fresh database (give an empty one with -database when the account does not allow it): %w", err)
+		}
+		return db, nil
+	}
+	docs, err := store.Documents(ctx, "order")
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", db.name, err)
+	}
+	if len(docs) > 0 {
+		return nil, fmt.Errorf("database %s already holds %d orders; the check needs an empty one (or omit -database for a fresh one)", db.name, len(docs))
+	}
+	return db, nil
+}
+
+// storedOrder is the part of an order document the check reads.
+type storedOrder struct {
+	ID          string `json:"id"`
+	OrderID     string `json:"orderId"`
+	RequestHash string `json:"requestHash"`
+}
+
+func (db *ordersDB) orders(ctx context.Context) ([]storedOrder, error) {
+	docs, err := db.store.Documents(ctx, "order")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]storedOrder, 0, len(docs))
+	for _, d := range docs {
+		var o storedOrder
+		if err := json.Unmarshal(d, &o); err != nil {
+			return nil, fmt.Errorf("order document: %w", err)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+func (db *ordersDB) close(keep bool) {
+	if !db.fresh || keep {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = db.store.DeleteDatabase(ctx)
+}

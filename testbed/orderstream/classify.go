@@ -1,0 +1,56 @@
+package orderstream
+
+import (
+	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+)
+
+// Class is what a message amounts to for the consumer, decided by the
+// domain's own rules so that the check and the handler cannot disagree on
+// what "valid" means.
+type Class struct {
+	// Valid: an order (no Subject, or OrderPlaced) the consumer must store.
+	Valid bool
+	// OtherType: a valid Subject naming another message type (a status
+	// change); the orders check leaves it alone.
+	OtherType bool
+	OrderID   string // "" when the body has none
+	// Content identifies the body's content: the contract §4 fingerprint
+	// (meta, key order and white space do not count) when there is one,
+	// otherwise the text itself.
+	Content string
+}
+
+// Classify decides whether a message is a valid order, by its Subject (the
+// message type) and its body, and names its content.
+func Classify(m *hostemu.Message) Class {
+	if orders.ParseMessageType(m.Subject) != orders.OrderPlaced {
+		return Class{OtherType: true, OrderID: orders.PeekOrderID(m.Body), Content: ContentKey(m.Body)}
+	}
+	return classifyOrder(m.Body)
+}
+
+// classifyOrder judges the body of an order message (no Subject, or
+// OrderPlaced).
+func classifyOrder(body []byte) Class {
+	c := Class{OrderID: orders.PeekOrderID(body), Content: ContentKey(body)}
+	o, err := orders.ParseOrder(body)
+	if err != nil {
+		return c
+	}
+	c.OrderID = o.ID
+	// The handler's rule against body members that shadow metadata applies
+	// only where the host copies them (a string-typed single trigger);
+	// ProcessOrder binds binary and batches copy nothing, so it never applies.
+	c.Valid = true
+	return c
+}
+
+// ContentKey is the fingerprint of a body, or "text:" and the body when it
+// has none (not a JSON object).
+func ContentKey(body []byte) string {
+	if h, err := orders.Fingerprint(body, orders.HashVersion); err == nil {
+		return h
+	}
+	return "text:" + string(body)
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Measures the consumer and rewrites docs/benchmarks.md (testbed/cmd/benchreport).
+#
+#   testbed/scripts/bench.sh [benchreport flags]     e.g. -rounds 9 -messages 4000
+#
+# With COSMOS_ENDPOINT (and COSMOS_KEY) set it measures against that endpoint;
+# otherwise it starts the local emulator on COSMOS_EMULATOR_PORT (18095, apart
+# from the test suite's) for the run and stops it at the end. Expects
+# bin/handler (make build). Takes about 2 minutes with the defaults.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+target="COSMOS_ENDPOINT (${COSMOS_ENDPOINT:-})"
+pid_flag=()
+if [ -z "${COSMOS_ENDPOINT:-}" ]; then
+  export COSMOS_EMULATOR_PORT=${COSMOS_EMULATOR_PORT:-18095}
+  ./scripts/emulator.sh start
+  trap './scripts/emulator.sh stop' EXIT
+  eval "$(./scripts/emulator.sh env)"
+  version=$(sed -n 's/^[[:space:]]*"version": "\(.*\)",$/\1/p' .emulator/node_modules/@vercel/cosmosdb-server/package.json | head -1)
+  pid_flag=(-emulator-pid "$(cat ".emulator/emulator-${COSMOS_EMULATOR_PORT}.pid")")
+  target="local emulator @vercel/cosmosdb-server ${version} (scripts/emulator.sh), plain HTTP on 127.0.0.1, Node.js $(node --version)"
+fi
+[ -x bin/handler ] || { echo "bench: bin/handler missing; run make build" >&2; exit 1; }
+go run ./testbed/testbed/cmd/benchreport -target "$target" "${pid_flag[@]}" -bin bin/handler -out docs/benchmarks.md "$@"

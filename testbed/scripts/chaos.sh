@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# make chaos: the fault-injection run (bin/chaos) against the local Cosmos
+# emulator, started here on its own port unless COSMOS_ENDPOINT is set (it
+# must then be a loopback http:// emulator: the fault proxy forwards nowhere
+# else). Arguments go to bin/chaos (bin/chaos -h lists them). Exits non-zero
+# on any invariant violation. See docs/chaos.md.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+for b in bin/handler bin/chaos; do
+  [ -x "$b" ] || { echo "chaos: $b is missing; use make chaos" >&2; exit 2; }
+done
+if [ -z "${COSMOS_ENDPOINT:-}" ]; then
+  export COSMOS_EMULATOR_PORT=${COSMOS_EMULATOR_PORT:-18083}
+  ./scripts/emulator.sh start
+  trap './scripts/emulator.sh stop' EXIT
+  eval "$(./scripts/emulator.sh env)"
+fi
+./bin/chaos "$@"
