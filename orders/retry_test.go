@@ -1,0 +1,192 @@
+package orders
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// outageStore answers like a store behind a switch: while down it fails every
+// create with status (0: no answer), and it counts how many requests reach
+// it at once.
+type outageStore struct {
+	down     atomic.Bool
+	status   int
+	inflight atomic.Int32
+	maxDown  atomic.Int32 // most concurrent requests seen while down
+	calls    atomic.Int32
+	created  sync.Map
+}
+
+func (s *outageStore) CreateOrder(ctx context.Context, o *Order, _ Acceptance) (*StoredFingerprint, error) {
+	s.calls.Add(1)
+	n := s.inflight.Add(1)
+	defer s.inflight.Add(-1)
+	if s.down.Load() {
+		for m := s.maxDown.Load(); n > m && !s.maxDown.CompareAndSwap(m, n); m = s.maxDown.Load() {
+		}
+		time.Sleep(2 * time.Millisecond) // a refused connection is not instant
+		return nil, &StoreError{Op: "create order", OrderID: o.ID, Status: s.status, Transient: true, Err: errors.New("down")}
+	}
+	if _, loaded := s.created.LoadOrStore(o.ID, true); loaded {
+		return &StoredFingerprint{Hash: o.Hash, Version: HashVersion}, nil
+	}
+	return nil, nil
+}
+
+func (s *outageStore) RecordConflict(context.Context, Conflict) error { return nil }
+
+func testOrder(id string) *Order { return &Order{ID: id, Hash: "sha256:x"} }
+
+// Concurrent invocations held through an outage reach the store one at a
+// time (the probe), and are all released together once it answers.
+func TestRetryingHoldsThroughAnOutageWithOneProbe(t *testing.T) {
+	for _, status := range []int{0, http.StatusForbidden, http.StatusServiceUnavailable} {
+		t.Run(fmt.Sprintf("status %d", status), func(t *testing.T) {
+			store := &outageStore{status: status}
+			store.down.Store(true)
+			h := &Health{ProbeInterval: 50 * time.Millisecond}
+			r := &Retrying{Store: store, Health: h}
+			const n = 16
+			done := make(chan time.Time, n)
+			errs := make(chan error, n)
+			for i := range n {
+				go func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					_, err := r.CreateOrder(ctx, testOrder(string(rune('A'+i))), Acceptance{})
+					errs <- err
+					done <- time.Now()
+				}()
+			}
+			// The first attempts go out together, before anyone knows the
+			// store is down; count what follows.
+			time.Sleep(100 * time.Millisecond)
+			store.maxDown.Store(0)
+			before := store.calls.Load()
+			time.Sleep(400 * time.Millisecond)
+			if down, _ := h.Down(); !down {
+				t.Fatal("the health state did not go down")
+			}
+			probes := store.calls.Load() - before
+			back := time.Now()
+			store.down.Store(false)
+			var last time.Time
+			for range n {
+				if err := <-errs; err != nil {
+					t.Errorf("held invocation failed: %v", err)
+				}
+				if d := <-done; d.After(last) {
+					last = d
+				}
+			}
+			if m := store.maxDown.Load(); m > 1 {
+				t.Errorf("%d requests reached the store at once while it was down, want one probe at a time", m)
+			}
+			// Probes come at most every ProbeInterval/2 (jitter), plus the
+			// ramp from a tenth of it.
+			if probes > 400/25+5 {
+				t.Errorf("%d requests in 400ms of outage: the held invocations hammered the store", probes)
+			}
+			calls := store.calls.Load()
+			if took := last.Sub(back); took > 2*h.ProbeInterval {
+				t.Errorf("released %s after the store came back, want within one probe interval (%s)", took, h.ProbeInterval)
+			}
+			t.Logf("recovery: all %d invocations done %s after the store answered; %d requests in all", n, last.Sub(back), calls)
+		})
+	}
+}
+
+func TestRetryingGivesUpAtTheDeadline(t *testing.T) {
+	store := &outageStore{status: http.StatusServiceUnavailable}
+	store.down.Store(true)
+	r := &Retrying{Store: store, Health: &Health{ProbeInterval: 20 * time.Millisecond}}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := r.CreateOrder(ctx, testOrder("ORD-1"), Acceptance{})
+	var se *StoreError
+	if !errors.As(err, &se) || !se.Transient || se.Status != http.StatusServiceUnavailable {
+		t.Fatalf("err = %v, want the store's last transient error", err)
+	}
+	if took := time.Since(start); took < 250*time.Millisecond || took > time.Second {
+		t.Errorf("gave up after %s, want at the 300ms deadline", took)
+	}
+	if store.calls.Load() < 3 {
+		t.Errorf("%d attempts within the deadline, want retries", store.calls.Load())
+	}
+}
+
+// A waiter that never got to try says why, naming the operation and order.
+func TestRetryingNotAttemptedWhileDown(t *testing.T) {
+	store := &outageStore{status: 0}
+	h := &Health{ProbeInterval: time.Hour}
+	h.observe(false, &StoreError{Transient: true, Err: errors.New("refused")})
+	r := &Retrying{Store: store, Health: h}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	// The first probe is due within a tenth of the interval, so hold it.
+	h.mu.Lock()
+	h.probing = true
+	h.mu.Unlock()
+	_, err := r.CreateOrder(ctx, testOrder("ORD-7"), Acceptance{})
+	if err == nil || !IsTransient(err) || store.calls.Load() != 0 {
+		t.Fatalf("err = %v, calls %d", err, store.calls.Load())
+	}
+	if want := "create order ORD-7: not attempted: the store has been down since"; len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
+		t.Errorf("err = %q", err)
+	}
+}
+
+func TestRetryingReturnsFinalErrorsAtOnce(t *testing.T) {
+	final := &StoreError{Op: "create order", OrderID: "ORD-1", Status: http.StatusRequestEntityTooLarge, Err: errors.New("too large")}
+	calls := 0
+	r := &Retrying{Store: storeFunc(func() error { calls++; return final })}
+	_, err := r.CreateOrder(context.Background(), testOrder("ORD-1"), Acceptance{})
+	if !errors.Is(err, final) || calls != 1 {
+		t.Errorf("err = %v after %d calls", err, calls)
+	}
+}
+
+type storeFunc func() error
+
+func (f storeFunc) CreateOrder(context.Context, *Order, Acceptance) (*StoredFingerprint, error) {
+	return nil, f()
+}
+func (f storeFunc) RecordConflict(context.Context, Conflict) error { return f() }
+
+func TestStoreDown(t *testing.T) {
+	for _, tc := range []struct {
+		status    int
+		transient bool
+		want      bool
+	}{
+		{0, true, true}, {401, true, true}, {403, true, true}, {408, true, true}, {500, true, true}, {503, true, true},
+		{429, true, false}, {404, true, false}, {412, true, false}, {400, false, false}, {413, false, false},
+	} {
+		err := &StoreError{Status: tc.status, Transient: tc.transient, Err: errors.New("x")}
+		if got := StoreDown(err); got != tc.want {
+			t.Errorf("StoreDown(%d) = %v, want %v", tc.status, got, tc.want)
+		}
+	}
+	if StoreDown(nil) || !StoreDown(context.DeadlineExceeded) {
+		t.Error("nil is not down; an error without a status is")
+	}
+}
+
+func TestBackoffPause(t *testing.T) {
+	b := Backoff{Initial: 100 * time.Millisecond, Max: time.Second}
+	for f := range 10 {
+		ceiling := min(b.Initial<<f, b.Max)
+		for range 50 {
+			if d := b.Pause(f); d < ceiling/2 || d > ceiling {
+				t.Fatalf("Pause(%d) = %s, want within [%s, %s]", f, d, ceiling/2, ceiling)
+			}
+		}
+	}
+}
