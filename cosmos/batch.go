@@ -87,11 +87,13 @@ func (s *Store) batchCreate(ctx context.Context, op, orderID string, docs []orde
 	if err := checkBatch(orderID, docs); err != nil {
 		return false, &orders.StoreError{Op: op, OrderID: orderID, Status: http.StatusRequestEntityTooLarge, Err: err}
 	}
-	b := s.container.NewTransactionalBatch(azcosmos.NewPartitionKeyString(orderID))
-	for _, d := range docs {
-		b.CreateItem(d.Body, nil)
-	}
-	resp, err := s.container.ExecuteTransactionalBatch(ctx, b, nil)
+	resp, err := call(ctx, s, func(c *azcosmos.ContainerClient) (azcosmos.TransactionalBatchResponse, error) {
+		b := c.NewTransactionalBatch(azcosmos.NewPartitionKeyString(orderID))
+		for _, d := range docs {
+			b.CreateItem(d.Body, nil)
+		}
+		return c.ExecuteTransactionalBatch(ctx, b, nil)
+	})
 	if err != nil {
 		return false, classify(op, orderID, err)
 	}

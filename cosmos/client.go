@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,41 +35,55 @@ type Options struct {
 
 // NewClient builds a Cosmos client from Options.
 func NewClient(o Options) (*azcosmos.Client, error) {
-	if err := CheckEndpoint(o.Endpoint); err != nil {
+	dial, err := newDialer(o)
+	if err != nil {
 		return nil, err
 	}
-	conns := o.MaxConnsPerHost
-	if conns <= 0 {
-		conns = 64
-	}
-	rt := o.Transport
-	if rt == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		// The default of 2 idle connections per host makes 16 concurrent
-		// invocations open and close a connection for most requests.
-		t.MaxIdleConns = conns * 2
-		t.MaxIdleConnsPerHost = conns
-		t.IdleConnTimeout = 90 * time.Second
-		t.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-		rt = t
+	return dial()
+}
+
+// newDialer checks Options and returns a function that builds a client. The
+// clients it builds share one connection pool and one credential (and its
+// token cache), so building another costs no connection and no token.
+func newDialer(o Options) (func() (*azcosmos.Client, error), error) {
+	if err := CheckEndpoint(o.Endpoint); err != nil {
+		return nil, err
 	}
 	opts := &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
 		// Per-attempt wall clock cap; the SDK retries throttling (429) and
 		// its own transient errors above this.
-		Transport: &http.Client{Transport: rt, Timeout: 65 * time.Second},
+		Transport: &http.Client{Transport: transport(o), Timeout: 65 * time.Second},
 	}}
 	if o.Key != "" {
 		cred, err := azcosmos.NewKeyCredential(o.Key)
 		if err != nil {
 			return nil, fmt.Errorf("cosmos key: %w", err)
 		}
-		return azcosmos.NewClientWithKey(o.Endpoint, cred, opts)
+		return func() (*azcosmos.Client, error) { return azcosmos.NewClientWithKey(o.Endpoint, cred, opts) }, nil
 	}
 	cred, err := azidentity.NewDefaultAzureCredential(nil)
 	if err != nil {
 		return nil, fmt.Errorf("cosmos credential (Microsoft Entra ID): %w", err)
 	}
-	return azcosmos.NewClient(o.Endpoint, cred, opts)
+	return func() (*azcosmos.Client, error) { return azcosmos.NewClient(o.Endpoint, cred, opts) }, nil
+}
+
+func transport(o Options) http.RoundTripper {
+	if o.Transport != nil {
+		return o.Transport
+	}
+	conns := o.MaxConnsPerHost
+	if conns <= 0 {
+		conns = 64
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	// The default of 2 idle connections per host makes 16 concurrent
+	// invocations open and close a connection for most requests.
+	t.MaxIdleConns = conns * 2
+	t.MaxIdleConnsPerHost = conns
+	t.IdleConnTimeout = 90 * time.Second
+	t.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	return t
 }
 
 // CheckEndpoint accepts https endpoints, and http endpoints whose host is a
@@ -105,4 +120,14 @@ func statusOf(err error) int {
 		return re.StatusCode
 	}
 	return 0
+}
+
+// subStatusOf returns the x-ms-substatus of a Cosmos error, 0 when none.
+func subStatusOf(err error) int {
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.RawResponse == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(re.RawResponse.Header.Get("x-ms-substatus"))
+	return n
 }

@@ -9,6 +9,6 @@ import (
 // CreateDocument writes a document as is, for tests that need a state the
 // consumer never produces on its own (an order without its outbox event).
 func (s *Store) CreateDocument(ctx context.Context, orderID string, doc []byte) error {
-	_, err := s.container.CreateItem(ctx, azcosmos.NewPartitionKeyString(orderID), doc, nil)
+	_, err := s.conn.Load().container.CreateItem(ctx, azcosmos.NewPartitionKeyString(orderID), doc, nil)
 	return err
 }

@@ -22,16 +22,16 @@ const LeaseContainer = "leases"
 // emulators and tests: in Azure, Bicep creates them and the handler's
 // data-plane role could not.
 func (s *Store) CreateContainers(ctx context.Context) error {
-	if _, err := s.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: s.database}, nil); err != nil && statusOf(err) != http.StatusConflict {
+	if _, err := s.conn.Load().client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: s.database}, nil); err != nil && statusOf(err) != http.StatusConflict {
 		return fmt.Errorf("create database %s: %w", s.database, err)
 	}
-	db, err := s.client.NewDatabase(s.database)
+	db, err := s.conn.Load().client.NewDatabase(s.database)
 	if err != nil {
 		return fmt.Errorf("database %s: %w", s.database, err)
 	}
 	ttlOn := int32(-1)
 	specs := []azcosmos.ContainerProperties{
-		{ID: s.container.ID(), DefaultTimeToLive: &ttlOn, PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{PartitionKeyPath}}},
+		{ID: s.containerID, DefaultTimeToLive: &ttlOn, PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{PartitionKeyPath}}},
 		{ID: LeaseContainer, PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}}},
 	}
 	for _, p := range specs {
@@ -44,7 +44,7 @@ func (s *Store) CreateContainers(ctx context.Context) error {
 
 // DeleteDatabase removes the Store's database; tests use it to clean up.
 func (s *Store) DeleteDatabase(ctx context.Context) error {
-	db, err := s.client.NewDatabase(s.database)
+	db, err := s.conn.Load().client.NewDatabase(s.database)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (s *Store) Documents(ctx context.Context, docType string) ([]json.RawMessag
 
 func (s *Store) query(ctx context.Context, q string, pk azcosmos.PartitionKey, opts *azcosmos.QueryOptions) ([]json.RawMessage, error) {
 	var out []json.RawMessage
-	pager := s.container.NewQueryItemsPager(q, pk, opts)
+	pager := s.conn.Load().container.NewQueryItemsPager(q, pk, opts)
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
 		if err != nil {

@@ -40,7 +40,9 @@ func (s *Store) ApplyStatus(ctx context.Context, c orders.StatusChange, messageI
 	var prev *orders.StoredStatus
 	for attempt := 1; attempt <= MaxStatusAttempts; attempt++ {
 		if !exists {
-			_, err := s.container.CreateItem(ctx, pk, doc, noContent)
+			_, err := call(ctx, s, func(cc *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
+				return cc.CreateItem(ctx, pk, doc, noContent)
+			})
 			switch {
 			case err == nil:
 				return orders.StatusApplied{Applied: true, Previous: prev, Attempts: attempt}, nil
@@ -57,7 +59,9 @@ func (s *Store) ApplyStatus(ctx context.Context, c orders.StatusChange, messageI
 		if stored.Version >= c.Version {
 			return orders.StatusApplied{Previous: stored, Attempts: attempt}, nil
 		}
-		_, err = s.container.ReplaceItem(ctx, pk, id, doc, &azcosmos.ItemOptions{IfMatchEtag: &etag})
+		_, err = call(ctx, s, func(cc *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
+			return cc.ReplaceItem(ctx, pk, id, doc, &azcosmos.ItemOptions{IfMatchEtag: &etag})
+		})
 		if err == nil {
 			return orders.StatusApplied{Applied: true, Previous: prev, Attempts: attempt}, nil
 		}
@@ -70,14 +74,16 @@ func (s *Store) ApplyStatus(ctx context.Context, c orders.StatusChange, messageI
 		}
 		return orders.StatusApplied{}, classify(op, c.OrderID, err)
 	}
-	return orders.StatusApplied{}, &orders.StoreError{Op: op, OrderID: c.OrderID, Transient: true,
+	return orders.StatusApplied{}, &orders.StoreError{Op: op, OrderID: c.OrderID, Status: http.StatusPreconditionFailed, Transient: true,
 		Err: fmt.Errorf("version %d lost %d races against concurrent status writers", c.Version, MaxStatusAttempts)}
 }
 
 // readStatus returns the stored status and the ETag to make the next write
 // conditional on.
 func (s *Store) readStatus(ctx context.Context, pk azcosmos.PartitionKey, id string) (*orders.StoredStatus, azcore.ETag, error) {
-	resp, err := s.container.ReadItem(ctx, pk, id, nil)
+	resp, err := call(ctx, s, func(cc *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
+		return cc.ReadItem(ctx, pk, id, nil)
+	})
 	if err != nil {
 		return nil, "", err
 	}

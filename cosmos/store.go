@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -18,23 +19,26 @@ import (
 
 // Store keeps orders in one container whose partition key path is /orderId.
 type Store struct {
-	client    *azcosmos.Client
-	database  string
-	container *azcosmos.ContainerClient
+	database, containerID string
+	dial                  func() (*azcosmos.Client, error)
+	conn                  atomic.Pointer[conn]
+	recovery              recovery
 }
 
 // Open connects to the account and returns a Store over database/container.
 // It does no I/O: the first request reads the account's regions.
 func Open(o Options, database, container string) (*Store, error) {
-	client, err := NewClient(o)
+	dial, err := newDialer(o)
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.NewContainer(database, container)
+	s := &Store{database: database, containerID: container, dial: dial}
+	c, err := s.connect()
 	if err != nil {
-		return nil, fmt.Errorf("cosmos container %s/%s: %w", database, container, err)
+		return nil, err
 	}
-	return &Store{client: client, database: database, container: c}, nil
+	s.conn.Store(c)
+	return s, nil
 }
 
 // noContent asks Cosmos not to echo the written document: nothing reads it,
@@ -68,7 +72,9 @@ func (s *Store) readFingerprint(ctx context.Context, orderID string) (*orders.St
 	// It is worth a few quick retries before giving the message back to the
 	// broker.
 	for wait := 20 * time.Millisecond; ; wait *= 4 {
-		resp, err = s.container.ReadItem(ctx, azcosmos.NewPartitionKeyString(orderID), orderID, nil)
+		resp, err = call(ctx, s, func(c *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
+			return c.ReadItem(ctx, azcosmos.NewPartitionKeyString(orderID), orderID, nil)
+		})
 		if err == nil || statusOf(err) != http.StatusNotFound || wait > 400*time.Millisecond {
 			break
 		}
@@ -100,7 +106,9 @@ func (s *Store) RecordConflict(ctx context.Context, c orders.Conflict) error {
 	if err != nil {
 		return &orders.StoreError{Op: "record conflict", OrderID: c.OrderID, Err: err}
 	}
-	_, err = s.container.CreateItem(ctx, azcosmos.NewPartitionKeyString(c.OrderID), doc, noContent)
+	_, err = call(ctx, s, func(cc *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
+		return cc.CreateItem(ctx, azcosmos.NewPartitionKeyString(c.OrderID), doc, noContent)
+	})
 	if err == nil || statusOf(err) == http.StatusConflict {
 		return nil
 	}
@@ -111,7 +119,7 @@ func (s *Store) RecordConflict(ctx context.Context, c orders.Conflict) error {
 // later delivery may succeed.
 func classify(op, orderID string, err error) error {
 	status := statusOf(err)
-	return &orders.StoreError{Op: op, OrderID: orderID, Status: status, Err: concise(err), Transient: isTransient(status)}
+	return &orders.StoreError{Op: op, OrderID: orderID, Status: status, SubStatus: subStatusOf(err), Err: concise(err), Transient: isTransient(status)}
 }
 
 // conciseError keeps the SDK's error for errors.As while its text stays on

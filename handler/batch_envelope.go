@@ -157,6 +157,7 @@ func batchDeliveries(inv *invocation, invocationID string) ([]delivery, error) {
 		if t, ok := parseHostTime(enqueued[i]); ok {
 			out[i].enqueuedAt = t.Format(time.RFC3339Nano)
 		}
+		out[i].unwrapRequeued()
 	}
 	return out, nil
 }

@@ -29,6 +29,9 @@ type delivery struct {
 	// Metadata (a string trigger value holding a JSON object).
 	metadataCopied bool
 	truncated      bool
+	// priorDeliveries counts the deliveries of the message this one was
+	// given back for (requeue.go); they are part of deliveryCount.
+	priorDeliveries int
 }
 
 func handleProcessOrder(cfg Config) http.HandlerFunc {
@@ -38,7 +41,9 @@ func handleProcessOrder(cfg Config) http.HandlerFunc {
 
 		res, ok := d.read(w, r, cfg.MaxRequestBytes)
 		if ok {
-			res = cfg.process(r.Context(), d)
+			ctx, cancel := invocationContext(r.Context(), cfg.MessageDeadline)
+			res = cfg.process(ctx, d)
+			cancel()
 		}
 		cfg.answer(w, d, res, start)
 	}
@@ -56,8 +61,6 @@ func (cfg Config) process(ctx context.Context, d delivery) orders.Result {
 					strings.Join(keys, ", "))}
 		}
 	}
-	ctx, cancel := cfg.operationContext(ctx)
-	defer cancel()
 	return cfg.Processor.Process(ctx, d.message())
 }
 
@@ -94,6 +97,7 @@ func (d *delivery) read(w http.ResponseWriter, r *http.Request, limit int64) (or
 			d.enqueuedAt = t.Format(time.RFC3339)
 		}
 	}
+	d.unwrapRequeued()
 	return orders.Result{}, true
 }
 
@@ -139,7 +143,7 @@ func (d delivery) humanLine(res orders.Result) string {
 	line := fmt.Sprintf("%s: %s %s (delivery %d)", d.function, res.Outcome, id, d.deliveryCount)
 	if res.Reason != "" {
 		line += fmt.Sprintf(", parked as %s: %s", res.Reason, res.Description)
-	} else if res.Outcome == orders.Transient {
+	} else if res.Outcome == orders.Transient || res.Outcome == orders.Requeued {
 		line += ", will be retried: " + res.Description
 	}
 	return line
@@ -153,12 +157,17 @@ func (cfg Config) logInvocation(d delivery, res orders.Result, took time.Duratio
 	switch res.Outcome {
 	case orders.Mismatch:
 		level = slog.LevelError
-	case orders.Transient:
+	case orders.Transient, orders.Exhausted:
 		level = slog.LevelWarn
 		if errors.Is(res.Err, errEnvelope) {
 			level = slog.LevelError // configuration, not load: someone must act
 		}
-	case orders.Invalid, orders.Exhausted:
+		if cfg.Health != nil {
+			if down, since := cfg.Health.Down(); down {
+				level = max(level, storeDownLevel(res.Err, time.Since(since), cfg.AuthAlarmAfter))
+			}
+		}
+	case orders.Invalid, orders.Requeued:
 		level = slog.LevelWarn
 	case orders.Stale:
 		if res.VersionConflict {
@@ -179,6 +188,13 @@ func (cfg Config) logInvocation(d delivery, res orders.Result, took time.Duratio
 	}
 	if res.MessageIDDiffers {
 		attrs = append(attrs, slog.Bool("messageIdDiffers", true))
+	}
+	if d.priorDeliveries > 0 {
+		attrs = append(attrs, slog.Int("priorDeliveries", d.priorDeliveries))
+	}
+	var se *orders.StoreError
+	if errors.As(res.Err, &se) && se.Status != 0 {
+		attrs = append(attrs, slog.Int("status", se.Status), slog.Int("subStatus", se.SubStatus))
 	}
 	if res.Kind == orders.OrderStatusChanged {
 		// Stale messages are counted by outcome; the versions say how far

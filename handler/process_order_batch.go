@@ -44,7 +44,11 @@ func handleProcessOrderBatch(cfg Config) http.HandlerFunc {
 			cfg.undecodable(w, FunctionProcessOrderBatch, invocationID, err)
 			return
 		}
-		results := cfg.processBatch(r.Context(), ds)
+		// The batch's locks are never renewed: every message must be
+		// decided, and the answer sent, before the lock expires.
+		ctx, cancel := invocationContext(r.Context(), cfg.BatchDeadline)
+		results := cfg.processBatch(ctx, ds)
+		cancel()
 		cfg.answerBatch(w, invocationID, ds, results, start)
 	}
 }
@@ -55,11 +59,11 @@ type batchResult struct {
 	took time.Duration
 }
 
-// processBatch decides every delivery, at most cfg.BatchParallelism at once.
-// Once one message has failed transiently the batch will be redelivered
-// anyway, so messages not yet started are not attempted, unless a message of
-// the batch is on its last delivery: then the batch may be completed, and
-// every message is attempted.
+// processBatch decides every delivery, at most cfg.BatchParallelism at once,
+// by ctx's deadline. Once one message has failed transiently the batch will
+// be redelivered anyway, so messages not yet started are not attempted,
+// unless a message of the batch is on its last delivery: then the batch may
+// be completed (settle), and every message is attempted.
 func (cfg Config) processBatch(ctx context.Context, ds []delivery) []batchResult {
 	results := make([]batchResult, len(ds))
 	slots := make(chan struct{}, cfg.BatchParallelism)
@@ -69,7 +73,7 @@ func (cfg Config) processBatch(ctx context.Context, ds []delivery) []batchResult
 		firstFail string
 	)
 	// A message on its last delivery may force the batch to complete
-	// (settleWithLastAttempt); then every message deserves its attempt.
+	// (settle); then every message deserves its attempt.
 	lastAttempt := false
 	for _, d := range ds {
 		lastAttempt = lastAttempt || cfg.Processor.LastAttempt(d.deliveryCount)
@@ -107,35 +111,6 @@ func (cfg Config) processBatch(ctx context.Context, ds []delivery) []batchResult
 	return results
 }
 
-// settleWithLastAttempt completes a batch in which a message on its last
-// delivery was parked as exhausted. A batch settles all or nothing, and the
-// host ignores Outputs on a failed invocation: answering 503 would drop that
-// message's envelope and let the broker dead-letter it without a reason. So
-// the batch is completed, and its transient batch-mates are parked as
-// RetryBudgetExhausted with it, naming the message that forced it; nothing
-// is lost and every parked message can be resubmitted.
-func settleWithLastAttempt(ds []delivery, results []batchResult) {
-	forcedBy := ""
-	for i, r := range results {
-		if r.res.Outcome == orders.Exhausted {
-			forcedBy = ds[i].messageID
-			break
-		}
-	}
-	if forcedBy == "" {
-		return
-	}
-	for i := range results {
-		r := &results[i].res
-		if r.Outcome != orders.Transient {
-			continue
-		}
-		r.Outcome, r.Reason = orders.Exhausted, orders.RetryBudgetExhausted
-		r.Description = fmt.Sprintf("parked with its batch at delivery %d: message %s was on its last delivery, and a batch settles as a whole; still failing: %s",
-			ds[i].deliveryCount, forcedBy, r.Description)
-	}
-}
-
 // processSafely is process for a worker goroutine, where a panic would end
 // the process rather than one invocation.
 func (cfg Config) processSafely(ctx context.Context, d delivery) (res orders.Result) {
@@ -152,7 +127,7 @@ func (cfg Config) processSafely(ctx context.Context, d delivery) (res orders.Res
 // final, and 503 when any is not; it logs one line per message and a
 // summary with the counts by outcome.
 func (cfg Config) answerBatch(w http.ResponseWriter, invocationID string, ds []delivery, results []batchResult, start time.Time) {
-	settleWithLastAttempt(ds, results)
+	requeued := cfg.settle(ds, results)
 	out := newResult()
 	var parked []*ParkingEnvelope
 	counts := map[orders.Outcome]int{}
@@ -173,8 +148,13 @@ func (cfg Config) answerBatch(w http.ResponseWriter, invocationID string, ds []d
 	status := http.StatusOK
 	if retry {
 		status = http.StatusServiceUnavailable
-	} else if len(parked) > 0 {
-		out.Outputs[ParkingBinding] = parked
+	} else {
+		if len(parked) > 0 {
+			out.Outputs[ParkingBinding] = parked
+		}
+		if len(requeued) > 0 {
+			out.Outputs[RequeueBinding] = requeued
+		}
 	}
 	summary := summarize(counts)
 	out.Logs = append(out.Logs, fmt.Sprintf("%s: %d messages: %s", FunctionProcessOrderBatch, len(ds), summary))
@@ -187,6 +167,7 @@ func (cfg Config) answerBatch(w http.ResponseWriter, invocationID string, ds []d
 		slog.String("invocationId", invocationID),
 		slog.Int("messages", len(ds)),
 		slog.Int("parked", len(parked)),
+		slog.Int("requeued", len(requeued)),
 		slog.Bool("redeliver", retry),
 		slog.Float64("durationMs", float64(time.Since(start).Microseconds())/1000),
 	}

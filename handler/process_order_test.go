@@ -47,7 +47,7 @@ type testServer struct {
 
 func startServer(t *testing.T, store orders.Store, timeout time.Duration) *testServer {
 	t.Helper()
-	return startServerWith(t, Config{Processor: &orders.Processor{Store: store}, OperationTimeout: timeout})
+	return startServerWith(t, Config{Processor: &orders.Processor{Store: store}, MessageDeadline: timeout})
 }
 
 // startServerWith serves cfg, logging to the returned server's buffer.

@@ -121,9 +121,9 @@ func TestFailingCosmosCallsNeverShowTheKey(t *testing.T) {
 			}
 			var logs syncBuffer
 			srv := NewServer(Config{
-				Processor:        &orders.Processor{Store: store},
-				Logger:           slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-				OperationTimeout: 5 * time.Second,
+				Processor:       &orders.Processor{Store: store},
+				Logger:          slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+				MessageDeadline: 5 * time.Second,
 			})
 			var seen bytes.Buffer
 			// Delivery 1 is retried (the error goes to Logs); delivery 9 is

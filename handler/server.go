@@ -1,7 +1,6 @@
 package handler
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -38,9 +37,24 @@ type Config struct {
 	// MaxRequestBytes bounds the request body read into memory; zero means
 	// DefaultMaxRequestBytes.
 	MaxRequestBytes int64
-	// OperationTimeout bounds the store work of one message; zero means none
-	// beyond the host's own timeout.
-	OperationTimeout time.Duration
+	// MessageDeadline bounds a ProcessOrder invocation: the store's
+	// transient failures are retried until then (Processor.Store is an
+	// orders.Retrying), and then the message goes back to the broker. Keep
+	// it below functionTimeout and maxAutoLockRenewalDuration; zero means
+	// DefaultMessageDeadline.
+	MessageDeadline time.Duration
+	// BatchDeadline bounds a ProcessOrderBatch invocation, whose locks are
+	// never renewed: keep it below the queue's lock duration; zero means
+	// DefaultBatchDeadline.
+	BatchDeadline time.Duration
+	// Health is the store's shared health state, when the Processor's
+	// store is an orders.Retrying using it: NewServer logs its changes
+	// (when it has no OnChange yet), and authorization failures that last
+	// longer than AuthAlarmAfter are logged at ERROR.
+	Health *orders.Health
+	// AuthAlarmAfter is how long 401/403 answers are taken for a role
+	// assignment still propagating; zero means DefaultAuthAlarmAfter.
+	AuthAlarmAfter time.Duration
 	// BatchParallelism bounds the messages of one batch processed at once;
 	// zero means DefaultBatchParallelism.
 	BatchParallelism int
@@ -68,6 +82,7 @@ func NewServer(cfg Config) http.Handler {
 	if cfg.MaxBatchRequestBytes <= 0 {
 		cfg.MaxBatchRequestBytes = DefaultMaxBatchRequestBytes
 	}
+	cfg.setClockDefaults()
 	r := chi.NewRouter()
 	r.Use(recoverer(cfg.Logger))
 	// The host's readiness probe and health ping: answer at once, no I/O.
@@ -98,11 +113,4 @@ func recoverer(log *slog.Logger) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
-}
-
-func (cfg Config) operationContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if cfg.OperationTimeout <= 0 {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, cfg.OperationTimeout)
 }

@@ -34,6 +34,7 @@ type StoreError struct {
 	Op        string // "create order", "read order", ...
 	OrderID   string
 	Status    int  // HTTP status from the store, 0 when there was no answer
+	SubStatus int  // the store's sub-status, when it gave one (403/5301: role not yet granted)
 	Transient bool // retrying later may succeed (throttling, outage, timeout)
 	Err       error
 }

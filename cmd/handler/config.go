@@ -23,9 +23,21 @@ type config struct {
 	RetryBudget int `envconfig:"RETRY_BUDGET_DELIVERY_COUNT" default:"9"`
 	// MaxRequestBytes bounds one invocation request held in memory.
 	MaxRequestBytes int64 `envconfig:"MAX_REQUEST_BYTES" default:"4194304"`
-	// OperationTimeout bounds the Cosmos work of one message, SDK retries
-	// included; past it the message is retried by redelivery.
-	OperationTimeout time.Duration `envconfig:"COSMOS_OPERATION_TIMEOUT" default:"30s"`
+	// OperationTimeout bounds one attempt of one Cosmos operation, SDK
+	// retries included; past it the attempt is retried within the deadline.
+	OperationTimeout time.Duration `envconfig:"COSMOS_OPERATION_TIMEOUT" default:"4s"`
+	// MessageDeadline: how long a ProcessOrder invocation retries a
+	// failing store before the message goes back to the broker.
+	MessageDeadline time.Duration `envconfig:"MESSAGE_DEADLINE" default:"4m"`
+	// BatchDeadline: the same for a whole ProcessOrderBatch invocation.
+	BatchDeadline time.Duration `envconfig:"BATCH_DEADLINE" default:"40s"`
+	// ProbeInterval: the longest pause between two probes of a store that
+	// is down, and between two retries of one operation.
+	ProbeInterval time.Duration `envconfig:"COSMOS_PROBE_INTERVAL" default:"1s"`
+	// AuthAlarmAfter: 401/403 answers that last longer are logged at ERROR.
+	AuthAlarmAfter time.Duration `envconfig:"AUTH_ALARM_AFTER" default:"1m"`
+	// Host holds the platform's clocks the deadlines must fit in.
+	Host hostClocks
 	// BatchParallelism bounds the messages of one ProcessOrderBatch
 	// invocation processed at once.
 	BatchParallelism int `envconfig:"BATCH_PARALLELISM" default:"8"`
@@ -53,10 +65,11 @@ func loadConfig() (config, error) {
 		return c, fmt.Errorf("configuration: BATCH_PARALLELISM must be at least 1, got %d", c.BatchParallelism)
 	case c.MaxBatchRequestBytes < c.MaxRequestBytes:
 		return c, fmt.Errorf("configuration: MAX_BATCH_REQUEST_BYTES (%d) must be at least MAX_REQUEST_BYTES (%d)", c.MaxBatchRequestBytes, c.MaxRequestBytes)
-	case c.OperationTimeout <= 0:
-		return c, fmt.Errorf("configuration: COSMOS_OPERATION_TIMEOUT must be positive, got %s", c.OperationTimeout)
 	case c.CosmosDatabase == "" || c.CosmosContainer == "":
 		return c, fmt.Errorf("configuration: COSMOS_DATABASE and COSMOS_CONTAINER must not be empty")
+	}
+	if err := c.checkClocks(); err != nil {
+		return c, fmt.Errorf("configuration: %w", err)
 	}
 	return c, nil
 }

@@ -44,14 +44,21 @@ func run(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// One health state for every invocation of the process (ADR 0007).
+	health := &orders.Health{ProbeInterval: cfg.ProbeInterval}
+	retrying := &orders.Retrying{Store: store, Health: health, AttemptTimeout: cfg.OperationTimeout,
+		Backoff: orders.Backoff{Initial: cfg.ProbeInterval / 10, Max: cfg.ProbeInterval}}
 	srv := &http.Server{
 		Handler: handler.NewServer(handler.Config{
-			Processor:            &orders.Processor{Store: store, RetryBudget: cfg.RetryBudget},
+			Processor:            &orders.Processor{Store: retrying, RetryBudget: cfg.RetryBudget},
 			Logger:               log,
 			MaxRequestBytes:      cfg.MaxRequestBytes,
 			MaxBatchRequestBytes: cfg.MaxBatchRequestBytes,
 			BatchParallelism:     cfg.BatchParallelism,
-			OperationTimeout:     cfg.OperationTimeout,
+			MessageDeadline:      cfg.MessageDeadline,
+			BatchDeadline:        cfg.BatchDeadline,
+			Health:               health,
+			AuthAlarmAfter:       cfg.AuthAlarmAfter,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
@@ -65,7 +72,10 @@ func run(ctx context.Context, stdout io.Writer) error {
 		auth = "account key (emulator)"
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "cosmosEndpoint", cfg.CosmosEndpoint,
-		"database", cfg.CosmosDatabase, "container", cfg.CosmosContainer, "auth", auth)
+		"database", cfg.CosmosDatabase, "container", cfg.CosmosContainer, "auth", auth,
+		"messageDeadline", cfg.MessageDeadline.String(), "batchDeadline", cfg.BatchDeadline.String(),
+		"functionTimeout", cfg.Host.FunctionTimeout.String(), "maxAutoLockRenewal", cfg.Host.LockRenewal.String(),
+		"queueLockDuration", cfg.Host.LockDuration.String(), "toleratedOutage", cfg.tolerated().String())
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -29,6 +29,13 @@ func TestLoadConfigNamesTheBadSetting(t *testing.T) {
 		{"request limit tiny", map[string]string{"MAX_REQUEST_BYTES": "10"}, "MAX_REQUEST_BYTES"},
 		{"batch parallelism zero", map[string]string{"BATCH_PARALLELISM": "0"}, "BATCH_PARALLELISM"},
 		{"batch limit below message limit", map[string]string{"MAX_BATCH_REQUEST_BYTES": "65536"}, "MAX_BATCH_REQUEST_BYTES"},
+		{"message deadline past functionTimeout", map[string]string{"MESSAGE_DEADLINE": "4m40s"}, "MESSAGE_DEADLINE 4m40s exceeds the host's functionTimeout 5m0s"},
+		{"message deadline past a shorter host.json clock", map[string]string{"HOST_JSON": "testdata/host-2m.json"}, "MESSAGE_DEADLINE 4m0s exceeds the host's maxAutoLockRenewalDuration 2m0s"},
+		{"batch deadline past the lock", map[string]string{"BATCH_DEADLINE": "1m"}, "BATCH_DEADLINE 1m0s exceeds the host's the queue's lock duration"},
+		{"batch deadline past a configured lock", map[string]string{"QUEUE_LOCK_DURATION": "30s"}, "BATCH_DEADLINE 40s exceeds"},
+		{"attempt longer than the batch", map[string]string{"COSMOS_OPERATION_TIMEOUT": "45s"}, "COSMOS_OPERATION_TIMEOUT 45s exceeds"},
+		{"probe interval zero", map[string]string{"COSMOS_PROBE_INTERVAL": "0s"}, "COSMOS_PROBE_INTERVAL"},
+		{"host.json unreadable", map[string]string{"HOST_JSON": "testdata/host-bad.json"}, "functionTimeout"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,7 +56,9 @@ func TestLoadConfigNamesTheBadSetting(t *testing.T) {
 // when the test runs under scripts/test.sh, which exports emulator settings.
 func unsetConfig(t *testing.T) {
 	for _, k := range []string{"FUNCTIONS_CUSTOMHANDLER_PORT", "COSMOS_ENDPOINT", "COSMOS_KEY", "COSMOS_DATABASE", "COSMOS_CONTAINER",
-		"RETRY_BUDGET_DELIVERY_COUNT", "MAX_REQUEST_BYTES", "MAX_BATCH_REQUEST_BYTES", "BATCH_PARALLELISM", "COSMOS_OPERATION_TIMEOUT", "COSMOS_MAX_CONNS", "LOG_LEVEL"} {
+		"RETRY_BUDGET_DELIVERY_COUNT", "MAX_REQUEST_BYTES", "MAX_BATCH_REQUEST_BYTES", "BATCH_PARALLELISM", "COSMOS_OPERATION_TIMEOUT", "COSMOS_MAX_CONNS", "LOG_LEVEL",
+		"MESSAGE_DEADLINE", "BATCH_DEADLINE", "COSMOS_PROBE_INTERVAL", "AUTH_ALARM_AFTER", "HOST_JSON", "HOST_FUNCTION_TIMEOUT",
+		"HOST_MAX_AUTO_LOCK_RENEWAL", "QUEUE_LOCK_DURATION"} {
 		t.Setenv(k, "") // restores the old value after the test
 		os.Unsetenv(k)
 	}
@@ -64,6 +73,38 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}
 	if c.CosmosDatabase != "shop" || c.CosmosContainer != "orders" || c.RetryBudget != 9 || c.CosmosKey != "" {
 		t.Errorf("defaults = %+v", c)
+	}
+	// The bar: an outage of 30 minutes parks no valid order.
+	if c.tolerated() < 30*time.Minute {
+		t.Errorf("defaults tolerate an outage of %s, want at least 30m", c.tolerated())
+	}
+}
+
+// The deployed host.json is the one the defaults must fit.
+func TestLoadConfigReadsTheAppsHostJSON(t *testing.T) {
+	unsetConfig(t)
+	t.Setenv("COSMOS_ENDPOINT", "http://127.0.0.1:8081/")
+	t.Setenv("HOST_JSON", "../../host.json")
+	c, err := loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Host.FunctionTimeout != 5*time.Minute || c.Host.LockRenewal != 5*time.Minute || c.Host.LockDuration != time.Minute {
+		t.Errorf("host clocks = %+v", c.Host)
+	}
+}
+
+func TestParseTimeSpan(t *testing.T) {
+	for in, want := range map[string]time.Duration{"00:05:00": 5 * time.Minute, "1.02:00:30": 26*time.Hour + 30*time.Second,
+		"00:00:01.5": 1500 * time.Millisecond, "00:00:00.0000001": 100} {
+		if got, err := parseTimeSpan(in); err != nil || got != want {
+			t.Errorf("parseTimeSpan(%q) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"5m", "00:05", "-00:05:00", ""} {
+		if _, err := parseTimeSpan(in); err == nil {
+			t.Errorf("parseTimeSpan(%q) accepted", in)
+		}
 	}
 }
 

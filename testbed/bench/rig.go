@@ -29,9 +29,9 @@ func NewRig(t Target, conns int) (*Rig, error) {
 	}
 	log := NewOutcomeLog()
 	h := handler.NewServer(handler.Config{
-		Processor:        &orders.Processor{Store: store},
-		Logger:           slog.New(log),
-		OperationTimeout: 30 * time.Second, // cmd/handler's default
+		Processor:       &orders.Processor{Store: store},
+		Logger:          slog.New(log),
+		MessageDeadline: 30 * time.Second,
 	})
 	return &Rig{Counter: c, Outcomes: log, Handler: h}, nil
 }

@@ -1,0 +1,95 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+// Deadline defaults, below the platform's clocks (docs/contract.md §2,
+// docs/adr/0007-holding-through-outages.md).
+const (
+	// DefaultMessageDeadline leaves a minute of the 5-minute functionTimeout
+	// and maxAutoLockRenewalDuration: 8 deliveries held this long and the
+	// 9th ride out an outage of 36 minutes.
+	DefaultMessageDeadline = 4 * time.Minute
+	// DefaultBatchDeadline leaves 20 s of the queue's 1-minute lock, which
+	// is never renewed for a batch, for the answer and the settlement.
+	DefaultBatchDeadline = 40 * time.Second
+	// DefaultAuthAlarmAfter: role assignments usually propagate within
+	// minutes; a 401/403 that lasts longer than this needs an operator.
+	DefaultAuthAlarmAfter = time.Minute
+)
+
+func (cfg *Config) setClockDefaults() {
+	if cfg.MessageDeadline <= 0 {
+		cfg.MessageDeadline = DefaultMessageDeadline
+	}
+	if cfg.BatchDeadline <= 0 {
+		cfg.BatchDeadline = DefaultBatchDeadline
+	}
+	if cfg.AuthAlarmAfter <= 0 {
+		cfg.AuthAlarmAfter = DefaultAuthAlarmAfter
+	}
+	if cfg.Health != nil && cfg.Health.OnChange == nil {
+		cfg.Health.OnChange = healthLog(cfg.Logger, cfg.AuthAlarmAfter)
+	}
+}
+
+// healthLog logs the store going down and coming back, and while it stays
+// down a line per AuthAlarmAfter: at ERROR when the store refuses the
+// consumer's identity, because that needs an operator, else at WARN.
+func healthLog(log *slog.Logger, alarmAfter time.Duration) func(down bool, since time.Time, err error) {
+	var (
+		mu     sync.Mutex
+		logged time.Time
+	)
+	return func(down bool, since time.Time, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		now := time.Now()
+		attrs := append([]any{"downSince", since.UTC().Format(time.RFC3339Nano)}, storeErrAttrs(err)...)
+		switch {
+		case !down:
+			log.Info("store back", append(attrs, "downForMs", now.Sub(since).Milliseconds())...)
+		case logged.Before(since):
+			logged = now
+			log.Warn("store down: invocations are held until it answers", attrs...)
+		case now.Sub(logged) >= alarmAfter:
+			logged = now
+			log.Log(context.Background(), storeDownLevel(err, now.Sub(since), alarmAfter), "store still down",
+				append(attrs, "downForMs", now.Sub(since).Milliseconds())...)
+		}
+	}
+}
+
+// storeDownLevel is ERROR for an authorization refusal older than
+// alarmAfter, WARN otherwise.
+func storeDownLevel(err error, downFor, alarmAfter time.Duration) slog.Level {
+	var se *orders.StoreError
+	if errors.As(err, &se) && (se.Status == http.StatusUnauthorized || se.Status == http.StatusForbidden) && downFor >= alarmAfter {
+		return slog.LevelError
+	}
+	return slog.LevelWarn
+}
+
+func storeErrAttrs(err error) []any {
+	var se *orders.StoreError
+	if !errors.As(err, &se) {
+		if err == nil {
+			return nil
+		}
+		return []any{"err", err.Error()}
+	}
+	return []any{"status", se.Status, "subStatus", se.SubStatus, "err", err.Error()}
+}
+
+// invocationContext bounds one invocation by its deadline.
+func invocationContext(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d)
+}
