@@ -235,7 +235,7 @@ func TestBatchWithAMessageOnItsLastDeliveryIsSettled(t *testing.T) {
 	if a.Status != http.StatusOK {
 		t.Fatalf("status %d: the last-delivery message would be dead-lettered without its envelope", a.Status)
 	}
-	if got := strings.Join(a.outcomes(), " "); got != "exhausted exhausted created" {
+	if got := strings.Join(a.outcomes(), " "); got != "exhausted requeued created" {
 		t.Errorf("outcomes %q", got)
 	}
 	byOrder := map[string]*ParkingEnvelope{}
@@ -245,8 +245,11 @@ func TestBatchWithAMessageOnItsLastDeliveryIsSettled(t *testing.T) {
 	if e := byOrder[old]; e == nil || e.Reason != orders.RetryBudgetExhausted || e.DeliveryCount != orders.DefaultRetryBudget {
 		t.Errorf("last-delivery message: %+v", e)
 	}
-	if e := byOrder[young]; e == nil || e.Reason != orders.RetryBudgetExhausted || !strings.Contains(e.Description, "last delivery") || e.Body != string(youngb) {
-		t.Errorf("batch-mate: %+v", e)
+	if e := byOrder[young]; e != nil {
+		t.Errorf("a young batch-mate was parked because of its neighbour: %+v", e)
+	}
+	if q := a.requeuedAll(t); len(q) != 1 || q[0].MessageID != young || q[0].Body != string(youngb) || !strings.Contains(q[0].Reason, "last delivery") {
+		t.Errorf("batch-mate given back as %+v", q)
 	}
 }
 
