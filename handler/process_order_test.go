@@ -51,7 +51,7 @@ func startServer(t *testing.T, store orders.Store, timeout time.Duration) *testS
 }
 
 // startServerWith serves cfg, logging to the returned server's buffer.
-func startServerWith(t *testing.T, cfg Config) *testServer {
+func startServerWith(t testing.TB, cfg Config) *testServer {
 	t.Helper()
 	logs := &syncBuffer{}
 	cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil))
@@ -118,7 +118,7 @@ func (s *testServer) call(function string, request []byte) (answer, error) {
 
 // uniqueOrder returns the contract's example order under a fresh orderId, so
 // tests share one database without meeting.
-func uniqueOrder(t *testing.T) (id string, body []byte) {
+func uniqueOrder(t testing.TB) (id string, body []byte) {
 	id = fmt.Sprintf("ORD-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
 	return id, []byte(strings.Replace(exampleBody, "ORD-2026-000123", id, 1))
 }

@@ -61,6 +61,10 @@ func run(ctx context.Context, stdout io.Writer) error {
 			AuthAlarmAfter:       cfg.AuthAlarmAfter,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
+		// Invocations held through an outage end with ctx: at shutdown they
+		// answer 503 at once (the broker redelivers), instead of holding the
+		// process past its shutdown grace.
+		BaseContext: func(net.Listener) context.Context { return ctx },
 	}
 	// The host always dials 127.0.0.1; nothing else needs to reach us.
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", cfg.Port))

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"net/http"
 	"os"
 	"strconv"
@@ -109,7 +110,8 @@ func TestParseTimeSpan(t *testing.T) {
 }
 
 // TestRunServesAndStops starts the whole program in process: it must answer
-// the host's readiness probe without touching Cosmos, and stop cleanly.
+// the host's readiness probe without touching Cosmos, and stop cleanly and
+// at once, even with an invocation held by an unreachable Cosmos DB.
 func TestRunServesAndStops(t *testing.T) {
 	unsetConfig(t)
 	port, err := loopback.FreePort()
@@ -141,9 +143,31 @@ func TestRunServesAndStops(t *testing.T) {
 		}
 		time.Sleep(25 * time.Millisecond) // the host polls every 25 ms too
 	}
+	held := make(chan int, 1)
+	var answeredAt time.Time
+	go func() {
+		order := `{"orderId":"ORD-1","customerId":"C","currency":"EUR","lines":[{"sku":"S","quantity":1,"unitPrice":"1.00"}],"total":"1.00","placedAt":"2026-11-29T10:00:00Z"}`
+		inv := `{"Data":{"message":"` + base64.StdEncoding.EncodeToString([]byte(order)) + `"},"Metadata":{"DeliveryCount":"1","MessageId":"\"ORD-1\""}}`
+		resp, err := http.Post(url+"ProcessOrder", "application/json", strings.NewReader(inv))
+		if err != nil {
+			held <- 0
+			return
+		}
+		resp.Body.Close()
+		answeredAt = time.Now()
+		held <- resp.StatusCode
+	}()
+	time.Sleep(300 * time.Millisecond) // the invocation is held: nothing listens on 127.0.0.1:1
+	stopped := time.Now()
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("run: %v", err)
+	}
+	if status := <-held; status != http.StatusServiceUnavailable || answeredAt.Before(stopped) {
+		t.Errorf("held invocation: status %d at %s, want 503 after the signal (%s)", status, answeredAt, stopped)
+	}
+	if took := time.Since(stopped); took > 5*time.Second {
+		t.Errorf("stopped %s after the signal, with an invocation held", took)
 	}
 	if s := out.String(); !strings.Contains(s, `"msg":"listening"`) || strings.Contains(s, "a2V5") {
 		t.Errorf("startup log = %s (must say listening and never show the key)", s)
