@@ -53,6 +53,11 @@ func TestCheckCatchesEachBreak(t *testing.T) {
 		{"connection string name", RuleFunctions, func(a *App) { a.Function("ProcessOrder").Trigger().Connection = "AzureWebJobsServiceBus" }},
 		{"no parking binding", RuleFunctions, func(a *App) { a.Function("ProcessOrder").Binding(ParkingBinding).Name = "deadletter" }},
 		{"parking to the wrong queue", RuleFunctions, func(a *App) { a.Function("ProcessOrder").Binding(ParkingBinding).QueueName = "orders-parking" }},
+		{"requeue to another queue", RuleFunctions, func(a *App) { a.Function("ProcessOrderBatch").Binding(RequeueBinding).QueueName = "orders-v2" }},
+		{"requeue from the single-message function", RuleFunctions, func(a *App) {
+			fn := a.Function("ProcessOrder")
+			fn.Bindings = append(fn.Bindings, Binding{Name: RequeueBinding, Type: "serviceBus", Direction: "out", QueueName: OrdersQueue, Connection: ServiceBusConnection})
+		}},
 		{"single trigger with cardinality many", RuleFunctions, func(a *App) { a.Function("ProcessOrder").Trigger().Cardinality = "many" }},
 		{"two triggers", RuleFunctions, func(a *App) {
 			fn := a.Function("ProcessOrder")
