@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/ordersink/orders-consumer/orders"
@@ -41,29 +40,33 @@ func (cfg *Config) setClockDefaults() {
 	}
 }
 
-// healthLog logs the store going down and coming back, and while it stays
-// down a line per AuthAlarmAfter: at ERROR when the store refuses the
-// consumer's identity, because that needs an operator, else at WARN.
-func healthLog(log *slog.Logger, alarmAfter time.Duration) func(down bool, since time.Time, err error) {
+// healthLog logs the store going down once a probe has failed too (one
+// dropped request is not an outage worth a line), its coming back, and
+// while it stays down a line per alarmAfter: at ERROR when the store refuses
+// the consumer's identity, because that needs an operator, else at WARN.
+func healthLog(log *slog.Logger, alarmAfter time.Duration) func(orders.HealthChange) {
 	var (
-		mu     sync.Mutex
-		logged time.Time
+		announced bool
+		logged    time.Time
 	)
-	return func(down bool, since time.Time, err error) {
-		mu.Lock()
-		defer mu.Unlock()
+	// Health calls this with its state locked: the calls never overlap.
+	return func(c orders.HealthChange) {
 		now := time.Now()
-		attrs := append([]any{"downSince", since.UTC().Format(time.RFC3339Nano)}, storeErrAttrs(err)...)
+		attrs := append([]any{"downSince", c.Since.UTC().Format(time.RFC3339Nano), "downForMs", now.Sub(c.Since).Milliseconds(),
+			"failedProbes", c.FailedProbes}, storeErrAttrs(c.Err)...)
 		switch {
-		case !down:
-			log.Info("store back", append(attrs, "downForMs", now.Sub(since).Milliseconds())...)
-		case logged.Before(since):
-			logged = now
+		case !c.Down:
+			if announced {
+				log.Info("store back", attrs...)
+			}
+			announced = false
+		case c.FailedProbes == 0:
+		case !announced:
+			announced, logged = true, now
 			log.Warn("store down: invocations are held until it answers", attrs...)
 		case now.Sub(logged) >= alarmAfter:
 			logged = now
-			log.Log(context.Background(), storeDownLevel(err, now.Sub(since), alarmAfter), "store still down",
-				append(attrs, "downForMs", now.Sub(since).Milliseconds())...)
+			log.Log(context.Background(), storeDownLevel(c.Err, now.Sub(c.Since), alarmAfter), "store still down", attrs...)
 		}
 	}
 }

@@ -12,14 +12,15 @@ import (
 	"github.com/ordersink/orders-consumer/orders"
 )
 
-// Clocks scaled down for the outage tests: a hold of about a second stands
-// for the 4-minute default, a probe interval of 100 ms for the 1 s one.
+// Clocks scaled down for the outage tests: a hold of 2 s stands for the
+// 4-minute default, a probe interval of 100 ms for the 1 s one. The attempt
+// timeout leaves room for the race detector on a loaded machine.
 const (
-	testHold          = time.Second
-	testBatchDeadline = 1500 * time.Millisecond
-	testLock          = 2 * time.Second // what the batch deadline must stay below
+	testHold          = 2 * time.Second
+	testBatchDeadline = 2 * time.Second
+	testLock          = 3 * time.Second // what the batch deadline must stay below
 	testProbe         = 100 * time.Millisecond
-	testAttempt       = 300 * time.Millisecond
+	testAttempt       = 800 * time.Millisecond
 )
 
 // outageBench is the handler, with its production wiring (a Retrying store
@@ -108,7 +109,9 @@ func TestOutageLongerThanNineImmediateRedeliveries(t *testing.T) {
 			maxDeliveries := 0
 			for range n {
 				r := <-results
-				if r.err != nil || r.deliveries > 10 || r.a.parked(t) != nil || outcomeOf(r.a.Logs[0]) != "created" {
+				// "duplicate" is right too: an attempt whose answer was cut
+				// by its timeout may have written the order.
+				if o := outcomeOf(r.a.Logs[0]); r.err != nil || r.deliveries > 10 || r.a.parked(t) != nil || o != "created" && o != "duplicate" {
 					t.Errorf("order %s: delivery %d, answer %+v, err %v: want created, nothing parked or dead-lettered", r.id, r.deliveries, r.a, r.err)
 					continue
 				}
@@ -127,7 +130,7 @@ func TestOutageLongerThanNineImmediateRedeliveries(t *testing.T) {
 			if recovery > testProbe+testAttempt+time.Second {
 				t.Errorf("recovery took %s", recovery)
 			}
-			if maxDeliveries > 5 {
+			if maxDeliveries > 3 {
 				t.Errorf("%d deliveries spent in a %s outage with a %s hold", maxDeliveries, outage, testHold)
 			}
 			if tc.fault == cosmostest.Forbidden {

@@ -21,8 +21,9 @@ type Health struct {
 	// from a tenth of it. Zero means DefaultProbeInterval.
 	ProbeInterval time.Duration
 	// OnChange, when set, is told when the store goes down, when it comes
-	// back, and after every failed probe (down, since, and the last error).
-	OnChange func(down bool, since time.Time, err error)
+	// back, and after every failed probe. It is called with the state
+	// locked: it must not call the Health back.
+	OnChange func(HealthChange)
 
 	mu        sync.Mutex
 	down      bool
@@ -32,6 +33,14 @@ type Health struct {
 	failures  int           // failed probes since the store went down
 	nextProbe time.Time     // no probe before this
 	changed   chan struct{} // closed and replaced on every state change
+}
+
+// HealthChange is what Health.OnChange is told.
+type HealthChange struct {
+	Down         bool
+	Since        time.Time // when the store went down
+	FailedProbes int       // probes failed since then
+	Err          error     // the error that brought it down or failed the probe; the answer that brought it back
 }
 
 // DefaultProbeInterval bounds how long waiters stay held after the store
@@ -134,7 +143,7 @@ func (h *Health) abandon(probe bool) {
 // notify tells OnChange and wakes every waiter; h.mu is held.
 func (h *Health) notify(down bool, err error) {
 	if h.OnChange != nil {
-		h.OnChange(down, h.since, err)
+		h.OnChange(HealthChange{Down: down, Since: h.since, FailedProbes: h.failures, Err: err})
 	}
 	h.release()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -46,6 +47,7 @@ func StartOutageProxy(upstream string) (*OutageProxy, error) {
 	p := &OutageProxy{upstream: u, closed: make(chan struct{})}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.ModifyResponse = p.rewriteAccount
+	rp.ErrorLog = log.New(io.Discard, "", 0) // requests cut by their callers are expected here
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch Fault(p.fault.Load()) {
 		case Refused:
