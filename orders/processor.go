@@ -31,7 +31,8 @@ type Store interface {
 // DefaultRetryBudget is the DeliveryCount from which a transient failure is
 // parked instead of retried: one below the queue's default maxDeliveryCount
 // of 10, so the consumer parks with a reason before the broker dead-letters
-// without one.
+// without one. With a Retrying store each delivery first holds until the
+// invocation's deadline, so the budget spans budget × deadline of outage.
 const DefaultRetryBudget = 9
 
 // Processor turns one message into one Result (contract §5).
@@ -59,7 +60,9 @@ type Message struct {
 
 // Process decides what a delivery amounts to and performs the writes that go
 // with it. It never panics on bad input and never returns Transient for a
-// body that will be rejected again on the next delivery.
+// body that will be rejected again on the next delivery. Store failures are
+// retried only as far as Store does: a Retrying store retries them until
+// ctx's deadline.
 func (p *Processor) Process(ctx context.Context, m Message) Result {
 	if ParseMessageType(string(m.Type)) == OrderStatusChanged {
 		return p.processStatus(ctx, m)
