@@ -126,9 +126,10 @@ func TestOutageLongerThanNineImmediateRedeliveries(t *testing.T) {
 			recovery := last.Sub(back)
 			t.Logf("outage %s (%s): %d orders created by delivery %d; recovery (Cosmos back -> last order created) %s",
 				outage, tc.name, n, maxDeliveries, recovery.Round(time.Millisecond))
-			// Scaled: a probe interval plus an attempt, far inside 5 s.
-			if recovery > testProbe+testAttempt+time.Second {
-				t.Errorf("recovery took %s", recovery)
+			// The promise is 5 s; with these clocks it is a probe interval
+			// plus an attempt, and the rest is slack for a loaded machine.
+			if recovery > 5*time.Second {
+				t.Errorf("recovery took %s, want within 5 s", recovery)
 			}
 			if maxDeliveries > 3 {
 				t.Errorf("%d deliveries spent in a %s outage with a %s hold", maxDeliveries, outage, testHold)
