@@ -94,7 +94,8 @@ func TestRetryingHoldsThroughAnOutageWithOneProbe(t *testing.T) {
 				t.Errorf("%d requests in 400ms of outage: the held invocations hammered the store", probes)
 			}
 			calls := store.calls.Load()
-			if took := last.Sub(back); took > 2*h.ProbeInterval {
+			// One probe interval, plus slack for a loaded machine.
+			if took := last.Sub(back); took > h.ProbeInterval+250*time.Millisecond {
 				t.Errorf("released %s after the store came back, want within one probe interval (%s)", took, h.ProbeInterval)
 			}
 			t.Logf("recovery: all %d invocations done %s after the store answered; %d requests in all", n, last.Sub(back), calls)
