@@ -91,8 +91,3 @@ func storeErrAttrs(err error) []any {
 	}
 	return []any{"status", se.Status, "subStatus", se.SubStatus, "err", err.Error()}
 }
-
-// invocationContext bounds one invocation by its deadline.
-func invocationContext(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, d)
-}

@@ -41,7 +41,7 @@ func handleProcessOrder(cfg Config) http.HandlerFunc {
 
 		res, ok := d.read(w, r, cfg.MaxRequestBytes)
 		if ok {
-			ctx, cancel := invocationContext(r.Context(), cfg.MessageDeadline)
+			ctx, cancel := context.WithTimeout(r.Context(), cfg.MessageDeadline)
 			res = cfg.process(ctx, d)
 			cancel()
 		}

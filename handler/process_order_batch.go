@@ -46,7 +46,7 @@ func handleProcessOrderBatch(cfg Config) http.HandlerFunc {
 		}
 		// The batch's locks are never renewed: every message must be
 		// decided, and the answer sent, before the lock expires.
-		ctx, cancel := invocationContext(r.Context(), cfg.BatchDeadline)
+		ctx, cancel := context.WithTimeout(r.Context(), cfg.BatchDeadline)
 		results := cfg.processBatch(ctx, ds)
 		cancel()
 		cfg.answerBatch(w, invocationID, ds, results, start)
