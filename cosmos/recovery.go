@@ -41,7 +41,8 @@ func (s *Store) connect() (*conn, error) {
 // may be that cached error makes the Store build a new client (whose first
 // request reads the account afresh), at most once per rebuildInterval, and
 // every call returns when its context ends, whatever the SDK still waits
-// for. After that answer the SDK caches no failure any more: nothing is
+// for (that wait goes on in the background, a minute at most, one per
+// rebuilt client). After that answer the SDK caches no failure any more: nothing is
 // rebuilt, and calls run directly.
 type recovery struct {
 	ready    atomic.Bool
