@@ -123,6 +123,19 @@ var flexConfig = {
   }
 }
 
+// Flex Consumption rejects Site.SiteConfig.FtpsState (ARM error 51021 in the regions that
+// enforce it) and manages HTTP/2 itself; Microsoft's Flex templates send only minTlsVersion.
+// FTP is off on Flex anyway, and the basic-auth policies below refuse FTP on both plans.
+var flexSiteConfig = {
+  minTlsVersion: '1.2'
+}
+
+var premiumSiteConfig = {
+  minTlsVersion: '1.2'
+  ftpsState: 'Disabled'
+  http20Enabled: true
+}
+
 resource site 'Microsoft.Web/sites@2024-04-01' = {
   name: name
   location: location
@@ -144,11 +157,7 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
     reserved: true
     httpsOnly: true
     functionAppConfig: isFlex ? flexConfig : null
-    siteConfig: {
-      minTlsVersion: '1.2'
-      ftpsState: 'Disabled'
-      http20Enabled: true
-    }
+    siteConfig: isFlex ? flexSiteConfig : premiumSiteConfig
   }
 }
 

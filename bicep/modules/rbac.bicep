@@ -1,6 +1,7 @@
 // Every role assignment of the system, each on the narrowest scope that works.
 //
-// The app identity gets: Receiver on the orders queue only; Sender on the parking queue and the
+// The app identity gets: Data Owner on the orders queue only (the trigger's target-based scaler
+// needs the Manage right; docs/adr/0007-service-bus-data-owner-for-scaling.md); Sender on the parking queue and the
 // events topic only; the Cosmos DB built-in Data Contributor on the shop database (data plane,
 // covers the orders and leases containers; no control-plane role, so it cannot create or delete
 // containers); Blob Data Owner + Table Data Contributor on its own host storage account; and
@@ -25,6 +26,7 @@ param cosmosDatabaseName string
 param appInsightsName string
 
 var roles = {
+  serviceBusDataOwner: '090c5cfd-751d-490a-894a-3ce6f1109419'
   serviceBusDataReceiver: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0'
   serviceBusDataSender: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39'
   storageBlobDataOwner: 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b'
@@ -51,11 +53,16 @@ var deployer = {
 }
 
 // Who gets which role where: one table per kind of scope.
+// The app's grant on the queue it triggers on is Data Owner, not Receiver: the Service Bus
+// extension's target-based scaler reads the queue's runtime properties (message count), which
+// needs Manage. With Receiver only the scaler reports itself unsupported and the fallback sees
+// at most one message, so a backlog scales out far too slowly (ADR 0007). Scoped to this one
+// queue, Manage cannot touch any other entity of the namespace.
 var queueGrants = concat([
   {
     who: app
     queue: ordersQueueName
-    role: roles.serviceBusDataReceiver
+    role: roles.serviceBusDataOwner
   }
   {
     who: app

@@ -51,6 +51,9 @@ var Rules = []Rule{
 	{RuleRoles, "every role id is a known least-privilege built-in role, under the right name, on an explicit narrow scope", checkRoles},
 	{RuleAppSettings, "app settings give every function.json connection its identity-based settings and hold no key", checkAppSettings},
 	{RuleEntities, "every queue, topic and container a function.json names is declared", checkEntities},
+	{RuleFlexSiteConfig, "a site that can run on Flex Consumption sends Flex only the siteConfig properties Flex accepts", checkFlexSiteConfig},
+	{RuleScaler, "the app holds Service Bus Data Owner on its trigger queue (target-based scaling) and nowhere else", checkScaler},
+	{RuleAlerts, "the parking queue's ActiveMessages metric (never sampled) has an alert", checkAlerts},
 }
 
 func checkSyntax(p *Project) []Finding {
@@ -218,8 +221,11 @@ func hasDecorator(decorators []string, name string) bool {
 }
 
 // builtinRoles are the role definitions the deployment may assign, each under the one variable
-// key allowed to hold it. Owner, Contributor and the Data Owner roles are absent on purpose.
+// key allowed to hold it. Owner, Contributor and Cosmos/storage-wide owner roles are absent on
+// purpose; Service Bus Data Owner is here only for the trigger queue's scaler (RuleScaler
+// checks where it goes).
 var builtinRoles = map[string]struct{ name, key string }{
+	"090c5cfd-751d-490a-894a-3ce6f1109419": {"Azure Service Bus Data Owner", "serviceBusDataOwner"},
 	"4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0": {"Azure Service Bus Data Receiver", "serviceBusDataReceiver"},
 	"69a216fc-b8fb-44d8-bc22-1f3c2cd27a39": {"Azure Service Bus Data Sender", "serviceBusDataSender"},
 	"b7e6dc6d-f1e8-4753-8033-0f276bb0955b": {"Storage Blob Data Owner", "storageBlobDataOwner"},

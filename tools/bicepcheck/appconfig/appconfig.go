@@ -38,6 +38,14 @@ type Host struct {
 		ID      string `json:"id"`
 		Version string `json:"version"`
 	} `json:"extensionBundle"`
+	Logging struct {
+		ApplicationInsights struct {
+			SamplingSettings *struct {
+				IsEnabled     *bool  `json:"isEnabled"`
+				ExcludedTypes string `json:"excludedTypes"`
+			} `json:"samplingSettings"`
+		} `json:"applicationInsights"`
+	} `json:"logging"`
 	Extensions struct {
 		ServiceBus struct {
 			AutoCompleteMessages *bool `json:"autoCompleteMessages"`

@@ -48,6 +48,8 @@ func TestCheckCatchesEachBreak(t *testing.T) {
 		{"forwarding on", RuleHost, func(a *App) { a.Host.CustomHandler.EnableForwardingHTTPRequest = true }},
 		{"old bundle", RuleHost, func(a *App) { a.Host.ExtensionBundle.Version = "[3.*, 4.0.0)" }},
 		{"auto-complete off in host.json", RuleHost, func(a *App) { a.Host.Extensions.ServiceBus.AutoCompleteMessages = ptr(false) }},
+		{"traces sampled", RuleHost, func(a *App) { a.Host.Logging.ApplicationInsights.SamplingSettings = nil }},
+		{"traces sampled, requests kept", RuleHost, func(a *App) { a.Host.Logging.ApplicationInsights.SamplingSettings.ExcludedTypes = "Request;Exception" }},
 		{"ProcessOrder missing", RuleFunctions, func(a *App) { a.Functions = withoutFunction(a.Functions, "ProcessOrder") }},
 		{"trigger on another queue", RuleFunctions, func(a *App) { a.Function("ProcessOrder").Trigger().QueueName = "orders-v2" }},
 		{"connection string name", RuleFunctions, func(a *App) { a.Function("ProcessOrder").Trigger().Connection = "AzureWebJobsServiceBus" }},

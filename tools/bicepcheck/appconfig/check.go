@@ -88,6 +88,36 @@ func (c *checker) host() {
 	if a := h.Extensions.ServiceBus.AutoCompleteMessages; a != nil && !*a {
 		c.addf(RuleHost, file, "extensions.serviceBus.autoCompleteMessages is false: a custom handler cannot settle messages, so nothing would ever complete them")
 	}
+	c.sampling(file)
+}
+
+// sampling checks that Application Insights never samples away a trace: the handler's stdout
+// lines arrive as traces, and the hash-mismatch alert and the runbook's queries count them. The
+// host samples adaptively (about 20 items/s) unless a type is excluded; setting excludedTypes
+// replaces the default "Request;Exception", so those two must stay listed.
+func (c *checker) sampling(file string) {
+	s := c.app.Host.Logging.ApplicationInsights.SamplingSettings
+	if s != nil && s.IsEnabled != nil && !*s.IsEnabled {
+		return
+	}
+	var excluded []string
+	if s != nil {
+		excluded = strings.Split(s.ExcludedTypes, ";")
+	}
+	for _, want := range []string{"Trace", "Request", "Exception"} {
+		if !containsFold(excluded, want) {
+			c.addf(RuleHost, file, "logging.applicationInsights.samplingSettings.excludedTypes lacks %s: adaptive sampling would drop %s telemetry (traces carry the handler's outcome lines the hash-mismatch alert and the runbook count)", want, strings.ToLower(want))
+		}
+	}
+}
+
+func containsFold(list []string, s string) bool {
+	for _, v := range list {
+		if strings.EqualFold(strings.TrimSpace(v), s) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *checker) functions() {
