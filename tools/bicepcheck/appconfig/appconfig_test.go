@@ -83,8 +83,15 @@ func TestCheckCatchesEachBreak(t *testing.T) {
 			a.LocalSettings.Values["AzureWebJobsStorage"] = "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=c2VjcmV0"
 		}},
 		{"some other secret", RuleSecrets, func(a *App) { a.LocalSettings.Values["PAYMENT_API_KEY"] = "sk-live-123" }},
-		{"sources shipped", RuleFuncIgnore, func(a *App) { a.FuncIgnore = withoutLine(a.FuncIgnore, "*.go") }},
-		{"executable excluded", RuleFuncIgnore, func(a *App) { a.FuncIgnore = append(a.FuncIgnore, "bin/") }},
+		// The exclusion list this repository shipped before: with Core Tools' matcher, *.go
+		// misses internal/**.go and nothing keeps tool binaries out of bin/.
+		{"sources shipped by an exclusion list", RuleFuncIgnore, func(a *App) {
+			a.FuncIgnore = []string{".git*", "local.settings.json", "*.go", "go.mod", "go.sum", "cmd", "cosmos", "/handler/", "orders", "testbed", "tools", "bin/*.exe"}
+		}},
+		{"everything shipped", RuleFuncIgnore, func(a *App) { a.FuncIgnore = []string{} }},
+		{"executable excluded", RuleFuncIgnore, func(a *App) { a.FuncIgnore = withoutLine(a.FuncIgnore, "!bin/handler") }},
+		{"function.json excluded", RuleFuncIgnore, func(a *App) { a.FuncIgnore = withoutLine(a.FuncIgnore, "!*/function.json") }},
+		{"no .funcignore", RuleFuncIgnore, func(a *App) { a.FuncIgnore = nil }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,7 +5,10 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"sort"
 	"strings"
+
+	"github.com/ordersink/orders-consumer/tools/bicepcheck/funcpack"
 )
 
 // The names the contract and the deployment fix. Changing one means changing
@@ -302,25 +305,43 @@ func isLoopback(endpoint string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// funcIgnore checks that the package Core Tools zips holds the app and nothing private.
+// funcIgnore computes the package `func azure functionapp publish` would upload, with Core
+// Tools' own .funcignore matcher (package funcpack), and requires exactly host.json, the
+// executable and every function.json.
 func (c *checker) funcIgnore() {
 	file := filepath.Join(c.app.Root, ".funcignore")
 	if c.app.FuncIgnore == nil {
-		c.addf(RuleFuncIgnore, file, "missing: func azure functionapp publish would upload sources and local.settings.json")
+		c.addf(RuleFuncIgnore, file, "missing: func azure functionapp publish would upload every source file")
 		return
 	}
-	has := map[string]bool{}
-	for _, l := range c.app.FuncIgnore {
-		has[strings.TrimSuffix(strings.TrimPrefix(l, "/"), "/")] = true
+	ig, err := funcpack.ParseIgnore(strings.Join(c.app.FuncIgnore, "\n"))
+	if err != nil {
+		c.addf(RuleFuncIgnore, file, "%v", err)
+		return
 	}
-	for _, want := range []string{"local.settings.json", "*.go"} {
-		if !has[want] {
-			c.addf(RuleFuncIgnore, file, "does not exclude %s", want)
+	want := map[string]bool{"host.json": true, ExecutablePath: true}
+	for _, fn := range c.app.Functions {
+		want[fn.Name+"/function.json"] = true
+	}
+	packaged := map[string]bool{}
+	for _, f := range funcpack.Package(c.app.Files, ig) {
+		packaged[f] = true
+		if !want[f] {
+			c.addf(RuleFuncIgnore, file, "Core Tools would package %s, which the host does not run (patterns are anchored at the path start and * stays inside one folder)", f)
 		}
 	}
-	for _, bad := range []string{"host.json", "bin", "bin/*", ExecutablePath, "*.json"} {
-		if has[bad] {
-			c.addf(RuleFuncIgnore, file, "excludes %s, which the app needs at run time", bad)
+	for _, f := range sortedKeys(want) {
+		if !packaged[f] {
+			c.addf(RuleFuncIgnore, file, "Core Tools would leave %s out of the package; the host needs it", f)
 		}
 	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
