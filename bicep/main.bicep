@@ -81,7 +81,7 @@ param deployerPrincipalId string = ''
   'ServicePrincipal'
   'Group'
 ])
-@description('Principal type of deployerPrincipalId.')
+@description('Principal type of deployerPrincipalId: User for a person, ServicePrincipal for CI (azd: AZURE_PRINCIPAL_TYPE).')
 param deployerPrincipalType string = 'User'
 
 @description('true: ProcessOrderBatch (cardinality many) reads the orders queue and ProcessOrder is switched off. false (default): the reverse.')
@@ -164,6 +164,7 @@ module rbac 'modules/rbac.bicep' = {
     deployerPrincipalId: deployerPrincipalId
     deployerPrincipalType: deployerPrincipalType
     storageAccountName: storage.outputs.name
+    packageContainerName: storage.outputs.packageContainerName
     serviceBusName: serviceBus.outputs.name
     ordersQueueName: serviceBus.outputs.ordersQueueName
     parkingQueueName: serviceBus.outputs.parkingQueueName

@@ -8,7 +8,8 @@
 // Monitoring Metrics Publisher on the Application Insights component.
 //
 // The optional deployer (a person or pipeline) gets what publishing and the runbook need:
-// Blob Data Contributor on the host storage (upload packages), Sender on the orders queue (test
+// Blob Data Contributor on the package container only (upload packages; the host's own blobs
+// and the rest of the account stay out of reach), Sender on the orders queue (test
 // and resubmitted messages), Receiver on the orders queue (its broker dead-letter queue) and on
 // the parking queue (inspect and settle parked messages), and the Cosmos DB built-in Data Reader.
 //
@@ -17,6 +18,7 @@ param appPrincipalId string
 param deployerPrincipalId string
 param deployerPrincipalType string
 param storageAccountName string
+param packageContainerName string
 param serviceBusName string
 param ordersQueueName string
 param parkingQueueName string
@@ -97,12 +99,7 @@ var storageGrants = concat([
     who: app
     role: roles.storageTableDataContributor
   }
-], hasDeployer ? [
-  {
-    who: deployer
-    role: roles.storageBlobDataContributor
-  }
-] : [])
+])
 
 var cosmosGrants = concat([
   {
@@ -118,6 +115,16 @@ var cosmosGrants = concat([
 
 resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
   name: storageAccountName
+}
+
+resource blobService 'Microsoft.Storage/storageAccounts/blobServices@2023-05-01' existing = {
+  parent: storage
+  name: 'default'
+}
+
+resource packageContainer 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' existing = {
+  parent: blobService
+  name: packageContainerName
 }
 
 resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' existing = {
@@ -161,6 +168,16 @@ resource storageRoleAssignments 'Microsoft.Authorization/roleAssignments@2022-04
     principalType: g.who.principalType
   }
 }]
+
+resource deployerPackageWriter 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (hasDeployer) {
+  name: guid(packageContainer.id, deployerPrincipalId, roles.storageBlobDataContributor)
+  scope: packageContainer
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.storageBlobDataContributor)
+    principalId: deployerPrincipalId
+    principalType: deployerPrincipalType
+  }
+}
 
 resource appEventsSender 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
   name: guid(eventsTopic.id, appPrincipalId, roles.serviceBusDataSender)

@@ -271,6 +271,9 @@ func checkRoles(p *Project) []Finding {
 			case scopeType(f, scope) == typeNamespace:
 				out = append(out, l.finding(RuleRoles, "role assignment %s is scoped to the whole Service Bus namespace; scope it to the queue or topic", r.Symbol))
 			}
+			if strings.Contains(textOf(r.Body.Get("properties", "roleDefinitionId")), "storageBlobDataContributor") && scope != nil && scopeType(f, scope) == typeStorage {
+				out = append(out, l.finding(RuleRoles, "role assignment %s gives Blob Data Contributor on the whole storage account; publishing needs it on the package container only", r.Symbol))
+			}
 			if r.Body.Get("properties", "roleDefinitionId") == nil {
 				out = append(out, l.finding(RuleRoles, "role assignment %s has no roleDefinitionId", r.Symbol))
 			}
