@@ -62,6 +62,16 @@ publish:
 check-infra:
 	cd tools/bicepcheck && $(GO) test -count=1 ./...
 
+.PHONY: local-stack local-stack-down
+
+## local-stack: on a machine with Docker, start Azurite, the Service Bus emulator and the Cosmos
+##              DB emulator (local/compose.yaml) for `func start`; docs/local-stack.md
+local-stack:
+	./local/stack.sh up
+
+local-stack-down:
+	./local/stack.sh down
+
 .PHONY: chaos
 
 ## chaos: fault-injection run: at least 10,000 messages (duplicates, bursts, lost completions,

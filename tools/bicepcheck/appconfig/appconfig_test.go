@@ -82,6 +82,15 @@ func TestCheckCatchesEachBreak(t *testing.T) {
 		{"storage connection string", RuleSecrets, func(a *App) {
 			a.LocalSettings.Values["AzureWebJobsStorage"] = "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=c2VjcmV0"
 		}},
+		{"Service Bus connection string off the emulator", RuleSecrets, func(a *App) {
+			a.LocalSettings.Values["ServiceBusConnection"] = "Endpoint=sb://prod.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;"
+		}},
+		{"Cosmos connection string with the emulator key to Azure", RuleSecrets, func(a *App) {
+			a.LocalSettings.Values["CosmosDBConnection"] = "AccountEndpoint=https://prod.documents.azure.com:443/;AccountKey=" + EmulatorKey + ";"
+		}},
+		{"Cosmos connection string with a real key", RuleSecrets, func(a *App) {
+			a.LocalSettings.Values["CosmosDBConnection"] = "AccountEndpoint=https://localhost:8081/;AccountKey=" + strings.Repeat("B", 86) + "==;"
+		}},
 		{"some other secret", RuleSecrets, func(a *App) { a.LocalSettings.Values["PAYMENT_API_KEY"] = "sk-live-123" }},
 		// The exclusion list this repository shipped before: with Core Tools' matcher, *.go
 		// misses internal/**.go and nothing keeps tool binaries out of bin/.

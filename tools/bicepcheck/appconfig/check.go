@@ -284,12 +284,40 @@ func (c *checker) localSecrets(file string, values map[string]string) {
 			if v != "" && !isLoopback(values["COSMOS_ENDPOINT"]) {
 				c.addf(RuleSecrets, file, "COSMOS_KEY is set but COSMOS_ENDPOINT %q is not a loopback emulator", values["COSMOS_ENDPOINT"])
 			}
+		case isEmulatorConnection(v):
+			// The Service Bus emulator's and the Cosmos DB emulator's published local values.
 		case strings.Contains(v, "AccountKey=") || strings.Contains(v, "SharedAccessKey="):
-			c.addf(RuleSecrets, file, "%s holds a connection string with a key; use identity-based settings (%s__...)", name, name)
+			c.addf(RuleSecrets, file, "%s holds a connection string with a key that is not an emulator's published one on a loopback endpoint; use identity-based settings (%s__...)", name, name)
 		case v != "" && (strings.Contains(upper, "KEY") || strings.Contains(upper, "SECRET") || strings.Contains(upper, "PASSWORD")):
 			c.addf(RuleSecrets, file, "%s looks like a secret; local.settings.json may hold only the emulator key", name)
 		}
 	}
+}
+
+// EmulatorServiceBusKey is the placeholder key Microsoft's Service Bus emulator accepts
+// (connection strings with UseDevelopmentEmulator=true).
+const EmulatorServiceBusKey = "SAS_KEY_VALUE"
+
+// isEmulatorConnection accepts exactly the connection strings of the local emulators: the
+// Service Bus emulator's (UseDevelopmentEmulator=true, its placeholder key, a loopback host)
+// and the Cosmos DB emulator's (its well-known key, a loopback endpoint).
+func isEmulatorConnection(v string) bool {
+	parts := map[string]string{}
+	for _, kv := range strings.Split(v, ";") {
+		if k, val, ok := strings.Cut(kv, "="); ok {
+			parts[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(val)
+		}
+	}
+	if strings.EqualFold(parts["usedevelopmentemulator"], "true") {
+		return parts["sharedaccesskey"] == EmulatorServiceBusKey && isLoopback(parts["endpoint"])
+	}
+	if k, ok := parts["accountkey"]; ok {
+		// The key ends in "==", which the split on "=" cut off.
+		key := v[strings.Index(v, "AccountKey=")+len("AccountKey="):]
+		key, _, _ = strings.Cut(key, ";")
+		return k != "" && key == EmulatorKey && isLoopback(parts["accountendpoint"])
+	}
+	return false
 }
 
 func isLoopback(endpoint string) bool {
