@@ -14,6 +14,13 @@ param capacityMode string = 'Serverless'
 @minValue(1000)
 param autoscaleMaxThroughput int = 1000
 
+@allowed([
+  'Enabled'
+  'Disabled'
+])
+@description('Disabled when the account is reached through a private endpoint (main.bicep vnetEnabled).')
+param publicNetworkAccess string = 'Enabled'
+
 var serverless = capacityMode == 'Serverless'
 
 resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
@@ -26,7 +33,7 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
     disableLocalAuth: true
     disableKeyBasedMetadataWriteAccess: true
     minimalTlsVersion: 'Tls12'
-    publicNetworkAccess: 'Enabled'
+    publicNetworkAccess: publicNetworkAccess
     consistencyPolicy: {
       defaultConsistencyLevel: 'Session'
     }

@@ -33,6 +33,11 @@ param retryBudgetDeliveryCount int
 @description('true: ProcessOrderBatch (cardinality many) reads the orders queue and ProcessOrder is off. false: the reverse.')
 param enableBatchFunction bool
 
+@description('Subnet for outbound VNet integration (main.bicep vnetEnabled); empty: none.')
+param appSubnetId string = ''
+
+var vnetIntegrated = !empty(appSubnetId)
+
 var isFlex = hostingPlan == 'FlexConsumption'
 
 resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' existing = {
@@ -157,6 +162,10 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
     reserved: true
     httpsOnly: true
     functionAppConfig: isFlex ? flexConfig : null
+    // Outbound through the app subnet, so storage and Cosmos DB are reached on their private
+    // endpoints; all traffic routed through it (Flex does that by itself).
+    virtualNetworkSubnetId: vnetIntegrated ? appSubnetId : null
+    vnetRouteAllEnabled: vnetIntegrated
     siteConfig: isFlex ? flexSiteConfig : premiumSiteConfig
   }
 }
