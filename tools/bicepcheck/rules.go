@@ -55,6 +55,7 @@ var Rules = []Rule{
 	{RuleScaler, "the app holds Service Bus Data Owner on its trigger queue (target-based scaling) and nowhere else", checkScaler},
 	{RuleAlerts, "the parking queue's ActiveMessages metric (never sampled) has an alert", checkAlerts},
 	{RuleNetwork, "vnetEnabled exists; private endpoints for blob, queue, table and Cosmos DB each have a DNS zone group, zones are linked, public access follows the switch, the site integrates, the subnet delegation matches the plan", checkNetwork},
+	{RuleIndexing, "the orders container indexes only the paths a query filters on (/orderId/?, /type/?) and excludes /*", checkIndexing},
 	{RuleLocalStack, "local/compose.yaml parses and runs every emulator on loopback; the Service Bus emulator declares every Bicep queue and topic with the same duplicate detection, delivery count and lock, and every function.json entity", checkLocalStack},
 }
 

@@ -154,3 +154,41 @@ func (v *Value) itemsOrNil() []*Value {
 	}
 	return v.Items
 }
+
+// RuleIndexing: the orders container indexes only what a query filters on.
+const RuleIndexing = "indexing"
+
+// queriedPaths are the only paths a query of this repository filters on (cosmos.Store:
+// PartitionDocuments on orderId, Documents on type). The hot path uses point reads, batches
+// and the change feed, which need no index.
+var queriedPaths = map[string]bool{"/orderId/?": true, "/type/?": true}
+
+func checkIndexing(p *Project) []Finding {
+	c, ok := p.named(typeContainer, "orders")
+	if !ok {
+		return []Finding{{Rule: RuleIndexing, File: p.Files[0].Path, Line: 1, Message: `no Cosmos DB container named "orders" is declared`}}
+	}
+	policy := c.Body.Get("properties", "resource", "indexingPolicy")
+	if policy == nil {
+		return []Finding{c.finding(RuleIndexing, "the orders container has no indexingPolicy: by default every path is indexed and every write pays for it")}
+	}
+	var out []Finding
+	excludesAll := false
+	for _, e := range policy.Get("excludedPaths").itemsOrNil() {
+		if c.File.Literal(e.Get("path")) == "/*" {
+			excludesAll = true
+		}
+	}
+	if !excludesAll {
+		out = append(out, c.finding(RuleIndexing, "indexingPolicy.excludedPaths must hold /*: only queried paths are indexed"))
+	}
+	for _, i := range policy.Get("includedPaths").itemsOrNil() {
+		if path := c.File.Literal(i.Get("path")); !queriedPaths[path] {
+			out = append(out, c.finding(RuleIndexing, "indexingPolicy includes %s, which no query filters on (indexed: /orderId/?, /type/?)", path))
+		}
+	}
+	if mode := c.File.Literal(policy.Get("indexingMode")); mode != "consistent" {
+		out = append(out, c.finding(RuleIndexing, "indexingMode is %q, want consistent", mode))
+	}
+	return out
+}
