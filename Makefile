@@ -46,12 +46,12 @@ clean:
 
 .PHONY: publish deploy check-infra
 
-## deploy: deploy bicep/main.bicep to resource group RG as environment ENV (retries once on the
+## deploy: deploy bicep/main.bicep to resource group RG as environment ENV_NAME (retries once on the
 ##         transient "principal not found"), publish bin/handler with 401/403 back-off, wait
 ##         until the app runs. More template parameters: DEPLOY_ARGS='deployerPrincipalId=... hostingPlan=FlexConsumption'
 deploy:
-	@test -n "$(RG)" -a -n "$(ENV)" || { echo "usage: make deploy RG=<resource-group> ENV=<environment-name> [DEPLOY_ARGS='name=value ...']"; exit 2; }
-	./bicep/deploy/deploy.sh "$(RG)" "$(ENV)" $(DEPLOY_ARGS)
+	@test -n "$(RG)" -a -n "$(ENV_NAME)" || { echo "usage: make deploy RG=<resource-group> ENV_NAME=<environment-name> [DEPLOY_ARGS='name=value ...']"; exit 2; }
+	./bicep/deploy/deploy.sh "$(RG)" "$(ENV_NAME)" $(DEPLOY_ARGS)
 
 ## publish: build bin/handler for linux/amd64 and deploy it to APP (RG optional); docs/deploy.md
 publish:
