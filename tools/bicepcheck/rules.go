@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ordersink/orders-consumer/tools/bicepcheck/appconfig"
+	"github.com/ordersink/orders-consumer/tools/bicepcheck/isoduration"
 )
 
 // Rule ids.
@@ -133,23 +134,8 @@ func durationBetween(q located, prop string, props *Value, min, max int) []Findi
 	return nil
 }
 
-var isoDuration = regexp.MustCompile(`^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$`)
-
-func isoSeconds(s string) (int, bool) {
-	m := isoDuration.FindStringSubmatch(s)
-	if m == nil || s == "P" || strings.HasSuffix(s, "T") {
-		return 0, false
-	}
-	total := 0
-	for i, unit := range []int{86400, 3600, 60, 1} {
-		if m[i+1] != "" {
-			var n int
-			fmt.Sscan(m[i+1], &n)
-			total += n * unit
-		}
-	}
-	return total, true
-}
+// isoSeconds reads an ISO 8601 duration (package isoduration).
+func isoSeconds(s string) (int, bool) { return isoduration.Seconds(s) }
 
 func checkPartitionKey(p *Project) []Finding {
 	var out []Finding

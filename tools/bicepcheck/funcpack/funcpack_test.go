@@ -44,6 +44,39 @@ func TestIgnoreMatchesCoreTools(t *testing.T) {
 	}
 }
 
+// The expectations of Core Tools' own GitIgnoreParserTests (test/Cli/Func.UnitTests), against
+// the same ignore file: the port must agree with the original on every one of them.
+func TestAgreesWithCoreToolsOwnTests(t *testing.T) {
+	ignore := strings.Join([]string{
+		"# a comment", "/node_modules", "*.log", "", "/nonexistent", "!/nonexistent/foo", "/baz",
+		"/foo/*.wat", "/test1", "test2", "/othernonexistent/**/what", "!/othernonexistent/**/what/foo", "*.swp",
+	}, "\n")
+	ig, err := ParseIgnore(ignore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := []string{"test/index.js", "wat/test/index.js", "/othernonexistent/blah/adsasd/whatads",
+		"/othernonexistent/blah/adsasd/what/foo", "test1File.wat", "nonexistent/foo", "nonexistent/foo/wat"}
+	denied := []string{"test1", "test.swp", "node_modules/wat.js", "foo/bar.wat", "othernonexistent/blah/what",
+		"nonexistent", "nonexistent/bar", "test2"}
+	for _, p := range accepted {
+		if !ig.Accepts(p) {
+			t.Errorf("denies %s; Core Tools' tests expect it accepted", p)
+		}
+	}
+	for _, p := range denied {
+		if ig.Accepts(p) {
+			t.Errorf("accepts %s; Core Tools' tests expect it denied", p)
+		}
+	}
+	only, _ := ParseIgnore("node_modules")
+	for p, want := range map[string]bool{"test/index.js": true, "wat/test/index.js": true, "node_modules": false, "node_modules/foo": false, "node_modules/wat.js": false} {
+		if only.Accepts(p) != want {
+			t.Errorf("node_modules only: Accepts(%s) = %t, Core Tools' tests expect %t", p, !want, want)
+		}
+	}
+}
+
 func TestCandidatesSkipWhatCoreToolsSkips(t *testing.T) {
 	root := t.TempDir()
 	for _, f := range []string{"host.json", "local.settings.json", ".funcignore", "a/.gitignore", ".git/config", "x/.vscode/s.json", "x/y.txt"} {

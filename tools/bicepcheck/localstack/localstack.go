@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ordersink/orders-consumer/tools/bicepcheck/appconfig"
+	"github.com/ordersink/orders-consumer/tools/bicepcheck/isoduration"
 )
 
 // The files, relative to the app root.
@@ -155,6 +156,7 @@ func Check(s *Stack, app *appconfig.App) []string {
 	if ns := s.Emulator.UserConfig.Namespaces; len(ns) != 1 || ns[0].Name != "sbemulatorns" {
 		add("%s: the emulator takes exactly one namespace, named sbemulatorns", ConfigFile)
 	}
+	out = append(out, s.limits()...)
 	for _, fn := range app.Functions {
 		for _, b := range fn.Bindings {
 			if b.Service() != "servicebus" {
@@ -165,6 +167,35 @@ func Check(s *Stack, app *appconfig.App) []string {
 			}
 			if t, ok := s.topic(b.TopicName); b.TopicName != "" && (!ok || len(t.Subscriptions) == 0) {
 				add("%s: %s binding %s sends to topic %q, which the emulator lacks or which has no subscription (a topic without one drops every message)", ConfigFile, fn.Name, b.Name, b.TopicName)
+			}
+		}
+	}
+	return out
+}
+
+// The emulator's bounds (its Config-schema.json): it refuses a configuration outside them.
+var emulatorBounds = []struct {
+	name     string
+	value    func(QueueProperties) string
+	min, max int
+}{
+	{"DefaultMessageTimeToLive", func(p QueueProperties) string { return p.DefaultMessageTimeToLive }, 5 * 60, 3600},
+	{"DuplicateDetectionHistoryTimeWindow", func(p QueueProperties) string { return p.DuplicateDetectionHistoryTimeWindow }, 5, 5 * 60},
+	{"LockDuration", func(p QueueProperties) string { return p.LockDuration }, 5, 5 * 60},
+}
+
+func (s *Stack) limits() []string {
+	var out []string
+	for _, ns := range s.Emulator.UserConfig.Namespaces {
+		for _, q := range ns.Queues {
+			for _, b := range emulatorBounds {
+				v := b.value(q.Properties)
+				if secs, ok := isoduration.Seconds(v); !ok || secs < b.min || secs > b.max {
+					out = append(out, fmt.Sprintf("%s: queue %s: %s %q is outside the emulator's %ds..%ds", ConfigFile, q.Name, b.name, v, b.min, b.max))
+				}
+			}
+			if n := q.Properties.MaxDeliveryCount; n < 1 || n > 10 {
+				out = append(out, fmt.Sprintf("%s: queue %s: MaxDeliveryCount %d is outside the emulator's 1..10", ConfigFile, q.Name, n))
 			}
 		}
 	}

@@ -57,6 +57,12 @@ func TestCheckCatchesEachBreak(t *testing.T) {
 		{"topic without subscription", `topic "order-events"`, func(s *Stack) {
 			s.Emulator.UserConfig.Namespaces[0].Topics[0].Subscriptions = nil
 		}},
+		{"Bicep's TTL copied into the emulator", "DefaultMessageTimeToLive \"P14D\" is outside", func(s *Stack) {
+			s.Emulator.UserConfig.Namespaces[0].Queues[0].Properties.DefaultMessageTimeToLive = "P14D"
+		}},
+		{"Bicep's window copied into the emulator", "DuplicateDetectionHistoryTimeWindow \"PT10M\" is outside", func(s *Stack) {
+			s.Emulator.UserConfig.Namespaces[0].Queues[0].Properties.DuplicateDetectionHistoryTimeWindow = "PT10M"
+		}},
 		{"wrong namespace name", "sbemulatorns", func(s *Stack) { s.Emulator.UserConfig.Namespaces[0].Name = "orders" }},
 	}
 	for _, tc := range cases {
