@@ -163,9 +163,10 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
     httpsOnly: true
     functionAppConfig: isFlex ? flexConfig : null
     // Outbound through the app subnet, so storage and Cosmos DB are reached on their private
-    // endpoints; all traffic routed through it (Flex does that by itself).
+    // endpoints. Elastic Premium routes only private ranges there unless vnetRouteAllEnabled;
+    // Flex routes everything by itself, and Microsoft's Flex templates send only the subnet.
     virtualNetworkSubnetId: vnetIntegrated ? appSubnetId : null
-    vnetRouteAllEnabled: vnetIntegrated
+    vnetRouteAllEnabled: isFlex ? null : vnetIntegrated
     siteConfig: isFlex ? flexSiteConfig : premiumSiteConfig
   }
 }
