@@ -104,9 +104,20 @@ func TestPublishWaitsForEveryFunctionToBeListed(t *testing.T) {
 	}
 }
 
+// The two spellings of a principal Entra ID does not know yet: ARM's for role assignments and
+// Cosmos DB's for sqlRoleAssignments (which take no principalType that would make ARM wait).
 func TestDeployRetriesOnceOnPrincipalNotFound(t *testing.T) {
+	for _, msg := range []string{
+		"ERROR: PrincipalNotFound: Principal 1234 does not exist in the directory 5678.",
+		"ERROR: BadRequest: The provided principal ID [0c7b2f6a-5d1e-4c9a-9d4e-3f2a1b0c9d8e] was not found in the AAD tenant(s) [5678] which are associated with the customer's subscription.",
+	} {
+		t.Run(msg[7:24], func(t *testing.T) { deployRetriesOnceOn(t, msg) })
+	}
+}
+
+func deployRetriesOnceOn(t *testing.T, msg string) {
 	r := newDeployRun(t)
-	out, err := r.runEnv([]string{"FAKE_PRINCIPAL_NOT_FOUND=1"}, "ElasticPremium", "deploy.sh", "rg-test", "dev")
+	out, err := r.runEnv([]string{"FAKE_PRINCIPAL_NOT_FOUND=1", "FAKE_DEPLOY_ERROR=" + msg}, "ElasticPremium", "deploy.sh", "rg-test", "dev")
 	if err != nil {
 		t.Fatalf("deploy.sh: %v\n%s", err, out)
 	}
