@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -157,6 +159,7 @@ func Check(s *Stack, app *appconfig.App) []string {
 		add("%s: the emulator takes exactly one namespace, named sbemulatorns", ConfigFile)
 	}
 	out = append(out, s.limits()...)
+	out = append(out, s.settingsReachStack(app)...)
 	for _, fn := range app.Functions {
 		for _, b := range fn.Bindings {
 			if b.Service() != "servicebus" {
@@ -200,6 +203,86 @@ func (s *Stack) limits() []string {
 		}
 	}
 	return out
+}
+
+// settingsReachStack: every local endpoint local.settings.json names must be a port the
+// stack publishes (Azurite for UseDevelopmentStorage=true, AMQP 5672 for the Service Bus
+// emulator, the Cosmos DB emulator's gateway).
+func (s *Stack) settingsReachStack(app *appconfig.App) []string {
+	if app.LocalSettings == nil {
+		return nil
+	}
+	want := map[string]string{}
+	for name, v := range app.LocalSettings.Values {
+		switch {
+		case v == "UseDevelopmentStorage=true":
+			for _, p := range []string{"10000", "10001", "10002"} {
+				want[p] = name
+			}
+		case strings.Contains(v, "UseDevelopmentEmulator=true"):
+			want["5672"] = name
+		default:
+			if port := loopbackPort(v); port != "" {
+				want[port] = name
+			}
+		}
+	}
+	published := map[string]bool{}
+	for _, svc := range s.Compose.Services {
+		for _, p := range svc.Ports {
+			for _, port := range hostPorts(p) {
+				published[port] = true
+			}
+		}
+	}
+	var out []string
+	for _, port := range sortedStrings(want) {
+		if !published[port] {
+			out = append(out, fmt.Sprintf("local.settings.json: %s needs 127.0.0.1:%s, which %s does not publish", want[port], port, ComposeFile))
+		}
+	}
+	return out
+}
+
+var loopbackURL = regexp.MustCompile(`https?://(?:localhost|127\.0\.0\.1):(\d+)`)
+
+func loopbackPort(v string) string {
+	if m := loopbackURL.FindStringSubmatch(v); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// hostPorts expands "127.0.0.1:10250-10255:10250-10255" to the host ports 10250..10255.
+func hostPorts(spec string) []string {
+	parts := strings.Split(spec, ":")
+	if len(parts) < 2 {
+		return nil
+	}
+	host := parts[len(parts)-2]
+	lo, hi, found := strings.Cut(host, "-")
+	if !found {
+		return []string{host}
+	}
+	a, errA := strconv.Atoi(lo)
+	b, errB := strconv.Atoi(hi)
+	if errA != nil || errB != nil || b < a || b-a > 1000 {
+		return nil
+	}
+	var out []string
+	for p := a; p <= b; p++ {
+		out = append(out, strconv.Itoa(p))
+	}
+	return out
+}
+
+func sortedStrings(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func (s *Stack) service(image string) (Service, bool) {

@@ -63,6 +63,16 @@ func TestCheckCatchesEachBreak(t *testing.T) {
 		{"Bicep's window copied into the emulator", "DuplicateDetectionHistoryTimeWindow \"PT10M\" is outside", func(s *Stack) {
 			s.Emulator.UserConfig.Namespaces[0].Queues[0].Properties.DuplicateDetectionHistoryTimeWindow = "PT10M"
 		}},
+		{"Cosmos emulator moved to another port", "needs 127.0.0.1:8081", func(s *Stack) {
+			svc := s.Compose.Services["cosmos"]
+			svc.Ports = []string{"127.0.0.1:18081:8081", "127.0.0.1:10250-10255:10250-10255"}
+			s.Compose.Services["cosmos"] = svc
+		}},
+		{"Azurite's table port not published", "needs 127.0.0.1:10002", func(s *Stack) {
+			svc := s.Compose.Services["azurite"]
+			svc.Ports = svc.Ports[:2]
+			s.Compose.Services["azurite"] = svc
+		}},
 		{"wrong namespace name", "sbemulatorns", func(s *Stack) { s.Emulator.UserConfig.Namespaces[0].Name = "orders" }},
 	}
 	for _, tc := range cases {
