@@ -44,7 +44,14 @@ clean:
 	-./scripts/emulator.sh stop
 	rm -rf bin .emulator
 
-.PHONY: publish check-infra
+.PHONY: publish deploy check-infra
+
+## deploy: deploy bicep/main.bicep to resource group RG as environment ENV_NAME (retries once on the
+##         transient "principal not found"), publish bin/handler with 401/403 back-off, wait
+##         until the app runs. More template parameters: DEPLOY_ARGS='deployerPrincipalId=... hostingPlan=FlexConsumption'
+deploy:
+	@test -n "$(RG)" -a -n "$(ENV_NAME)" || { echo "usage: make deploy RG=<resource-group> ENV_NAME=<environment-name> [DEPLOY_ARGS='name=value ...']"; exit 2; }
+	./bicep/deploy/deploy.sh "$(RG)" "$(ENV_NAME)" $(DEPLOY_ARGS)
 
 ## publish: build bin/handler for linux/amd64 and deploy it to APP (RG optional); docs/deploy.md
 publish:
@@ -54,6 +61,16 @@ publish:
 ## check-infra: offline Bicep parse + policy rules, function app config vs contract (own module, cgo)
 check-infra:
 	cd tools/bicepcheck && $(GO) test -count=1 ./...
+
+.PHONY: local-stack local-stack-down
+
+## local-stack: on a machine with Docker, start Azurite, the Service Bus emulator and the Cosmos
+##              DB emulator (local/compose.yaml) for `func start`; docs/local-stack.md
+local-stack:
+	./local/stack.sh up
+
+local-stack-down:
+	./local/stack.sh down
 
 .PHONY: chaos
 

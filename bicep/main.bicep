@@ -81,11 +81,14 @@ param deployerPrincipalId string = ''
   'ServicePrincipal'
   'Group'
 ])
-@description('Principal type of deployerPrincipalId.')
+@description('Principal type of deployerPrincipalId: User for a person, ServicePrincipal for CI (azd: AZURE_PRINCIPAL_TYPE).')
 param deployerPrincipalType string = 'User'
 
 @description('true: ProcessOrderBatch (cardinality many) reads the orders queue and ProcessOrder is switched off. false (default): the reverse.')
 param enableBatchFunction bool = false
+
+@description('true: private networking. A virtual network with the app\'s outbound integration, private endpoints and DNS zones for the host storage (blob, queue, table) and Cosmos DB, whose public network access is then off. Service Bus stays public (Standard tier; identity-only access). Publishing and data-plane commands must then run from inside the network (docs/deploy.md#private-networking).')
+param vnetEnabled bool = false
 
 @description('Extra tags for every resource.')
 param tags object = {}
@@ -102,7 +105,11 @@ var names = {
   plan: 'plan-${resourceToken}'
   functionApp: 'func-${toLower(environmentName)}-${resourceToken}'
   actionGroup: 'ag-${resourceToken}'
+  vnet: 'vnet-${resourceToken}'
 }
+
+var publicNetworkAccess = vnetEnabled ? 'Disabled' : 'Enabled'
+
 
 module identity 'modules/identity.bicep' = {
   name: 'identity'
@@ -130,6 +137,7 @@ module storage 'modules/storage.bicep' = {
     name: names.storage
     location: location
     tags: allTags
+    publicNetworkAccess: publicNetworkAccess
   }
 }
 
@@ -152,6 +160,19 @@ module cosmos 'modules/cosmos.bicep' = {
     tags: allTags
     capacityMode: cosmosCapacityMode
     autoscaleMaxThroughput: cosmosAutoscaleMaxThroughput
+    publicNetworkAccess: publicNetworkAccess
+  }
+}
+
+module network 'modules/network.bicep' = if (vnetEnabled) {
+  name: 'network'
+  params: {
+    name: names.vnet
+    location: location
+    tags: allTags
+    hostingPlan: hostingPlan
+    storageAccountName: storage.outputs.name
+    cosmosAccountName: cosmos.outputs.name
   }
 }
 
@@ -164,6 +185,7 @@ module rbac 'modules/rbac.bicep' = {
     deployerPrincipalId: deployerPrincipalId
     deployerPrincipalType: deployerPrincipalType
     storageAccountName: storage.outputs.name
+    packageContainerName: storage.outputs.packageContainerName
     serviceBusName: serviceBus.outputs.name
     ordersQueueName: serviceBus.outputs.ordersQueueName
     parkingQueueName: serviceBus.outputs.parkingQueueName
@@ -199,6 +221,7 @@ module functionApp 'modules/functionapp.bicep' = {
     cosmosContainerName: cosmos.outputs.ordersContainerName
     retryBudgetDeliveryCount: serviceBus.outputs.ordersMaxDeliveryCount - 1
     enableBatchFunction: enableBatchFunction
+    appSubnetId: vnetEnabled ? network.outputs.appSubnetId : ''
   }
 }
 
@@ -221,6 +244,7 @@ output AZURE_LOCATION string = location
 output AZURE_TENANT_ID string = tenant().tenantId
 output AZURE_FUNCTION_APP_NAME string = functionApp.outputs.name
 output HOSTING_PLAN string = hostingPlan
+output VNET_ENABLED bool = vnetEnabled
 output SERVICEBUS_NAMESPACE string = serviceBus.outputs.name
 output SERVICEBUS_FULLY_QUALIFIED_NAMESPACE string = serviceBus.outputs.fullyQualifiedNamespace
 output SERVICEBUS_QUEUE string = serviceBus.outputs.ordersQueueName

@@ -26,10 +26,61 @@ resolve_app() {
 # change, so the app loads the new content only after a restart, and the platform learns the
 # (possibly changed) triggers only from a trigger sync.
 activate_package() {
-  az storage blob upload --auth-mode login --account-name "$ACCOUNT" --container-name "$CONTAINER" \
-    --name current.zip --file "$1" --overwrite --only-show-errors -o none
+  retry_auth "upload current.zip" az storage blob upload --auth-mode login --account-name "$ACCOUNT" \
+    --container-name "$CONTAINER" --name current.zip --file "$1" --overwrite --only-show-errors -o none
   az functionapp restart -g "$RG" -n "$APP" -o none
   sync_triggers
+}
+
+# retry_auth WHAT COMMAND... runs COMMAND and, while it fails with 401/403, runs it again with
+# back-off (10 s doubling to 60 s) for at most ROLE_WAIT_SECONDS (default 600) of waiting.
+# Right after `az deployment group create` or `azd provision` the role assignments the same
+# deployment made (Storage Blob Data Contributor for you, Blob Data Owner for the app) take
+# minutes to reach the data plane, which answers 403 meanwhile. Any other failure stops at once.
+retry_auth() {
+  local what=$1 waited=0 delay=10 budget=${ROLE_WAIT_SECONDS:-600} err
+  shift
+  err=$(mktemp)
+  until "$@" 2>"$err"; do
+    if ! grep -Eqi 'AuthorizationPermissionMismatch|AuthorizationFailure|Forbidden|Unauthorized|(^|[^0-9])40[13]([^0-9]|$)' "$err"; then
+      cat "$err" >&2
+      rm -f "$err"
+      die "$what failed (not an authorization error, so not retried)"
+    fi
+    if [ "$waited" -ge "$budget" ]; then
+      cat "$err" >&2
+      rm -f "$err"
+      die "$what still refused (401/403) after ${waited}s: check the role assignments of bicep/modules/rbac.bicep (deployerPrincipalId) and run publish again"
+    fi
+    echo "$what: refused with 401/403; new role assignments take minutes to propagate, retrying in ${delay}s (waited ${waited}s of ${budget}s)" >&2
+    sleep "$delay"
+    waited=$((waited + delay))
+    delay=$((delay * 2 > 60 ? 60 : delay * 2))
+  done
+  rm -f "$err"
+}
+
+# wait_healthy N waits until the app's host answers its home page with 200 (503 while the host
+# is not running) and the platform lists at least N functions (the trigger sync reached it),
+# checking every 15 s for at most HEALTH_WAIT_SECONDS (default 300).
+wait_healthy() {
+  local want=$1 waited=0 budget=${HEALTH_WAIT_SECONDS:-300} host code listed
+  host=$(az functionapp show -g "$RG" -n "$APP" --query defaultHostName -o tsv)
+  echo "waiting up to ${budget}s for $APP to run: https://$host/ must answer 200 and $want functions be listed"
+  while :; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "https://$host/" || true)
+    listed=$(az functionapp function list -g "$RG" -n "$APP" --query "[].name" -o tsv 2>/dev/null | grep -c . || true)
+    if [ "$code" = 200 ] && [ "$listed" -ge "$want" ]; then
+      echo "$APP is running: host answers 200, $listed functions listed"
+      return 0
+    fi
+    if [ "$waited" -ge "$budget" ]; then
+      die "$APP is not healthy after ${waited}s (host answers HTTP ${code:-none}, $listed of $want functions listed): see docs/runbook.md and the app's log stream in Application Insights"
+    fi
+    echo "  host answers HTTP ${code:-none}, $listed of $want functions listed; checking again in 15s (waited ${waited}s of ${budget}s)"
+    sleep 15
+    waited=$((waited + 15))
+  done
 }
 
 sync_triggers() {

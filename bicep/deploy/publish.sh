@@ -29,7 +29,10 @@ GOOS=linux GOARCH=amd64 CGO_ENABLED=0 go build -trimpath -o bin/handler ./cmd/ha
 case "$PLAN" in
 FlexConsumption)
   command -v func >/dev/null || die "Azure Functions Core Tools 4.x (func) is required to publish to Flex Consumption"
-  func azure functionapp publish "$APP" --custom
+  # Core Tools packages the folder through .funcignore (an allowlist: host.json, bin/handler,
+  # */function.json); the platform then writes the package into the deployment container
+  # with the app's identity, whose Blob Data Owner role may still be propagating.
+  retry_auth "func azure functionapp publish" func azure functionapp publish "$APP" --custom
   ;;
 ElasticPremium)
   command -v zip >/dev/null || die "zip is required"
@@ -44,8 +47,8 @@ ElasticPremium)
   # folder per function. Nothing else, whatever .funcignore says.
   zip -q -X "$pkg" host.json bin/handler ./*/function.json
   unzip -l "$pkg"
-  az storage blob upload --auth-mode login --account-name "$ACCOUNT" --container-name "$CONTAINER" \
-    --name "releases/$version.zip" --file "$pkg" --only-show-errors -o none
+  retry_auth "upload releases/$version.zip" az storage blob upload --auth-mode login --account-name "$ACCOUNT" \
+    --container-name "$CONTAINER" --name "releases/$version.zip" --file "$pkg" --only-show-errors -o none
   activate_package "$pkg"
   echo "published release $version to $APP"
   echo "roll back with: bicep/deploy/rollback.sh $APP <release> $RG   (list releases: bicep/deploy/rollback.sh $APP)"
@@ -54,3 +57,6 @@ ElasticPremium)
   die "unknown hosting plan tag '$PLAN' on $APP"
   ;;
 esac
+
+functions=(./*/function.json)
+wait_healthy "${#functions[@]}"

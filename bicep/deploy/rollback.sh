@@ -32,4 +32,5 @@ trap 'rm -rf "$work"' EXIT
 az storage blob download --auth-mode login --account-name "$ACCOUNT" --container-name "$CONTAINER" \
   --name "releases/$release.zip" --file "$work/$release.zip" --only-show-errors -o none
 activate_package "$work/$release.zip"
+wait_healthy "$(unzip -Z1 "$work/$release.zip" | grep -c '/function.json$' || true)"
 echo "$APP now runs release $release"

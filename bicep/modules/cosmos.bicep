@@ -14,6 +14,13 @@ param capacityMode string = 'Serverless'
 @minValue(1000)
 param autoscaleMaxThroughput int = 1000
 
+@allowed([
+  'Enabled'
+  'Disabled'
+])
+@description('Disabled when the account is reached through a private endpoint (main.bicep vnetEnabled).')
+param publicNetworkAccess string = 'Enabled'
+
 var serverless = capacityMode == 'Serverless'
 
 resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
@@ -26,7 +33,7 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
     disableLocalAuth: true
     disableKeyBasedMetadataWriteAccess: true
     minimalTlsVersion: 'Tls12'
-    publicNetworkAccess: 'Enabled'
+    publicNetworkAccess: publicNetworkAccess
     consistencyPolicy: {
       defaultConsistencyLevel: 'Session'
     }
@@ -66,6 +73,12 @@ resource database 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases@2024-11-15
 // their own ttl (for example conflict records) expire and orders never do.
 // Partition key version 2 hashes the whole value (order ids may be up to 255 characters; version
 // 1 hashes only the first 100 bytes).
+// Indexing: the consumer only does point reads and transactional-batch writes, and the
+// publisher reads the change feed; neither uses the index. Cosmos DB charges a write by the
+// terms it indexes, so the default (every path) makes each order, outbox event and conflict
+// record pay for paths nothing queries. Only the two paths the tests' and operators' queries
+// filter on stay indexed (cosmos.Store.PartitionDocuments: orderId; Documents: type);
+// docs/cosmos-indexing.md has the before and after.
 resource ordersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
   parent: database
   name: 'orders'
@@ -80,6 +93,23 @@ resource ordersContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
         version: 2
       }
       defaultTtl: -1
+      indexingPolicy: {
+        indexingMode: 'consistent'
+        automatic: true
+        includedPaths: [
+          {
+            path: '/orderId/?'
+          }
+          {
+            path: '/type/?'
+          }
+        ]
+        excludedPaths: [
+          {
+            path: '/*'
+          }
+        ]
+      }
     }
   }
 }

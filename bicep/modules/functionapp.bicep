@@ -33,6 +33,11 @@ param retryBudgetDeliveryCount int
 @description('true: ProcessOrderBatch (cardinality many) reads the orders queue and ProcessOrder is off. false: the reverse.')
 param enableBatchFunction bool
 
+@description('Subnet for outbound VNet integration (main.bicep vnetEnabled); empty: none.')
+param appSubnetId string = ''
+
+var vnetIntegrated = !empty(appSubnetId)
+
 var isFlex = hostingPlan == 'FlexConsumption'
 
 resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' existing = {
@@ -123,6 +128,19 @@ var flexConfig = {
   }
 }
 
+// Flex Consumption rejects Site.SiteConfig.FtpsState (ARM error 51021 in the regions that
+// enforce it) and manages HTTP/2 itself; Microsoft's Flex templates send only minTlsVersion.
+// FTP is off on Flex anyway, and the basic-auth policies below refuse FTP on both plans.
+var flexSiteConfig = {
+  minTlsVersion: '1.2'
+}
+
+var premiumSiteConfig = {
+  minTlsVersion: '1.2'
+  ftpsState: 'Disabled'
+  http20Enabled: true
+}
+
 resource site 'Microsoft.Web/sites@2024-04-01' = {
   name: name
   location: location
@@ -144,11 +162,12 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
     reserved: true
     httpsOnly: true
     functionAppConfig: isFlex ? flexConfig : null
-    siteConfig: {
-      minTlsVersion: '1.2'
-      ftpsState: 'Disabled'
-      http20Enabled: true
-    }
+    // Outbound through the app subnet, so storage and Cosmos DB are reached on their private
+    // endpoints. Elastic Premium routes only private ranges there unless vnetRouteAllEnabled;
+    // Flex routes everything by itself, and Microsoft's Flex templates send only the subnet.
+    virtualNetworkSubnetId: vnetIntegrated ? appSubnetId : null
+    vnetRouteAllEnabled: isFlex ? null : vnetIntegrated
+    siteConfig: isFlex ? flexSiteConfig : premiumSiteConfig
   }
 }
 

@@ -1,13 +1,15 @@
 // Every role assignment of the system, each on the narrowest scope that works.
 //
-// The app identity gets: Receiver on the orders queue only; Sender on the parking queue and the
+// The app identity gets: Data Owner on the orders queue only (the trigger's target-based scaler
+// needs the Manage right; docs/adr/0008-service-bus-data-owner-for-scaling.md); Sender on the parking queue and the
 // events topic only; the Cosmos DB built-in Data Contributor on the shop database (data plane,
 // covers the orders and leases containers; no control-plane role, so it cannot create or delete
 // containers); Blob Data Owner + Table Data Contributor on its own host storage account; and
 // Monitoring Metrics Publisher on the Application Insights component.
 //
 // The optional deployer (a person or pipeline) gets what publishing and the runbook need:
-// Blob Data Contributor on the host storage (upload packages), Sender on the orders queue (test
+// Blob Data Contributor on the package container only (upload packages; the host's own blobs
+// and the rest of the account stay out of reach), Sender on the orders queue (test
 // and resubmitted messages), Receiver on the orders queue (its broker dead-letter queue) and on
 // the parking queue (inspect and settle parked messages), and the Cosmos DB built-in Data Reader.
 //
@@ -16,6 +18,7 @@ param appPrincipalId string
 param deployerPrincipalId string
 param deployerPrincipalType string
 param storageAccountName string
+param packageContainerName string
 param serviceBusName string
 param ordersQueueName string
 param parkingQueueName string
@@ -25,6 +28,7 @@ param cosmosDatabaseName string
 param appInsightsName string
 
 var roles = {
+  serviceBusDataOwner: '090c5cfd-751d-490a-894a-3ce6f1109419'
   serviceBusDataReceiver: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0'
   serviceBusDataSender: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39'
   storageBlobDataOwner: 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b'
@@ -51,11 +55,16 @@ var deployer = {
 }
 
 // Who gets which role where: one table per kind of scope.
+// The app's grant on the queue it triggers on is Data Owner, not Receiver: the Service Bus
+// extension's target-based scaler reads the queue's runtime properties (message count), which
+// needs Manage. With Receiver only the scaler reports itself unsupported and the fallback sees
+// at most one message, so a backlog scales out far too slowly (ADR 0008). Scoped to this one
+// queue, Manage cannot touch any other entity of the namespace.
 var queueGrants = concat([
   {
     who: app
     queue: ordersQueueName
-    role: roles.serviceBusDataReceiver
+    role: roles.serviceBusDataOwner
   }
   {
     who: app
@@ -90,12 +99,7 @@ var storageGrants = concat([
     who: app
     role: roles.storageTableDataContributor
   }
-], hasDeployer ? [
-  {
-    who: deployer
-    role: roles.storageBlobDataContributor
-  }
-] : [])
+])
 
 var cosmosGrants = concat([
   {
@@ -111,6 +115,16 @@ var cosmosGrants = concat([
 
 resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
   name: storageAccountName
+}
+
+resource blobService 'Microsoft.Storage/storageAccounts/blobServices@2023-05-01' existing = {
+  parent: storage
+  name: 'default'
+}
+
+resource packageContainer 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' existing = {
+  parent: blobService
+  name: packageContainerName
 }
 
 resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' existing = {
@@ -154,6 +168,16 @@ resource storageRoleAssignments 'Microsoft.Authorization/roleAssignments@2022-04
     principalType: g.who.principalType
   }
 }]
+
+resource deployerPackageWriter 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (hasDeployer) {
+  name: guid(packageContainer.id, deployerPrincipalId, roles.storageBlobDataContributor)
+  scope: packageContainer
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roles.storageBlobDataContributor)
+    principalId: deployerPrincipalId
+    principalType: deployerPrincipalType
+  }
+}
 
 resource appEventsSender 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
   name: guid(eventsTopic.id, appPrincipalId, roles.serviceBusDataSender)

@@ -7,6 +7,13 @@ param name string
 param location string
 param tags object
 
+@allowed([
+  'Enabled'
+  'Disabled'
+])
+@description('Disabled when the account is reached through private endpoints (main.bicep vnetEnabled).')
+param publicNetworkAccess string = 'Enabled'
+
 @description('Blob container that holds the app packages: releases/<version>.zip and current.zip on Elastic Premium, the Flex Consumption deployment package otherwise.')
 param packageContainerName string = 'app-package'
 
@@ -24,7 +31,11 @@ resource account 'Microsoft.Storage/storageAccounts@2023-05-01' = {
     defaultToOAuthAuthentication: true
     minimumTlsVersion: 'TLS1_2'
     supportsHttpsTrafficOnly: true
-    publicNetworkAccess: 'Enabled'
+    publicNetworkAccess: publicNetworkAccess
+    networkAcls: {
+      defaultAction: publicNetworkAccess == 'Disabled' ? 'Deny' : 'Allow'
+      bypass: 'None'
+    }
   }
 }
 

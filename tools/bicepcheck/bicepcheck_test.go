@@ -2,6 +2,7 @@ package bicepcheck
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,5 +150,45 @@ func TestParametersFileMatchesMainBicep(t *testing.T) {
 		if !declared[name] {
 			t.Errorf("main.parameters.json sets %s, which main.bicep does not declare", name)
 		}
+	}
+	for _, problem := range azdMappingProblems(data) {
+		t.Error(problem)
+	}
+}
+
+// azdEnvironment are the parameters azd must fill from its environment: a CI pipeline signed in
+// as a service principal sets AZURE_PRINCIPAL_TYPE=ServicePrincipal, or its role assignments
+// would be created with principalType User and fail.
+var azdEnvironment = map[string]string{
+	"deployerPrincipalId":   "AZURE_PRINCIPAL_ID",
+	"deployerPrincipalType": "AZURE_PRINCIPAL_TYPE",
+	"vnetEnabled":           "VNET_ENABLED",
+}
+
+func azdMappingProblems(data []byte) []string {
+	var file struct {
+		Parameters map[string]struct {
+			Value any `json:"value"`
+		} `json:"parameters"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, param := range sortedKeys(azdEnvironment) {
+		v, _ := file.Parameters[param].Value.(string)
+		if !strings.HasPrefix(v, "${"+azdEnvironment[param]+"}") && !strings.HasPrefix(v, "${"+azdEnvironment[param]+"=") {
+			out = append(out, fmt.Sprintf("main.parameters.json: %s must come from the azd environment value %s, got %q", param, azdEnvironment[param], v))
+		}
+	}
+	return out
+}
+
+func TestAzdMappingCatchesAFixedPrincipalType(t *testing.T) {
+	broken := `{"parameters": {"deployerPrincipalId": {"value": "${AZURE_PRINCIPAL_ID}"},
+		"deployerPrincipalType": {"value": "User"}, "vnetEnabled": {"value": "${VNET_ENABLED=false}"}}}`
+	got := azdMappingProblems([]byte(broken))
+	if len(got) != 1 || !strings.Contains(got[0], "deployerPrincipalType must come from the azd environment value AZURE_PRINCIPAL_TYPE") {
+		t.Fatalf("problems = %q", got)
 	}
 }

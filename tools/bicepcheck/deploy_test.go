@@ -9,18 +9,43 @@ import (
 	"testing"
 )
 
-// The deployment scripts run against stand-ins for az, go, git and func that log their
-// arguments, so the order of the real calls (upload, restart, trigger sync) and the package
-// contents are checked without Azure.
+// The deployment scripts run against stand-ins for az, go, git, func, curl and sleep that log
+// their arguments, so the order of the real calls (upload, restart, trigger sync, health
+// checks), the retries and back-off, and the package contents are checked without Azure.
+// FAKE_* variables script the answers: FAKE_DENY_UPLOADS uploads fail first (with
+// FAKE_UPLOAD_ERROR, a 403 by default), FAKE_DENY_PUBLISH Core Tools publishes fail with
+// Forbidden, FAKE_PRINCIPAL_NOT_FOUND deployments fail with
+// PrincipalNotFound (FAKE_DEPLOY_ERROR replaces that text), FAKE_HEALTH lists the home page's
+// status codes in turn (the last one repeats), FAKE_FUNCTIONS is how many functions the
+// platform lists. sleep returns at once.
 
 const fakeTool = `#!/usr/bin/env bash
 echo "$(basename "$0") $*" >>"$FAKE_LOG"
+# take NAME: how many times NAME happened, this time included.
+take() { local f="$FAKE_DIR/count-$1" n; n=$(( $(cat "$f" 2>/dev/null || echo 0) + 1 )); echo "$n" >"$f"; echo "$n"; }
 case "$(basename "$0") $*" in
+"sleep"*) ;;
+"curl"*)
+  read -r -a codes <<<"${FAKE_HEALTH:-200}"
+  n=$(take curl); i=$(( n <= ${#codes[@]} ? n - 1 : ${#codes[@]} - 1 ))
+  printf '%s' "${codes[$i]}" ;;
+"func azure functionapp publish"*)
+  if [ "$(take func)" -le "${FAKE_DENY_PUBLISH:-0}" ]; then echo "Error uploading archive (Forbidden)." >&2; exit 1; fi ;;
 "az functionapp list"*) echo rg-test ;;
+"az functionapp show"*defaultHostName*) echo func-x.azurewebsites.net ;;
 "az functionapp show"*) printf '%s\n' /subscriptions/s/resourceGroups/rg-test/providers/Microsoft.Web/sites/func-x "$FAKE_PLAN" stpackages app-package ;;
+"az functionapp function list"*) for i in $(seq "${FAKE_FUNCTIONS:-3}"); do echo "func-x/F$i"; done ;;
+"az deployment group create"*)
+  if [ "$(take deploy)" -le "${FAKE_PRINCIPAL_NOT_FOUND:-0}" ]; then
+    echo "${FAKE_DEPLOY_ERROR:-ERROR: PrincipalNotFound: Principal 1234 does not exist in the directory 5678.}" >&2; exit 1
+  fi ;;
+"az deployment group show"*) echo func-x ;;
 "az cloud show"*) echo https://management.azure.com/ ;;
 "az storage blob list"*) printf 'releases/20260101T000000Z-abc1234.zip\n' ;;
 "az storage blob upload"*)
+  if [ "$(take upload)" -le "${FAKE_DENY_UPLOADS:-0}" ]; then
+    echo "${FAKE_UPLOAD_ERROR:-ErrorCode:AuthorizationPermissionMismatch (HTTP 403) This request is not authorized to perform this operation using this permission.}" >&2; exit 1
+  fi
   while [ $# -gt 0 ]; do [ "$1" = --file ] && cp "$2" "$FAKE_DIR/uploaded-$(basename "$2")"; shift; done ;;
 "az storage blob download"*)
   while [ $# -gt 0 ]; do [ "$1" = --file ] && cp "$FAKE_DIR/release.zip" "$2"; shift; done ;;
@@ -36,8 +61,10 @@ type deployRun struct {
 	log string
 }
 
+// newDeployRun marks the test parallel: each run has its own copy and its own fakes.
 func newDeployRun(t *testing.T) *deployRun {
 	t.Helper()
+	t.Parallel()
 	if _, err := exec.LookPath("zip"); err != nil {
 		t.Skip("zip is not installed")
 	}
@@ -47,11 +74,11 @@ func newDeployRun(t *testing.T) *deployRun {
 	for _, fn := range fns {
 		copyFile(t, fn, filepath.Join(dir, filepath.Base(filepath.Dir(fn)), "function.json"))
 	}
-	for _, s := range []string{"lib.sh", "publish.sh", "rollback.sh"} {
+	for _, s := range []string{"lib.sh", "publish.sh", "rollback.sh", "deploy.sh"} {
 		copyFile(t, filepath.Join(repoRoot, "bicep", "deploy", s), filepath.Join(dir, "bicep", "deploy", s))
 	}
 	fake := filepath.Join(dir, "fake")
-	for _, tool := range []string{"az", "go", "git", "func"} {
+	for _, tool := range []string{"az", "go", "git", "func", "curl", "sleep"} {
 		if err := os.MkdirAll(fake, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -63,10 +90,16 @@ func newDeployRun(t *testing.T) *deployRun {
 }
 
 func (r *deployRun) run(plan, script string, args ...string) (string, error) {
+	return r.runEnv(nil, plan, script, args...)
+}
+
+// runEnv runs a script with extra environment variables (FAKE_* answers, budgets).
+func (r *deployRun) runEnv(env []string, plan, script string, args ...string) (string, error) {
 	cmd := exec.Command("bash", append([]string{filepath.Join(r.dir, "bicep", "deploy", script)}, args...)...)
-	cmd.Env = append(os.Environ(),
+	cmd.Dir = r.dir
+	cmd.Env = append(append(os.Environ(),
 		"PATH="+filepath.Join(r.dir, "fake")+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"FAKE_LOG="+r.log, "FAKE_DIR="+r.dir, "FAKE_PLAN="+plan)
+		"FAKE_LOG="+r.log, "FAKE_DIR="+r.dir, "FAKE_PLAN="+plan), env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

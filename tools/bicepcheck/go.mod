@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/tree-sitter-grammars/tree-sitter-bicep v1.1.0
 	github.com/tree-sitter/go-tree-sitter v0.25.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require github.com/mattn/go-pointer v0.0.1 // indirect

@@ -21,6 +21,7 @@ const (
 	KindNull
 	KindObject
 	KindArray
+	KindTernary // cond ? Items[0] : Items[1]; Cond is the condition's source text
 )
 
 // Value is a Bicep expression reduced to literals, objects and arrays. Text is always the
@@ -29,6 +30,7 @@ type Value struct {
 	Kind  Kind
 	Text  string
 	Str   string // the content of a literal string without interpolation
+	Cond  string // KindTernary only
 	Props []Prop
 	Items []*Value
 	Key   string // the object key this value is assigned to, if any
@@ -121,6 +123,7 @@ type File struct {
 	Params    []Param
 	Strings   []*Value // every literal string in the file, in source order
 	Calls     []Call   // every function call, in source order
+	Objects   []*Value // every object literal in the file, nested ones included, in source order
 	Syntax    []Finding
 }
 

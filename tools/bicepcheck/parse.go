@@ -215,6 +215,7 @@ func (r *reader) value(n *sitter.Node) *Value {
 		v.Kind = KindNull
 	case "object":
 		v.Kind = KindObject
+		r.file.Objects = append(r.file.Objects, v)
 		for i := uint(0); i < n.NamedChildCount(); i++ {
 			p := n.NamedChild(i)
 			if p.Kind() != "object_property" || p.NamedChildCount() == 0 {
@@ -242,6 +243,15 @@ func (r *reader) value(n *sitter.Node) *Value {
 				v.Items = append(v.Items, r.value(c))
 			}
 		}
+	case "ternary_expression":
+		cond, then, alt := n.ChildByFieldName("condition"), n.ChildByFieldName("consequence"), n.ChildByFieldName("alternative")
+		if cond == nil || then == nil || alt == nil {
+			r.walkStrings(n)
+			return v
+		}
+		r.walkStrings(cond)
+		v.Kind, v.Cond = KindTernary, r.text(cond)
+		v.Items = []*Value{r.value(then), r.value(alt)}
 	case "parenthesized_expression":
 		if n.NamedChildCount() == 1 {
 			return r.value(n.NamedChild(0))

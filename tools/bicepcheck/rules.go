@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ordersink/orders-consumer/tools/bicepcheck/appconfig"
+	"github.com/ordersink/orders-consumer/tools/bicepcheck/isoduration"
 )
 
 // Rule ids.
@@ -51,6 +52,12 @@ var Rules = []Rule{
 	{RuleRoles, "every role id is a known least-privilege built-in role, under the right name, on an explicit narrow scope", checkRoles},
 	{RuleAppSettings, "app settings give every function.json connection its identity-based settings and hold no key", checkAppSettings},
 	{RuleEntities, "every queue, topic and container a function.json names is declared", checkEntities},
+	{RuleFlexSiteConfig, "a site that can run on Flex Consumption sends Flex only the siteConfig properties Flex accepts", checkFlexSiteConfig},
+	{RuleScaler, "the app holds Service Bus Data Owner on its trigger queue (target-based scaling) and nowhere else", checkScaler},
+	{RuleAlerts, "the parking queue's ActiveMessages metric (never sampled) has an alert", checkAlerts},
+	{RuleNetwork, "vnetEnabled exists; private endpoints for blob, queue, table and Cosmos DB each have a DNS zone group, zones are linked, public access follows the switch, the site integrates, the subnet delegation matches the plan", checkNetwork},
+	{RuleIndexing, "the orders container indexes only the paths a query filters on (/orderId/?, /type/?) and excludes /*", checkIndexing},
+	{RuleLocalStack, "local/compose.yaml parses and runs every emulator on loopback; the Service Bus emulator declares every Bicep queue and topic with the same duplicate detection, delivery count and lock, and every function.json entity", checkLocalStack},
 }
 
 func checkSyntax(p *Project) []Finding {
@@ -127,23 +134,8 @@ func durationBetween(q located, prop string, props *Value, min, max int) []Findi
 	return nil
 }
 
-var isoDuration = regexp.MustCompile(`^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$`)
-
-func isoSeconds(s string) (int, bool) {
-	m := isoDuration.FindStringSubmatch(s)
-	if m == nil || s == "P" || strings.HasSuffix(s, "T") {
-		return 0, false
-	}
-	total := 0
-	for i, unit := range []int{86400, 3600, 60, 1} {
-		if m[i+1] != "" {
-			var n int
-			fmt.Sscan(m[i+1], &n)
-			total += n * unit
-		}
-	}
-	return total, true
-}
+// isoSeconds reads an ISO 8601 duration (package isoduration).
+func isoSeconds(s string) (int, bool) { return isoduration.Seconds(s) }
 
 func checkPartitionKey(p *Project) []Finding {
 	var out []Finding
@@ -218,8 +210,11 @@ func hasDecorator(decorators []string, name string) bool {
 }
 
 // builtinRoles are the role definitions the deployment may assign, each under the one variable
-// key allowed to hold it. Owner, Contributor and the Data Owner roles are absent on purpose.
+// key allowed to hold it. Owner, Contributor and Cosmos/storage-wide owner roles are absent on
+// purpose; Service Bus Data Owner is here only for the trigger queue's scaler (RuleScaler
+// checks where it goes).
 var builtinRoles = map[string]struct{ name, key string }{
+	"090c5cfd-751d-490a-894a-3ce6f1109419": {"Azure Service Bus Data Owner", "serviceBusDataOwner"},
 	"4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0": {"Azure Service Bus Data Receiver", "serviceBusDataReceiver"},
 	"69a216fc-b8fb-44d8-bc22-1f3c2cd27a39": {"Azure Service Bus Data Sender", "serviceBusDataSender"},
 	"b7e6dc6d-f1e8-4753-8033-0f276bb0955b": {"Storage Blob Data Owner", "storageBlobDataOwner"},
@@ -264,6 +259,9 @@ func checkRoles(p *Project) []Finding {
 				out = append(out, l.finding(RuleRoles, "role assignment %s has no scope, so it applies to the whole resource group", r.Symbol))
 			case scopeType(f, scope) == typeNamespace:
 				out = append(out, l.finding(RuleRoles, "role assignment %s is scoped to the whole Service Bus namespace; scope it to the queue or topic", r.Symbol))
+			}
+			if strings.Contains(textOf(r.Body.Get("properties", "roleDefinitionId")), "storageBlobDataContributor") && scope != nil && scopeType(f, scope) == typeStorage {
+				out = append(out, l.finding(RuleRoles, "role assignment %s gives Blob Data Contributor on the whole storage account; publishing needs it on the package container only", r.Symbol))
 			}
 			if r.Body.Get("properties", "roleDefinitionId") == nil {
 				out = append(out, l.finding(RuleRoles, "role assignment %s has no roleDefinitionId", r.Symbol))

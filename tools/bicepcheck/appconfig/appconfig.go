@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/ordersink/orders-consumer/tools/bicepcheck/funcpack"
 )
 
 // App is the configuration of one function app root.
@@ -21,6 +23,10 @@ type App struct {
 	Functions     []Function
 	LocalSettings *LocalSettings // nil when the file does not exist
 	FuncIgnore    []string       // lines of .funcignore; nil when the file does not exist
+	// Files are the files under Root that Core Tools considers for the package, plus the
+	// binaries the Makefile and go build write into bin/ (they may exist on a developer's
+	// machine but not in a clean checkout).
+	Files []string
 }
 
 // Host is the part of host.json the checks read.
@@ -38,6 +44,14 @@ type Host struct {
 		ID      string `json:"id"`
 		Version string `json:"version"`
 	} `json:"extensionBundle"`
+	Logging struct {
+		ApplicationInsights struct {
+			SamplingSettings *struct {
+				IsEnabled     *bool  `json:"isEnabled"`
+				ExcludedTypes string `json:"excludedTypes"`
+			} `json:"samplingSettings"`
+		} `json:"applicationInsights"`
+	} `json:"logging"`
 	Extensions struct {
 		ServiceBus struct {
 			AutoCompleteMessages *bool `json:"autoCompleteMessages"`
@@ -150,7 +164,34 @@ func Load(root string) (*App, error) {
 			}
 		}
 	}
+	if app.Files, err = packageCandidates(root); err != nil {
+		return nil, err
+	}
 	return app, nil
+}
+
+// packageCandidates lists what Core Tools would walk under root, plus bin/<name> for every
+// command the repository builds (cmd/*, testbed/cmd/*, tools/*/cmd/*) and bin/handler.
+func packageCandidates(root string) ([]string, error) {
+	files, err := funcpack.Candidates(root)
+	if err != nil {
+		return nil, fmt.Errorf("list the files under %s: %w", root, err)
+	}
+	built := map[string]bool{ExecutablePath: true}
+	for _, pattern := range []string{"cmd/*", "testbed/cmd/*", "tools/*/cmd/*"} {
+		dirs, _ := filepath.Glob(filepath.Join(root, pattern))
+		for _, d := range dirs {
+			built["bin/"+filepath.Base(d)] = true
+		}
+	}
+	for _, f := range files {
+		delete(built, f)
+	}
+	for b := range built {
+		files = append(files, b)
+	}
+	sort.Strings(files)
+	return files, nil
 }
 
 // Function returns the function with the given name, or nil.

@@ -48,6 +48,8 @@ func TestCheckCatchesEachBreak(t *testing.T) {
 		{"forwarding on", RuleHost, func(a *App) { a.Host.CustomHandler.EnableForwardingHTTPRequest = true }},
 		{"old bundle", RuleHost, func(a *App) { a.Host.ExtensionBundle.Version = "[3.*, 4.0.0)" }},
 		{"auto-complete off in host.json", RuleHost, func(a *App) { a.Host.Extensions.ServiceBus.AutoCompleteMessages = ptr(false) }},
+		{"traces sampled", RuleHost, func(a *App) { a.Host.Logging.ApplicationInsights.SamplingSettings = nil }},
+		{"traces sampled, requests kept", RuleHost, func(a *App) { a.Host.Logging.ApplicationInsights.SamplingSettings.ExcludedTypes = "Request;Exception" }},
 		{"ProcessOrder missing", RuleFunctions, func(a *App) { a.Functions = withoutFunction(a.Functions, "ProcessOrder") }},
 		{"trigger on another queue", RuleFunctions, func(a *App) { a.Function("ProcessOrder").Trigger().QueueName = "orders-v2" }},
 		{"connection string name", RuleFunctions, func(a *App) { a.Function("ProcessOrder").Trigger().Connection = "AzureWebJobsServiceBus" }},
@@ -85,9 +87,25 @@ func TestCheckCatchesEachBreak(t *testing.T) {
 		{"storage connection string", RuleSecrets, func(a *App) {
 			a.LocalSettings.Values["AzureWebJobsStorage"] = "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=c2VjcmV0"
 		}},
+		{"Service Bus connection string off the emulator", RuleSecrets, func(a *App) {
+			a.LocalSettings.Values["ServiceBusConnection"] = "Endpoint=sb://prod.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;"
+		}},
+		{"Cosmos connection string with the emulator key to Azure", RuleSecrets, func(a *App) {
+			a.LocalSettings.Values["CosmosDBConnection"] = "AccountEndpoint=https://prod.documents.azure.com:443/;AccountKey=" + EmulatorKey + ";"
+		}},
+		{"Cosmos connection string with a real key", RuleSecrets, func(a *App) {
+			a.LocalSettings.Values["CosmosDBConnection"] = "AccountEndpoint=https://localhost:8081/;AccountKey=" + strings.Repeat("B", 86) + "==;"
+		}},
 		{"some other secret", RuleSecrets, func(a *App) { a.LocalSettings.Values["PAYMENT_API_KEY"] = "sk-live-123" }},
-		{"sources shipped", RuleFuncIgnore, func(a *App) { a.FuncIgnore = withoutLine(a.FuncIgnore, "*.go") }},
-		{"executable excluded", RuleFuncIgnore, func(a *App) { a.FuncIgnore = append(a.FuncIgnore, "bin/") }},
+		// The exclusion list this repository shipped before: with Core Tools' matcher, *.go
+		// misses internal/**.go and nothing keeps tool binaries out of bin/.
+		{"sources shipped by an exclusion list", RuleFuncIgnore, func(a *App) {
+			a.FuncIgnore = []string{".git*", "local.settings.json", "*.go", "go.mod", "go.sum", "cmd", "cosmos", "/handler/", "orders", "testbed", "tools", "bin/*.exe"}
+		}},
+		{"everything shipped", RuleFuncIgnore, func(a *App) { a.FuncIgnore = []string{} }},
+		{"executable excluded", RuleFuncIgnore, func(a *App) { a.FuncIgnore = withoutLine(a.FuncIgnore, "!bin/handler") }},
+		{"function.json excluded", RuleFuncIgnore, func(a *App) { a.FuncIgnore = withoutLine(a.FuncIgnore, "!*/function.json") }},
+		{"no .funcignore", RuleFuncIgnore, func(a *App) { a.FuncIgnore = nil }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,7 +5,10 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"sort"
 	"strings"
+
+	"github.com/ordersink/orders-consumer/tools/bicepcheck/funcpack"
 )
 
 // The names the contract and the deployment fix. Changing one means changing
@@ -92,6 +95,36 @@ func (c *checker) host() {
 	if a := h.Extensions.ServiceBus.AutoCompleteMessages; a != nil && !*a {
 		c.addf(RuleHost, file, "extensions.serviceBus.autoCompleteMessages is false: a custom handler cannot settle messages, so nothing would ever complete them")
 	}
+	c.sampling(file)
+}
+
+// sampling checks that Application Insights never samples away a trace: the handler's stdout
+// lines arrive as traces, and the hash-mismatch alert and the runbook's queries count them. The
+// host samples adaptively (about 20 items/s) unless a type is excluded; setting excludedTypes
+// replaces the default "Request;Exception", so those two must stay listed.
+func (c *checker) sampling(file string) {
+	s := c.app.Host.Logging.ApplicationInsights.SamplingSettings
+	if s != nil && s.IsEnabled != nil && !*s.IsEnabled {
+		return
+	}
+	var excluded []string
+	if s != nil {
+		excluded = strings.Split(s.ExcludedTypes, ";")
+	}
+	for _, want := range []string{"Trace", "Request", "Exception"} {
+		if !containsFold(excluded, want) {
+			c.addf(RuleHost, file, "logging.applicationInsights.samplingSettings.excludedTypes lacks %s: adaptive sampling would drop %s telemetry (traces carry the handler's outcome lines the hash-mismatch alert and the runbook count)", want, strings.ToLower(want))
+		}
+	}
+}
+
+func containsFold(list []string, s string) bool {
+	for _, v := range list {
+		if strings.EqualFold(strings.TrimSpace(v), s) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *checker) functions() {
@@ -256,12 +289,40 @@ func (c *checker) localSecrets(file string, values map[string]string) {
 			if v != "" && !isLoopback(values["COSMOS_ENDPOINT"]) {
 				c.addf(RuleSecrets, file, "COSMOS_KEY is set but COSMOS_ENDPOINT %q is not a loopback emulator", values["COSMOS_ENDPOINT"])
 			}
+		case isEmulatorConnection(v):
+			// The Service Bus emulator's and the Cosmos DB emulator's published local values.
 		case strings.Contains(v, "AccountKey=") || strings.Contains(v, "SharedAccessKey="):
-			c.addf(RuleSecrets, file, "%s holds a connection string with a key; use identity-based settings (%s__...)", name, name)
+			c.addf(RuleSecrets, file, "%s holds a connection string with a key that is not an emulator's published one on a loopback endpoint; use identity-based settings (%s__...)", name, name)
 		case v != "" && (strings.Contains(upper, "KEY") || strings.Contains(upper, "SECRET") || strings.Contains(upper, "PASSWORD")):
 			c.addf(RuleSecrets, file, "%s looks like a secret; local.settings.json may hold only the emulator key", name)
 		}
 	}
+}
+
+// EmulatorServiceBusKey is the placeholder key Microsoft's Service Bus emulator accepts
+// (connection strings with UseDevelopmentEmulator=true).
+const EmulatorServiceBusKey = "SAS_KEY_VALUE"
+
+// isEmulatorConnection accepts exactly the connection strings of the local emulators: the
+// Service Bus emulator's (UseDevelopmentEmulator=true, its placeholder key, a loopback host)
+// and the Cosmos DB emulator's (its well-known key, a loopback endpoint).
+func isEmulatorConnection(v string) bool {
+	parts := map[string]string{}
+	for _, kv := range strings.Split(v, ";") {
+		if k, val, ok := strings.Cut(kv, "="); ok {
+			parts[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(val)
+		}
+	}
+	if strings.EqualFold(parts["usedevelopmentemulator"], "true") {
+		return parts["sharedaccesskey"] == EmulatorServiceBusKey && isLoopback(parts["endpoint"])
+	}
+	if k, ok := parts["accountkey"]; ok {
+		// The key ends in "==", which the split on "=" cut off.
+		key := v[strings.Index(v, "AccountKey=")+len("AccountKey="):]
+		key, _, _ = strings.Cut(key, ";")
+		return k != "" && key == EmulatorKey && isLoopback(parts["accountendpoint"])
+	}
+	return false
 }
 
 func isLoopback(endpoint string) bool {
@@ -277,25 +338,43 @@ func isLoopback(endpoint string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// funcIgnore checks that the package Core Tools zips holds the app and nothing private.
+// funcIgnore computes the package `func azure functionapp publish` would upload, with Core
+// Tools' own .funcignore matcher (package funcpack), and requires exactly host.json, the
+// executable and every function.json.
 func (c *checker) funcIgnore() {
 	file := filepath.Join(c.app.Root, ".funcignore")
 	if c.app.FuncIgnore == nil {
-		c.addf(RuleFuncIgnore, file, "missing: func azure functionapp publish would upload sources and local.settings.json")
+		c.addf(RuleFuncIgnore, file, "missing: func azure functionapp publish would upload every source file")
 		return
 	}
-	has := map[string]bool{}
-	for _, l := range c.app.FuncIgnore {
-		has[strings.TrimSuffix(strings.TrimPrefix(l, "/"), "/")] = true
+	ig, err := funcpack.ParseIgnore(strings.Join(c.app.FuncIgnore, "\n"))
+	if err != nil {
+		c.addf(RuleFuncIgnore, file, "%v", err)
+		return
 	}
-	for _, want := range []string{"local.settings.json", "*.go"} {
-		if !has[want] {
-			c.addf(RuleFuncIgnore, file, "does not exclude %s", want)
+	want := map[string]bool{"host.json": true, ExecutablePath: true}
+	for _, fn := range c.app.Functions {
+		want[fn.Name+"/function.json"] = true
+	}
+	packaged := map[string]bool{}
+	for _, f := range funcpack.Package(c.app.Files, ig) {
+		packaged[f] = true
+		if !want[f] {
+			c.addf(RuleFuncIgnore, file, "Core Tools would package %s, which the host does not run (patterns are anchored at the path start and * stays inside one folder)", f)
 		}
 	}
-	for _, bad := range []string{"host.json", "bin", "bin/*", ExecutablePath, "*.json"} {
-		if has[bad] {
-			c.addf(RuleFuncIgnore, file, "excludes %s, which the app needs at run time", bad)
+	for _, f := range sortedKeys(want) {
+		if !packaged[f] {
+			c.addf(RuleFuncIgnore, file, "Core Tools would leave %s out of the package; the host needs it", f)
 		}
 	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

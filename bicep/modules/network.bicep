@@ -1,0 +1,157 @@
+// Private networking (main.bicep vnetEnabled = true): a virtual network whose "app" subnet
+// carries the function app's outbound traffic (VNet integration, both plans), private endpoints
+// for the host storage (blob, queue, table: the host uses all three) and Cosmos DB, and the
+// private DNS zones that make their public names resolve to those endpoints inside the network.
+// storage.bicep and cosmos.bicep switch public network access off when this module is on.
+//
+// Service Bus stays on its public endpoint: private endpoints need the Premium tier (about
+// 20 times the Standard price). It accepts only Entra-authenticated clients (local auth off,
+// roles on single queues), which is what protects it; see docs/deploy.md#private-networking.
+param name string
+param location string
+param tags object
+
+@allowed([
+  'ElasticPremium'
+  'FlexConsumption'
+])
+param hostingPlan string
+param storageAccountName string
+param cosmosAccountName string
+
+@description('Address space of the network; the app subnet is its first /24, the private endpoints its second.')
+param addressPrefix string = '10.40.0.0/16'
+
+var isFlex = hostingPlan == 'FlexConsumption'
+
+resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
+  name: storageAccountName
+}
+
+resource cosmos 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' existing = {
+  name: cosmosAccountName
+}
+
+resource vnet 'Microsoft.Network/virtualNetworks@2023-11-01' = {
+  name: name
+  location: location
+  tags: tags
+  properties: {
+    addressSpace: {
+      addressPrefixes: [
+        addressPrefix
+      ]
+    }
+    subnets: [
+      {
+        name: 'app'
+        properties: {
+          addressPrefix: cidrSubnet(addressPrefix, 24, 0)
+          // Flex Consumption integrates through Container Apps environments, Elastic Premium
+          // through App Service server farms: the delegation must match the plan.
+          delegations: [
+            {
+              name: 'app'
+              properties: {
+                serviceName: isFlex ? 'Microsoft.App/environments' : 'Microsoft.Web/serverFarms'
+              }
+            }
+          ]
+        }
+      }
+      {
+        name: 'private-endpoints'
+        properties: {
+          addressPrefix: cidrSubnet(addressPrefix, 24, 1)
+          privateEndpointNetworkPolicies: 'Disabled'
+        }
+      }
+    ]
+  }
+}
+
+// One private endpoint per service the app reaches, each with its DNS zone.
+var endpoints = [
+  {
+    name: 'blob'
+    target: storage.id
+    groupId: 'blob'
+    zone: 'privatelink.blob.${environment().suffixes.storage}'
+  }
+  {
+    name: 'queue'
+    target: storage.id
+    groupId: 'queue'
+    zone: 'privatelink.queue.${environment().suffixes.storage}'
+  }
+  {
+    name: 'table'
+    target: storage.id
+    groupId: 'table'
+    zone: 'privatelink.table.${environment().suffixes.storage}'
+  }
+  {
+    name: 'cosmos'
+    target: cosmos.id
+    groupId: 'Sql'
+    zone: 'privatelink.documents.azure.com'
+  }
+]
+
+resource zones 'Microsoft.Network/privateDnsZones@2020-06-01' = [for e in endpoints: {
+  name: e.zone
+  location: 'global'
+  tags: tags
+}]
+
+resource zoneLinks 'Microsoft.Network/privateDnsZones/virtualNetworkLinks@2020-06-01' = [for (e, i) in endpoints: {
+  parent: zones[i]
+  name: '${name}-link'
+  location: 'global'
+  tags: tags
+  properties: {
+    registrationEnabled: false
+    virtualNetwork: {
+      id: vnet.id
+    }
+  }
+}]
+
+resource privateEndpoints 'Microsoft.Network/privateEndpoints@2023-11-01' = [for e in endpoints: {
+  name: 'pe-${e.name}-${name}'
+  location: location
+  tags: tags
+  properties: {
+    subnet: {
+      id: resourceId('Microsoft.Network/virtualNetworks/subnets', vnet.name, 'private-endpoints')
+    }
+    privateLinkServiceConnections: [
+      {
+        name: e.name
+        properties: {
+          privateLinkServiceId: e.target
+          groupIds: [
+            e.groupId
+          ]
+        }
+      }
+    ]
+  }
+}]
+
+resource zoneGroups 'Microsoft.Network/privateEndpoints/privateDnsZoneGroups@2023-11-01' = [for (e, i) in endpoints: {
+  parent: privateEndpoints[i]
+  name: 'default'
+  properties: {
+    privateDnsZoneConfigs: [
+      {
+        name: e.name
+        properties: {
+          privateDnsZoneId: zones[i].id
+        }
+      }
+    ]
+  }
+}]
+
+output appSubnetId string = resourceId('Microsoft.Network/virtualNetworks/subnets', vnet.name, 'app')

@@ -1,0 +1,159 @@
+package bicepcheck
+
+import (
+	"strings"
+	"testing"
+)
+
+// The first publish after `azd up` races the role assignments the same deployment made:
+// publish.sh must wait them out (bounded), say so, and report success only once the app runs.
+
+func TestPublishRetriesUploadWhileRolePropagates(t *testing.T) {
+	r := newDeployRun(t)
+	out, err := r.runEnv([]string{"FAKE_DENY_UPLOADS=3"}, "ElasticPremium", "publish.sh", "func-x")
+	if err != nil {
+		t.Fatalf("publish.sh: %v\n%s", err, out)
+	}
+	if got := len(r.calls("az storage blob upload")); got != 5 {
+		t.Errorf("%d uploads, want 3 refused + releases/ + current.zip", got)
+	}
+	if got := strings.Join(r.calls("sleep"), ","); got != "sleep 10,sleep 20,sleep 40" {
+		t.Errorf("back-off = %s, want sleep 10,20,40", got)
+	}
+	if !strings.Contains(out, "new role assignments take minutes to propagate, retrying in 10s") {
+		t.Errorf("the retry is not explained on screen:\n%s", out)
+	}
+	if !strings.Contains(out, "func-x is running") {
+		t.Errorf("no health confirmation:\n%s", out)
+	}
+}
+
+func TestPublishGivesUpWhenTheRoleNeverArrives(t *testing.T) {
+	r := newDeployRun(t)
+	out, err := r.runEnv([]string{"FAKE_DENY_UPLOADS=1000", "ROLE_WAIT_SECONDS=120"}, "ElasticPremium", "publish.sh", "func-x")
+	if err == nil {
+		t.Fatalf("publish.sh succeeded without the role:\n%s", out)
+	}
+	// 10+20+40+60 = 130 >= 120: four waits, five attempts, then it stops.
+	if got := len(r.calls("az storage blob upload")); got != 5 {
+		t.Errorf("%d upload attempts, want 5 within a 120 s budget", got)
+	}
+	if !strings.Contains(out, "still refused (401/403) after 130s") {
+		t.Errorf("no clear final error:\n%s", out)
+	}
+	if len(r.calls("az functionapp restart")) != 0 {
+		t.Error("restarted the app although nothing was uploaded")
+	}
+}
+
+func TestPublishDoesNotRetryOtherFailures(t *testing.T) {
+	r := newDeployRun(t)
+	out, err := r.runEnv([]string{"FAKE_DENY_UPLOADS=1", "FAKE_UPLOAD_ERROR=ErrorCode:ContainerNotFound (HTTP 404)"}, "ElasticPremium", "publish.sh", "func-x")
+	if err == nil || !strings.Contains(out, "not an authorization error") {
+		t.Fatalf("err %v, output:\n%s", err, out)
+	}
+	if got := len(r.calls("az storage blob upload")); got != 1 {
+		t.Errorf("%d upload attempts for a 404, want 1", got)
+	}
+}
+
+func TestFlexPublishRetriesCoreToolsOn403(t *testing.T) {
+	r := newDeployRun(t)
+	out, err := r.runEnv([]string{"FAKE_DENY_PUBLISH=1"}, "FlexConsumption", "publish.sh", "func-x", "rg-test")
+	if err != nil {
+		t.Fatalf("publish.sh: %v\n%s", err, out)
+	}
+	if got := r.calls("func "); len(got) != 2 {
+		t.Errorf("func calls = %q, want one refused and one retry", got)
+	}
+	if len(r.calls("curl")) == 0 {
+		t.Error("Flex publish did not wait for the app's health")
+	}
+}
+
+func TestPublishWaitsForTheHostToRun(t *testing.T) {
+	r := newDeployRun(t)
+	out, err := r.runEnv([]string{"FAKE_HEALTH=503 503 200"}, "ElasticPremium", "publish.sh", "func-x")
+	if err != nil {
+		t.Fatalf("publish.sh: %v\n%s", err, out)
+	}
+	if got := len(r.calls("curl")); got != 3 {
+		t.Errorf("%d health checks, want 3 (503, 503, 200)", got)
+	}
+	if !strings.Contains(out, "host answers HTTP 503, 3 of 3 functions listed") {
+		t.Errorf("the wait is not shown:\n%s", out)
+	}
+}
+
+func TestPublishFailsWhenTheHostNeverRuns(t *testing.T) {
+	r := newDeployRun(t)
+	out, err := r.runEnv([]string{"FAKE_HEALTH=503", "HEALTH_WAIT_SECONDS=45"}, "ElasticPremium", "publish.sh", "func-x")
+	if err == nil || !strings.Contains(out, "is not healthy after 45s") {
+		t.Fatalf("err %v, output:\n%s", err, out)
+	}
+	if got := len(r.calls("curl")); got != 4 {
+		t.Errorf("%d health checks in 45 s at 15 s intervals, want 4", got)
+	}
+}
+
+func TestPublishWaitsForEveryFunctionToBeListed(t *testing.T) {
+	r := newDeployRun(t)
+	out, err := r.runEnv([]string{"FAKE_FUNCTIONS=2", "HEALTH_WAIT_SECONDS=15"}, "ElasticPremium", "publish.sh", "func-x")
+	if err == nil || !strings.Contains(out, "2 of 3 functions listed") {
+		t.Fatalf("err %v, output:\n%s", err, out)
+	}
+}
+
+// The two spellings of a principal Entra ID does not know yet: ARM's for role assignments and
+// Cosmos DB's for sqlRoleAssignments (which take no principalType that would make ARM wait).
+func TestDeployRetriesOnceOnPrincipalNotFound(t *testing.T) {
+	for _, msg := range []string{
+		"ERROR: PrincipalNotFound: Principal 1234 does not exist in the directory 5678.",
+		"ERROR: BadRequest: The provided principal ID [0c7b2f6a-5d1e-4c9a-9d4e-3f2a1b0c9d8e] was not found in the AAD tenant(s) [5678] which are associated with the customer's subscription.",
+	} {
+		t.Run(msg[7:24], func(t *testing.T) { deployRetriesOnceOn(t, msg) })
+	}
+}
+
+func deployRetriesOnceOn(t *testing.T, msg string) {
+	r := newDeployRun(t)
+	out, err := r.runEnv([]string{"FAKE_PRINCIPAL_NOT_FOUND=1", "FAKE_DEPLOY_ERROR=" + msg}, "ElasticPremium", "deploy.sh", "rg-test", "dev")
+	if err != nil {
+		t.Fatalf("deploy.sh: %v\n%s", err, out)
+	}
+	if got := len(r.calls("az deployment group create")); got != 2 {
+		t.Errorf("%d deployments, want 2", got)
+	}
+	if !strings.Contains(out, "deploying once more in 60s") || len(r.calls("sleep 60")) != 1 {
+		t.Errorf("the retry is not announced or not delayed:\n%s", out)
+	}
+	if len(r.calls("go build")) != 1 || !strings.Contains(out, "func-x is running") {
+		t.Errorf("deploy did not publish and wait for health:\n%s", out)
+	}
+}
+
+func TestDeployRetriesOnlyOnce(t *testing.T) {
+	r := newDeployRun(t)
+	out, err := r.runEnv([]string{"FAKE_PRINCIPAL_NOT_FOUND=2"}, "ElasticPremium", "deploy.sh", "rg-test", "dev")
+	if err == nil || !strings.Contains(out, "deployment failed again") {
+		t.Fatalf("err %v, output:\n%s", err, out)
+	}
+	if got := len(r.calls("az deployment group create")); got != 2 {
+		t.Errorf("%d deployments, want 2", got)
+	}
+	if len(r.calls("go build")) != 0 {
+		t.Error("published after a failed deployment")
+	}
+}
+
+func TestDeployDoesNotRetryOtherErrors(t *testing.T) {
+	r := newDeployRun(t)
+	out, err := r.runEnv([]string{"FAKE_PRINCIPAL_NOT_FOUND=1", "FAKE_DEPLOY_ERROR=ERROR: InvalidTemplate: bad"}, "ElasticPremium", "deploy.sh", "rg-test", "dev", "hostingPlan=FlexConsumption")
+	if err == nil || !strings.Contains(out, "so not retried") {
+		t.Fatalf("err %v, output:\n%s", err, out)
+	}
+	calls := r.calls("az deployment group create")
+	if len(calls) != 1 || !strings.Contains(calls[0], "environmentName=dev hostingPlan=FlexConsumption") {
+		t.Errorf("deployments = %q", calls)
+	}
+}

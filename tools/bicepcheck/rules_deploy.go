@@ -1,0 +1,194 @@
+package bicepcheck
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ordersink/orders-consumer/tools/bicepcheck/appconfig"
+)
+
+// Rule ids of the deployment-behaviour rules: what makes a template that compiles still fail
+// to provision, scale or alert.
+const (
+	RuleFlexSiteConfig = "flex-site-config"
+	RuleScaler         = "scaler-rights"
+	RuleAlerts         = "alerts"
+)
+
+const (
+	typeSite        = "Microsoft.Web/sites"
+	typeMetricAlert = "Microsoft.Insights/metricAlerts"
+)
+
+// flexSiteConfigKeys are the siteConfig properties a Flex Consumption site accepts as far as
+// Microsoft's Flex templates show. ftpsState in particular fails provisioning with ARM error
+// 51021 in the regions that enforce it.
+var flexSiteConfigKeys = map[string]bool{"minTlsVersion": true, "cors": true}
+
+func checkFlexSiteConfig(p *Project) []Finding {
+	var out []Finding
+	for _, site := range p.resources(typeSite) {
+		props := site.Body.Get("properties")
+		if props.Get("functionAppConfig") == nil {
+			continue // not a site that can be Flex Consumption
+		}
+		flex, ok := flexBranch(site.File, props.Get("siteConfig"))
+		if !ok {
+			out = append(out, site.finding(RuleFlexSiteConfig, "site %s: siteConfig is chosen by %q, not by the hosting plan (isFlex ? flexConfig : premiumConfig)", site.Symbol, props.Get("siteConfig").Cond))
+			continue
+		}
+		if flex == nil || flex.Kind != KindObject {
+			continue
+		}
+		for _, prop := range flex.Props {
+			if !flexSiteConfigKeys[prop.Key] {
+				out = append(out, site.finding(RuleFlexSiteConfig, "site %s sends siteConfig.%s to Flex Consumption, which rejects it (ARM error 51021 for ftpsState); make siteConfig depend on the plan", site.Symbol, prop.Key))
+			}
+		}
+	}
+	return out
+}
+
+// flexBranch returns the siteConfig value a Flex Consumption site gets: the value itself when it
+// is the same for every plan, or the Flex side of a ternary on the plan. ok is false for a
+// ternary on something else.
+func flexBranch(f *File, v *Value) (flex *Value, ok bool) {
+	v = f.resolve(v)
+	if v == nil || v.Kind != KindTernary {
+		return v, true
+	}
+	cond := strings.Join(strings.Fields(v.Cond), "")
+	switch {
+	case cond == "isFlex" || strings.Contains(cond, "=='FlexConsumption'"):
+		return f.resolve(v.Items[0]), true
+	case cond == "!isFlex" || strings.Contains(cond, "!='FlexConsumption'"):
+		return f.resolve(v.Items[1]), true
+	}
+	return nil, false
+}
+
+// resolve follows an identifier to the variable it names (a few steps at most).
+func (f *File) resolve(v *Value) *Value {
+	for depth := 0; v != nil && v.Kind == KindExpr && depth < 8; depth++ {
+		next := f.lookup(strings.TrimSpace(v.Text))
+		if next == nil {
+			return v
+		}
+		v = next
+	}
+	return v
+}
+
+// checkScaler reads the grant tables of the role module (objects with who/queue/role keys, the
+// convention of bicep/modules/rbac.bicep): the app identity needs Data Owner on the queue its
+// trigger reads, because the Service Bus extension's target-based scaler reads the queue's
+// runtime properties, which needs Manage; with Receiver only the scaler reports itself
+// unsupported and the fallback sees at most one message. Data Owner anywhere else is too much.
+func checkScaler(p *Project) []Finding {
+	var out []Finding
+	found := false
+	for _, f := range p.Files {
+		for _, obj := range f.Objects {
+			role := obj.Get("role")
+			if role == nil || !strings.HasSuffix(strings.TrimSpace(role.Text), ".serviceBusDataOwner") {
+				continue
+			}
+			queue, who := textOf(obj.Get("queue")), textOf(obj.Get("who"))
+			at := Finding{Rule: RuleScaler, File: f.Path, Line: obj.Line}
+			switch {
+			case who != "app":
+				at.Message = fmt.Sprintf("Service Bus Data Owner goes to %q: only the app identity needs it, for its trigger's scaler", who)
+			case !namesTriggerQueue(f, obj.Get("queue")):
+				at.Message = fmt.Sprintf("Service Bus Data Owner on %q: only the queue the trigger reads (%s) needs Manage, for the scaler", queue, appconfig.OrdersQueue)
+			default:
+				found = true
+				continue
+			}
+			out = append(out, at)
+		}
+	}
+	if !found {
+		out = append(out, Finding{Rule: RuleScaler, File: p.Files[0].Path, Line: 1, Message: fmt.Sprintf("no grant gives the app Service Bus Data Owner (roles.serviceBusDataOwner) on the %s queue: the target-based scaler needs Manage and falls back to seeing one message at a time", appconfig.OrdersQueue)})
+	}
+	return out
+}
+
+func textOf(v *Value) string {
+	if v == nil {
+		return ""
+	}
+	return strings.TrimSpace(v.Text)
+}
+
+// namesTriggerQueue accepts the literal trigger queue name or the parameter that carries it.
+func namesTriggerQueue(f *File, v *Value) bool {
+	return f.Literal(v) == appconfig.OrdersQueue || textOf(v) == "ordersQueueName"
+}
+
+// checkAlerts requires a metric alert on ActiveMessages of the parking queue: Service Bus
+// metrics are never sampled, so it fires even when Application Insights drops traces.
+func checkAlerts(p *Project) []Finding {
+	for _, a := range p.resources(typeMetricAlert) {
+		for _, c := range a.Body.Get("properties", "criteria", "allOf").itemsOrNil() {
+			if a.File.Literal(c.Get("metricName")) != "ActiveMessages" {
+				continue
+			}
+			for _, d := range c.Get("dimensions").itemsOrNil() {
+				if a.File.Literal(d.Get("name")) != "EntityName" {
+					continue
+				}
+				for _, v := range d.Get("values").itemsOrNil() {
+					if a.File.Literal(v) == appconfig.ParkingQueue || textOf(v) == "parkingQueueName" {
+						return nil
+					}
+				}
+			}
+		}
+	}
+	return []Finding{{Rule: RuleAlerts, File: p.Files[0].Path, Line: 1, Message: fmt.Sprintf("no metric alert on ActiveMessages with EntityName %s: parked orders would be noticed only through sampled traces", appconfig.ParkingQueue)}}
+}
+
+func (v *Value) itemsOrNil() []*Value {
+	if v == nil || v.Kind != KindArray {
+		return nil
+	}
+	return v.Items
+}
+
+// RuleIndexing: the orders container indexes only what a query filters on.
+const RuleIndexing = "indexing"
+
+// queriedPaths are the only paths a query of this repository filters on (cosmos.Store:
+// PartitionDocuments on orderId, Documents on type). The hot path uses point reads, batches
+// and the change feed, which need no index.
+var queriedPaths = map[string]bool{"/orderId/?": true, "/type/?": true}
+
+func checkIndexing(p *Project) []Finding {
+	c, ok := p.named(typeContainer, "orders")
+	if !ok {
+		return []Finding{{Rule: RuleIndexing, File: p.Files[0].Path, Line: 1, Message: `no Cosmos DB container named "orders" is declared`}}
+	}
+	policy := c.Body.Get("properties", "resource", "indexingPolicy")
+	if policy == nil {
+		return []Finding{c.finding(RuleIndexing, "the orders container has no indexingPolicy: by default every path is indexed and every write pays for it")}
+	}
+	var out []Finding
+	excludesAll := false
+	for _, e := range policy.Get("excludedPaths").itemsOrNil() {
+		if c.File.Literal(e.Get("path")) == "/*" {
+			excludesAll = true
+		}
+	}
+	if !excludesAll {
+		out = append(out, c.finding(RuleIndexing, "indexingPolicy.excludedPaths must hold /*: only queried paths are indexed"))
+	}
+	for _, i := range policy.Get("includedPaths").itemsOrNil() {
+		if path := c.File.Literal(i.Get("path")); !queriedPaths[path] {
+			out = append(out, c.finding(RuleIndexing, "indexingPolicy includes %s, which no query filters on (indexed: /orderId/?, /type/?)", path))
+		}
+	}
+	if mode := c.File.Literal(policy.Get("indexingMode")); mode != "consistent" {
+		out = append(out, c.finding(RuleIndexing, "indexingMode is %q, want consistent", mode))
+	}
+	return out
+}

@@ -1,0 +1,2 @@
+// want: no file declares param vnetEnabled
+param location string
