@@ -6,9 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"sort"
 
-	"github.com/gowebpki/jcs"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // HashVersion is the fingerprint rule this build computes (contract §4). It is
@@ -37,7 +36,6 @@ func fingerprint(fields map[string]json.RawMessage, version int) (string, error)
 			names = append(names, k)
 		}
 	}
-	sort.Strings(names)
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, k := range names {
@@ -50,10 +48,11 @@ func fingerprint(fields map[string]json.RawMessage, version int) (string, error)
 		b.Write(fields[k])
 	}
 	b.WriteByte('}')
-	// JCS sorts keys by UTF-16 code units, normalises numbers and strings and
-	// rejects duplicate keys at every depth.
-	canonical, err := jcs.Transform(b.Bytes())
-	if err != nil {
+	// Canonicalize sorts names by UTF-16 code units and writes numbers and
+	// strings in their RFC 8785 form. decodeObject has already refused what
+	// RFC 8785 cannot represent faithfully (ijson.go) and bounded the sort.
+	canonical := jsontext.Value(b.Bytes())
+	if err := canonical.Canonicalize(); err != nil {
 		return "", malformed("body cannot be canonicalised (RFC 8785): %v", err)
 	}
 	sum := sha256.Sum256(canonical)
