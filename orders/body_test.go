@@ -13,16 +13,17 @@ func withMember(rawMember string) string {
 	return "{" + rawMember + "," + strings.TrimPrefix(validBody, "{")
 }
 
-// members returns an object of n members whose names come in descending
-// order, so canonicalisation has all the sorting to do.
+// members returns an object of n members in ascending order of name: the
+// order that cost gowebpki/jcs the most (each name was inserted into a list
+// after a scan from its front).
 func members(n int) string {
 	var b strings.Builder
 	b.WriteByte('{')
-	for i := n - 1; i >= 0; i-- {
-		fmt.Fprintf(&b, `"k%06d":%d`, i, i)
+	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
+		fmt.Fprintf(&b, `"k%05d":0`, i)
 	}
 	b.WriteByte('}')
 	return b.String()

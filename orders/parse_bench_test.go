@@ -1,6 +1,7 @@
 package orders
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -45,5 +46,57 @@ func BenchmarkAcceptanceDocuments(b *testing.B) {
 		if _, err := o.AcceptanceDocuments(a); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// worstBodies are orders of about 230 KB (a Standard namespace allows 256 KB
+// per message) built to cost the most per byte in each part of the parse, and
+// the 20,000- and 40,000-member bodies that cost gowebpki/jcs 0.8 s and 3.2 s.
+func worstBodies() []struct{ name, body string } {
+	const size = 230 << 10
+	fill := func(unit string) string { // a JSON array of unit repeated to about size bytes
+		return "[" + strings.TrimSuffix(strings.Repeat(unit+",", size/(len(unit)+1)), ",") + "]"
+	}
+	objects := fill(members(MaxMembers))
+	escapes := fill(`"` + strings.Repeat(`\u00e9`, 4<<10) + `"`)
+	deep := strings.Replace(nested(MaxDepth-2), "[]", `["`+strings.Repeat("a", 200)+`"]`, 1)
+	return []struct{ name, body string }{
+		{"20000 members (refused)", withField("x", members(20_000))},
+		{"40000 members (refused)", withField("x", members(40_000))},
+		{"230 KB of 1000-member objects", withField("x", objects)},
+		{"230 KB of 17-digit numbers", withField("x", fill("-1.2345678901234568e-300"))},
+		{"230 KB of escaped strings", withField("x", escapes)},
+		{"100,000 values", withField("x", zeros(MaxValues-100))},
+		{"230 KB at depth 32", withField("x", fill(deep))},
+	}
+}
+
+// BenchmarkParseOrderWorstCase: ParseOrder (limits, canonical form, SHA-256,
+// validation) on each worst body; refused ones stop at the first breach.
+func BenchmarkParseOrderWorstCase(b *testing.B) {
+	for _, c := range worstBodies() {
+		b.Run(c.name, func(b *testing.B) {
+			body := []byte(c.body)
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = ParseOrder(body)
+			}
+		})
+	}
+}
+
+// BenchmarkFingerprintBefore: the same bodies and the contract's example
+// through the previous code (jcs_oracle_test.go), for docs/benchmarks.md.
+func BenchmarkFingerprintBefore(b *testing.B) {
+	cases := append([]struct{ name, body string }{{"typical", benchBody}}, worstBodies()...)
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			body := []byte(c.body)
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				_, _ = jcsFingerprint(body)
+			}
+		})
 	}
 }
