@@ -27,9 +27,11 @@ const (
 	// included, quotes not.
 	MaxTokenBytes = 64 << 10
 	// MaxValues bounds the JSON values in a body (objects, arrays, strings,
-	// numbers, literals; names not counted), and with it the work of every
-	// later pass over the members.
-	MaxValues = 100_000
+	// numbers, literals; names not counted): ten times the largest valid
+	// order (100 lines). It bounds the work of every later pass over the
+	// body, and the paths Cosmos DB indexes, and charges for, when it stores
+	// the order.
+	MaxValues = 10_000
 )
 
 // decodeObject reads a JSON object into its members, refusing what other
