@@ -3,6 +3,9 @@ package orders
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -182,6 +185,40 @@ func TestDecodeObjectKeepsMembersAsSent(t *testing.T) {
 	for name, raw := range want {
 		if got := string(fields[name]); got != raw {
 			t.Errorf("%q = %q, want %q", name, got, raw)
+		}
+	}
+}
+
+// TestExactBinary64AcceptsEveryDouble: the I-JSON number rule refuses no
+// double written in its shortest form, in any of the spellings strconv gives,
+// and refuses those digits with a trailing 1 that moves the value by less than
+// half a unit in the last place, so that it reads back as the same double.
+func TestExactBinary64AcceptsEveryDouble(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 5000 {
+		f := math.Float64frombits(rng.Uint64())
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			continue
+		}
+		for _, format := range []byte{'e', 'E', 'f', 'g'} {
+			s := strconv.FormatFloat(f, format, -1, 64)
+			if !exactBinary64([]byte(s)) {
+				t.Fatalf("refused %s, a double in its shortest form", s)
+			}
+		}
+		if f == 0 {
+			continue
+		}
+		// A 1 in the 20th significant digit moves the value by far less than
+		// half an ulp (2^-53 ≈ 1.1e-16 of it).
+		mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'e', -1, 64), "e")
+		if !strings.Contains(mant, ".") {
+			mant += "."
+		}
+		digits := len(strings.Trim(mant, "-."))
+		longer := mant + strings.Repeat("0", 19-digits) + "1e" + exp
+		if exactBinary64([]byte(longer)) {
+			t.Fatalf("accepted %s, which reads back as %s", longer, strconv.FormatFloat(f, 'e', -1, 64))
 		}
 	}
 }

@@ -42,7 +42,10 @@ func decimal(s string) (norm string, ok bool) {
 	if rest, neg := strings.CutPrefix(s, "-"); neg {
 		sign, s = "-", rest
 	}
-	mant, exp, _ := strings.Cut(strings.ToLower(s), "e")
+	mant, exp := s, ""
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant, exp = s[:i], s[i+1:]
+	}
 	whole, frac, _ := strings.Cut(mant, ".")
 	digits := strings.TrimLeft(whole+frac, "0")
 	if digits == "" {
