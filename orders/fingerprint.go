@@ -30,22 +30,20 @@ func fingerprint(fields map[string]json.RawMessage, version int) (string, error)
 	if version != 1 {
 		return "", fmt.Errorf("fingerprint: unknown hashVersion %d", version)
 	}
-	names := make([]string, 0, len(fields))
-	for k := range fields {
-		if k != "meta" {
-			names = append(names, k)
-		}
-	}
+	// Member order does not matter here: Canonicalize sorts.
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, k := range names {
-		if i > 0 {
+	for k, raw := range fields {
+		if k == "meta" {
+			continue
+		}
+		if b.Len() > 1 {
 			b.WriteByte(',')
 		}
 		key, _ := json.Marshal(k) // a string always marshals
 		b.Write(key)
 		b.WriteByte(':')
-		b.Write(fields[k])
+		b.Write(raw)
 	}
 	b.WriteByte('}')
 	// Canonicalize sorts names by UTF-16 code units and writes numbers and
