@@ -1,6 +1,7 @@
 package orders
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -21,6 +22,9 @@ import (
 // 2.0e0 and 1e23 pass; 12345678901234567890, 9007199254740993 and 1e-400 do
 // not, since another spelling of another number would canonicalise the same.
 func exactBinary64(raw []byte) bool {
+	if smallInteger(raw) {
+		return true
+	}
 	f, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil { // out of range: ±Inf
 		return false
@@ -31,6 +35,22 @@ func exactBinary64(raw []byte) bool {
 	}
 	got, ok := decimal(strconv.FormatFloat(f, 'e', -1, 64))
 	return ok && want == got
+}
+
+// smallInteger reports whether raw is an integer of at most 15 digits: below
+// 2^53, so a double holds it exactly. Most numbers in orders are; they skip
+// the round trip.
+func smallInteger(raw []byte) bool {
+	raw = bytes.TrimPrefix(raw, []byte("-"))
+	if len(raw) == 0 || len(raw) > 15 {
+		return false
+	}
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // decimal normalises a JSON number to "digits e exponent" without leading or
