@@ -48,9 +48,11 @@ func fingerprint(fields map[string]json.RawMessage, version int) (string, error)
 	b.WriteByte('}')
 	// Canonicalize sorts names by UTF-16 code units and writes numbers and
 	// strings in their RFC 8785 form. decodeObject has already refused what
-	// RFC 8785 cannot represent faithfully (ijson.go) and bounded the sort.
+	// RFC 8785 cannot represent faithfully (ijson.go) and duplicate names,
+	// and bounded the sort; checking names again would only cost a second
+	// map per object.
 	canonical := jsontext.Value(b.Bytes())
-	if err := canonical.Canonicalize(); err != nil {
+	if err := canonical.Canonicalize(jsontext.AllowDuplicateNames(true)); err != nil {
 		return "", malformed("body cannot be canonicalised (RFC 8785): %v", err)
 	}
 	sum := sha256.Sum256(canonical)
