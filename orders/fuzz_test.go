@@ -62,8 +62,9 @@ var newRules = []string{"depth limit", "member limit", "string length limit", "v
 // FuzzFingerprintMatchesJCS is the differential test of hashVersion 1: every
 // body that both the previous canonicaliser (jcs_oracle_test.go) and the
 // current one accept has the same fingerprint, so no stored requestHash
-// changes meaning; and a body only the previous one accepted is refused by a
-// rule the contract names, never as "not valid JSON".
+// changes meaning; a body only the previous one accepted is refused by a
+// rule the contract names, never as "not valid JSON"; and no body the previous
+// one refused is accepted now.
 func FuzzFingerprintMatchesJCS(f *testing.F) {
 	for _, seed := range []string{
 		validBody, `{}`, `{"":0}`, `{"meta":1,"a":[]}`, `{"\u006deta":{"x":1},"b":true}`,
@@ -83,6 +84,8 @@ func FuzzFingerprintMatchesJCS(f *testing.F) {
 		switch {
 		case oldErr == nil && err == nil && old != got:
 			t.Fatalf("fingerprint changed for a body both accept: %s, was %s", got, old)
+		case oldErr != nil && err == nil:
+			t.Fatalf("accepted a body gowebpki/jcs refused (%v): the new rules only refuse more", oldErr)
 		case oldErr == nil && err != nil && !namesOneOf(err.Error(), newRules):
 			t.Fatalf("refused a body gowebpki/jcs accepted, by no new rule: %v", err)
 		}
