@@ -143,12 +143,14 @@ func (w *walk) atName() bool {
 	return k == '{' && n%2 == 0
 }
 
-// member keeps a top-level member once its value is complete.
+// member keeps a top-level member once its value is complete: its text as
+// sent, so the stored document and the fingerprint see what the producer
+// wrote. It is a copy, as the caller may reuse the body's buffer.
 func (w *walk) member() {
 	if w.dec.StackDepth() != 1 || !w.atName() || w.start == 0 {
 		return
 	}
 	raw := bytes.TrimLeft(w.body[w.start:w.dec.InputOffset()], " \t\r\n:")
-	w.fields[w.name] = json.RawMessage(raw)
+	w.fields[w.name] = json.RawMessage(bytes.Clone(raw))
 	w.name, w.start = "", 0
 }
