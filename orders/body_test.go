@@ -173,7 +173,8 @@ func TestFingerprintNoCollisions(t *testing.T) {
 }
 
 // TestDecodeObjectKeepsMembersAsSent: the stored document and the fingerprint
-// see each top-level member's text exactly, white space inside it included.
+// see each top-level member's text exactly, white space inside it included,
+// also after the caller reuses the body's buffer.
 func TestDecodeObjectKeepsMembersAsSent(t *testing.T) {
 	body := []byte(" {\"a\" :\t1 ,\n\"b\":[ 1, {\"c\" : \"\\u0041\"} ] ,\"\":null,\"d\\u0065\":{}}\n")
 	fields, err := decodeObject(body)
