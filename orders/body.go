@@ -27,10 +27,10 @@ const (
 	// included, quotes not.
 	MaxTokenBytes = 64 << 10
 	// MaxValues bounds the JSON values in a body (objects, arrays, strings,
-	// numbers, literals; names not counted): ten times the largest valid
-	// order (100 lines). It bounds the work of every later pass over the
-	// body, and the paths Cosmos DB indexes, and charges for, when it stores
-	// the order.
+	// numbers, literals; names not counted): more than twenty times the
+	// largest valid order (100 lines, about 410 values). It bounds the work
+	// of every later pass over the body: validation, the stored document,
+	// the outbox event and the host's re-serialisation of outputs.
 	MaxValues = 10_000
 )
 

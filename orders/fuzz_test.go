@@ -55,7 +55,7 @@ func mustJSON(v any) string {
 }
 
 // newRules are the rules by which the jsontext canonicaliser refuses bodies
-// that gowebpki/jcs accepted (docs/contract.md §3, "Differences" 1.2).
+// that gowebpki/jcs accepted (docs/contract.md §3, "Differences" 1.4).
 var newRules = []string{"depth limit", "member limit", "string length limit", "value count limit",
 	"I-JSON number rule", "I-JSON string rule"}
 
