@@ -9,7 +9,7 @@ import (
 // worstBodies are orders within every limit of up to 230 KB (a Standard
 // namespace allows 256 KB per message), each built to cost the most in one
 // part of the parse, and the 20,000- and 40,000-member bodies that cost
-// gowebpki/jcs 0.8 s and 3.2 s.
+// gowebpki/jcs seconds (issue 10; docs/benchmarks.md).
 func worstBodies() []struct{ name, body string } {
 	const size = 230 << 10
 	fill := func(unit string) string { // a JSON array of unit repeated to about size bytes
