@@ -7,6 +7,7 @@ require (
 	github.com/Azure/azure-sdk-for-go/sdk/azidentity v1.13.1
 	github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos v1.5.0
 	github.com/go-chi/chi/v5 v5.2.3
+	github.com/go-json-experiment/json v1.27.2
 	github.com/gowebpki/jcs v1.0.1
 	github.com/kelseyhightower/envconfig v1.4.0
 	github.com/schollz/progressbar/v3 v3.19.1

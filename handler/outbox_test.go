@@ -105,8 +105,11 @@ func TestOrderTooLargeForOneBatchIsRefusedBeforeSending(t *testing.T) {
 	id, body := uniqueOrder(t)
 	// An unknown member is kept in the stored order, so this order cannot
 	// fit the 2 MB a transactional batch may carry. (An array, which the host
-	// does not copy into Metadata, keeps the request under 4 MB.)
-	huge := bytes.Replace(body, []byte(`"currency"`), []byte(`"notes":["`+strings.Repeat("x", 2<<20)+`"],"currency"`), 1)
+	// does not copy into Metadata, keeps the request under 4 MB; 33 strings
+	// of 64 KiB stay within the string length limit of contract §3.)
+	note := `"` + strings.Repeat("x", orders.MaxTokenBytes) + `"`
+	notes := "[" + strings.TrimSuffix(strings.Repeat(note+",", 33), ",") + "]"
+	huge := bytes.Replace(body, []byte(`"currency"`), []byte(`"notes":`+notes+`,"currency"`), 1)
 	n := requests.count()
 
 	a := s.invoke(t, hostInvocation(huge, id, 1))

@@ -49,8 +49,12 @@ func TestBatchMateTooLargeToGiveBackIsParked(t *testing.T) {
 	t.Run("ids", func(t *testing.T) {
 		old, oldb = uniqueOrder(t)
 		big, bigb = uniqueOrder(t)
-		// Quotes are escaped once in the body and twice when given back.
-		bigb = []byte(strings.Replace(string(bigb), `"currency"`, `"note":"`+strings.Repeat(`\"`, MaxRequeueBytes/3)+`","currency"`, 1))
+		// Quotes are escaped once in the body and twice when given back;
+		// MaxRequeueBytes/3 of them in strings within the string length
+		// limit of contract §3.
+		note := `"` + strings.Repeat(`\"`, orders.MaxTokenBytes/2) + `"`
+		notes := "[" + strings.TrimSuffix(strings.Repeat(note+",", MaxRequeueBytes/3/(orders.MaxTokenBytes/2)+1), ",") + "]"
+		bigb = []byte(strings.Replace(string(bigb), `"currency"`, `"notes":`+notes+`,"currency"`, 1))
 	})
 	store := flakyStore{Store: testEnv(t).Store, failing: map[string]bool{old: true, big: true}}
 	s := startBatchServer(t, store, 2)

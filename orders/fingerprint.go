@@ -6,9 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"sort"
 
-	"github.com/gowebpki/jcs"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // HashVersion is the fingerprint rule this build computes (contract §4). It is
@@ -31,29 +30,29 @@ func fingerprint(fields map[string]json.RawMessage, version int) (string, error)
 	if version != 1 {
 		return "", fmt.Errorf("fingerprint: unknown hashVersion %d", version)
 	}
-	names := make([]string, 0, len(fields))
-	for k := range fields {
-		if k != "meta" {
-			names = append(names, k)
-		}
-	}
-	sort.Strings(names)
+	// Member order does not matter here: Canonicalize sorts.
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, k := range names {
-		if i > 0 {
+	for k, raw := range fields {
+		if k == "meta" {
+			continue
+		}
+		if b.Len() > 1 {
 			b.WriteByte(',')
 		}
 		key, _ := json.Marshal(k) // a string always marshals
 		b.Write(key)
 		b.WriteByte(':')
-		b.Write(fields[k])
+		b.Write(raw)
 	}
 	b.WriteByte('}')
-	// JCS sorts keys by UTF-16 code units, normalises numbers and strings and
-	// rejects duplicate keys at every depth.
-	canonical, err := jcs.Transform(b.Bytes())
-	if err != nil {
+	// Canonicalize sorts names by UTF-16 code units and writes numbers and
+	// strings in their RFC 8785 form. decodeObject has already refused what
+	// RFC 8785 cannot represent faithfully (ijson.go) and duplicate names,
+	// and bounded the sort; checking names again would only cost a second
+	// map per object.
+	canonical := jsontext.Value(b.Bytes())
+	if err := canonical.Canonicalize(jsontext.AllowDuplicateNames(true)); err != nil {
 		return "", malformed("body cannot be canonicalised (RFC 8785): %v", err)
 	}
 	sum := sha256.Sum256(canonical)

@@ -3,9 +3,7 @@ package orders
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"time"
 	"unicode/utf8"
 )
@@ -33,10 +31,6 @@ type Line struct {
 	Quantity  int
 	UnitPrice string
 }
-
-// maxDepth bounds JSON nesting. Real orders nest three levels deep; the bound
-// keeps hostile bodies from costing deep recursion in every parser they meet.
-const maxDepth = 32
 
 // reserved are top-level names the stored document uses for itself. A body
 // that carried one would overwrite bookkeeping (or, for ttl, delete the order
@@ -77,83 +71,6 @@ func PeekOrderID(body []byte) string {
 	}
 	s, _ := v.OrderID.(string)
 	return s
-}
-
-// decodeObject reads a JSON object into its members, refusing what other
-// parsers would read differently: invalid UTF-8, duplicate keys, trailing data
-// and excessive nesting.
-func decodeObject(body []byte) (map[string]json.RawMessage, error) {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
-		return nil, malformed("body is empty")
-	}
-	if !utf8.Valid(body) {
-		return nil, malformed("body is not valid UTF-8")
-	}
-	if d := depth(body); d > maxDepth {
-		return nil, malformed("body nests deeper than %d levels", maxDepth)
-	}
-	if body[0] != '{' {
-		if !json.Valid(body) {
-			return nil, malformed("body is not valid JSON")
-		}
-		return nil, malformed("body is JSON but not an object: an order is a JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if _, err := dec.Token(); err != nil {
-		return nil, malformed("body is not valid JSON: %v", err)
-	}
-	fields := make(map[string]json.RawMessage, 8)
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, malformed("body is not valid JSON: %v", err)
-		}
-		key := tok.(string) // inside an object the decoder only yields string keys
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, malformed("body is not valid JSON: %v", err)
-		}
-		if _, dup := fields[key]; dup {
-			return nil, malformed("body has the key %q twice; parsers disagree on which one counts", key)
-		}
-		fields[key] = raw
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, malformed("body is not valid JSON: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, malformed("body has data after the JSON object")
-	}
-	return fields, nil
-}
-
-// depth returns the deepest nesting of objects and arrays in a JSON text,
-// ignoring brackets inside strings.
-func depth(b []byte) int {
-	d, maxD, inString, escaped := 0, 0, false, false
-	for _, c := range b {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			d++
-			maxD = max(maxD, d)
-		case c == '}' || c == ']':
-			d--
-		}
-	}
-	return maxD
 }
 
 // decodeValue decodes one raw JSON value keeping numbers as written.

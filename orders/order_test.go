@@ -73,7 +73,7 @@ func TestParseOrderRejects(t *testing.T) {
 		{"trailing data", validBody + `{}`, MalformedMessage, "after the JSON object"},
 		{"invalid UTF-8", "{\"orderId\":\"\xff\"}", MalformedMessage, "UTF-8"},
 		{"duplicate top-level key", `{"orderId":"A","orderId":"B"}`, MalformedMessage, "twice"},
-		{"duplicate nested key", withField("lines", `[{"sku":"S","sku":"T","quantity":1,"unitPrice":"1.00"}]`), MalformedMessage, "Duplicate key"},
+		{"duplicate nested key", withField("lines", `[{"sku":"S","sku":"T","quantity":1,"unitPrice":"1.00"}]`), MalformedMessage, "duplicate name rule"},
 		{"deep nesting", withField("extra", strings.Repeat("[", 40)+strings.Repeat("]", 40)), MalformedMessage, "deeper than"},
 
 		{"orderId missing", withoutField("orderId"), ValidationFailed, "orderId: is required"},

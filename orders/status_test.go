@@ -55,7 +55,9 @@ func TestParseStatusChange(t *testing.T) {
 		{"version zero", `{"orderId":"A","status":"Paid","version":0,"changedAt":"2026-11-29T12:30:00Z"}`, "version", ValidationFailed},
 		{"version negative", `{"orderId":"A","status":"Paid","version":-2,"changedAt":"2026-11-29T12:30:00Z"}`, "version", ValidationFailed},
 		{"version fraction", `{"orderId":"A","status":"Paid","version":1.5,"changedAt":"2026-11-29T12:30:00Z"}`, "version", ValidationFailed},
-		{"version past 2^53", `{"orderId":"A","status":"Paid","version":9007199254740993,"changedAt":"2026-11-29T12:30:00Z"}`, "version", ValidationFailed},
+		{"version past 2^53", `{"orderId":"A","status":"Paid","version":9007199254740992,"changedAt":"2026-11-29T12:30:00Z"}`, "version", ValidationFailed},
+		// A double cannot hold this one as written: every body is I-JSON (ijson.go).
+		{"version not a double", `{"orderId":"A","status":"Paid","version":9007199254740993,"changedAt":"2026-11-29T12:30:00Z"}`, "", MalformedMessage},
 		{"changedAt without zone", `{"orderId":"A","status":"Paid","version":1,"changedAt":"2026-11-29T12:30:00"}`, "changedAt", ValidationFailed},
 	}
 	for _, tc := range rejects {

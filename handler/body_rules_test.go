@@ -1,0 +1,138 @@
+package handler
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+// withMember inserts a raw member into an order body.
+func withMember(body []byte, member string) []byte {
+	return bytes.Replace(body, []byte(`"currency"`), []byte(member+`,"currency"`), 1)
+}
+
+// objectOf returns an object of n members.
+func objectOf(n int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%05d":0`, i)
+	}
+	return b.String() + "}"
+}
+
+// TestProcessOrderBodyLimits: each limit and I-JSON rule of contract §3,
+// through the real handler and Cosmos, just under (created) and just over
+// (parked as MalformedMessage naming the rule, nothing written).
+func TestProcessOrderBodyLimits(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	deep := func(levels int) string { return strings.Repeat("[", levels) + strings.Repeat("]", levels) }
+	str := func(n int) string { return `"` + strings.Repeat("a", n) + `"` }
+	values := func(n int) string { return "[" + strings.TrimSuffix(strings.Repeat("0,", n), ",") + "]" }
+	// The example order holds 18 values (objects, arrays, leaves); "x" adds an
+	// array and its elements.
+	const exampleValues = 18
+	tests := []struct {
+		name, member, rule string // rule "" means created
+	}{
+		{"depth 32", `"x":` + deep(orders.MaxDepth-1), ""},
+		{"depth 33", `"x":` + deep(orders.MaxDepth), "depth limit"},
+		{"1000 members", `"x":` + objectOf(orders.MaxMembers), ""},
+		{"1001 members", `"x":` + objectOf(orders.MaxMembers+1), "member limit"},
+		{"20000 members", `"x":` + objectOf(20_000), "member limit"},
+		{"40000 members", `"x":` + objectOf(40_000), "member limit"},
+		{"string of 64 KiB", `"x":` + str(orders.MaxTokenBytes), ""},
+		{"string of 64 KiB + 1", `"x":` + str(orders.MaxTokenBytes+1), "string length limit"},
+		{"10000 values", `"x":` + values(orders.MaxValues-exampleValues-1), ""},
+		{"10001 values", `"x":` + values(orders.MaxValues-exampleValues), "value count limit"},
+		{"lone surrogate", `"x":"\ud800\u0041"`, "I-JSON string rule"},
+		{"integer past 2^64", `"x":12345678901234567890`, "I-JSON number rule"},
+		{"underflow", `"x":1e-400`, "I-JSON number rule"},
+		{"integer 2^53", `"x":9007199254740992`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			id, body := uniqueOrder(t)
+			a := s.invoke(t, hostInvocation(withMember(body, tc.member), id, 1))
+			e := a.parked(t)
+			if a.Status != http.StatusOK {
+				t.Fatalf("status %d, want 200", a.Status)
+			}
+			docs := documentsOfType(partition(t, id), "order")
+			if tc.rule == "" {
+				if e != nil || len(docs) != 1 {
+					t.Fatalf("parked %+v, %d orders stored; want created", e, len(docs))
+				}
+				return
+			}
+			if e == nil || e.Reason != orders.MalformedMessage || !strings.Contains(e.Description, tc.rule) {
+				t.Fatalf("parked %+v, want MalformedMessage naming the %s", e, tc.rule)
+			}
+			if len(docs) != 0 {
+				t.Errorf("a refused body wrote %d orders", len(docs))
+			}
+		})
+	}
+}
+
+// TestProcessOrderChangedOrderIsNotADuplicate: a resend that differs only
+// where RFC 8785 would lose information was completed as a duplicate of the
+// stored order (gowebpki/jcs gave both one fingerprint). Now it is parked,
+// and the stored order keeps its content.
+func TestProcessOrderChangedOrderIsNotADuplicate(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	pairs := []struct{ name, stored, resent string }{
+		{"integer past 2^53", `"ref":9007199254740992`, `"ref":9007199254740993`},
+		{"underflow", `"ref":0`, `"ref":1e-400`},
+		{"lone surrogate", `"note":"\ufffd"`, `"note":"\ud800\u0041"`},
+	}
+	for _, p := range pairs {
+		t.Run(p.name, func(t *testing.T) {
+			id, body := uniqueOrder(t)
+			if a := s.invoke(t, hostInvocation(withMember(body, p.stored), id, 1)); a.parked(t) != nil {
+				t.Fatalf("the first order was parked: %+v", a.parked(t))
+			}
+			a := s.invoke(t, hostInvocation(withMember(body, p.resent), id, 1))
+			e := a.parked(t)
+			if e == nil || e.Reason != orders.MalformedMessage || !strings.Contains(e.Description, "I-JSON") {
+				t.Fatalf("resend with other content: parked %+v, want MalformedMessage (I-JSON); logs %v", e, a.Logs)
+			}
+		})
+	}
+}
+
+// TestBatchBodyLimits: the batch route applies the same rules per message; a
+// body past a limit is parked and its batch-mates are created.
+func TestBatchBodyLimits(t *testing.T) {
+	s := startBatchServer(t, testEnv(t).Store, 0)
+	var ids [3]string
+	var bodies [3][]byte
+	for i := range ids {
+		ids[i], bodies[i] = uniqueOrder(t)
+	}
+	msgs := []batchMessage{
+		{bodies[0], ids[0], 1, ""},
+		{withMember(bodies[1], `"note":"\ud800\u0041"`), ids[1], 1, ""},
+		{withMember(bodies[2], `"x":`+objectOf(orders.MaxMembers+1)), ids[2], 1, ""},
+	}
+	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch(msgs))
+	if got := strings.Join(a.outcomes(), " "); a.Status != http.StatusOK || got != "created invalid invalid" {
+		t.Fatalf("status %d, outcomes %q, want created invalid invalid", a.Status, got)
+	}
+	es := a.parkedAll(t)
+	for i, rule := range []string{"I-JSON string rule", "member limit"} {
+		if i >= len(es) || es[i].Reason != orders.MalformedMessage || es[i].MessageID != ids[i+1] || !strings.Contains(es[i].Description, rule) {
+			t.Errorf("envelope %d: %+v, want MalformedMessage for %s naming the %s", i, es, ids[i+1], rule)
+		}
+	}
+	if n := len(documentsOfType(partition(t, ids[0]), "order")); n != 1 {
+		t.Errorf("the valid batch-mate: %d orders stored, want 1", n)
+	}
+}
