@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ordersink/orders-consumer/orders"
 )
 
 // corpusCase is one entry of testdata/corpus/cases.json: a body (wrapped in a
@@ -137,5 +139,40 @@ func TestBadInputCorpus(t *testing.T) {
 	}
 	if after := countOrders(t); after != before+created {
 		t.Errorf("orders in the container went from %d to %d; only the %d valid cases may add one", before, after, created)
+	}
+}
+
+// TestBadInputCorpusBothRoutesAgree sends every body of the corpus through
+// ProcessOrder and, as a batch of one, through ProcessOrderBatch: one rule
+// for every body shape, so both must reach the same outcome and reason.
+func TestBadInputCorpusBothRoutesAgree(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	for _, c := range loadCorpus(t) {
+		if c.Kind != "body" {
+			continue // whole requests and host shapes are route-specific
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			id := fmt.Sprintf("ROUTES-%s-%d", c.Name, time.Now().UnixNano())
+			single := s.invoke(t, c.request(t, id+"-single"))
+			raw, err := os.ReadFile(filepath.Join("testdata", "corpus", c.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := bytes.ReplaceAll(raw, []byte(orderIDPlaceholder), []byte(id+"-batch"))
+			batch := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{body: body, messageID: id + "-batch", deliveryCount: 1}}))
+			if single.Status != batch.Status {
+				t.Fatalf("status: single %d, batch %d", single.Status, batch.Status)
+			}
+			var reasons [2]orders.Reason
+			if e := single.parked(t); e != nil {
+				reasons[0] = e.Reason
+			}
+			if es := batch.parkedAll(t); len(es) == 1 {
+				reasons[1] = es[0].Reason
+			}
+			if outcomeOf(single.Logs[0]) != batch.outcomes()[0] || reasons[0] != reasons[1] {
+				t.Errorf("single %s %s, batch %s %s", outcomeOf(single.Logs[0]), reasons[0], batch.outcomes()[0], reasons[1])
+			}
+		})
 	}
 }

@@ -106,16 +106,15 @@ func decodeTriggerValue(raw json.RawMessage) (body []byte, copied bool, err erro
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, false, fmt.Errorf("%w: the trigger value is not a JSON string: %v", errEnvelope, err)
 	}
-	body, fromBase64 := unwrapText(s, true)
+	body, fromBase64 := unwrapText(s)
 	return body, !fromBase64 && bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")), nil
 }
 
-// unwrapText undoes the second encoding of a body text when there is one:
-// a JSON string literal is decoded again, text that looks like JSON is kept,
-// and, where the binding may be binary (base64 is one of its shapes), base64
-// is decoded. A string-typed batch element is never base64: decoding "test"
-// would park other bytes than the producer sent.
-func unwrapText(s string, binary bool) (body []byte, fromBase64 bool) {
+// unwrapText decodes a trigger value's string: base64 of the body for
+// "dataType": "binary" (the shipped bindings); for a string binding, a JSON
+// string literal (the host encodes a single body twice) is decoded again and
+// text that looks like JSON is kept.
+func unwrapText(s string) (body []byte, fromBase64 bool) {
 	t := strings.TrimSpace(s)
 	if strings.HasPrefix(t, `"`) {
 		var inner string
@@ -126,10 +125,8 @@ func unwrapText(s string, binary bool) (body []byte, fromBase64 bool) {
 	if strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
 		return []byte(s), false
 	}
-	if binary {
-		if b, err := base64.StdEncoding.Strict().DecodeString(t); err == nil && len(t) > 0 {
-			return b, true
-		}
+	if b, err := base64.StdEncoding.Strict().DecodeString(t); err == nil && len(t) > 0 {
+		return b, true
 	}
 	return []byte(s), false
 }
