@@ -48,7 +48,7 @@ type Processor struct {
 	Now func() time.Time
 	// EventBudget, when set, refuses an order whose OrderAccepted event
 	// would not fit one message of the events topic (contract §3, rule
-	// "event size"; docs/adr/0007-output-size-budgets.md).
+	// "event size"; docs/adr/0009-output-size-budgets.md).
 	EventBudget func(event any) error
 }
 
