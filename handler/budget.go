@@ -46,6 +46,11 @@ func OutputBudget(maxMessageBytes int) func(v any) error {
 		if err != nil {
 			return fmt.Errorf("encode output: %w", err)
 		}
+		// Most outputs are far below the budget: a one-pass bound settles
+		// them without re-serialising.
+		if utf8.Valid(raw) && hostjson.MaxSize(raw) <= budget {
+			return nil
+		}
 		n, err := hostjson.Size(raw)
 		if err != nil {
 			return err

@@ -1,8 +1,11 @@
 package hostjson
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestIndent(t *testing.T) {
@@ -46,4 +49,35 @@ func TestIndentGrowth(t *testing.T) {
 	if want := len("{\n  \"x\": [\n") + 1000*len("    0,\n") - 2 + len("\n  ]\n}"); n != want {
 		t.Errorf("Size = %d, want %d", n, want)
 	}
+}
+
+// FuzzMaxSizeBoundsSize: for any JSON value as Go writes it, the cheap
+// bound is at least the exact size as the host sends it.
+func FuzzMaxSizeBoundsSize(f *testing.F) {
+	for _, s := range []string{`{"a":[1e5,1e14,-0.0,"2026-11-29T10:00:00+01:00"]}`, `["\u0085\u0085",{},[],[[[]]]]`, `{"a":{"b":{"c":[0,0,0]}}}`, `"x"`, `1e-7`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var v any
+		if !utf8.Valid(in) || json.Unmarshal(in, &v) != nil {
+			return
+		}
+		// As Go writes a decoded value, and as it writes a json.RawMessage
+		// (the producer's text, compacted): numbers keep their spelling.
+		remarshalled, err := json.Marshal(v)
+		if err != nil {
+			return
+		}
+		var compact bytes.Buffer
+		_ = json.Compact(&compact, in)
+		for _, raw := range [][]byte{remarshalled, compact.Bytes()} {
+			n, err := Size(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bound := MaxSize(raw); bound < n {
+				t.Fatalf("MaxSize %d < Size %d for %s", bound, n, raw)
+			}
+		}
+	})
 }
