@@ -51,9 +51,8 @@ func loadCorpus(t testing.TB) []corpusCase {
 // placeholder.
 func (c corpusCase) request(t testing.TB, orderID string) []byte {
 	t.Helper()
-	if c.Kind == "generated-huge" {
-		body := strings.Replace(exampleBody, `"currency"`, `"note":"`+strings.Repeat("x", 5<<20)+`","currency"`, 1)
-		return hostInvocation([]byte(body), orderID, 1)
+	if body, ok := generatedBody(c.Kind, orderID); ok {
+		return hostInvocation(body, orderID, 1)
 	}
 	raw, err := os.ReadFile(filepath.Join("testdata", "corpus", c.File))
 	if err != nil {
@@ -70,6 +69,29 @@ func (c corpusCase) request(t testing.TB, orderID string) []byte {
 		return []byte(`{"Data":{"` + TriggerBinding + `":` + string(b64) + `},"Metadata":{"DeliveryCount":"1"}}`)
 	}
 	return raw
+}
+
+// generatedBody makes the bodies at and past each limit that are too large
+// to keep as files.
+func generatedBody(kind, orderID string) ([]byte, bool) {
+	withNote := func(n int) []byte {
+		return []byte(strings.Replace(strings.Replace(exampleBody, "ORD-2026-000123", orderID, 1),
+			`"currency"`, `"note":"`+strings.Repeat("x", n)+`","currency"`, 1))
+	}
+	switch kind {
+	case "generated-huge": // past MAX_REQUEST_BYTES (4 MiB) once base64
+		return withNote(5 << 20), true
+	case "generated-under-request-limit": // under it, but past Cosmos' 2 MB per document
+		return withNote(2900 << 10), true
+	case "generated-envelope-over": // its envelope would be ~400 KB indented
+		return escapingBody(orderID, 100<<10), true
+	case "generated-event-over": // ~41 KB, its event ~265 KB indented
+		return orderWithArray(orderID, 20500), true
+	case "generated-event-under": // 246 KB, its event just under the budget
+		return []byte(strings.Replace(strings.Replace(exampleBody, "ORD-2026-000123", orderID, 1),
+			`"unitPrice":"19.99"`, `"unitPrice":"19.99","x":"`+strings.Repeat("x", 245<<10)+`"`, 1)), true
+	}
+	return nil, false
 }
 
 func countOrders(t *testing.T) int {
@@ -124,11 +146,12 @@ func TestBadInputCorpus(t *testing.T) {
 				if string(e.Reason) != c.Reason || !strings.Contains(e.Description, c.Mention) {
 					t.Errorf("parked as %s %q, want %s mentioning %q", e.Reason, e.Description, c.Reason, c.Mention)
 				}
-				if e.Body == "" && c.Name != "empty-body" && c.Name != "whitespace-only" {
+				if e.Body == "" && e.BodyRef == nil && c.Name != "empty-body" && c.Name != "whitespace-only" {
 					t.Error("the envelope lost the message")
 				}
-				if n := len(partition(t, id)); n != 0 {
-					t.Errorf("invalid input wrote %d documents", n)
+				docs := partition(t, id)
+				if n := len(docs) - len(documentsOfType(docs, orders.TypeParkedBody)); n != 0 {
+					t.Errorf("invalid input wrote %d documents besides its parked body", n)
 				}
 			case "retried":
 				// invoke returns early for non-2xx; the host reads nothing.

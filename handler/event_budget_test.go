@@ -82,15 +82,3 @@ func TestOrderWhoseEventWouldNotFitIsRefused(t *testing.T) {
 		})
 	}
 }
-
-// The case at the default limit: a 41 KB order whose event is some
-// 260 KB once indented.
-func TestOrderWithLargeArrayIsRefusedAtTheDefaultLimit(t *testing.T) {
-	s := budgetServer(t, Config{})
-	id := fmt.Sprintf("ORD-EVENT-DEFAULT-%d", time.Now().UnixNano())
-	body := orderWithArray(id, 20500)
-	a := s.invoke(t, hostInvocation(body, id, 1))
-	if e := a.parked(t); a.Status != http.StatusOK || e == nil || e.Reason != orders.ValidationFailed {
-		t.Fatalf("body %d bytes, event %d: status %d, %s", len(body), eventSize(t, body, id), a.Status, describe(e))
-	}
-}
