@@ -55,14 +55,13 @@ func decodeInvocation(b []byte) (*invocation, error) {
 }
 
 // readInvocation reads at most limit bytes of the request and decodes the
-// envelope; raw is what was read, also when that fails.
-func readInvocation(w http.ResponseWriter, r *http.Request, limit int64) (inv *invocation, raw []byte, err error) {
-	raw, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+// envelope. A request over the limit is an *http.MaxBytesError.
+func readInvocation(w http.ResponseWriter, r *http.Request, limit int64) (*invocation, error) {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
-		return nil, raw, err
+		return nil, err
 	}
-	inv, err = decodeInvocation(raw)
-	return inv, raw, err
+	return decodeInvocation(raw)
 }
 
 // undecodable fails an invocation of a batch or change-feed function whose

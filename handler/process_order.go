@@ -63,8 +63,9 @@ func (cfg Config) process(ctx context.Context, d delivery) orders.Result {
 // read decodes the invocation into d. When the request cannot be decoded it
 // returns the result to answer with and false.
 func (d *delivery) read(w http.ResponseWriter, r *http.Request, limit int64) (orders.Result, bool) {
-	inv, _, err := readInvocation(w, r, limit)
-	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+	inv, err := readInvocation(w, r, limit)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
 		// A message the broker accepted always fits a request of the
 		// configured size, so this is a setting to raise, not a message to
 		// judge: it stays whole in the broker (the batch route does the

@@ -35,7 +35,7 @@ func handleProcessOrderBatch(cfg Config) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := cfg.Now()
 		invocationID := r.Header.Get("X-Azure-Functions-InvocationId")
-		inv, _, err := readInvocation(w, r, cfg.MaxBatchRequestBytes)
+		inv, err := readInvocation(w, r, cfg.MaxBatchRequestBytes)
 		var ds []delivery
 		if err == nil {
 			ds, err = batchDeliveries(inv, invocationID)

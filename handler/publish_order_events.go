@@ -28,7 +28,7 @@ func handlePublishOrderEvents(cfg Config) http.HandlerFunc {
 		// The extension hands the host the documents as JSON array text,
 		// which the host encodes once more as a JSON string
 		// (testdata/changefeed/README.md).
-		inv, _, err := readInvocation(w, r, cfg.MaxBatchRequestBytes)
+		inv, err := readInvocation(w, r, cfg.MaxBatchRequestBytes)
 		var docs []json.RawMessage
 		if err == nil {
 			docs, err = inv.dataArray(DocumentsBinding)
