@@ -70,6 +70,10 @@ func loadConfig() (config, error) {
 		return c, fmt.Errorf("configuration: MAX_REQUEST_BYTES must be at least 65536, got %d", c.MaxRequestBytes)
 	case c.MaxMessageBytes < 64<<10:
 		return c, fmt.Errorf("configuration: SERVICEBUS_MAX_MESSAGE_BYTES must be at least 65536, got %d", c.MaxMessageBytes)
+	case c.MaxRequestBytes < 2*int64(c.MaxMessageBytes):
+		// A request over the limit is failed, never judged: the largest
+		// message must fit, as base64 (4/3) with its metadata.
+		return c, fmt.Errorf("configuration: MAX_REQUEST_BYTES (%d) must be at least twice SERVICEBUS_MAX_MESSAGE_BYTES (%d): the largest message arrives base64-encoded with its metadata", c.MaxRequestBytes, c.MaxMessageBytes)
 	case c.BatchParallelism < 1:
 		return c, fmt.Errorf("configuration: BATCH_PARALLELISM must be at least 1, got %d", c.BatchParallelism)
 	case c.MaxBatchRequestBytes < c.MaxRequestBytes:
