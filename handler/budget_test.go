@@ -45,10 +45,19 @@ func invalidBody(id string, n int) []byte {
 	return []byte(`{"orderId":"` + id + `","note":"` + strings.Repeat("x", n) + `"}`)
 }
 
-// escapingBody is an invalid body of n escaped quotes: each takes two bytes
-// in the body and four in the envelope.
+// escapingBody is an invalid body of n escaped quotes, each taking two
+// bytes in the body and four in the envelope, in members of at most 16 Ki
+// of them (within any per-string limit of the parser).
 func escapingBody(id string, n int) []byte {
-	return []byte(`{"orderId":"` + id + `","note":"` + strings.Repeat(`\"`, n) + `"}`)
+	var b strings.Builder
+	b.WriteString(`{"orderId":"` + id + `"`)
+	for i := 0; n > 0; i++ {
+		k := min(n, 16<<10)
+		fmt.Fprintf(&b, `,"note%d":"%s"`, i, strings.Repeat(`\"`, k))
+		n -= k
+	}
+	b.WriteString("}")
+	return []byte(b.String())
 }
 
 // describe summarises an envelope without its body.

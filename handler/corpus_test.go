@@ -74,22 +74,32 @@ func (c corpusCase) request(t testing.TB, orderID string) []byte {
 // generatedBody makes the bodies at and past each limit that are too large
 // to keep as files.
 func generatedBody(kind, orderID string) ([]byte, bool) {
-	withNote := func(n int) []byte {
-		return []byte(strings.Replace(strings.Replace(exampleBody, "ORD-2026-000123", orderID, 1),
-			`"currency"`, `"note":"`+strings.Repeat("x", n)+`","currency"`, 1))
+	order := strings.Replace(exampleBody, "ORD-2026-000123", orderID, 1)
+	// members named name0, name1, … of text repeated to n characters in
+	// all, at most 60,000 in one (within any per-string limit of the parser).
+	members := func(name, text string, n int) string {
+		var b strings.Builder
+		for i := 0; n > 0; i++ {
+			k := min(n, 60000)
+			fmt.Fprintf(&b, `"%s%d":"%s",`, name, i, strings.Repeat(text, k))
+			n -= k
+		}
+		return b.String()
+	}
+	inLine := func(s string) []byte {
+		return []byte(strings.Replace(order, `"sku":"SKU-1",`, `"sku":"SKU-1",`+s, 1))
 	}
 	switch kind {
 	case "generated-huge": // past MAX_REQUEST_BYTES (4 MiB) once base64
-		return withNote(5 << 20), true
+		return []byte(strings.Replace(order, `"currency"`, `"note":"`+strings.Repeat("x", 5<<20)+`","currency"`, 1)), true
 	case "generated-under-request-limit": // under it, but past Cosmos' 2 MB per document
-		return withNote(2900 << 10), true
+		return []byte(strings.Replace(order, `"currency"`, members("note", "x", 2900<<10)+`"currency"`, 1)), true
 	case "generated-envelope-over": // its envelope would be ~400 KB indented
 		return escapingBody(orderID, 100<<10), true
-	case "generated-event-over": // ~41 KB, its event ~265 KB indented
-		return orderWithArray(orderID, 20500), true
-	case "generated-event-under": // 246 KB, its event just under the budget
-		return []byte(strings.Replace(strings.Replace(exampleBody, "ORD-2026-000123", orderID, 1),
-			`"unitPrice":"19.99"`, `"unitPrice":"19.99","x":"`+strings.Repeat("x", 245<<10)+`"`, 1)), true
+	case "generated-event-over": // 120 KB of U+0085, which the host escapes: its event ~360 KB
+		return inLine(members("x", "\u0085", 60000)), true
+	case "generated-event-under": // 244 KB, its event just under the budget
+		return inLine(members("x", "x", 244000)), true
 	}
 	return nil, false
 }
