@@ -50,7 +50,7 @@ func TestBatchMateTooLargeToGiveBackIsParked(t *testing.T) {
 		old, oldb = uniqueOrder(t)
 		big, bigb = uniqueOrder(t)
 		// Quotes are escaped once in the body and twice when given back.
-		bigb = []byte(strings.Replace(string(bigb), `"currency"`, `"note":"`+strings.Repeat(`\"`, MaxRequeueBytes/3)+`","currency"`, 1))
+		bigb = []byte(strings.Replace(string(bigb), `"currency"`, `"note":"`+strings.Repeat(`\"`, DefaultMaxMessageBytes/3)+`","currency"`, 1))
 	})
 	store := flakyStore{Store: testEnv(t).Store, failing: map[string]bool{old: true, big: true}}
 	s := startBatchServer(t, store, 2)
