@@ -173,3 +173,25 @@ func isTransient(status int) bool {
 	}
 	return true
 }
+
+// ParkBody keeps the body of a parked message whose envelope cannot carry it
+// (contract §6), in one document or, when it is too large for one, in parts.
+// Ids derive from the body's digest, so a redelivery finds its documents
+// there already, which is fine; a part missing after a failure is written
+// by the redelivery.
+func (s *Store) ParkBody(ctx context.Context, p orders.ParkedBody) error {
+	docs, err := p.Documents()
+	if err != nil {
+		return &orders.StoreError{Op: "park body", OrderID: p.PartitionKey, Err: err}
+	}
+	pk := azcosmos.NewPartitionKeyString(p.PartitionKey)
+	for _, doc := range docs {
+		_, err = call(ctx, s, func(cc *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
+			return cc.CreateItem(ctx, pk, doc, noContent)
+		})
+		if err != nil && statusOf(err) != http.StatusConflict {
+			return classify("park body", p.PartitionKey, err)
+		}
+	}
+	return nil
+}

@@ -38,11 +38,13 @@ func jsonArray(raw json.RawMessage) ([]json.RawMessage, error) {
 	return out, nil
 }
 
-// batchBodies returns the message bodies of a "cardinality": "many",
-// "dataType": "string" trigger: Data.<binding> is a JSON string holding a
-// JSON array of body texts. Elements that are objects (a tool that did not
-// encode them) are taken as the body itself. The contract binds this trigger
-// as strings, so elements are not base64-decoded.
+// batchBodies returns the message bodies of a "cardinality": "many" trigger:
+// Data.<binding> is a JSON string holding a JSON array of strings, base64 of
+// the exact bytes for "dataType": "binary" (as shipped), the body texts for
+// "dataType": "string". Each element is decoded by the rule of a single
+// message's trigger value (unwrapText), so both functions read every body
+// shape alike. Elements that are objects (a tool that did not encode them)
+// are taken as the body itself.
 func (inv *invocation) batchBodies(binding string) ([][]byte, error) {
 	elems, err := inv.dataArray(binding)
 	if err != nil {
@@ -59,7 +61,7 @@ func (inv *invocation) batchBodies(binding string) ([][]byte, error) {
 			if err := json.Unmarshal(e, &s); err != nil {
 				return nil, fmt.Errorf("%w: Data.%s[%d] is not a JSON string: %v", errEnvelope, binding, i, err)
 			}
-			bodies[i], _ = unwrapText(s, false)
+			bodies[i], _ = unwrapText(s)
 		default:
 			bodies[i] = e
 		}

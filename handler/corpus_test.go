@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ordersink/orders-consumer/orders"
 )
 
 // corpusCase is one entry of testdata/corpus/cases.json: a body (wrapped in a
@@ -49,9 +51,8 @@ func loadCorpus(t testing.TB) []corpusCase {
 // placeholder.
 func (c corpusCase) request(t testing.TB, orderID string) []byte {
 	t.Helper()
-	if c.Kind == "generated-huge" {
-		body := strings.Replace(exampleBody, `"currency"`, `"note":"`+strings.Repeat("x", 5<<20)+`","currency"`, 1)
-		return hostInvocation([]byte(body), orderID, 1)
+	if body, ok := generatedBody(c.Kind, orderID); ok {
+		return hostInvocation(body, orderID, 1)
 	}
 	raw, err := os.ReadFile(filepath.Join("testdata", "corpus", c.File))
 	if err != nil {
@@ -68,6 +69,39 @@ func (c corpusCase) request(t testing.TB, orderID string) []byte {
 		return []byte(`{"Data":{"` + TriggerBinding + `":` + string(b64) + `},"Metadata":{"DeliveryCount":"1"}}`)
 	}
 	return raw
+}
+
+// generatedBody makes the bodies at and past each limit that are too large
+// to keep as files.
+func generatedBody(kind, orderID string) ([]byte, bool) {
+	order := strings.Replace(exampleBody, "ORD-2026-000123", orderID, 1)
+	// members named name0, name1, … of text repeated to n characters in
+	// all, at most 60,000 in one (within any per-string limit of the parser).
+	members := func(name, text string, n int) string {
+		var b strings.Builder
+		for i := 0; n > 0; i++ {
+			k := min(n, 60000)
+			fmt.Fprintf(&b, `"%s%d":"%s",`, name, i, strings.Repeat(text, k))
+			n -= k
+		}
+		return b.String()
+	}
+	inLine := func(s string) []byte {
+		return []byte(strings.Replace(order, `"sku":"SKU-1",`, `"sku":"SKU-1",`+s, 1))
+	}
+	switch kind {
+	case "generated-huge": // past MAX_REQUEST_BYTES (4 MiB) once base64
+		return []byte(strings.Replace(order, `"currency"`, `"note":"`+strings.Repeat("x", 5<<20)+`","currency"`, 1)), true
+	case "generated-under-request-limit": // under it, but past Cosmos' 2 MB per document
+		return []byte(strings.Replace(order, `"currency"`, members("note", "x", 2900<<10)+`"currency"`, 1)), true
+	case "generated-envelope-over": // its envelope would be ~400 KB indented
+		return escapingBody(orderID, 100<<10), true
+	case "generated-event-over": // 120 KB of U+0085, which the host escapes: its event ~360 KB
+		return inLine(members("x", "\u0085", 60000)), true
+	case "generated-event-under": // 244 KB, its event just under the budget
+		return inLine(members("x", "x", 244000)), true
+	}
+	return nil, false
 }
 
 func countOrders(t *testing.T) int {
@@ -122,11 +156,12 @@ func TestBadInputCorpus(t *testing.T) {
 				if string(e.Reason) != c.Reason || !strings.Contains(e.Description, c.Mention) {
 					t.Errorf("parked as %s %q, want %s mentioning %q", e.Reason, e.Description, c.Reason, c.Mention)
 				}
-				if e.Body == "" && c.Name != "empty-body" && c.Name != "whitespace-only" {
+				if e.Body == "" && e.BodyRef == nil && c.Name != "empty-body" && c.Name != "whitespace-only" {
 					t.Error("the envelope lost the message")
 				}
-				if n := len(partition(t, id)); n != 0 {
-					t.Errorf("invalid input wrote %d documents", n)
+				docs := partition(t, id)
+				if n := len(docs) - len(documentsOfType(docs, orders.TypeParkedBody)); n != 0 {
+					t.Errorf("invalid input wrote %d documents besides its parked body", n)
 				}
 			case "retried":
 				// invoke returns early for non-2xx; the host reads nothing.
@@ -137,5 +172,40 @@ func TestBadInputCorpus(t *testing.T) {
 	}
 	if after := countOrders(t); after != before+created {
 		t.Errorf("orders in the container went from %d to %d; only the %d valid cases may add one", before, after, created)
+	}
+}
+
+// TestBadInputCorpusBothRoutesAgree sends every body of the corpus through
+// ProcessOrder and, as a batch of one, through ProcessOrderBatch: one rule
+// for every body shape, so both must reach the same outcome and reason.
+func TestBadInputCorpusBothRoutesAgree(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	for _, c := range loadCorpus(t) {
+		if c.Kind != "body" {
+			continue // whole requests and host shapes are route-specific
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			id := fmt.Sprintf("ROUTES-%s-%d", c.Name, time.Now().UnixNano())
+			single := s.invoke(t, c.request(t, id+"-single"))
+			raw, err := os.ReadFile(filepath.Join("testdata", "corpus", c.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := bytes.ReplaceAll(raw, []byte(orderIDPlaceholder), []byte(id+"-batch"))
+			batch := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{body: body, messageID: id + "-batch", deliveryCount: 1}}))
+			if single.Status != batch.Status {
+				t.Fatalf("status: single %d, batch %d", single.Status, batch.Status)
+			}
+			var reasons [2]orders.Reason
+			if e := single.parked(t); e != nil {
+				reasons[0] = e.Reason
+			}
+			if es := batch.parkedAll(t); len(es) == 1 {
+				reasons[1] = es[0].Reason
+			}
+			if outcomeOf(single.Logs[0]) != batch.outcomes()[0] || reasons[0] != reasons[1] {
+				t.Errorf("single %s %s, batch %s %s", outcomeOf(single.Logs[0]), reasons[0], batch.outcomes()[0], reasons[1])
+			}
+		})
 	}
 }

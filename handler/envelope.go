@@ -55,14 +55,13 @@ func decodeInvocation(b []byte) (*invocation, error) {
 }
 
 // readInvocation reads at most limit bytes of the request and decodes the
-// envelope; raw is what was read, also when that fails.
-func readInvocation(w http.ResponseWriter, r *http.Request, limit int64) (inv *invocation, raw []byte, err error) {
-	raw, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+// envelope. A request over the limit is an *http.MaxBytesError.
+func readInvocation(w http.ResponseWriter, r *http.Request, limit int64) (*invocation, error) {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
-		return nil, raw, err
+		return nil, err
 	}
-	inv, err = decodeInvocation(raw)
-	return inv, raw, err
+	return decodeInvocation(raw)
 }
 
 // undecodable fails an invocation of a batch or change-feed function whose
@@ -106,16 +105,15 @@ func decodeTriggerValue(raw json.RawMessage) (body []byte, copied bool, err erro
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, false, fmt.Errorf("%w: the trigger value is not a JSON string: %v", errEnvelope, err)
 	}
-	body, fromBase64 := unwrapText(s, true)
+	body, fromBase64 := unwrapText(s)
 	return body, !fromBase64 && bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")), nil
 }
 
-// unwrapText undoes the second encoding of a body text when there is one:
-// a JSON string literal is decoded again, text that looks like JSON is kept,
-// and, where the binding may be binary (base64 is one of its shapes), base64
-// is decoded. A string-typed batch element is never base64: decoding "test"
-// would park other bytes than the producer sent.
-func unwrapText(s string, binary bool) (body []byte, fromBase64 bool) {
+// unwrapText decodes a trigger value's string: base64 of the body for
+// "dataType": "binary" (the shipped bindings); for a string binding, a JSON
+// string literal (the host encodes a single body twice) is decoded again and
+// text that looks like JSON is kept.
+func unwrapText(s string) (body []byte, fromBase64 bool) {
 	t := strings.TrimSpace(s)
 	if strings.HasPrefix(t, `"`) {
 		var inner string
@@ -126,10 +124,8 @@ func unwrapText(s string, binary bool) (body []byte, fromBase64 bool) {
 	if strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
 		return []byte(s), false
 	}
-	if binary {
-		if b, err := base64.StdEncoding.Strict().DecodeString(t); err == nil && len(t) > 0 {
-			return b, true
-		}
+	if b, err := base64.StdEncoding.Strict().DecodeString(t); err == nil && len(t) > 0 {
+		return b, true
 	}
 	return []byte(s), false
 }

@@ -2,6 +2,7 @@ package handler
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -44,8 +45,8 @@ type batchMessage struct {
 }
 
 // hostBatch encodes messages as the host does for "cardinality": "many" and
-// "dataType": "string" (reference §1.5): the bodies as a JSON string holding
-// an array of body texts, and each ...Array metadata key as a JSON string
+// "dataType": "binary", as ProcessOrderBatch is bound (reference §1.5): the
+// bodies as a JSON string holding an array of base64 strings, and each ...Array metadata key as a JSON string
 // holding an array in message order, null where a value is absent.
 func hostBatch(msgs []batchMessage) []byte {
 	bodies := make([]string, len(msgs))
@@ -55,7 +56,7 @@ func hostBatch(msgs []batchMessage) []byte {
 	enqueued := make([]string, len(msgs))
 	locks := make([]string, len(msgs))
 	for i, m := range msgs {
-		bodies[i], ids[i], counts[i] = string(m.body), m.messageID, m.deliveryCount
+		bodies[i], ids[i], counts[i] = base64.StdEncoding.EncodeToString(m.body), m.messageID, m.deliveryCount
 		if m.subject != "" {
 			subjects[i] = m.subject
 		}

@@ -23,10 +23,15 @@ type ParkingEnvelope struct {
 	StoredHash    string `json:"storedHash,omitempty"`
 	IncomingHash  string `json:"incomingHash,omitempty"`
 	// Body is the original message body as text; when it is not valid UTF-8
-	// it is base64 and BodyEncoding says so, so no byte is lost.
-	Body         string    `json:"body"`
-	BodyEncoding string    `json:"bodyEncoding,omitempty"`
-	Truncated    bool      `json:"truncated,omitempty"`
+	// it is base64 and BodyEncoding says so, so no byte is lost. When the
+	// envelope would not fit one message with it, Body is empty and BodyRef
+	// names the document in the orders container that keeps it.
+	Body         string   `json:"body"`
+	BodyEncoding string   `json:"bodyEncoding,omitempty"`
+	BodyRef      *BodyRef `json:"bodyRef,omitempty"`
+	// BodyBytes and BodySHA256 identify the original body in every case.
+	BodyBytes    int       `json:"bodyBytes"`
+	BodySHA256   string    `json:"bodySha256"`
 	EnqueuedAt   string    `json:"enqueuedTimeUtc,omitempty"`
 	ParkedAt     time.Time `json:"parkedAt"`
 	Function     string    `json:"function"`
@@ -34,6 +39,7 @@ type ParkingEnvelope struct {
 }
 
 func (e *ParkingEnvelope) setBody(b []byte) {
+	e.BodyBytes, e.BodySHA256 = len(b), orders.BodySHA256(b)
 	if utf8.Valid(b) {
 		e.Body = string(b)
 		return

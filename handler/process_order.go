@@ -12,10 +12,6 @@ import (
 	"github.com/ordersink/orders-consumer/orders"
 )
 
-// parkedPrefix is how much of an oversized request is kept in its parking
-// envelope: enough to identify the message.
-const parkedPrefix = 8 << 10
-
 // delivery is one message as the host delivered it.
 type delivery struct {
 	function      string
@@ -28,7 +24,6 @@ type delivery struct {
 	// metadataCopied: the host copied the body's top-level members into
 	// Metadata (a string trigger value holding a JSON object).
 	metadataCopied bool
-	truncated      bool
 	// priorDeliveries counts the deliveries of the message this one was
 	// given back for (requeue.go); they are part of deliveryCount.
 	priorDeliveries int
@@ -39,13 +34,14 @@ func handleProcessOrder(cfg Config) http.HandlerFunc {
 		start := cfg.Now()
 		d := delivery{function: FunctionProcessOrder, invocationID: r.Header.Get("X-Azure-Functions-InvocationId")}
 
+		// One deadline for deciding and for keeping a parked body (answer).
+		ctx, cancel := context.WithTimeout(r.Context(), cfg.MessageDeadline)
+		defer cancel()
 		res, ok := d.read(w, r, cfg.MaxRequestBytes)
 		if ok {
-			ctx, cancel := context.WithTimeout(r.Context(), cfg.MessageDeadline)
 			res = cfg.process(ctx, d)
-			cancel()
 		}
-		cfg.answer(w, d, res, start)
+		cfg.answer(ctx, w, d, res, start)
 	}
 }
 
@@ -67,14 +63,15 @@ func (cfg Config) process(ctx context.Context, d delivery) orders.Result {
 // read decodes the invocation into d. When the request cannot be decoded it
 // returns the result to answer with and false.
 func (d *delivery) read(w http.ResponseWriter, r *http.Request, limit int64) (orders.Result, bool) {
-	inv, raw, err := readInvocation(w, r, limit)
+	inv, err := readInvocation(w, r, limit)
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		d.body, d.truncated = raw[:min(len(raw), parkedPrefix)], true
-		return orders.Result{Outcome: orders.Invalid, Reason: orders.MalformedMessage,
-			Description: fmt.Sprintf("the invocation is larger than %d bytes; the start of it is kept in body", limit)}, false
-	}
-	if err == nil {
+		// A message the broker accepted always fits a request of the
+		// configured size, so this is a setting to raise, not a message to
+		// judge: it stays whole in the broker (the batch route does the
+		// same), and is logged at ERROR.
+		err = fmt.Errorf("%w: the request is larger than %d bytes (MAX_REQUEST_BYTES, which must exceed the largest message the queue takes, encoded by the host)", errEnvelope, limit)
+	} else if err == nil {
 		d.body, d.metadataCopied, err = inv.triggerText(TriggerBinding)
 	}
 	if err != nil {
@@ -106,10 +103,13 @@ func (d delivery) message() orders.Message {
 }
 
 // answer maps a result to the host answer of contract §5 and logs it.
-func (cfg Config) answer(w http.ResponseWriter, d delivery, res orders.Result, start time.Time) {
+func (cfg Config) answer(ctx context.Context, w http.ResponseWriter, d delivery, res orders.Result, start time.Time) {
 	out := newResult()
 	if res.Outcome.Parks() {
-		out.Outputs[ParkingBinding] = d.envelope(res, cfg.Now())
+		var e *ParkingEnvelope
+		if e, res = cfg.park(ctx, d, res, cfg.Now()); e != nil {
+			out.Outputs[ParkingBinding] = e
+		}
 	}
 	out.Logs = append(out.Logs, d.humanLine(res))
 	status := http.StatusOK
@@ -125,8 +125,8 @@ func (d delivery) envelope(res orders.Result, now time.Time) *ParkingEnvelope {
 		Reason: res.Reason, Description: res.Description, OrderID: res.OrderID,
 		MessageID: d.messageID, Subject: d.subject, DeliveryCount: d.deliveryCount,
 		StoredHash: res.StoredHash, IncomingHash: res.IncomingHash,
-		Truncated: d.truncated, EnqueuedAt: d.enqueuedAt,
-		ParkedAt: now.UTC().Truncate(100 * time.Nanosecond), Function: d.function, InvocationID: d.invocationID,
+		EnqueuedAt: d.enqueuedAt,
+		ParkedAt:   now.UTC().Truncate(100 * time.Nanosecond), Function: d.function, InvocationID: d.invocationID,
 	}
 	e.setBody(d.body)
 	return e

@@ -35,7 +35,7 @@ func handleProcessOrderBatch(cfg Config) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := cfg.Now()
 		invocationID := r.Header.Get("X-Azure-Functions-InvocationId")
-		inv, _, err := readInvocation(w, r, cfg.MaxBatchRequestBytes)
+		inv, err := readInvocation(w, r, cfg.MaxBatchRequestBytes)
 		var ds []delivery
 		if err == nil {
 			ds, err = batchDeliveries(inv, invocationID)
@@ -45,11 +45,12 @@ func handleProcessOrderBatch(cfg Config) http.HandlerFunc {
 			return
 		}
 		// The batch's locks are never renewed: every message must be
-		// decided, and the answer sent, before the lock expires.
+		// decided, its parked bodies kept, and the answer sent, before the
+		// lock expires.
 		ctx, cancel := context.WithTimeout(r.Context(), cfg.BatchDeadline)
+		defer cancel()
 		results := cfg.processBatch(ctx, ds)
-		cancel()
-		cfg.answerBatch(w, invocationID, ds, results, start)
+		cfg.answerBatch(ctx, w, invocationID, ds, results, start)
 	}
 }
 
@@ -126,18 +127,18 @@ func (cfg Config) processSafely(ctx context.Context, d delivery) (res orders.Res
 // answerBatch answers 200 with every parking envelope when all messages are
 // final, and 503 when any is not; it logs one line per message and a
 // summary with the counts by outcome.
-func (cfg Config) answerBatch(w http.ResponseWriter, invocationID string, ds []delivery, results []batchResult, start time.Time) {
+func (cfg Config) answerBatch(ctx context.Context, w http.ResponseWriter, invocationID string, ds []delivery, results []batchResult, start time.Time) {
 	requeued := cfg.settle(ds, results)
+	envelopes := cfg.parkBatch(ctx, ds, results)
 	out := newResult()
 	var parked []*ParkingEnvelope
 	counts := map[orders.Outcome]int{}
 	retry := false
-	now := cfg.Now()
 	for i, d := range ds {
 		res := results[i].res
 		counts[res.Outcome]++
-		if res.Outcome.Parks() {
-			parked = append(parked, d.envelope(res, now))
+		if envelopes[i] != nil {
+			parked = append(parked, envelopes[i])
 		}
 		if !res.Outcome.Completes() {
 			retry = true

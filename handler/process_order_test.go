@@ -289,25 +289,6 @@ func TestProcessOrderUndecodableInvocationIsRetried(t *testing.T) {
 	}
 }
 
-func TestProcessOrderOversizedRequestIsParked(t *testing.T) {
-	logs := &syncBuffer{}
-	srv := httptest.NewServer(NewServer(Config{
-		Processor: &orders.Processor{Store: testEnv(t).Store}, Logger: slog.New(slog.NewJSONHandler(logs, nil)), MaxRequestBytes: 64 << 10,
-	}))
-	defer srv.Close()
-	s := &testServer{url: srv.URL, logs: logs}
-	id, body := uniqueOrder(t)
-	huge := bytes.Replace(body, []byte(`"currency"`), []byte(`"note":"`+strings.Repeat("x", 100<<10)+`","currency"`), 1)
-	a := s.invoke(t, hostInvocation(huge, id, 1))
-	e := a.parked(t)
-	if a.Status != http.StatusOK || e == nil || e.Reason != orders.MalformedMessage || !e.Truncated || len(e.Body) > parkedPrefix {
-		t.Fatalf("status %d, envelope %+v", a.Status, e)
-	}
-	if docs := partition(t, id); len(docs) != 0 {
-		t.Errorf("oversized message wrote %d documents", len(docs))
-	}
-}
-
 func TestProcessOrderConcurrentDeliveriesOfOneNewOrder(t *testing.T) {
 	s := startServer(t, testEnv(t).Store, 0)
 	id, body := uniqueOrder(t)

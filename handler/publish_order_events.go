@@ -28,7 +28,7 @@ func handlePublishOrderEvents(cfg Config) http.HandlerFunc {
 		// The extension hands the host the documents as JSON array text,
 		// which the host encodes once more as a JSON string
 		// (testdata/changefeed/README.md).
-		inv, _, err := readInvocation(w, r, cfg.MaxBatchRequestBytes)
+		inv, err := readInvocation(w, r, cfg.MaxBatchRequestBytes)
 		var docs []json.RawMessage
 		if err == nil {
 			docs, err = inv.dataArray(DocumentsBinding)
@@ -40,18 +40,22 @@ func handlePublishOrderEvents(cfg Config) http.HandlerFunc {
 
 		out := newResult()
 		events := make([]*orders.OutboxEvent, 0, len(docs))
+		var poison []*ParkingEnvelope
 		seen := make(map[string]bool, len(docs))
-		skipped := 0
 		for i, doc := range docs {
 			e, err := orders.PublishableEvent(doc)
+			if err == nil && e != nil {
+				err = cfg.fitOutput(e)
+			}
 			switch {
 			case err != nil:
-				// It would fail the same way on every replay: report it
-				// and publish the rest.
+				// It would fail the same way on every replay: set it
+				// aside for an operator and publish the rest.
+				p := cfg.setAside(doc, err, invocationID)
 				cfg.Logger.Error("outbox event not publishable", "function", FunctionPublishOrderEvents,
-					"invocationId", invocationID, "document", i, "err", err.Error())
-				out.Logs = append(out.Logs, fmt.Sprintf("%s: document %d not publishable: %v", FunctionPublishOrderEvents, i, err))
-				skipped++
+					"invocationId", invocationID, "document", i, "orderId", p.OrderID, "err", err.Error())
+				out.Logs = append(out.Logs, fmt.Sprintf("%s: document %d not publishable, set aside as %s: %v", FunctionPublishOrderEvents, i, p.Reason, err))
+				poison = append(poison, p)
 			case e == nil: // an order, a conflict record, a status
 			case seen[e.EventID]:
 			default:
@@ -59,8 +63,12 @@ func handlePublishOrderEvents(cfg Config) http.HandlerFunc {
 				events = append(events, e)
 			}
 		}
+		skipped := len(poison)
 		if len(events) > 0 {
 			out.Outputs[EventsBinding] = events
+		}
+		if skipped > 0 {
+			out.Outputs[ParkingBinding] = poison
 		}
 		for _, e := range events {
 			out.Logs = append(out.Logs, fmt.Sprintf("%s: published %s", FunctionPublishOrderEvents, e.EventID))

@@ -16,11 +16,6 @@ import (
 // messages instead of parking them (docs/adr/0007-holding-through-outages.md).
 const RequeueBinding = "requeue"
 
-// MaxRequeueBytes bounds one requeued message as the host sends it
-// (indented): Service Bus Standard takes 256 KB with headers. A message that
-// does not fit is parked as RetryBudgetExhausted instead.
-const MaxRequeueBytes = 200 << 10
-
 // requeueKey names the one member of a requeued message's body.
 const requeueKey = "orderConsumerRequeued"
 
@@ -43,20 +38,18 @@ type Requeued struct {
 }
 
 // requeue returns the output message that gives d back to the queue, or an
-// error when it would not fit in one message.
-func (d delivery) requeue(reason string) (map[string]Requeued, error) {
+// error when it would not fit in one message as the host sends it (fits, the
+// budget every output passes). One that does not fit is parked as
+// RetryBudgetExhausted instead.
+func (d delivery) requeue(reason string, fits func(any) error) (map[string]Requeued, error) {
 	q := Requeued{Body: string(d.body), MessageID: d.messageID, Subject: d.subject, Deliveries: d.deliveryCount,
 		EnqueuedAt: d.enqueuedAt, InvocationID: d.invocationID, Reason: reason}
 	if !utf8.Valid(d.body) {
 		q.Body, q.BodyEncoding = base64.StdEncoding.EncodeToString(d.body), "base64"
 	}
 	out := map[string]Requeued{requeueKey: q}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxRequeueBytes {
-		return nil, fmt.Errorf("given back it would be a %d-byte message, over the %d-byte budget", len(b), MaxRequeueBytes)
+	if err := fits(out); err != nil {
+		return nil, fmt.Errorf("given back it would be %w", err)
 	}
 	return out, nil
 }
@@ -114,7 +107,7 @@ func (cfg Config) settle(ds []delivery, results []batchResult) []map[string]Requ
 			continue
 		}
 		why := fmt.Sprintf("message %s was on its last delivery, and a batch settles as a whole", ds[forcedBy].messageID)
-		q, err := ds[i].requeue(why)
+		q, err := ds[i].requeue(why, cfg.fitOutput)
 		if err != nil {
 			r.Outcome, r.Reason = orders.Exhausted, orders.RetryBudgetExhausted
 			r.Description = fmt.Sprintf("parked with its batch at delivery %d: %s, and it cannot be given back (%v); still failing: %s",

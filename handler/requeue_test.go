@@ -50,10 +50,10 @@ func TestBatchMateTooLargeToGiveBackIsParked(t *testing.T) {
 		old, oldb = uniqueOrder(t)
 		big, bigb = uniqueOrder(t)
 		// Quotes are escaped once in the body and twice when given back;
-		// MaxRequeueBytes/3 of them in strings within the string length
+		// DefaultMaxMessageBytes/3 of them in strings within the string length
 		// limit of contract §3.
 		note := `"` + strings.Repeat(`\"`, orders.MaxTokenBytes/2) + `"`
-		notes := "[" + strings.TrimSuffix(strings.Repeat(note+",", MaxRequeueBytes/3/(orders.MaxTokenBytes/2)+1), ",") + "]"
+		notes := "[" + strings.TrimSuffix(strings.Repeat(note+",", DefaultMaxMessageBytes/3/(orders.MaxTokenBytes/2)+1), ",") + "]"
 		bigb = []byte(strings.Replace(string(bigb), `"currency"`, `"notes":`+notes+`,"currency"`, 1))
 	})
 	store := flakyStore{Store: testEnv(t).Store, failing: map[string]bool{old: true, big: true}}

@@ -63,6 +63,15 @@ type Config struct {
 	MaxBatchRequestBytes int64
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// MaxMessageBytes is the broker's limit for one message, which every
+	// output (parking envelope, event) must fit as the host sends it
+	// (OutputBudget); zero means DefaultMaxMessageBytes.
+	MaxMessageBytes int
+	// Bodies keeps the bodies of parked messages too large for their
+	// envelope; nil means Processor.Store, when it is a BodyStore.
+	Bodies BodyStore
+
+	fitOutput func(v any) error
 }
 
 // NewServer returns the custom handler's HTTP handler.
@@ -83,6 +92,16 @@ func NewServer(cfg Config) http.Handler {
 		cfg.MaxBatchRequestBytes = DefaultMaxBatchRequestBytes
 	}
 	cfg.setClockDefaults()
+	cfg.fitOutput = OutputBudget(cfg.MaxMessageBytes)
+	if cfg.Bodies == nil {
+		cfg.Bodies, _ = cfg.Processor.Store.(BodyStore)
+	}
+	if cfg.Processor.EventBudget == nil {
+		// A copy: the caller's Processor is not ours to change.
+		p := *cfg.Processor
+		p.EventBudget = cfg.fitOutput
+		cfg.Processor = &p
+	}
 	r := chi.NewRouter()
 	r.Use(recoverer(cfg.Logger))
 	// The host's readiness probe and health ping: answer at once, no I/O.

@@ -72,7 +72,8 @@ type OutboxEvent struct {
 // copied exactly as the producer sent them.
 var acceptedPayload = []string{"orderId", "customerId", "currency", "lines", "total", "placedAt"}
 
-func (o *Order) acceptedEvent(a Acceptance) ([]byte, error) {
+// AcceptedEvent is the order's OrderAccepted event as it is published.
+func (o *Order) AcceptedEvent(a Acceptance) (*OutboxEvent, error) {
 	payload := map[string]any{
 		"messageId":  a.MessageID,
 		"acceptedAt": a.AcceptedAt.UTC().Format(time.RFC3339Nano),
@@ -87,12 +88,21 @@ func (o *Order) acceptedEvent(a Acceptance) ([]byte, error) {
 		return nil, fmt.Errorf("encode %s payload of %s: %w", EventOrderAccepted, o.ID, err)
 	}
 	id := EventID(o.ID, EventOrderAccepted)
-	return json.Marshal(OutboxEvent{
-		ID: id, OrderID: o.ID, Type: TypeOutboxEvent,
-		EventID: id, IdempotencyKey: id, EventType: EventOrderAccepted,
+	return &OutboxEvent{
+		OrderID: o.ID, EventID: id, IdempotencyKey: id, EventType: EventOrderAccepted,
 		OccurredAt:  a.AcceptedAt.UTC().Format(time.RFC3339Nano),
-		RequestHash: o.Hash, Payload: p, TTL: OutboxEventTTL,
-	})
+		RequestHash: o.Hash, Payload: p,
+	}, nil
+}
+
+// acceptedEvent is the stored form of AcceptedEvent.
+func (o *Order) acceptedEvent(a Acceptance) ([]byte, error) {
+	e, err := o.AcceptedEvent(a)
+	if err != nil {
+		return nil, err
+	}
+	e.ID, e.Type, e.TTL = e.EventID, TypeOutboxEvent, OutboxEventTTL
+	return json.Marshal(e)
 }
 
 // PublishableEvent turns a document from the orders container's change feed

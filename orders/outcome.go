@@ -31,6 +31,10 @@ const (
 	ValidationFailed     Reason = "ValidationFailed"
 	MalformedMessage     Reason = "MalformedMessage"
 	RetryBudgetExhausted Reason = "RetryBudgetExhausted"
+	// Unpublishable: an outbox event document the publisher can never send
+	// (malformed, or over the message size limit), set aside so it does not
+	// block its lease or its batch-mates.
+	Unpublishable Reason = "Unpublishable"
 )
 
 // Completes reports whether the broker should complete the message: every

@@ -46,6 +46,10 @@ type Processor struct {
 	RetryBudget int
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// EventBudget, when set, refuses an order whose OrderAccepted event
+	// would not fit one message of the events topic (contract §3, rule
+	// "event size"; docs/adr/0009-output-size-budgets.md).
+	EventBudget func(event any) error
 }
 
 // Message is one delivery of an order message.
@@ -71,9 +75,13 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 	if err != nil {
 		return rejected(err, m.Body)
 	}
+	a := Acceptance{MessageID: m.MessageID, AcceptedAt: p.now()}
+	if err := p.checkEvent(o, a); err != nil {
+		return rejected(err, m.Body)
+	}
 	r := Result{Kind: OrderPlaced, OrderID: o.ID, IncomingHash: o.Hash, MessageIDDiffers: m.MessageID != "" && m.MessageID != o.ID}
 
-	stored, err := p.Store.CreateOrder(ctx, o, Acceptance{MessageID: m.MessageID, AcceptedAt: p.now()})
+	stored, err := p.Store.CreateOrder(ctx, o, a)
 	if err != nil {
 		return p.failed(r, m, err)
 	}
@@ -107,6 +115,22 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 		r.Description += fmt.Sprintf(" (the conflict record was not written: %v)", err)
 	}
 	return r
+}
+
+// checkEvent refuses an order whose OrderAccepted event could never be
+// published: the publisher would have to set it aside.
+func (p *Processor) checkEvent(o *Order, a Acceptance) error {
+	if p.EventBudget == nil {
+		return nil
+	}
+	e, err := o.AcceptedEvent(a)
+	if err != nil {
+		return err
+	}
+	if err := p.EventBudget(e); err != nil {
+		return invalid("", "its %s event would be %v; it carries the order's lines as sent, so send fewer or smaller unknown line members (contract §3, event size)", EventOrderAccepted, err)
+	}
+	return nil
 }
 
 // rejected is the Invalid result for a body that will be refused on every

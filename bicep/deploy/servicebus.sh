@@ -94,6 +94,11 @@ resubmit)
     die "the next parked message is $reason (order '${order}'): resubmitting it unchanged gives the same answer. Fix the cause first, then use --any-reason"
   fi
   [ -n "$order" ] || { settle PUT "$(cat "$dir/lock-url")"; die "the parked envelope has no orderId (MalformedMessage): nothing to resubmit"; }
+  # An envelope too large to carry its body points to it in Cosmos DB (contract section 6).
+  if [ -n "$(jq -r '.bodyRef.id // empty' "$dir/body")" ]; then
+    settle PUT "$(cat "$dir/lock-url")"
+    die "the body of $order is kept in Cosmos DB ($(jq -c '.bodyRef' "$dir/body")): read it (docs/runbook.md, inspect a parked message) and resubmit it by hand"
+  fi
   if [ "$(jq -r '.bodyEncoding // empty' "$dir/body")" = base64 ]; then
     jq -j '.body' "$dir/body" | base64 -d >"$dir/original"
   else

@@ -21,8 +21,15 @@ type config struct {
 	// parked (RetryBudgetExhausted) rather than retried; keep it below the
 	// queue's maxDeliveryCount.
 	RetryBudget int `envconfig:"RETRY_BUDGET_DELIVERY_COUNT" default:"9"`
-	// MaxRequestBytes bounds one invocation request held in memory.
+	// MaxRequestBytes bounds one invocation request held in memory. A
+	// request over it is failed (the message stays in the broker), so it
+	// must exceed the largest message the queue takes, as the host encodes
+	// it: about 14 times its size at worst for a string trigger.
 	MaxRequestBytes int64 `envconfig:"MAX_REQUEST_BYTES" default:"4194304"`
+	// MaxMessageBytes is the Service Bus limit for one message (262144 for
+	// Standard; Premium up to 100 MB, as set on the entities). Every output
+	// (parking envelope, event) is kept within it as the host sends it.
+	MaxMessageBytes int `envconfig:"SERVICEBUS_MAX_MESSAGE_BYTES" default:"262144"`
 	// OperationTimeout bounds one attempt of one Cosmos operation, SDK
 	// retries included; past it the attempt is retried within the deadline.
 	OperationTimeout time.Duration `envconfig:"COSMOS_OPERATION_TIMEOUT" default:"4s"`
@@ -61,6 +68,12 @@ func loadConfig() (config, error) {
 		return c, fmt.Errorf("configuration: RETRY_BUDGET_DELIVERY_COUNT must be at least 1, got %d", c.RetryBudget)
 	case c.MaxRequestBytes < 64<<10:
 		return c, fmt.Errorf("configuration: MAX_REQUEST_BYTES must be at least 65536, got %d", c.MaxRequestBytes)
+	case c.MaxMessageBytes < 64<<10:
+		return c, fmt.Errorf("configuration: SERVICEBUS_MAX_MESSAGE_BYTES must be at least 65536, got %d", c.MaxMessageBytes)
+	case c.MaxRequestBytes < 2*int64(c.MaxMessageBytes):
+		// A request over the limit is failed, never judged: the largest
+		// message must fit, as base64 (4/3) with its metadata.
+		return c, fmt.Errorf("configuration: MAX_REQUEST_BYTES (%d) must be at least twice SERVICEBUS_MAX_MESSAGE_BYTES (%d): the largest message arrives base64-encoded with its metadata", c.MaxRequestBytes, c.MaxMessageBytes)
 	case c.BatchParallelism < 1:
 		return c, fmt.Errorf("configuration: BATCH_PARALLELISM must be at least 1, got %d", c.BatchParallelism)
 	case c.MaxBatchRequestBytes < c.MaxRequestBytes:

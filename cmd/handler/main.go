@@ -51,8 +51,10 @@ func run(ctx context.Context, stdout io.Writer) error {
 	srv := &http.Server{
 		Handler: handler.NewServer(handler.Config{
 			Processor:            &orders.Processor{Store: retrying, RetryBudget: cfg.RetryBudget},
+			Bodies:               store,
 			Logger:               log,
 			MaxRequestBytes:      cfg.MaxRequestBytes,
+			MaxMessageBytes:      cfg.MaxMessageBytes,
 			MaxBatchRequestBytes: cfg.MaxBatchRequestBytes,
 			BatchParallelism:     cfg.BatchParallelism,
 			MessageDeadline:      cfg.MessageDeadline,

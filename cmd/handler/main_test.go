@@ -37,6 +37,8 @@ func TestLoadConfigNamesTheBadSetting(t *testing.T) {
 		{"attempt longer than the batch", map[string]string{"COSMOS_OPERATION_TIMEOUT": "45s"}, "COSMOS_OPERATION_TIMEOUT 45s exceeds"},
 		{"probe interval zero", map[string]string{"COSMOS_PROBE_INTERVAL": "0s"}, "COSMOS_PROBE_INTERVAL"},
 		{"host.json unreadable", map[string]string{"HOST_JSON": "testdata/host-bad.json"}, "functionTimeout"},
+		{"message limit tiny", map[string]string{"SERVICEBUS_MAX_MESSAGE_BYTES": "1000"}, "SERVICEBUS_MAX_MESSAGE_BYTES"},
+		{"Premium messages, request limit left at its default", map[string]string{"SERVICEBUS_MAX_MESSAGE_BYTES": "10485760"}, "MAX_REQUEST_BYTES"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,7 +59,7 @@ func TestLoadConfigNamesTheBadSetting(t *testing.T) {
 // when the test runs under scripts/test.sh, which exports emulator settings.
 func unsetConfig(t *testing.T) {
 	for _, k := range []string{"FUNCTIONS_CUSTOMHANDLER_PORT", "COSMOS_ENDPOINT", "COSMOS_KEY", "COSMOS_DATABASE", "COSMOS_CONTAINER",
-		"RETRY_BUDGET_DELIVERY_COUNT", "MAX_REQUEST_BYTES", "MAX_BATCH_REQUEST_BYTES", "BATCH_PARALLELISM", "COSMOS_OPERATION_TIMEOUT", "COSMOS_MAX_CONNS", "LOG_LEVEL",
+		"RETRY_BUDGET_DELIVERY_COUNT", "MAX_REQUEST_BYTES", "SERVICEBUS_MAX_MESSAGE_BYTES", "MAX_BATCH_REQUEST_BYTES", "BATCH_PARALLELISM", "COSMOS_OPERATION_TIMEOUT", "COSMOS_MAX_CONNS", "LOG_LEVEL",
 		"MESSAGE_DEADLINE", "BATCH_DEADLINE", "COSMOS_PROBE_INTERVAL", "AUTH_ALARM_AFTER", "HOST_JSON", "HOST_FUNCTION_TIMEOUT",
 		"HOST_MAX_AUTO_LOCK_RENEWAL", "QUEUE_LOCK_DURATION"} {
 		t.Setenv(k, "") // restores the old value after the test
@@ -72,7 +74,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.CosmosDatabase != "shop" || c.CosmosContainer != "orders" || c.RetryBudget != 9 || c.CosmosKey != "" {
+	if c.CosmosDatabase != "shop" || c.CosmosContainer != "orders" || c.RetryBudget != 9 || c.CosmosKey != "" || c.MaxMessageBytes != 262144 {
 		t.Errorf("defaults = %+v", c)
 	}
 	// The bar: an outage of 30 minutes parks no valid order.

@@ -14,6 +14,7 @@ type MemStore struct {
 	mu        sync.Mutex
 	orders    map[string]orders.StoredFingerprint
 	conflicts map[string]orders.Conflict
+	bodies    map[string]orders.ParkedBody
 	// Fail, when set, is returned by every call.
 	Fail error
 }
@@ -60,4 +61,25 @@ func (s *MemStore) Conflicts() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.conflicts)
+}
+
+// ParkBody keeps a parked body under its id.
+func (s *MemStore) ParkBody(_ context.Context, p orders.ParkedBody) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Fail != nil {
+		return s.Fail
+	}
+	if s.bodies == nil {
+		s.bodies = map[string]orders.ParkedBody{}
+	}
+	s.bodies[p.ID()] = p
+	return nil
+}
+
+// ParkedBodies returns how many distinct parked bodies are stored.
+func (s *MemStore) ParkedBodies() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.bodies)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -24,8 +23,8 @@ type Encoder struct {
 }
 
 // BindingError is a message the host cannot turn into the trigger value, so
-// the invocation fails before the handler sees it (the Service Bus extension
-// decodes bodies as strict UTF-8).
+// the invocation fails before the handler sees it. (A body that is not UTF-8
+// is not one: a string binding decodes it leniently, see lenientUTF8.)
 type BindingError struct{ Msg string }
 
 func (e *BindingError) Error() string { return e.Msg }
@@ -69,7 +68,7 @@ func (e *Encoder) Single(fn *Function, d Delivery) ([]byte, error) {
 	// The host copies the top-level members of a JSON body into Metadata,
 	// over the system keys of the same name (Utility.ApplyBindingData).
 	if !trigger.Binary() {
-		addBodyMembers(md, m.Body)
+		addBodyMembers(md, []byte(lenientUTF8(m.Body)))
 	}
 	return envelope(data, md), nil
 }
@@ -83,10 +82,7 @@ func (e *Encoder) Batch(fn *Function, ds []Delivery) ([]byte, error) {
 			bodies[i] = quote(base64.StdEncoding.EncodeToString(d.Message.Body))
 			continue
 		}
-		if !utf8.Valid(d.Message.Body) {
-			return nil, &BindingError{Msg: fmt.Sprintf("message %s: the body is not valid UTF-8", d.Message.MessageID)}
-		}
-		bodies[i] = quote(string(d.Message.Body))
+		bodies[i] = quote(lenientUTF8(d.Message.Body))
 	}
 	data := newObject()
 	data.set(trigger.Name, quote(string(jsonArray(bodies))))
@@ -139,10 +135,20 @@ func triggerValue(trigger *Binding, body []byte) ([]byte, error) {
 	if trigger.Binary() {
 		return quote(base64.StdEncoding.EncodeToString(body)), nil
 	}
-	if !utf8.Valid(body) {
-		return nil, &BindingError{Msg: "the body is not valid UTF-8; the Service Bus extension cannot bind it as a string"}
+	return quote(quoteString(lenientUTF8(body))), nil
+}
+
+// lenientUTF8 is the body as a string-bound trigger gets it: the extension
+// decodes it with Encoding.UTF8, which does not refuse bytes that are not
+// UTF-8 but puts U+FFFD in their place (reference §9), and calls the
+// handler. Go's decoder gives one U+FFFD per bad byte; .NET gives one per
+// maximal ill-formed subsequence, so a truncated multi-byte sequence may get
+// more replacement characters here than there.
+func lenientUTF8(body []byte) string {
+	if utf8.Valid(body) {
+		return string(body)
 	}
-	return quote(quoteString(string(body))), nil
+	return string([]rune(string(body)))
 }
 
 // actionsAndClient starts Metadata with the members whose values are objects

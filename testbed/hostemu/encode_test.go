@@ -2,7 +2,6 @@ package hostemu
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -140,9 +139,17 @@ func TestEncodeBinaryAndInvalidUTF8(t *testing.T) {
 	enc := refEncoder("2026-11-29T10:00:00Z", "g")
 	bad := &Message{Body: []byte{'{', 0xff, '}'}, MessageID: "M", EnqueuedTime: at("2026-11-29T10:00:00Z")}
 	str := &Function{Name: "F", Bindings: []Binding{{Name: "m", Type: "serviceBusTrigger", Direction: "in"}}}
-	var be *BindingError
-	if _, err := enc.Single(str, Delivery{Message: bad, DeliveryCount: 1}); !errors.As(err, &be) {
-		t.Errorf("string trigger, invalid UTF-8: err = %v, want a BindingError", err)
+	// A string binding decodes leniently and calls the handler anyway.
+	s, err := enc.Single(str, Delivery{Message: bad, DeliveryCount: 1})
+	var inv struct{ Data struct{ M string } }
+	var body string
+	if err != nil || json.Unmarshal(s, &inv) != nil || json.Unmarshal([]byte(inv.Data.M), &body) != nil || body != "{\uFFFD}" {
+		t.Errorf("string trigger, invalid UTF-8: body %q, %v; want it with U+FFFD", body, err)
+	}
+	ds := []Delivery{{Message: bad, DeliveryCount: 1}}
+	many := &Function{Name: "F", Bindings: []Binding{{Name: "m", Type: "serviceBusTrigger", Direction: "in", DataType: "string", Cardinality: "many"}}}
+	if b, err := enc.Batch(many, ds); err != nil || !strings.Contains(string(b), "{"+"�"+"}") {
+		t.Errorf("string batch trigger, invalid UTF-8: %.200s, %v; want the body with U+FFFD", b, err)
 	}
 	bin := &Function{Name: "F", Bindings: []Binding{{Name: "m", Type: "serviceBusTrigger", Direction: "in", DataType: "binary"}}}
 	b, err := enc.Single(bin, Delivery{Message: bad, DeliveryCount: 1})

@@ -65,6 +65,9 @@ type Options struct {
 	Log func(string)
 	// ServiceBusOut receives the messages Service Bus output bindings send.
 	ServiceBusOut func(*Invocation, OutputMessage) error
+	// MaxMessageBytes is the broker's limit for one output message
+	// (0: DefaultMaxMessageBytes, Standard).
+	MaxMessageBytes int
 }
 
 // Settlement is what happened to one delivery after its invocation.
@@ -131,6 +134,9 @@ func New(opts Options) (*Host, error) {
 	}
 	if opts.MaxMessageBatchSize <= 0 {
 		opts.MaxMessageBatchSize = 1000
+	}
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	if opts.BatchesInFlight <= 0 {
 		opts.BatchesInFlight = 1
@@ -305,16 +311,29 @@ func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []b
 		return
 	}
 	inv.Outputs, inv.IgnoredOutputs = outs, ignored
-	if h.opts.ServiceBusOut != nil {
-		for _, m := range outs {
-			if m.ContentType == "" {
-				continue
-			}
-			if err := h.opts.ServiceBusOut(inv, m); err != nil {
-				h.mu.Lock()
-				h.sbOutErr = errors.Join(h.sbOutErr, err)
-				h.mu.Unlock()
-			}
+	h.send(inv, outs)
+}
+
+// send sends the Service Bus output messages one at a time, as the
+// extension's collector does. One over the size limit fails the invocation
+// after the 2xx; the messages sent before it stay sent, and Outputs keeps
+// only those.
+func (h *Host) send(inv *Invocation, outs []OutputMessage) {
+	for i, m := range outs {
+		if m.ContentType == "" {
+			continue
+		}
+		if err := m.checkSize(h.opts.MaxMessageBytes); err != nil {
+			inv.Failure, inv.Outputs = err.Error(), outs[:i]
+			return
+		}
+		if h.opts.ServiceBusOut == nil {
+			continue
+		}
+		if err := h.opts.ServiceBusOut(inv, m); err != nil {
+			h.mu.Lock()
+			h.sbOutErr = errors.Join(h.sbOutErr, err)
+			h.mu.Unlock()
 		}
 	}
 }

@@ -3,11 +3,10 @@ package hostemu
 import (
 	"bytes"
 	"encoding/json"
-	"math/big"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/ordersink/orders-consumer/internal/hostjson"
 )
 
 // The host writes every request with Newtonsoft.Json, and handlers decode the
@@ -15,45 +14,8 @@ import (
 // byte what Newtonsoft writes: Go's encoding/json escapes <, > and & and
 // leaves U+0085 alone, Newtonsoft does the opposite.
 
-// quote returns s as a JSON string literal the way Newtonsoft writes it
-// (StringEscapeHandling.Default): ", \, control characters, U+0085, U+2028
-// and U+2029 are escaped, everything else is written as is.
-func quote(s string) []byte {
-	b := make([]byte, 0, len(s)+2)
-	b = append(b, '"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\u0085', '\u2028', '\u2029':
-			b = appendUnicodeEscape(b, r)
-		default:
-			if r < 0x20 {
-				b = appendUnicodeEscape(b, r)
-			} else {
-				b = utf8.AppendRune(b, r)
-			}
-		}
-	}
-	return append(b, '"')
-}
-
-func appendUnicodeEscape(b []byte, r rune) []byte {
-	const hex = "0123456789abcdef" // Newtonsoft writes lower-case hex digits
-	return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
-}
+// quote returns s as a JSON string literal the way Newtonsoft writes it.
+func quote(s string) []byte { return hostjson.AppendQuote(nil, s) }
 
 // jsonObject is a JSON object that keeps its members in insertion order.
 type jsonObject struct {
@@ -172,7 +134,7 @@ func bindingDataValue(raw json.RawMessage) (out []byte, ok bool) {
 		}
 		return quote(quoteString(s)), true
 	default:
-		s, ok := netNumberString(string(raw))
+		s, ok := hostjson.NumberString(string(raw))
 		if !ok {
 			return nil, false
 		}
@@ -195,43 +157,4 @@ func parseNetISODate(s string) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
-}
-
-// netNumberString is the .NET string of a JSON number as Newtonsoft reads it:
-// integers (long or BigInteger) print their digits; anything with a fraction
-// or an exponent is a double, printed shortest round-trip the way .NET Core
-// 3.0+ does ("19.98", "5", "1E+21", "1E-05").
-func netNumberString(lit string) (string, bool) {
-	if !strings.ContainsAny(lit, ".eE") {
-		n, ok := new(big.Int).SetString(lit, 10)
-		if !ok {
-			return "", false
-		}
-		return n.String(), true
-	}
-	f, err := strconv.ParseFloat(lit, 64)
-	if err != nil {
-		return "", false
-	}
-	if f == 0 {
-		return "0", true
-	}
-	e := strconv.FormatFloat(f, 'e', -1, 64) // d.dddde±XX
-	mant, exp, _ := strings.Cut(e, "e")
-	x, _ := strconv.Atoi(exp)
-	if x > -5 && x < 15 { // the "G" rule: fixed point for -5 < exponent < 15
-		return strconv.FormatFloat(f, 'f', -1, 64), true
-	}
-	sign := "+"
-	if x < 0 {
-		sign, x = "-", -x
-	}
-	return mant + "E" + sign + leftPad2(x), true
-}
-
-func leftPad2(n int) string {
-	if n < 10 {
-		return "0" + strconv.Itoa(n)
-	}
-	return strconv.Itoa(n)
 }

@@ -7,7 +7,18 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/ordersink/orders-consumer/internal/hostjson"
 )
+
+// DefaultMaxMessageBytes is the largest message a Service Bus Standard
+// namespace takes, headers included.
+const DefaultMaxMessageBytes = 256 << 10
+
+// propertyBytes is what the output binding's message adds to its body's size
+// in the broker's count: a message id, the content type and AMQP framing.
+// An estimate; the broker's exact count is not public.
+const propertyBytes = 256
 
 // OutputMessage is one item an output binding wrote.
 type OutputMessage struct {
@@ -107,17 +118,15 @@ func bindValue(b Binding, value json.RawMessage) ([]OutputMessage, error) {
 }
 
 // itemText is the item's ToString() as the string collector sends it:
-// objects and arrays as Newtonsoft's indented JSON, strings as they are (or
+// objects and arrays as Newtonsoft's indented JSON, with its string escaping
+// and its date and number re-printing (hostjson), strings as they are (or
 // re-indented when they hold JSON), other scalars as .NET prints them.
 func itemText(raw json.RawMessage) (string, error) {
 	raw = bytes.TrimSpace(raw)
 	switch raw[0] {
 	case '{', '[':
-		var b bytes.Buffer
-		if err := json.Indent(&b, raw, "", "  "); err != nil {
-			return "", err
-		}
-		return b.String(), nil
+		b, err := hostjson.Indent(raw)
+		return string(b), err
 	case '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
@@ -132,7 +141,7 @@ func itemText(raw json.RawMessage) (string, error) {
 	case 'f':
 		return "False", nil
 	}
-	if s, ok := netNumberString(string(raw)); ok {
+	if s, ok := hostjson.NumberString(string(raw)); ok {
 		return s, nil
 	}
 	return string(raw), nil
@@ -161,4 +170,13 @@ func netBase64(s string) ([]byte, bool) {
 	}
 	b, err := base64.StdEncoding.DecodeString(stripped)
 	return b, err == nil
+}
+
+// checkSize is the broker's refusal of a message over the size limit
+// (MessageSizeExceeded), which fails the invocation after the handler's 2xx.
+func (m OutputMessage) checkSize(limit int) error {
+	if n := len(m.Text) + propertyBytes; n > limit {
+		return fmt.Errorf("output binding %s: sending to %s failed: the message is %d bytes with its properties, over the limit of %d (MessageSizeExceeded)", m.Binding, m.Entity, n, limit)
+	}
+	return nil
 }

@@ -25,6 +25,9 @@ func TestBindOutputs(t *testing.T) {
 		{"a string that is valid base64 becomes bytes", `{"parking":"order123"}`, []string{"System.Byte[]"}, true},
 		{"not base64: sent as is", `{"parking":"order 12"}`, []string{"order 12"}, false},
 		{"missing and null bind nothing", `{"parking":null}`, nil, false},
+		{"dates, numbers and escapes are re-printed the host's way",
+			`{"parking":{"d":"2026-11-29T10:00:00.1230000Z","n":19.90,"e":1e5,"s":"\u003c\u0026\u003e\u2028"}}`,
+			[]string{"{\n  \"d\": \"2026-11-29T10:00:00.123Z\",\n  \"n\": 19.9,\n  \"e\": 100000.0,\n  \"s\": \"<&>\\u2028\"\n}"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -61,6 +62,14 @@ func (s *Settings) Set(key, value string) { s.vals[key] = value }
 
 // Get returns a setting.
 func (s *Settings) Get(key string) (string, bool) { v, ok := s.vals[key]; return v, ok }
+
+// Int returns a setting that is an integer, or 0 when it is unset or not
+// one.
+func (s *Settings) Int(key string) int {
+	v, _ := s.Get(key)
+	n, _ := strconv.Atoi(strings.TrimSpace(v))
+	return n
+}
 
 // Environ returns the settings as KEY=VALUE lines for a child process.
 func (s *Settings) Environ() []string {

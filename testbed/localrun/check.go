@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -99,10 +100,12 @@ func (r *Report) check(msgs []*hostemu.Message, invs []*hostemu.Invocation, stor
 func (r *Report) checkInvocation(inv *hostemu.Invocation, classes map[*hostemu.Message]orderstream.Class, storedHash map[string]string) {
 	deliveries := map[string]int{} // content -> deliveries in this invocation
 	class := map[string]orderstream.Class{}
+	bySHA := map[string][]byte{} // bodySha256 -> body, for envelopes whose body is kept in Cosmos DB
 	for _, d := range inv.Deliveries {
 		c := classes[d.Message]
 		deliveries[c.Content]++
 		class[c.Content] = c
+		bySHA[orders.BodySHA256(d.Message.Body)] = d.Message.Body
 	}
 	parked := map[string]map[string]int{} // content -> reason -> envelopes
 	for _, o := range inv.Outputs {
@@ -113,6 +116,9 @@ func (r *Report) checkInvocation(inv *hostemu.Invocation, classes map[*hostemu.M
 		if err != nil {
 			r.problem(checkMismatches, "%s invocation %s parked a message that is not an envelope: %v", inv.Function, inv.ID, err)
 			continue
+		}
+		if env.BodyRef != nil && env.Body == "" {
+			env.body = bySHA[env.BodySHA256] // identified by its digest
 		}
 		key := orderstream.ContentKey(env.body)
 		if deliveries[key] == 0 {
@@ -170,7 +176,11 @@ type envelope struct {
 	OrderID      string `json:"orderId"`
 	Body         string `json:"body"`
 	BodyEncoding string `json:"bodyEncoding"`
-	body         []byte
+	BodySHA256   string `json:"bodySha256"`
+	BodyRef      *struct {
+		ID string `json:"id"`
+	} `json:"bodyRef"`
+	body []byte
 }
 
 func parseEnvelope(text string) (*envelope, error) {

@@ -143,7 +143,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		MaxMessageBatchSize: firstPositive(opts.MaxMessageBatchSize, app.Host.MaxMessageBatchSize),
 		BatchesInFlight:     opts.BatchesInFlight,
 		FunctionTimeout:     app.Host.FunctionTimeout,
-		Kills:               opts.HandlerKills, Kill: worker.Kill,
+		// The broker's limit is the one the handler budgets for.
+		MaxMessageBytes: settings.Int("SERVICEBUS_MAX_MESSAGE_BYTES"),
+		Kills:           opts.HandlerKills, Kill: worker.Kill,
 		Log:           func(s string) { logf("%s", s) },
 		ServiceBusOut: files.serviceBus,
 		Observe: func(inv *hostemu.Invocation) {

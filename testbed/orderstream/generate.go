@@ -286,7 +286,8 @@ func (g *generator) mutate(o *order) *order {
 }
 
 // invalidKinds are the ways a generated message breaks contract §3.
-var invalidKinds = []string{"total", "numberMoney", "noCustomer", "notJSON", "reservedTTL", "noLines", "currency", "orderIdSlash"}
+var invalidKinds = []string{"total", "numberMoney", "noCustomer", "notJSON", "reservedTTL", "noLines", "currency", "orderIdSlash",
+	"envelopeOverLimit"}
 
 func (g *generator) invalid(k int) *hostemu.Message {
 	o := g.order(1_000_000 + k)
@@ -315,6 +316,11 @@ func (g *generator) invalid(k int) *hostemu.Message {
 	case "orderIdSlash":
 		// "/" breaks Cosmos resource paths.
 		fields["orderId"] = strings.Replace(o.OrderID, "-", "/", 1)
+	case "envelopeOverLimit":
+		// ~200 KB of characters JSON escapes: the message fits the queue,
+		// its parking envelope would not (its body goes to Cosmos DB).
+		delete(fields, "customerId")
+		fields["note"] = strings.Repeat(`"\`, 50<<10)
 	}
 	body, _ = json.Marshal(fields)
 	return g.envelope(o, o.OrderID, body, 0)

@@ -201,7 +201,7 @@ func (c *checker) orderTrigger(fn *Function, batch bool) {
 	case batch && !many:
 		c.addf(RuleFunctions, fn.Path, `the batch trigger needs "cardinality": "many"`)
 	case batch && t.DataType != "string" && t.DataType != "binary":
-		c.addf(RuleFunctions, fn.Path, `the batch trigger needs "dataType": "string" (without it the host asks for object[] and JSON bodies fail to bind)`)
+		c.addf(RuleFunctions, fn.Path, `the batch trigger needs "dataType": "binary" as shipped, or "string" (without it the host asks for object[] and JSON bodies fail to bind)`)
 	case !batch && many:
 		c.addf(RuleFunctions, fn.Path, `ProcessOrder takes one message per invocation; "cardinality": "many" belongs to ProcessOrderBatch`)
 	}

@@ -1,0 +1,77 @@
+package cosmos_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+// TestParkBodyKeepsTheExactBytes: a body is kept in one document, or in
+// base64 parts when one document could not hold it; parking it again (a
+// redelivery) is harmless; the parts put together are the body.
+func TestParkBodyKeepsTheExactBytes(t *testing.T) {
+	e := testEnv(t)
+	for name, body := range map[string][]byte{
+		"text":                   []byte(`{"orderId":"X","note":"` + strings.Repeat(`\"`, 1000) + `"}`),
+		"not UTF-8":              []byte("{\xff\xfe}"),
+		"larger than a document": bytes.Repeat([]byte("\x01abc"), 700<<10), // 2.8 MB
+	} {
+		t.Run(name, func(t *testing.T) {
+			id := fmt.Sprintf("ORD-PARK-%d", time.Now().UnixNano())
+			p := orders.NewParkedBody(body, id, id, orders.ValidationFailed, time.Now())
+			for range 2 {
+				if err := e.Store.ParkBody(context.Background(), p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := readParkedBody(t, id, p.SHA256); !bytes.Equal(got, body) {
+				t.Fatalf("kept %d bytes, want the %d of the body", len(got), len(body))
+			}
+		})
+	}
+}
+
+// readParkedBody puts a parked body together the way docs/runbook.md says.
+func readParkedBody(t *testing.T, partitionKey, sha string) []byte {
+	t.Helper()
+	raws, err := testEnv(t).Store.PartitionDocuments(context.Background(), partitionKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type part struct {
+		Type, Body, BodyEncoding, BodySha256 string
+		Part                                 int
+	}
+	var parts []part
+	for _, raw := range raws {
+		var p part
+		if err := json.Unmarshal(raw, &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Type == orders.TypeParkedBody && p.BodySha256 == sha {
+			parts = append(parts, p)
+		}
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i].Part < parts[j].Part })
+	var out []byte
+	for _, p := range parts {
+		if p.BodyEncoding != "base64" {
+			out = append(out, p.Body...)
+			continue
+		}
+		b, err := base64.StdEncoding.DecodeString(p.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b...)
+	}
+	return out
+}

@@ -1,0 +1,248 @@
+package handler
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordersink/orders-consumer/internal/hostjson"
+	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
+)
+
+// fixedNow makes envelopes and events the same size on every run.
+func fixedNow() time.Time { return time.Date(2026, 12, 1, 7, 0, 0, 123456700, time.UTC) }
+
+// budgetServer serves cfg with a fixed clock.
+func budgetServer(t *testing.T, cfg Config) *testServer {
+	t.Helper()
+	if cfg.Processor == nil {
+		cfg.Processor = &orders.Processor{Store: testEnv(t).Store}
+	}
+	cfg.Processor.Now, cfg.Now = fixedNow, fixedNow
+	return startServerWith(t, cfg)
+}
+
+// hostSize is the size of one output item as the host sends it.
+func hostSize(t *testing.T, raw json.RawMessage) int {
+	t.Helper()
+	n, err := hostjson.Size(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// invalidBody is a body parked as ValidationFailed (it lacks every field but
+// orderId) whose envelope grows by one byte per byte of n.
+func invalidBody(id string, n int) []byte {
+	return []byte(`{"orderId":"` + id + `","note":"` + strings.Repeat("x", n) + `"}`)
+}
+
+// escapingBody is an invalid body of n escaped quotes, each taking two
+// bytes in the body and four in the envelope, in members of at most 16 Ki
+// of them (within any per-string limit of the parser).
+func escapingBody(id string, n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"orderId":"` + id + `"`)
+	for i := 0; n > 0; i++ {
+		k := min(n, 16<<10)
+		fmt.Fprintf(&b, `,"note%d":"%s"`, i, strings.Repeat(`\"`, k))
+		n -= k
+	}
+	b.WriteString("}")
+	return []byte(b.String())
+}
+
+// describe summarises an envelope without its body.
+func describe(e *ParkingEnvelope) string {
+	if e == nil {
+		return "no envelope"
+	}
+	return fmt.Sprintf("%s %q orderId %.40q body %d bytes (ref %v) sha %s", e.Reason, e.Description, e.OrderID, e.BodyBytes, e.BodyRef, e.BodySHA256)
+}
+
+func TestParkingEnvelopeFitsTheBudgetAtTheLimit(t *testing.T) {
+	const maxMessage = 32 << 10
+	budget := maxMessage - headerAllowance
+	s := budgetServer(t, Config{MaxMessageBytes: maxMessage})
+	id := fmt.Sprintf("ORD-BUDGET-%d", time.Now().UnixNano())
+	// A first guess a little under the limit (bodyBytes gains digits as the
+	// body grows), then the exact count.
+	n := budget - hostSize(t, s.invoke(t, hostInvocation(invalidBody(id, 0), id, 1)).Outputs[ParkingBinding]) - 10
+	n += budget - hostSize(t, s.invoke(t, hostInvocation(invalidBody(id, n), id, 1)).Outputs[ParkingBinding])
+
+	for _, tc := range []struct {
+		name   string
+		body   []byte
+		inline bool
+	}{
+		{"just under", invalidBody(id, n-1), true},
+		{"at the limit", invalidBody(id, n), true},
+		{"just over", invalidBody(id, n+1), false},
+		{"escaped characters, far over", escapingBody(id, 100<<10), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := s.invoke(t, hostInvocation(tc.body, id, 1))
+			raw := a.Outputs[ParkingBinding]
+			e := a.parked(t)
+			if a.Status != http.StatusOK || e == nil || e.Reason != orders.ValidationFailed {
+				t.Fatalf("status %d, envelope %s", a.Status, describe(e))
+			}
+			if size := hostSize(t, raw); size > budget {
+				t.Fatalf("envelope is %d bytes as the host sends it, over the budget %d", size, budget)
+			}
+			if e.OrderID != id || e.MessageID != id || e.BodyBytes != len(tc.body) || e.BodySHA256 != orders.BodySHA256(tc.body) {
+				t.Errorf("envelope does not identify the message: %s", describe(e))
+			}
+			if tc.inline {
+				if e.BodyRef != nil || e.Body != string(tc.body) {
+					t.Fatalf("body not kept inline: %s", describe(e))
+				}
+				return
+			}
+			if e.BodyRef == nil || e.Body != "" || e.BodyRef.PartitionKey != id {
+				t.Fatalf("envelope over the budget: %s", describe(e))
+			}
+			doc := parkedBodyDoc(t, e.BodyRef)
+			if doc["body"] != string(tc.body) || doc["bodySha256"] != e.BodySHA256 || doc["ttl"] != float64(orders.ParkedBodyTTL) {
+				t.Errorf("parked body document does not hold the body: sha %v ttl %v", doc["bodySha256"], doc["ttl"])
+			}
+		})
+	}
+}
+
+// parkedBodyDoc reads the document a BodyRef points to.
+func parkedBodyDoc(t *testing.T, ref *BodyRef) map[string]any {
+	t.Helper()
+	for _, d := range partition(t, ref.PartitionKey) {
+		if d["id"] == ref.ID {
+			if d["type"] != orders.TypeParkedBody {
+				t.Fatalf("document %s has type %v", ref.ID, d["type"])
+			}
+			return d
+		}
+	}
+	t.Fatalf("no document %s in partition %s", ref.ID, ref.PartitionKey)
+	return nil
+}
+
+// An oversized envelope of a body without a usable orderId, and one that is
+// not UTF-8, still parks with its full identity and its exact bytes.
+func TestParkingEnvelopeOverBudgetWithoutOrderID(t *testing.T) {
+	s := budgetServer(t, Config{})
+	big := strings.Repeat(`\"`, 100<<10)
+	for name, body := range map[string][]byte{
+		"not JSON":         []byte(`{"note":"` + big),
+		"orderId too long": escapingBody(big, 0),
+		"not UTF-8":        []byte("{\xff" + big),
+	} {
+		t.Run(name, func(t *testing.T) {
+			msgID := fmt.Sprintf("MSG-%d", time.Now().UnixNano())
+			a := s.invoke(t, hostInvocation(body, msgID, 1))
+			e := a.parked(t)
+			if a.Status != http.StatusOK || e == nil || e.BodyRef == nil {
+				t.Fatalf("status %d, envelope %s", a.Status, describe(e))
+			}
+			if size := hostSize(t, a.Outputs[ParkingBinding]); size > DefaultMaxMessageBytes-headerAllowance {
+				t.Fatalf("envelope is %d bytes", size)
+			}
+			if e.MessageID != msgID || e.BodySHA256 != orders.BodySHA256(body) || !strings.HasPrefix(e.BodyRef.PartitionKey, "parked-body:") {
+				t.Errorf("envelope %s", describe(e))
+			}
+			doc := parkedBodyDoc(t, e.BodyRef)
+			got := doc["body"].(string)
+			if doc["bodyEncoding"] == "base64" {
+				b, err := base64.StdEncoding.DecodeString(got)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = string(b)
+			}
+			if got != string(body) {
+				t.Error("the parked body is not the message's body")
+			}
+		})
+	}
+}
+
+// When the body cannot be kept, the message is not completed with a
+// fragment: the broker keeps it and redelivers it.
+func TestParkingEnvelopeOverBudgetStoreDownIsRetried(t *testing.T) {
+	store := orderstest.NewMemStore()
+	store.Fail = &orders.StoreError{Op: "park body", Transient: true, Err: fmt.Errorf("503 Service Unavailable")}
+	s := budgetServer(t, Config{Processor: &orders.Processor{Store: store}})
+	body := escapingBody("ORD-DOWN", 100<<10)
+	a := s.invoke(t, hostInvocation(body, "ORD-DOWN", 1))
+	if a.Status/100 == 2 {
+		t.Fatalf("status %d: an envelope that cannot be sent whole must not complete the message", a.Status)
+	}
+	if !strings.Contains(s.logs.String(), "park message ORD-DOWN") {
+		t.Errorf("the log does not say why: %s", s.logs.String())
+	}
+}
+
+func TestBatchEnvelopesEachFitTheBudget(t *testing.T) {
+	s := budgetServer(t, Config{})
+	small := fmt.Sprintf("ORD-SMALL-%d", time.Now().UnixNano())
+	large := fmt.Sprintf("ORD-LARGE-%d", time.Now().UnixNano())
+	bodies := [][]byte{invalidBody(small, 10), escapingBody(large, 100<<10)}
+	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{
+		{body: bodies[0], messageID: small, deliveryCount: 1}, {body: bodies[1], messageID: large, deliveryCount: 1}}))
+	var raws []json.RawMessage
+	if a.Status != http.StatusOK || json.Unmarshal(a.Outputs[ParkingBinding], &raws) != nil || len(raws) != 2 {
+		t.Fatalf("status %d, parking %s", a.Status, a.Outputs[ParkingBinding])
+	}
+	for i, raw := range raws {
+		if size := hostSize(t, raw); size > DefaultMaxMessageBytes-headerAllowance {
+			t.Errorf("envelope %d is %d bytes as the host sends it", i, size)
+		}
+		var e ParkingEnvelope
+		_ = json.Unmarshal(raw, &e)
+		if (e.BodyRef != nil) != (i == 1) || e.BodySHA256 != orders.BodySHA256(bodies[i]) {
+			t.Errorf("envelope %d: ref %+v", i, e.BodyRef)
+		}
+	}
+}
+
+func TestOversizedRequestStaysWholeInTheBroker(t *testing.T) {
+	const limit = 64 << 10
+	logs := &syncBuffer{}
+	srv := httptest.NewServer(NewServer(Config{
+		Processor: &orders.Processor{Store: testEnv(t).Store}, Logger: slog.New(slog.NewJSONHandler(logs, nil)), MaxRequestBytes: limit,
+	}))
+	defer srv.Close()
+	s := &testServer{url: srv.URL, logs: logs}
+	id, body := uniqueOrder(t)
+	pad := func(n int) []byte {
+		return []byte(strings.Replace(string(body), `"currency"`, `"note":"`+strings.Repeat("x", n)+`","currency"`, 1))
+	}
+	// Find the padding that makes the request exactly limit bytes.
+	n := limit - len(hostInvocation(pad(0), id, 1))
+	n -= n / 4 // base64 takes 4 bytes for 3
+	for len(hostInvocation(pad(n+1), id, 1)) <= limit {
+		n++
+	}
+	for len(hostInvocation(pad(n), id, 1)) > limit {
+		n--
+	}
+	if a := s.invoke(t, hostInvocation(pad(n), id, 1)); a.Status != http.StatusOK || a.parked(t) != nil {
+		t.Fatalf("a request at the limit: status %d", a.Status)
+	}
+	over := s.invoke(t, hostInvocation(pad(n+3), id+"-over", 1))
+	if over.Status/100 == 2 {
+		t.Fatalf("status %d: a request over the limit must stay whole in the broker, not be completed", over.Status)
+	}
+	if !strings.Contains(logs.String(), `"level":"ERROR"`) || !strings.Contains(logs.String(), "MAX_REQUEST_BYTES") {
+		t.Errorf("no ERROR line naming the setting: %s", logs.String())
+	}
+	if docs := partition(t, id+"-over"); len(docs) != 0 {
+		t.Errorf("oversized request wrote %d documents", len(docs))
+	}
+}

@@ -1,0 +1,84 @@
+package handler
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordersink/orders-consumer/internal/hostjson"
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+// orderWithArray is the example order whose first line carries an unknown
+// member: an array of k zeros, which the event copies and the host indents
+// to a line of its own per element.
+func orderWithArray(id string, k int) []byte {
+	zeros := strings.TrimSuffix(strings.Repeat("0,", k), ",")
+	return []byte(strings.Replace(strings.Replace(exampleBody, "ORD-2026-000123", id, 1),
+		`"unitPrice":"19.99"`, `"unitPrice":"19.99","x":[`+zeros+`]`, 1))
+}
+
+// eventSize is the OrderAccepted event of body as the host would send it.
+func eventSize(t *testing.T, body []byte, messageID string) int {
+	t.Helper()
+	o, err := orders.ParseOrder(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := o.AcceptedEvent(orders.Acceptance{MessageID: messageID, AcceptedAt: fixedNow()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(e)
+	n, err := hostjson.Size(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestOrderWhoseEventWouldNotFitIsRefused(t *testing.T) {
+	const maxMessage = 32 << 10
+	budget := maxMessage - headerAllowance
+	s := budgetServer(t, Config{MaxMessageBytes: maxMessage})
+	base := fmt.Sprintf("ORD-EVENT-%d", time.Now().UnixNano())
+	// The largest array whose event fits; every id has the same length.
+	k := (budget - eventSize(t, orderWithArray(base+"-a", 0), base+"-a")) / 11
+	for eventSize(t, orderWithArray(base+"-a", k), base+"-a") > budget {
+		k--
+	}
+	for eventSize(t, orderWithArray(base+"-a", k+1), base+"-a") <= budget {
+		k++
+	}
+	for _, tc := range []struct {
+		name    string
+		id      string
+		k       int
+		created bool
+	}{
+		{"at the limit", base + "-a", k, true},
+		{"one element over", base + "-b", k + 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := orderWithArray(tc.id, tc.k)
+			t.Logf("body %d bytes, event %d bytes as sent, budget %d", len(body), eventSize(t, body, tc.id), budget)
+			a := s.invoke(t, hostInvocation(body, tc.id, 1))
+			e := a.parked(t)
+			if tc.created {
+				if a.Status != http.StatusOK || e != nil || outcomeOf(a.Logs[0]) != "created" {
+					t.Fatalf("status %d, %s", a.Status, describe(e))
+				}
+				return
+			}
+			if a.Status != http.StatusOK || e == nil || e.Reason != orders.ValidationFailed || !strings.Contains(e.Description, "OrderAccepted event would be") {
+				t.Fatalf("status %d, %s", a.Status, describe(e))
+			}
+			if docs := partition(t, tc.id); len(docs) != 0 {
+				t.Errorf("a refused order wrote %d documents", len(docs))
+			}
+		})
+	}
+}

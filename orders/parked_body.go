@@ -1,0 +1,115 @@
+package orders
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// TypeParkedBody marks the body of a parked message whose parking envelope
+// could not carry it within the broker's message size limit (contract §6).
+const TypeParkedBody = "parkedBody"
+
+// ParkedBodyTTL is how long a parked body is kept, in seconds: the parking
+// queue's message time to live (14 days, bicep/modules/servicebus.bicep), so
+// the body lasts as long as the envelope that points to it. Change both
+// together.
+const ParkedBodyTTL = 14 * 24 * 3600
+
+// Parked bodies are stored as text in one document when that fits well
+// inside Cosmos DB's 2 MB per document; a larger body (a Premium namespace
+// takes messages up to 100 MB) is split into parts of partBytes, each stored
+// as base64, whose size does not depend on how much of the text JSON must
+// escape.
+const (
+	maxTextDocument = 1536 << 10
+	partBytes       = 1 << 20
+)
+
+// ParkedBody is a parked message's body kept in the orders container. It is
+// content-addressed: the same body parked again (a redelivery) is the same
+// document, so writing it twice is harmless.
+type ParkedBody struct {
+	// PartitionKey is the orderId when the body names a usable one, so the
+	// body sits beside the order; otherwise a key of its own.
+	PartitionKey string
+	Body         []byte
+	SHA256       string // BodySHA256 of Body
+	MessageID    string // the first message parked with this body
+	Reason       Reason
+	ParkedAt     time.Time
+}
+
+// NewParkedBody describes body for keeping; orderID may be empty or unusable.
+func NewParkedBody(body []byte, orderID, messageID string, reason Reason, parkedAt time.Time) ParkedBody {
+	p := ParkedBody{PartitionKey: orderID, Body: body, SHA256: BodySHA256(body), MessageID: messageID, Reason: reason, ParkedAt: parkedAt}
+	if CheckOrderID(orderID) != nil {
+		p.PartitionKey = "parked-body:" + p.SHA256[len("sha256:"):]
+	}
+	return p
+}
+
+// BodySHA256 is the digest a parking envelope gives of a body:
+// "sha256:" + lower-case hex, the form requestHash uses.
+func BodySHA256(body []byte) string {
+	sum := sha256.Sum256(body)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// ID is the id of the body's (first) document: derived from the digest, so
+// it is a valid Cosmos id whatever the body holds. Part i > 0 is ID():i.
+func (p ParkedBody) ID() string { return "parkedBody:" + p.SHA256[len("sha256:"):] }
+
+// Documents returns the stored form: one document holding the body, or, for
+// a body too large for one, its parts in order. Each carries the digest and
+// size of the whole body; parts say which part of how many they are.
+func (p ParkedBody) Documents() ([][]byte, error) {
+	one, err := p.document(p.ID(), p.Body, !utf8.Valid(p.Body), 0, 1)
+	if err != nil || len(one) <= maxTextDocument {
+		return [][]byte{one}, err
+	}
+	n := (len(p.Body) + partBytes - 1) / partBytes
+	docs := make([][]byte, 0, n)
+	for i := range n {
+		id := p.ID()
+		if i > 0 {
+			id = fmt.Sprintf("%s:%d", id, i)
+		}
+		doc, err := p.document(id, p.Body[i*partBytes:min(len(p.Body), (i+1)*partBytes)], true, i, n)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, doc)
+	}
+	return docs, nil
+}
+
+func (p ParkedBody) document(id string, body []byte, asBase64 bool, part, parts int) ([]byte, error) {
+	doc := map[string]any{
+		"id":         id,
+		"orderId":    p.PartitionKey,
+		"type":       TypeParkedBody,
+		"body":       string(body),
+		"bodyBytes":  len(p.Body),
+		"bodySha256": p.SHA256,
+		"messageId":  p.MessageID,
+		"reason":     p.Reason,
+		"parkedAt":   p.ParkedAt.UTC().Format(time.RFC3339Nano),
+		"ttl":        ParkedBodyTTL,
+	}
+	if asBase64 {
+		doc["body"], doc["bodyEncoding"] = base64.StdEncoding.EncodeToString(body), "base64"
+	}
+	if parts > 1 {
+		doc["part"], doc["parts"] = part, parts
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("encode parked body %s: %w", id, err)
+	}
+	return b, nil
+}
