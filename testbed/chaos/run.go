@@ -42,7 +42,10 @@ type Config struct {
 	OperationTimeout time.Duration
 	// MaxConcurrentCalls overrides host.json's (0: keep it).
 	MaxConcurrentCalls int
-	Seed               uint64
+	// Clocks are the lock, renewal and function timeout the host enforces
+	// (zero fields: host.json and the orders queue).
+	Clocks hostemu.Clocks
+	Seed   uint64
 	// Keep leaves the run's database in place for inspection.
 	Keep bool
 	// Log receives progress lines; HandlerOutput the handler's own output.
@@ -166,7 +169,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	stopWorker := func() { stopOnce.Do(func() { worker.Stop(20 * time.Second) }) }
 	defer stopWorker()
 
+	clocks := cfg.Clocks.Resolve(app.Host)
 	queue := hostemu.NewQueue(fn.ServiceBusQueue(), hostemu.DefaultMaxDeliveryCount)
+	queue.LockDuration = clocks.LockDuration
 	queue.Send(stream.Messages...)
 	tracker := NewTracker(stream.Messages)
 	calls := app.Host.MaxConcurrentCalls
@@ -175,15 +180,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	host, err := hostemu.New(hostemu.Options{
 		Functions: []*hostemu.Function{fn}, Queue: queue, Handler: worker,
-		MaxConcurrentCalls: calls, FunctionTimeout: app.Host.FunctionTimeout,
-		Kills: cfg.Kills, Kill: worker.Kill, Observe: tracker.Observe,
+		MaxConcurrentCalls: calls, FunctionTimeout: clocks.FunctionTimeout, Restart: worker.Restart,
+		MaxAutoLockRenewalDuration: clocks.MaxAutoLockRenewal,
+		Kills:                      cfg.Kills, Kill: worker.Kill, Observe: tracker.Observe,
 		Log: func(s string) { lg.Print("hostemu: " + s) },
 	})
 	if err != nil {
 		return nil, err
 	}
-	logf("seed %d, %d messages (%d orders), database %s, proxy %s -> %s, %d kills, faults %s",
-		cfg.Seed, rep.Messages, rep.Orders, rep.Database, proxy.URL(), cfg.Endpoint, cfg.Kills, cfg.Rates)
+	logf("seed %d, %d messages (%d orders), database %s, proxy %s -> %s, %d kills, faults %s; %s",
+		cfg.Seed, rep.Messages, rep.Orders, rep.Database, proxy.URL(), cfg.Endpoint, cfg.Kills, cfg.Rates, clocks)
 
 	start := time.Now()
 	stopProgress := progress(cfg.Progress, func() {

@@ -47,10 +47,18 @@ type Options struct {
 	// batches of one function run at once (1 in one host instance).
 	MaxMessageBatchSize int
 	BatchesInFlight     int
-	// FunctionTimeout bounds an invocation (0: none; the client allows one
-	// minute more, like the host).
+	// FunctionTimeout bounds an invocation (host.json functionTimeout; 0:
+	// none). An invocation that passes it fails, and the host restarts the
+	// handler through Restart: every invocation in flight fails with it.
 	FunctionTimeout time.Duration
-	HostVersion     string
+	// Restart kills and restarts the handler process, normally
+	// (*Worker).Restart; nil: the timed-out invocation alone fails.
+	Restart func(reason string) error
+	// MaxAutoLockRenewalDuration is how long the host renews the lock of a
+	// single-message invocation (host.json extensions.serviceBus; 0: never).
+	// Batches (cardinality many) are never renewed, as in the extension.
+	MaxAutoLockRenewalDuration time.Duration
+	HostVersion                string
 
 	// Kills is the chaos plan: kill the handler Kills times, spread evenly
 	// over the messages (after settling total*i/(Kills+1) of them). Kill is
@@ -76,6 +84,10 @@ const (
 	CompletionLost Settlement = "completion-lost" // redelivered with DeliveryCount+1
 	Abandoned      Settlement = "abandoned"       // redelivered with DeliveryCount+1
 	DeadLettered   Settlement = "dead-lettered"
+	// LockLost: the lock expired while the invocation ran, so its
+	// settlement failed; the expiry had already given the message back
+	// with DeliveryCount+1 (DeadLettered instead at the last delivery).
+	LockLost Settlement = "lock-lost"
 )
 
 // Invocation is one call of a function and its outcome.
@@ -91,6 +103,9 @@ type Invocation struct {
 	Status   int
 	Failure  string
 	Protocol bool // a 2xx the host could not accept
+	// TimedOut: the invocation passed FunctionTimeout and the host
+	// restarted the handler.
+	TimedOut bool
 	// Binding is set when the message could not be bound, so the handler
 	// was never called.
 	Binding bool
@@ -109,11 +124,12 @@ type Host struct {
 	opts   Options
 	client *http.Client
 
-	mu        sync.Mutex
-	settled   int
-	killsDone int
-	total     int
-	sbOutErr  error
+	mu          sync.Mutex
+	lastRestart time.Time // the last restart after a function timeout
+	settled     int
+	killsDone   int
+	total       int
+	sbOutErr    error
 }
 
 // New returns a Host.
@@ -252,7 +268,9 @@ func (h *Host) invoke(ctx context.Context, fn *Function, ds []Delivery) {
 	case err != nil:
 		inv.Failure = err.Error()
 	default:
+		stopRenewing := h.renewLocks(fn, ds)
 		h.call(ctx, fn, inv, body)
+		stopRenewing()
 	}
 	inv.Took = time.Since(inv.Started)
 	if ctx.Err() != nil {
@@ -266,15 +284,20 @@ func (h *Host) invoke(ctx context.Context, fn *Function, ds []Delivery) {
 
 // call posts the invocation and applies the answer's output bindings.
 func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []byte) {
+	if h.opts.FunctionTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, h.opts.FunctionTimeout, errFunctionTimeout)
+		defer cancel()
+		defer func() {
+			if errors.Is(context.Cause(ctx), errFunctionTimeout) && !inv.OK() {
+				h.timedOut(inv)
+			}
+		}()
+	}
 	base, err := h.opts.Handler.Endpoint(ctx)
 	if err != nil {
 		inv.Failure = "the handler is not available: " + err.Error()
 		return
-	}
-	if h.opts.FunctionTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, h.opts.FunctionTimeout+time.Minute)
-		defer cancel()
 	}
 	// The host's ObjectContent has no length: the body goes chunked.
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/"+fn.Name, io.NopCloser(bytes.NewReader(body)))
@@ -289,6 +312,9 @@ func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []b
 	resp, err := h.client.Do(req)
 	if err != nil {
 		inv.Failure = "no answer from the handler: " + err.Error()
+		if w, ok := h.opts.Handler.(interface{ AwaitExit(time.Duration) }); ok && ctx.Err() == nil {
+			w.AwaitExit(time.Second)
+		}
 		return
 	}
 	a := readAnswer(resp)
@@ -323,17 +349,17 @@ func (h *Host) settle(inv *Invocation) {
 	inv.Settlements = make([]Settlement, len(inv.Deliveries))
 	settled := 0
 	for i, d := range inv.Deliveries {
-		switch {
-		case inv.OK() && h.opts.Queue.Complete(d):
-			inv.Settlements[i] = CompletionLost
-		case inv.OK():
-			inv.Settlements[i] = Completed
+		if inv.OK() {
+			inv.Settlements[i] = h.opts.Queue.Complete(d)
+		} else {
+			inv.Settlements[i] = h.opts.Queue.Abandon(d, inv.Failure)
+		}
+		switch inv.Settlements[i] {
+		case Completed, DeadLettered:
 			settled++
-		case h.opts.Queue.Abandon(d, inv.Failure):
-			inv.Settlements[i] = DeadLettered
-			settled++
-		default:
-			inv.Settlements[i] = Abandoned
+		case LockLost:
+			h.opts.Log(fmt.Sprintf("%s invocation %s: completing %s failed: MessageLockLost (the lock expired after %s)",
+				inv.Function, inv.ID, d.Message.MessageID, h.opts.Queue.LockDuration))
 		}
 	}
 	h.chaos(settled)

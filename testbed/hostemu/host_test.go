@@ -117,8 +117,14 @@ func runHost(t *testing.T, h http.Handler, fn *Function, opts Options, msgs ...*
 	defer srv.Close()
 	q := NewQueue("orders", 0)
 	q.Send(msgs...)
+	return runQueue(t, FixedEndpoint(srv.URL), fn, opts, q), q
+}
+
+// runQueue delivers q's messages to fn served at handler until q is drained.
+func runQueue(t *testing.T, handler Endpointer, fn *Function, opts Options, q *Queue) []*Invocation {
+	t.Helper()
 	rec := &recorder{}
-	opts.Functions, opts.Queue, opts.Handler, opts.Observe = []*Function{fn}, q, FixedEndpoint(srv.URL), rec.observe
+	opts.Functions, opts.Queue, opts.Handler, opts.Observe = []*Function{fn}, q, handler, rec.observe
 	host, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -130,8 +136,10 @@ func runHost(t *testing.T, h http.Handler, fn *Function, opts Options, msgs ...*
 	}
 	// Observe runs after settling, so a redelivery may be observed before
 	// the delivery that caused it; start times are in causal order.
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
 	slices.SortStableFunc(rec.invs, func(a, b *Invocation) int { return a.Started.Compare(b.Started) })
-	return rec.invs, q
+	return rec.invs
 }
 
 func msg(id string) *Message {

@@ -43,6 +43,7 @@ type Report struct {
 	DistinctValidOrders     int
 	StoredOrders            int
 	Worker                  hostemu.WorkerStats
+	Clocks                  hostemu.Clocks
 	Elapsed                 time.Duration
 	Files                   []string
 	Problems                []string
@@ -72,6 +73,7 @@ func (r *Report) OK() bool { return r.failed == [3]int{} }
 // Print writes the summary table.
 func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "%s; maxDeliveryCount %d; database %s\n", strings.Join(r.Functions, " + "), r.MaxDelivery, r.Database)
+	fmt.Fprintf(w, "clocks: %s\n", r.Clocks)
 	if len(r.NotRun) > 0 {
 		fmt.Fprintf(w, "not run: %s\n", strings.Join(r.NotRun, ", "))
 	}
@@ -96,9 +98,11 @@ func (r *Report) Print(w io.Writer) {
 	if r.ExhaustedParked > 0 {
 		row("exhausted parked", r.ExhaustedParked, "RetryBudgetExhausted")
 	}
-	row("retries", r.Redeliveries, fmt.Sprintf("redeliveries: %d after lost completions, %d after failures", r.LostCompletions, r.Redeliveries-r.LostCompletions))
+	row("retries", r.Redeliveries, fmt.Sprintf("redeliveries: %d after lost completions, %d after expired locks, %d after failures",
+		r.LostCompletions, r.Queue.ExpiredLocks, r.Redeliveries-r.LostCompletions-r.Queue.ExpiredLocks))
 	row("broker dead-letters", r.DeadLetters, "MaxDeliveryCountExceeded")
-	row("handler starts", r.Worker.Starts, fmt.Sprintf("%d killed on purpose, %d unexpected exits", r.Worker.Kills, r.Worker.UnexpectedExits))
+	row("handler starts", r.Worker.Starts, fmt.Sprintf("%d killed on purpose, %d restarts after functionTimeout, %d unexpected exits",
+		r.Worker.Kills, r.Worker.TimeoutRestarts, r.Worker.UnexpectedExits))
 	secs := r.Elapsed.Seconds()
 	row("elapsed", fmt.Sprintf("%.1f s", secs), fmt.Sprintf("%.0f messages/s", float64(r.Messages)/max(secs, 1e-9)))
 	fmt.Fprintln(w)

@@ -50,9 +50,12 @@ type Options struct {
 	// the same MessageId inside it never reach the consumer.
 	DuplicateDetection time.Duration
 	HandlerKills       int // chaos: SIGKILL the handler this many times
-	ParkingQueue       string
-	OutDir             string
-	Timeout            time.Duration
+	// Clocks are the lock, renewal and function timeout the host enforces
+	// (zero fields: host.json and the orders queue).
+	Clocks       hostemu.Clocks
+	ParkingQueue string
+	OutDir       string
+	Timeout      time.Duration
 
 	Verbose  bool      // print each invocation's Logs and failures
 	Progress io.Writer // progress bar target, nil for none
@@ -132,8 +135,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	defer worker.Stop(20 * time.Second)
 
+	clocks := opts.Clocks.Resolve(app.Host)
+	rep.Clocks = clocks
 	queue := hostemu.NewQueue(fns[0].ServiceBusQueue(), opts.MaxDeliveryCount)
 	queue.DuplicateDetection = opts.DuplicateDetection
+	queue.LockDuration = clocks.LockDuration
 	queue.Send(opts.Messages...)
 	var mu sync.Mutex
 	var invs []*hostemu.Invocation
@@ -142,8 +148,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		MaxConcurrentCalls:  firstPositive(opts.MaxConcurrentCalls, app.Host.MaxConcurrentCalls),
 		MaxMessageBatchSize: firstPositive(opts.MaxMessageBatchSize, app.Host.MaxMessageBatchSize),
 		BatchesInFlight:     opts.BatchesInFlight,
-		FunctionTimeout:     app.Host.FunctionTimeout,
-		Kills:               opts.HandlerKills, Kill: worker.Kill,
+		FunctionTimeout:     clocks.FunctionTimeout, Restart: worker.Restart,
+		MaxAutoLockRenewalDuration: clocks.MaxAutoLockRenewal,
+		Kills:                      opts.HandlerKills, Kill: worker.Kill,
 		Log:           func(s string) { logf("%s", s) },
 		ServiceBusOut: files.serviceBus,
 		Observe: func(inv *hostemu.Invocation) {

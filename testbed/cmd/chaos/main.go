@@ -19,6 +19,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
 func main() {
@@ -48,6 +49,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	handlerLog := fs.String("handler-log", "", "file for the handler's own output (default: discarded)")
 	atomic := fs.Bool("atomic-batches", false, "the endpoint's transactional batches are atomic (not the local emulator): an order without its outbox event is then a violation")
 	keep := fs.Bool("keep", false, "keep the run's database")
+	var clocks hostemu.Clocks
+	clocks.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -80,7 +83,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	rep, err := chaos.Run(ctx, chaos.Config{
 		Endpoint: endpoint, Key: key, Atomic: *atomic, AppRoot: *appRoot,
 		Messages: *messages, Kills: *kills, Rates: rates, RetryAfter: *retryAfter, SlowMin: lo, SlowMax: hi,
-		OperationTimeout: *opTimeout, Seed: *seed, Keep: *keep,
+		OperationTimeout: *opTimeout, Seed: *seed, Keep: *keep, Clocks: clocks,
 		Log: stderr, HandlerOutput: hout, Progress: 5 * time.Second,
 	})
 	if rep != nil {

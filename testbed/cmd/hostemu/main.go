@@ -93,6 +93,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	fs.IntVar(&opts.MaxDeliveryCount, "max-delivery-count", 10, "the queue's maxDeliveryCount")
 	fs.DurationVar(&opts.DuplicateDetection, "duplicate-detection", 0, "the queue's duplicate detection window, e.g. 10m as in Azure (0: off, every resend reaches the consumer)")
 	fs.IntVar(&opts.HandlerKills, "kill-handler", 0, "SIGKILL the handler this many times, spread over the run")
+	opts.Clocks.RegisterFlags(fs)
 	fs.StringVar(&opts.Database, "database", "", "Cosmos database to use; it must hold no orders (default: a fresh one, deleted afterwards)")
 	fs.BoolVar(&opts.KeepDatabase, "keep-database", false, "keep the fresh database for a look afterwards")
 	fs.StringVar(&opts.ParkingQueue, "parking-queue", "orders-deadletter", "queue of the parking output binding (contract §1)")
