@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
@@ -45,6 +46,8 @@ type Findings struct {
 	Atomic             bool
 	// Documents counts the documents read back, by type.
 	Documents map[string]int
+	// Recoveries are the figures of each outage of the run.
+	Recoveries []Recovery
 }
 
 // Violations is the number of places an invariant did not hold.
@@ -102,6 +105,12 @@ type evidence struct {
 	dead     []hostemu.DeadLetter
 	created  map[string][]string // the proxy's ledger
 	atomic   bool
+	// outages took place during the run; createdAt is when Cosmos
+	// answered each orderId's first create (the ledger); recoveryBound is
+	// how soon after an outage orders must be created again.
+	outages       []OutageRecord
+	createdAt     map[string]time.Time
+	recoveryBound time.Duration
 }
 
 // readBack reads the run's documents by type, directly from Cosmos (not
@@ -192,7 +201,12 @@ func checkRun(docs map[string][]json.RawMessage, ev evidence) *Findings {
 			}
 		}
 	}
-	f.Checks = []*Check{settled, orderCheck, msgCheck, outbox, conflicts, stray}
+	parked, recovered, recs := checkIncidents(ev, classes, ev.recoveryBound)
+	f.Recoveries = recs
+	f.Checks = []*Check{settled, orderCheck, msgCheck, outbox, conflicts, stray, parked}
+	if len(ev.outages) > 0 {
+		f.Checks = append(f.Checks, recovered)
+	}
 	return f
 }
 

@@ -26,8 +26,8 @@ func (r *Report) Print(w io.Writer) {
 	}
 	p("  faults        %d of %d document requests (%d requests in all, %d account/metadata reads never faulted): %s",
 		pc.TotalFaults(), pc.Requests-pc.Metadata, pc.Requests, pc.Metadata, strings.Join(faults, ", "))
-	p("                order creates Cosmos accepted whose answer was lost: %d, answered late: %d; upstream errors: %d",
-		r.UnseenCreates[LostAnswer], r.UnseenCreates[Slow], pc.UpstreamErrors)
+	p("                order creates Cosmos accepted whose answer was lost: %d, answered late: %d; upstream errors: %d; requests failed by outages: %d",
+		r.UnseenCreates[LostAnswer], r.UnseenCreates[Slow], pc.UpstreamErrors, pc.OutageAnswers)
 	var resent []string
 	for _, f := range Faults {
 		if f != Slow {
@@ -50,6 +50,9 @@ func (r *Report) Print(w io.Writer) {
 		return
 	}
 	p("  Cosmos        %s", counts(f.Documents))
+	for i, rc := range f.Recoveries {
+		p("  outage %d      %s", i+1, rc)
+	}
 	p("  checks")
 	for _, c := range f.Checks {
 		status := "ok  "

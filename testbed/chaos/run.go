@@ -45,7 +45,12 @@ type Config struct {
 	// Clocks are the lock, renewal and function timeout the host enforces
 	// (zero fields: host.json and the orders queue).
 	Clocks hostemu.Clocks
-	Seed   uint64
+	// Outages are the phases in which Cosmos fails every request, in
+	// order (DefaultOutages in make chaos); RecoveryBound is how soon after
+	// each orders must be created again (0: DefaultRecoveryBound).
+	Outages       []Outage
+	RecoveryBound time.Duration
+	Seed          uint64
 	// Keep leaves the run's database in place for inspection.
 	Keep bool
 	// Log receives progress lines; HandlerOutput the handler's own output.
@@ -80,6 +85,8 @@ type Report struct {
 	UnseenCreates  map[Fault]int // creates Cosmos accepted whose answer was lost or late
 	Worker         hostemu.WorkerStats
 	KillsRequested int
+	// Outages are the outage phases that took place.
+	Outages []OutageRecord
 
 	Findings *Findings
 }
@@ -102,6 +109,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if cfg.OperationTimeout <= 0 {
 		cfg.OperationTimeout = 3 * time.Second
+	}
+	if cfg.RecoveryBound <= 0 {
+		cfg.RecoveryBound = DefaultRecoveryBound
+	}
+	for _, o := range cfg.Outages {
+		if err := o.Validate(); err != nil {
+			return nil, err
+		}
 	}
 	rep := &Report{Seed: cfg.Seed, Rates: cfg.Rates, KillsRequested: cfg.Kills}
 	app, err := hostemu.LoadApp(cfg.AppRoot)
@@ -198,7 +213,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			time.Since(start).Seconds(), q.Completed+q.DeadLettered, q.Sent, q.LostCompletions, q.DeadLettered,
 			p.TotalFaults(), worker.Stats().Kills)
 	})
+	outageCtx, endOutages := context.WithCancel(ctx)
+	outages := startOutages(outageCtx, cfg.Outages, proxy, func() float64 {
+		q := queue.Counts()
+		return float64(q.Completed+q.DeadLettered) / float64(max(q.Sent, 1))
+	}, logf)
 	runErr := host.Run(ctx)
+	endOutages()
+	rep.Outages = outages.wait()
 	stopProgress()
 	rep.Took = time.Since(start)
 	stopWorker() // flushes the handler's output into outcomes
@@ -219,7 +241,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return rep, errors.Join(runErr, err)
 	}
 	rep.Findings = checkRun(docs, evidence{messages: stream.Messages, fates: tracker,
-		queue: rep.Queue, dead: queue.DeadLetters(), created: ledger.Created(), atomic: cfg.Atomic})
+		queue: rep.Queue, dead: queue.DeadLetters(), created: ledger.Created(), atomic: cfg.Atomic,
+		outages: rep.Outages, createdAt: ledger.CreatedAt(), recoveryBound: cfg.RecoveryBound})
 	return rep, runErr
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
@@ -24,6 +25,8 @@ type parked struct {
 // fate is what happened to one message across its deliveries.
 type fate struct {
 	deliveries int
+	// started is when each of its deliveries' invocations started.
+	started []time.Time
 	// final is Completed or DeadLettered once the broker is done with the
 	// message; finalParked is the envelope of the delivery it completed
 	// with, if that one parked.
@@ -84,6 +87,7 @@ func (t *Tracker) Observe(inv *hostemu.Invocation) {
 			continue
 		}
 		f.deliveries++
+		f.started = append(f.started, inv.Started)
 		s := inv.Settlements[i]
 		t.settlements[s]++
 		// A single-message invocation parks at most its own message.

@@ -1,0 +1,116 @@
+package chaos
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
+)
+
+// DefaultRecoveryBound is how soon after Cosmos answers again the consumer
+// must create orders (issue 9: work again within 5 s).
+const DefaultRecoveryBound = 5 * time.Second
+
+// Recovery is how the consumer rode out one outage.
+type Recovery struct {
+	OutageRecord
+	// Held are the valid orderIds delivered while Cosmos was out and not
+	// created before it went out: the orders the consumer had to hold.
+	Held int
+	// HeldCreated of them were created by the end of the run; HeldGivenUp
+	// have a message parked RetryBudgetExhausted or dead-lettered.
+	HeldCreated, HeldGivenUp int
+	// FirstCreate is from Cosmos answering again to the first order
+	// created after it; LastHeldCreate to the last held order created.
+	// Negative when there was none.
+	FirstCreate, LastHeldCreate time.Duration
+}
+
+// measureRecovery reads one outage's figures from when each orderId was
+// first created (createdAt), when its valid messages' deliveries started
+// (delivered) and which orderIds had a message given up on.
+func measureRecovery(o OutageRecord, createdAt map[string]time.Time, delivered map[string][]time.Time, givenUp map[string]bool) Recovery {
+	r := Recovery{OutageRecord: o, FirstCreate: -1, LastHeldCreate: -1}
+	for _, at := range createdAt {
+		if d := at.Sub(o.End); !at.Before(o.End) && (r.FirstCreate < 0 || d < r.FirstCreate) {
+			r.FirstCreate = d
+		}
+	}
+	for id, starts := range delivered {
+		at, created := createdAt[id]
+		if (created && at.Before(o.Start)) || !anyWithin(starts, o.Start, o.End) {
+			continue
+		}
+		r.Held++
+		if givenUp[id] {
+			r.HeldGivenUp++
+		}
+		if created {
+			r.HeldCreated++
+			r.LastHeldCreate = max(r.LastHeldCreate, at.Sub(o.End))
+		}
+	}
+	return r
+}
+
+func anyWithin(ts []time.Time, from, to time.Time) bool {
+	for _, t := range ts {
+		if !t.Before(from) && t.Before(to) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkIncidents are the checks an ordinary incident must pass: no good
+// order parked or dead-lettered (the faults and outages of a run are all
+// ordinary), and orders created again within bound of each outage's end.
+func checkIncidents(ev evidence, classes map[*hostemu.Message]orderstream.Class, bound time.Duration) (*Check, *Check, []Recovery) {
+	parked := &Check{Name: "no valid order parked RetryBudgetExhausted or dead-lettered"}
+	givenUp := map[string]bool{}
+	delivered := map[string][]time.Time{}
+	for _, m := range ev.messages {
+		cl := classes[m]
+		fa := ev.fates.fateOf(m)
+		if !cl.Valid || fa == nil {
+			continue
+		}
+		parked.Checked++
+		delivered[cl.OrderID] = append(delivered[cl.OrderID], fa.started...)
+		switch {
+		case fa.final == hostemu.DeadLettered:
+			givenUp[cl.OrderID] = true
+			parked.fail("valid message %s (order %s) was dead-lettered after %d deliveries: %s", m.MessageID, cl.OrderID, fa.deliveries, fa.lastFailure)
+		case fa.finalParked != nil && fa.finalParked.Reason == "RetryBudgetExhausted":
+			givenUp[cl.OrderID] = true
+			parked.fail("valid message %s (order %s) was parked RetryBudgetExhausted at delivery %d", m.MessageID, cl.OrderID, fa.finalParked.DeliveryCount)
+		}
+	}
+	recovered := &Check{Name: fmt.Sprintf("orders created again within %s of Cosmos answering after each outage", bound)}
+	var recs []Recovery
+	for _, o := range ev.outages {
+		r := measureRecovery(o, ev.createdAt, delivered, givenUp)
+		recs = append(recs, r)
+		recovered.Checked++
+		switch {
+		case r.FirstCreate < 0:
+			recovered.fail("%s outage ending %s: no order was created after it", o.Kind, o.End.Format(time.TimeOnly))
+		case r.FirstCreate > bound:
+			recovered.fail("%s outage: the first order was created %s after Cosmos answered again", o.Kind, r.FirstCreate.Round(time.Millisecond))
+		}
+	}
+	return parked, recovered, recs
+}
+
+// String is the outage's line in a report.
+func (r Recovery) String() string {
+	since := func(d time.Duration) string {
+		if d < 0 {
+			return "none"
+		}
+		return "+" + d.Round(10*time.Millisecond).String()
+	}
+	return fmt.Sprintf("Cosmos %s for %s: the consumer held %d orders (%d created since, %d given up on); after Cosmos answered again: first order created %s, last held order created %s",
+		r.Kind, r.End.Sub(r.Start).Round(100*time.Millisecond), r.Held, r.HeldCreated, r.HeldGivenUp, since(r.FirstCreate), since(r.LastHeldCreate))
+}
