@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -88,18 +90,18 @@ func (p *Proxy) serveOutage(w http.ResponseWriter) bool {
 	return false
 }
 
-// outageSchedule runs the phases in order against a proxy.
-type outageSchedule struct {
+// OutageSchedule runs the phases in order against a proxy.
+type OutageSchedule struct {
 	mu      sync.Mutex
 	records []OutageRecord
 	done    chan struct{}
 }
 
-// startOutages runs phases one after another: each starts when settled()
+// StartOutages runs phases one after another: each starts when settled()
 // reaches its After and ends For later. Cancelling ctx ends the current
-// outage at once; wait returns the records.
-func startOutages(ctx context.Context, phases []Outage, p *Proxy, settled func() float64, logf func(string, ...any)) *outageSchedule {
-	s := &outageSchedule{done: make(chan struct{})}
+// outage at once; Wait returns the records.
+func StartOutages(ctx context.Context, phases []Outage, p *Proxy, settled func() float64, logf func(string, ...any)) *OutageSchedule {
+	s := &OutageSchedule{done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		defer p.SetOutage(0)
@@ -125,9 +127,9 @@ func startOutages(ctx context.Context, phases []Outage, p *Proxy, settled func()
 	return s
 }
 
-// wait ends the schedule's wait for phases not started (ctx must be
+// Wait ends the schedule's wait for phases not started (ctx must be
 // cancelled first) and returns what took place.
-func (s *outageSchedule) wait() []OutageRecord {
+func (s *OutageSchedule) Wait() []OutageRecord {
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -146,4 +148,48 @@ func waitFor(ctx context.Context, cond func() bool) bool {
 		}
 	}
 	return true
+}
+
+// ParseOutages reads "unreachable@0.15:1m,403-forbidden@0.55:30s" or "none".
+func ParseOutages(s string) ([]Outage, error) {
+	if strings.TrimSpace(s) == "none" {
+		return nil, nil
+	}
+	var out []Outage
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		kind, rest, ok1 := strings.Cut(part, "@")
+		after, length, ok2 := strings.Cut(rest, ":")
+		o := Outage{}
+		var err1, err2 error
+		o.After, err1 = strconv.ParseFloat(after, 64)
+		o.For, err2 = time.ParseDuration(length)
+		for _, k := range []OutageKind{Unreachable, Forbidden} {
+			if k.String() == kind {
+				o.Kind = k
+			}
+		}
+		if !ok1 || !ok2 || err1 != nil || err2 != nil || o.Kind == 0 {
+			return nil, fmt.Errorf("-outages: %q is not kind@fraction:length, e.g. unreachable@0.15:1m (kinds %s, %s)", part, Unreachable, Forbidden)
+		}
+		if err := o.Validate(); err != nil {
+			return nil, fmt.Errorf("-outages: %w", err)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// FormatOutages writes phases as ParseOutages reads them.
+func FormatOutages(phases []Outage) string {
+	if len(phases) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(phases))
+	for i, o := range phases {
+		parts[i] = fmt.Sprintf("%s@%g:%s", o.Kind, o.After, o.For)
+	}
+	return strings.Join(parts, ",")
 }

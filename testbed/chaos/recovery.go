@@ -27,10 +27,10 @@ type Recovery struct {
 	FirstCreate, LastHeldCreate time.Duration
 }
 
-// measureRecovery reads one outage's figures from when each orderId was
+// MeasureRecovery reads one outage's figures from when each orderId was
 // first created (createdAt), when its valid messages' deliveries started
 // (delivered) and which orderIds had a message given up on.
-func measureRecovery(o OutageRecord, createdAt map[string]time.Time, delivered map[string][]time.Time, givenUp map[string]bool) Recovery {
+func MeasureRecovery(o OutageRecord, createdAt map[string]time.Time, delivered map[string][]time.Time, givenUp map[string]bool) Recovery {
 	r := Recovery{OutageRecord: o, FirstCreate: -1, LastHeldCreate: -1}
 	for _, at := range createdAt {
 		if d := at.Sub(o.End); !at.Before(o.End) && (r.FirstCreate < 0 || d < r.FirstCreate) {
@@ -90,7 +90,7 @@ func checkIncidents(ev evidence, classes map[*hostemu.Message]orderstream.Class,
 	recovered := &Check{Name: fmt.Sprintf("orders created again within %s of Cosmos answering after each outage", bound)}
 	var recs []Recovery
 	for _, o := range ev.outages {
-		r := measureRecovery(o, ev.createdAt, delivered, givenUp)
+		r := MeasureRecovery(o, ev.createdAt, delivered, givenUp)
 		recs = append(recs, r)
 		recovered.Checked++
 		switch {

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -28,12 +29,12 @@ func TestMeasureRecovery(t *testing.T) {
 		"late":   {at(71.5)},
 		"lost":   {at(40)}, // held, never created, given up on
 	}
-	r := measureRecovery(o, created, delivered, map[string]bool{"lost": true})
+	r := MeasureRecovery(o, created, delivered, map[string]bool{"lost": true})
 	want := Recovery{OutageRecord: o, Held: 3, HeldCreated: 2, HeldGivenUp: 1, FirstCreate: time.Second, LastHeldCreate: 3 * time.Second}
 	if r != want {
 		t.Errorf("recovery\n got %+v\nwant %+v", r, want)
 	}
-	if r := measureRecovery(o, map[string]time.Time{"before": at(5)}, delivered, nil); r.FirstCreate >= 0 || r.LastHeldCreate >= 0 {
+	if r := MeasureRecovery(o, map[string]time.Time{"before": at(5)}, delivered, nil); r.FirstCreate >= 0 || r.LastHeldCreate >= 0 {
 		t.Errorf("no create after the outage: first %s last %s, want both negative", r.FirstCreate, r.LastHeldCreate)
 	}
 }
@@ -127,7 +128,7 @@ func TestOutageSchedule(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	phases := []Outage{{Kind: Forbidden, After: 0.2, For: 100 * time.Millisecond}, {Kind: Unreachable, After: 0.5, For: time.Hour}}
-	s := startOutages(ctx, phases, p, func() float64 { return float64(settled.Load()) / 100 }, func(string, ...any) {})
+	s := StartOutages(ctx, phases, p, func() float64 { return float64(settled.Load()) / 100 }, func(string, ...any) {})
 	time.Sleep(120 * time.Millisecond)
 	if k := OutageKind(p.outage.Load()); k != 0 {
 		t.Fatalf("outage %s before any message settled", k)
@@ -141,7 +142,7 @@ func TestOutageSchedule(t *testing.T) {
 		t.Fatal("the second outage did not start")
 	}
 	cancel()
-	recs := s.wait()
+	recs := s.Wait()
 	if len(recs) != 2 || recs[0].End.Sub(recs[0].Start) < 100*time.Millisecond || recs[1].End.Sub(recs[1].Start) > time.Minute {
 		t.Errorf("records %+v; want the first to last its 100 ms, the second cut short by the end of the run", recs)
 	}
@@ -154,4 +155,19 @@ func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+func TestParseOutages(t *testing.T) {
+	got, err := ParseOutages(FormatOutages(DefaultOutages))
+	if err != nil || !slices.Equal(got, DefaultOutages) {
+		t.Errorf("round trip of the defaults: %v, %v", got, err)
+	}
+	if got, err := ParseOutages("none"); err != nil || got != nil {
+		t.Errorf("none: %v, %v", got, err)
+	}
+	for _, bad := range []string{"down@0.1:1m", "unreachable@1.5:1m", "unreachable@0.1", "403-forbidden@0.1:-1s", "unreachable:1m"} {
+		if _, err := ParseOutages(bad); err == nil {
+			t.Errorf("ParseOutages(%q) accepted", bad)
+		}
+	}
 }

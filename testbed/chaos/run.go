@@ -214,13 +214,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			p.TotalFaults(), worker.Stats().Kills)
 	})
 	outageCtx, endOutages := context.WithCancel(ctx)
-	outages := startOutages(outageCtx, cfg.Outages, proxy, func() float64 {
+	outages := StartOutages(outageCtx, cfg.Outages, proxy, func() float64 {
 		q := queue.Counts()
 		return float64(q.Completed+q.DeadLettered) / float64(max(q.Sent, 1))
 	}, logf)
 	runErr := host.Run(ctx)
 	endOutages()
-	rep.Outages = outages.wait()
+	rep.Outages = outages.Wait()
 	stopProgress()
 	rep.Took = time.Since(start)
 	stopWorker() // flushes the handler's output into outcomes

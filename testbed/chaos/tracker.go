@@ -10,17 +10,8 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
-
-// parked is the part of a parking envelope (contract §6) the checks read.
-type parked struct {
-	Reason        string `json:"reason"`
-	Description   string `json:"description"`
-	OrderID       string `json:"orderId"`
-	DeliveryCount int    `json:"deliveryCount"`
-	StoredHash    string `json:"storedHash"`
-	IncomingHash  string `json:"incomingHash"`
-}
 
 // fate is what happened to one message across its deliveries.
 type fate struct {
@@ -31,9 +22,9 @@ type fate struct {
 	// message; finalParked is the envelope of the delivery it completed
 	// with, if that one parked.
 	final       hostemu.Settlement
-	finalParked *parked
+	finalParked *orderstream.Envelope
 	// parked are all envelopes its deliveries wrote, completion lost or not.
-	parked []parked
+	parked []orderstream.Envelope
 	// lastFailure is why its last failed delivery failed.
 	lastFailure string
 }
@@ -68,11 +59,13 @@ func NewTracker(msgs []*hostemu.Message) *Tracker {
 
 // Observe books one finished invocation; pass it as hostemu.Options.Observe.
 func (t *Tracker) Observe(inv *hostemu.Invocation) {
-	var envs []parked
+	var envs []orderstream.Envelope
 	for _, out := range inv.Outputs {
-		var p parked
-		if out.Binding == "parking" && json.Unmarshal([]byte(out.Text), &p) == nil {
-			envs = append(envs, p)
+		if out.Binding != "parking" {
+			continue
+		}
+		if p, err := orderstream.ParseEnvelope(out.Text); err == nil {
+			envs = append(envs, *p)
 		}
 	}
 	t.mu.Lock()
@@ -91,7 +84,7 @@ func (t *Tracker) Observe(inv *hostemu.Invocation) {
 		s := inv.Settlements[i]
 		t.settlements[s]++
 		// A single-message invocation parks at most its own message.
-		var env *parked
+		var env *orderstream.Envelope
 		if len(inv.Deliveries) == 1 && len(envs) > 0 {
 			env = &envs[0]
 			f.parked = append(f.parked, envs...)

@@ -1,8 +1,6 @@
 package localrun
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
@@ -109,14 +107,14 @@ func (r *Report) checkInvocation(inv *hostemu.Invocation, classes map[*hostemu.M
 		if o.Entity != r.ParkingQueue || o.ContentType == "" {
 			continue
 		}
-		env, err := parseEnvelope(o.Text)
+		env, err := orderstream.ParseEnvelope(o.Text)
 		if err != nil {
 			r.problem(checkMismatches, "%s invocation %s parked a message that is not an envelope: %v", inv.Function, inv.ID, err)
 			continue
 		}
-		key := orderstream.ContentKey(env.body)
+		key := orderstream.ContentKey(env.RawBody)
 		if deliveries[key] == 0 {
-			r.problem(checkMismatches, "%s invocation %s parked (%s) a body it was not given: %.80s", inv.Function, inv.ID, env.Reason, env.body)
+			r.problem(checkMismatches, "%s invocation %s parked (%s) a body it was not given: %.80s", inv.Function, inv.ID, env.Reason, env.RawBody)
 			continue
 		}
 		if class[key].OtherType {
@@ -163,30 +161,6 @@ func (r *Report) checkInvocation(inv *hostemu.Invocation, classes map[*hostemu.M
 			}
 		}
 	}
-}
-
-type envelope struct {
-	Reason       string `json:"reason"`
-	OrderID      string `json:"orderId"`
-	Body         string `json:"body"`
-	BodyEncoding string `json:"bodyEncoding"`
-	body         []byte
-}
-
-func parseEnvelope(text string) (*envelope, error) {
-	var e envelope
-	if err := json.Unmarshal([]byte(text), &e); err != nil {
-		return nil, fmt.Errorf("%v: %.80s", err, text)
-	}
-	e.body = []byte(e.Body)
-	if e.BodyEncoding == "base64" {
-		b, err := base64.StdEncoding.DecodeString(e.Body)
-		if err != nil {
-			return nil, fmt.Errorf("body is not base64: %v", err)
-		}
-		e.body = b
-	}
-	return &e, nil
 }
 
 // checkKind names the three claims of the check.

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -44,6 +45,7 @@ type Report struct {
 	StoredOrders            int
 	Worker                  hostemu.WorkerStats
 	Clocks                  hostemu.Clocks
+	Recoveries              []chaos.Recovery // one per Cosmos outage
 	Elapsed                 time.Duration
 	Files                   []string
 	Problems                []string
@@ -103,6 +105,9 @@ func (r *Report) Print(w io.Writer) {
 	row("broker dead-letters", r.DeadLetters, "MaxDeliveryCountExceeded")
 	row("handler starts", r.Worker.Starts, fmt.Sprintf("%d killed on purpose, %d restarts after functionTimeout, %d unexpected exits",
 		r.Worker.Kills, r.Worker.TimeoutRestarts, r.Worker.UnexpectedExits))
+	for i, rc := range r.Recoveries {
+		row(fmt.Sprintf("outage %d", i+1), fmt.Sprintf("%.0f s", rc.End.Sub(rc.Start).Seconds()), rc.String())
+	}
 	secs := r.Elapsed.Seconds()
 	row("elapsed", fmt.Sprintf("%.1f s", secs), fmt.Sprintf("%.0f messages/s", float64(r.Messages)/max(secs, 1e-9)))
 	fmt.Fprintln(w)

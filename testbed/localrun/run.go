@@ -16,6 +16,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -52,7 +53,11 @@ type Options struct {
 	HandlerKills       int // chaos: SIGKILL the handler this many times
 	// Clocks are the lock, renewal and function timeout the host enforces
 	// (zero fields: host.json and the orders queue).
-	Clocks       hostemu.Clocks
+	Clocks hostemu.Clocks
+	// Outages are phases in which Cosmos fails every request: the handler
+	// then reaches Cosmos through the chaos fault proxy (no other faults),
+	// which needs a loopback http:// endpoint such as the local emulator.
+	Outages      []chaos.Outage
 	ParkingQueue string
 	OutDir       string
 	Timeout      time.Duration
@@ -108,6 +113,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer db.close(opts.KeepDatabase)
+	cosmosOut, err := startCosmosProxy(settings, opts.Outages)
+	if err != nil {
+		return nil, err
+	}
+	defer cosmosOut.close()
 
 	files, err := newOutFiles(opts.OutDir)
 	if err != nil {
@@ -174,7 +184,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	start := time.Now()
 	stopProgress := showProgress(opts.Progress, queue)
+	cosmosOut.start(ctx, queue, func(format string, args ...any) { logf(format, args...) })
 	runErr := host.Run(ctx)
+	cosmosOut.stop()
 	stopProgress()
 	rep.Elapsed = time.Since(start)
 	worker.Stop(20 * time.Second)
@@ -194,6 +206,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("read the stored orders back: %w", err)
 	}
 	rep.check(delivered(opts.Messages, queue.Dropped()), invs, stored, queue.DeadLetters())
+	rep.Recoveries = cosmosOut.recoveries(invs, queue.DeadLetters())
 	if err := files.close(); err != nil {
 		return nil, err
 	}

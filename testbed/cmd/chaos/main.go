@@ -51,7 +51,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	keep := fs.Bool("keep", false, "keep the run's database")
 	var clocks hostemu.Clocks
 	clocks.RegisterFlags(fs)
-	outageFlag := fs.String("outages", formatOutages(chaos.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none")
+	outageFlag := fs.String("outages", chaos.FormatOutages(chaos.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none")
 	recovery := fs.Duration("recovery-bound", chaos.DefaultRecoveryBound, "orders must be created again this soon after each outage")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	outages, err := parseOutages(*outageFlag)
+	outages, err := chaos.ParseOutages(*outageFlag)
 	if err != nil {
 		return err
 	}
@@ -147,47 +147,4 @@ func parseRange(s string) (time.Duration, time.Duration, error) {
 		return 0, 0, fmt.Errorf("-slow %q: want a range such as 200ms-4s", s)
 	}
 	return lo, hi, nil
-}
-
-// parseOutages reads "unreachable@0.15:1m,403-forbidden@0.55:30s" or "none".
-func parseOutages(s string) ([]chaos.Outage, error) {
-	if strings.TrimSpace(s) == "none" {
-		return nil, nil
-	}
-	var out []chaos.Outage
-	for _, part := range strings.Split(s, ",") {
-		if part = strings.TrimSpace(part); part == "" {
-			continue
-		}
-		kind, rest, ok1 := strings.Cut(part, "@")
-		after, length, ok2 := strings.Cut(rest, ":")
-		o := chaos.Outage{}
-		var err1, err2 error
-		o.After, err1 = strconv.ParseFloat(after, 64)
-		o.For, err2 = time.ParseDuration(length)
-		for _, k := range []chaos.OutageKind{chaos.Unreachable, chaos.Forbidden} {
-			if k.String() == kind {
-				o.Kind = k
-			}
-		}
-		if !ok1 || !ok2 || err1 != nil || err2 != nil || o.Kind == 0 {
-			return nil, fmt.Errorf("-outages: %q is not kind@fraction:length, e.g. unreachable@0.15:1m (kinds %s, %s)", part, chaos.Unreachable, chaos.Forbidden)
-		}
-		if err := o.Validate(); err != nil {
-			return nil, fmt.Errorf("-outages: %w", err)
-		}
-		out = append(out, o)
-	}
-	return out, nil
-}
-
-func formatOutages(phases []chaos.Outage) string {
-	if len(phases) == 0 {
-		return "none"
-	}
-	parts := make([]string, len(phases))
-	for i, o := range phases {
-		parts[i] = fmt.Sprintf("%s@%g:%s", o.Kind, o.After, o.For)
-	}
-	return strings.Join(parts, ",")
 }

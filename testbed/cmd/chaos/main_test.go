@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,21 +22,6 @@ func TestParseRates(t *testing.T) {
 	for _, bad := range []string{"lost=0.1", "slow", "slow=x", "slow=0.7,dropped=0.7", "slow=-1"} {
 		if _, err := parseRates(bad); err == nil {
 			t.Errorf("parseRates(%q) accepted", bad)
-		}
-	}
-}
-
-func TestParseOutages(t *testing.T) {
-	got, err := parseOutages(formatOutages(chaos.DefaultOutages))
-	if err != nil || !slices.Equal(got, chaos.DefaultOutages) {
-		t.Errorf("round trip of the defaults: %v, %v", got, err)
-	}
-	if got, err := parseOutages("none"); err != nil || got != nil {
-		t.Errorf("none: %v, %v", got, err)
-	}
-	for _, bad := range []string{"down@0.1:1m", "unreachable@1.5:1m", "unreachable@0.1", "403-forbidden@0.1:-1s", "unreachable:1m"} {
-		if _, err := parseOutages(bad); err == nil {
-			t.Errorf("parseOutages(%q) accepted", bad)
 		}
 	}
 }
