@@ -106,8 +106,8 @@ func StartOutages(ctx context.Context, phases []Outage, p *Proxy, settled func()
 		defer close(s.done)
 		defer p.SetOutage(0)
 		for _, o := range phases {
-			if !waitFor(ctx, func() bool { return settled() >= o.After }) {
-				return
+			if !waitFor(ctx, func() bool { return settled() >= o.After }) || ctx.Err() != nil {
+				return // the run ended first
 			}
 			start := time.Now()
 			p.SetOutage(o.Kind)

@@ -176,7 +176,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		"COSMOS_ENDPOINT": proxy.URL(), "COSMOS_KEY": cfg.Key, "COSMOS_DATABASE": rep.Database,
 		"COSMOS_CONTAINER": container, "COSMOS_OPERATION_TIMEOUT": cfg.OperationTimeout.String(),
 		"RETRY_BUDGET_DELIVERY_COUNT": "9", "LOG_LEVEL": "info",
-	}, outcomes, lg)
+	}, cfg.Clocks, outcomes, lg)
 	if err != nil {
 		return nil, err
 	}
@@ -247,8 +247,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 }
 
 // startHandler starts the app's handler like the host, with the process
-// environment plus settings, its output into out.
-func startHandler(app *hostemu.App, path string, settings map[string]string, out io.Writer, lg *log.Logger) (*hostemu.Worker, error) {
+// environment plus settings and the clocks a run scaled down, its output
+// into out.
+func startHandler(app *hostemu.App, path string, settings map[string]string, clocks hostemu.Clocks, out io.Writer, lg *log.Logger) (*hostemu.Worker, error) {
 	exe, err := app.Executable(path)
 	if err != nil {
 		return nil, err
@@ -257,6 +258,7 @@ func startHandler(app *hostemu.App, path string, settings map[string]string, out
 	for k, v := range settings {
 		s.Set(k, v)
 	}
+	clocks.Apply(s)
 	return app.StartHandler(exe, s, out, func(line string) { lg.Print("hostemu: " + line) })
 }
 

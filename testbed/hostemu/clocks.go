@@ -116,3 +116,19 @@ func (c Clocks) String() string {
 	return fmt.Sprintf("lock %s (batches never renewed, single messages renewed up to %s), functionTimeout %s",
 		c.LockDuration, c.MaxAutoLockRenewal, c.FunctionTimeout)
 }
+
+// Apply tells the handler the clocks a run scaled down, through the app
+// settings a deployment would give it (docs/contract.md §2):
+// QUEUE_LOCK_DURATION, HOST_MAX_AUTO_LOCK_RENEWAL and HOST_FUNCTION_TIMEOUT,
+// so that its deadlines fit the clocks it lives under. Settings already
+// given win; clocks not overridden are left to host.json.
+func (c Clocks) Apply(s *Settings) {
+	for _, kv := range []struct {
+		name string
+		d    time.Duration
+	}{{"QUEUE_LOCK_DURATION", c.LockDuration}, {"HOST_MAX_AUTO_LOCK_RENEWAL", c.MaxAutoLockRenewal}, {"HOST_FUNCTION_TIMEOUT", c.FunctionTimeout}} {
+		if _, set := s.Get(kv.name); kv.d > 0 && !set {
+			s.Set(kv.name, kv.d.String())
+		}
+	}
+}

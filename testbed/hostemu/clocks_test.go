@@ -199,3 +199,18 @@ func httptestServer(t *testing.T, h http.Handler) Endpointer {
 	t.Cleanup(srv.Close)
 	return FixedEndpoint(srv.URL)
 }
+
+func TestClocksResolveAndApply(t *testing.T) {
+	host := HostConfig{FunctionTimeout: 5 * time.Minute, MaxAutoLockRenewalDuration: 5 * time.Minute}
+	c := Clocks{FunctionTimeout: 5 * time.Second}.Resolve(host)
+	if c != (Clocks{LockDuration: DefaultLockDuration, MaxAutoLockRenewal: 5 * time.Minute, FunctionTimeout: 5 * time.Second}) {
+		t.Errorf("resolved %+v", c)
+	}
+	s := NewSettings([]string{"QUEUE_LOCK_DURATION=3s"})
+	Clocks{LockDuration: 2 * time.Second, FunctionTimeout: 5 * time.Second}.Apply(s)
+	for name, want := range map[string]string{"QUEUE_LOCK_DURATION": "3s", "HOST_FUNCTION_TIMEOUT": "5s", "HOST_MAX_AUTO_LOCK_RENEWAL": ""} {
+		if got, _ := s.Get(name); got != want {
+			t.Errorf("%s = %q, want %q (a given setting wins; clocks not overridden are left to host.json)", name, got, want)
+		}
+	}
+}

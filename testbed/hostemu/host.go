@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -331,6 +332,7 @@ func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []b
 		return
 	}
 	inv.Outputs, inv.IgnoredOutputs = outs, ignored
+	h.sendToOwnQueue(outs)
 	if h.opts.ServiceBusOut != nil {
 		for _, m := range outs {
 			if m.ContentType == "" {
@@ -341,6 +343,17 @@ func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []b
 				h.sbOutErr = errors.Join(h.sbOutErr, err)
 				h.mu.Unlock()
 			}
+		}
+	}
+}
+
+// sendToOwnQueue enqueues the output messages addressed to the queue the
+// trigger reads (a batch giving messages back), as the broker would: new
+// messages with a MessageId of their own and DeliveryCount 1.
+func (h *Host) sendToOwnQueue(outs []OutputMessage) {
+	for _, m := range outs {
+		if m.ContentType != "" && strings.EqualFold(m.Type, "serviceBus") && m.Entity == h.opts.Queue.Name {
+			h.opts.Queue.Send(&Message{Body: []byte(m.Text), ContentType: m.ContentType, MessageID: newGUID()})
 		}
 	}
 }

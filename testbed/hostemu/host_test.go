@@ -330,3 +330,36 @@ func TestDuplicateDetectionDropsResendsInsideTheWindow(t *testing.T) {
 		t.Errorf("counts %+v dropped %v; want the resend inside the window dropped, the late one kept", c, q.Dropped())
 	}
 }
+
+// An output binding to the queue the trigger reads sends a new message into
+// it, which the function then receives like any other.
+func TestOutputToTheTriggerQueueIsDelivered(t *testing.T) {
+	fn := batchFunction()
+	fn.Bindings = append(fn.Bindings, Binding{Name: "requeue", Type: "serviceBus", Direction: "out", QueueName: "orders"})
+	var mu sync.Mutex
+	calls := 0
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if n == 1 {
+			_, _ = w.Write([]byte(`{"Outputs":{"requeue":["{\"given\":\"back\"}"]},"Logs":[]}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{}`))
+	})
+	invs, q := runHost(t, h, fn, Options{}, msg("a"))
+	if len(invs) != 2 {
+		t.Fatalf("%d invocations, want the original and the message it sent", len(invs))
+	}
+	d := invs[1].Deliveries[0]
+	// The host re-serialises a JSON string output indented.
+	if !strings.Contains(string(d.Message.Body), `"given": "back"`) || d.DeliveryCount != 1 || d.Message.MessageID == "a" || d.Message.MessageID == "" {
+		t.Errorf("second delivery: body %s, count %d, MessageId %q; want the output as a new message", d.Message.Body, d.DeliveryCount, d.Message.MessageID)
+	}
+	if c := q.Counts(); c.Sent != 2 || c.Completed != 2 {
+		t.Errorf("queue counts %+v", c)
+	}
+}

@@ -100,6 +100,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 		settings.Set(k, v)
 	}
+	opts.Clocks.Apply(settings)
 	fns, err := selectFunctions(app, settings, opts.Functions)
 	if err != nil {
 		return nil, err
