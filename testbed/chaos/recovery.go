@@ -15,8 +15,9 @@ const DefaultRecoveryBound = 5 * time.Second
 // Recovery is how the consumer rode out one outage.
 type Recovery struct {
 	OutageRecord
-	// Held are the valid orderIds delivered while Cosmos was out and not
-	// created before it went out: the orders the consumer had to hold.
+	// Held are the valid orderIds with a delivery in flight while Cosmos
+	// was out and not created before it went out: the orders the consumer
+	// had to hold.
 	Held int
 	// HeldCreated of them were created by the end of the run; HeldGivenUp
 	// have a message parked RetryBudgetExhausted or dead-lettered.
@@ -27,19 +28,22 @@ type Recovery struct {
 	FirstCreate, LastHeldCreate time.Duration
 }
 
+// Span is when one delivery's invocation ran.
+type Span struct{ Start, End time.Time }
+
 // MeasureRecovery reads one outage's figures from when each orderId was
-// first created (createdAt), when its valid messages' deliveries started
+// first created (createdAt), when its valid messages' deliveries ran
 // (delivered) and which orderIds had a message given up on.
-func MeasureRecovery(o OutageRecord, createdAt map[string]time.Time, delivered map[string][]time.Time, givenUp map[string]bool) Recovery {
+func MeasureRecovery(o OutageRecord, createdAt map[string]time.Time, delivered map[string][]Span, givenUp map[string]bool) Recovery {
 	r := Recovery{OutageRecord: o, FirstCreate: -1, LastHeldCreate: -1}
 	for _, at := range createdAt {
 		if d := at.Sub(o.End); !at.Before(o.End) && (r.FirstCreate < 0 || d < r.FirstCreate) {
 			r.FirstCreate = d
 		}
 	}
-	for id, starts := range delivered {
+	for id, spans := range delivered {
 		at, created := createdAt[id]
-		if (created && at.Before(o.Start)) || !anyWithin(starts, o.Start, o.End) {
+		if (created && at.Before(o.Start)) || !anyOverlap(spans, o.Start, o.End) {
 			continue
 		}
 		r.Held++
@@ -54,9 +58,10 @@ func MeasureRecovery(o OutageRecord, createdAt map[string]time.Time, delivered m
 	return r
 }
 
-func anyWithin(ts []time.Time, from, to time.Time) bool {
-	for _, t := range ts {
-		if !t.Before(from) && t.Before(to) {
+// anyOverlap reports whether a span overlaps [from, to).
+func anyOverlap(spans []Span, from, to time.Time) bool {
+	for _, s := range spans {
+		if s.Start.Before(to) && s.End.After(from) {
 			return true
 		}
 	}
@@ -69,7 +74,7 @@ func anyWithin(ts []time.Time, from, to time.Time) bool {
 func checkIncidents(ev evidence, classes map[*hostemu.Message]orderstream.Class, bound time.Duration) (*Check, *Check, []Recovery) {
 	parked := &Check{Name: "no valid order parked RetryBudgetExhausted or dead-lettered"}
 	givenUp := map[string]bool{}
-	delivered := map[string][]time.Time{}
+	delivered := map[string][]Span{}
 	for _, m := range ev.messages {
 		cl := classes[m]
 		fa := ev.fates.fateOf(m)
@@ -77,7 +82,7 @@ func checkIncidents(ev evidence, classes map[*hostemu.Message]orderstream.Class,
 			continue
 		}
 		parked.Checked++
-		delivered[cl.OrderID] = append(delivered[cl.OrderID], fa.started...)
+		delivered[cl.OrderID] = append(delivered[cl.OrderID], fa.spans...)
 		switch {
 		case fa.final == hostemu.DeadLettered:
 			givenUp[cl.OrderID] = true

@@ -22,12 +22,14 @@ func TestMeasureRecovery(t *testing.T) {
 		"held-2": at(73), // the last held order created
 		"late":   at(72), // created after, first delivered after: not held
 	}
-	delivered := map[string][]time.Time{
-		"before": {at(4), at(20)},
-		"held-1": {at(30), at(70.5)},
-		"held-2": {at(65)},
-		"late":   {at(71.5)},
-		"lost":   {at(40)}, // held, never created, given up on
+	span := func(from, to float64) Span { return Span{at(from), at(to)} }
+	delivered := map[string][]Span{
+		"before": {span(4, 4.1), span(20, 20.1)},
+		"held-1": {span(8, 70.6)}, // in flight before the outage, held through it
+		"held-2": {span(65, 73)},
+		"late":   {span(71.5, 72)},
+		"lost":   {span(40, 41)}, // held, never created, given up on
+		"gone":   {span(2, 9.9)}, // ended before the outage: not held
 	}
 	r := MeasureRecovery(o, created, delivered, map[string]bool{"lost": true})
 	want := Recovery{OutageRecord: o, Held: 3, HeldCreated: 2, HeldGivenUp: 1, FirstCreate: time.Second, LastHeldCreate: 3 * time.Second}
@@ -52,7 +54,7 @@ func TestIncidentChecks(t *testing.T) {
 		return func(s *scenario) {
 			start := time.Now()
 			for _, inv := range s.invs {
-				inv.Started = start.Add(time.Second)
+				inv.Started, inv.Took = start.Add(time.Second), time.Second
 			}
 			end := start.Add(time.Minute)
 			s.outages = []OutageRecord{{Outage: Outage{Kind: Forbidden, For: time.Minute}, Start: start, End: end}}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
@@ -16,8 +15,8 @@ import (
 // fate is what happened to one message across its deliveries.
 type fate struct {
 	deliveries int
-	// started is when each of its deliveries' invocations started.
-	started []time.Time
+	// spans are when its deliveries' invocations ran.
+	spans []Span
 	// final is Completed or DeadLettered once the broker is done with the
 	// message; finalParked is the envelope of the delivery it completed
 	// with, if that one parked.
@@ -80,7 +79,7 @@ func (t *Tracker) Observe(inv *hostemu.Invocation) {
 			continue
 		}
 		f.deliveries++
-		f.started = append(f.started, inv.Started)
+		f.spans = append(f.spans, Span{inv.Started, inv.Started.Add(inv.Took)})
 		s := inv.Settlements[i]
 		t.settlements[s]++
 		// A single-message invocation parks at most its own message.

@@ -79,12 +79,12 @@ func (c *cosmosOutages) recoveries(invs []*hostemu.Invocation, dls []hostemu.Dea
 	if len(c.records) == 0 {
 		return nil
 	}
-	delivered := map[string][]time.Time{}
+	delivered := map[string][]chaos.Span{}
 	givenUp := map[string]bool{}
 	for _, inv := range invs {
 		for _, d := range inv.Deliveries {
 			if cl := orderstream.Classify(d.Message); cl.Valid {
-				delivered[cl.OrderID] = append(delivered[cl.OrderID], inv.Started)
+				delivered[cl.OrderID] = append(delivered[cl.OrderID], chaos.Span{Start: inv.Started, End: inv.Started.Add(inv.Took)})
 			}
 		}
 		for _, o := range inv.Outputs {
