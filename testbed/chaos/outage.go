@@ -130,6 +130,9 @@ func StartOutages(ctx context.Context, phases []Outage, p *Proxy, settled func()
 // Wait ends the schedule's wait for phases not started (ctx must be
 // cancelled first) and returns what took place.
 func (s *OutageSchedule) Wait() []OutageRecord {
+	if s.done == nil {
+		return nil // no phases were started
+	}
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()

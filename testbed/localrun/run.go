@@ -100,7 +100,6 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 		settings.Set(k, v)
 	}
-	opts.Clocks.Apply(settings)
 	fns, err := selectFunctions(app, settings, opts.Functions)
 	if err != nil {
 		return nil, err
@@ -114,11 +113,6 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer db.close(opts.KeepDatabase)
-	cosmosOut, err := startCosmosProxy(settings, opts.Outages)
-	if err != nil {
-		return nil, err
-	}
-	defer cosmosOut.close()
 
 	files, err := newOutFiles(opts.OutDir)
 	if err != nil {
@@ -140,30 +134,15 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		defer logMu.Unlock()
 		fmt.Fprintf(opts.Log, "hostemu: "+format+"\n", args...)
 	}
-	worker, err := app.StartHandler(exe, settings, handlerLog, func(s string) { logf("%s", s) })
-	if err != nil {
-		return nil, err
-	}
-	defer worker.Stop(20 * time.Second)
-
-	clocks := opts.Clocks.Resolve(app.Host)
-	rep.Clocks = clocks
-	queue := hostemu.NewQueue(fns[0].ServiceBusQueue(), opts.MaxDeliveryCount)
-	queue.DuplicateDetection = opts.DuplicateDetection
-	queue.LockDuration = clocks.LockDuration
-	queue.Send(opts.Messages...)
 	var mu sync.Mutex
 	var invs []*hostemu.Invocation
-	host, err := hostemu.New(hostemu.Options{
-		Functions: fns, Queue: queue, Handler: worker,
-		MaxConcurrentCalls:  firstPositive(opts.MaxConcurrentCalls, app.Host.MaxConcurrentCalls),
-		MaxMessageBatchSize: firstPositive(opts.MaxMessageBatchSize, app.Host.MaxMessageBatchSize),
-		BatchesInFlight:     opts.BatchesInFlight,
-		FunctionTimeout:     clocks.FunctionTimeout, Restart: worker.Restart,
-		MaxAutoLockRenewalDuration: clocks.MaxAutoLockRenewal,
-		Kills:                      opts.HandlerKills, Kill: worker.Kill,
-		Log:           func(s string) { logf("%s", s) },
-		ServiceBusOut: files.serviceBus,
+	res, err := chaos.Deliver(ctx, chaos.RigConfig{
+		App: app, Functions: fns, Executable: exe, Settings: settings, Messages: opts.Messages,
+		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
+		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
+		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Kills: opts.HandlerKills, Outages: opts.Outages,
+		HandlerOutput: handlerLog, ServiceBusOut: files.serviceBus,
+		Log: func(s string) { logf("%s", s) },
 		Observe: func(inv *hostemu.Invocation) {
 			mu.Lock()
 			invs = append(invs, inv)
@@ -174,31 +153,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				logMu.Unlock()
 			}
 		},
+		Watch: func(l *chaos.Live) func() { return showProgress(opts.Progress, l.Queue) },
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w%s", err, tail(files.path("handler.log")))
 	}
-
-	// Delivery starts once the handler answers, like the host's listeners.
-	if _, err := worker.Endpoint(ctx); err != nil {
-		return nil, fmt.Errorf("start the handler: %w%s", err, tail(files.path("handler.log")))
-	}
-	start := time.Now()
-	stopProgress := showProgress(opts.Progress, queue)
-	cosmosOut.start(ctx, queue, func(format string, args ...any) { logf(format, args...) })
-	runErr := host.Run(ctx)
-	cosmosOut.stop()
-	stopProgress()
-	rep.Elapsed = time.Since(start)
-	worker.Stop(20 * time.Second)
-	if runErr != nil {
-		return nil, fmt.Errorf("%w%s", runErr, tail(files.path("handler.log")))
-	}
-
-	rep.Worker = worker.Stats()
-	rep.Queue = queue.Counts()
-	if dls := queue.DeadLetters(); len(dls) > 0 {
-		if _, err := files.deadLetters(queue.Name, dls); err != nil {
+	rep.Clocks, rep.Elapsed, rep.Worker, rep.Queue = res.Clocks, res.Elapsed, res.Worker, res.Queue
+	if len(res.DeadLetters) > 0 {
+		if _, err := files.deadLetters(fns[0].ServiceBusQueue(), res.DeadLetters); err != nil {
 			return nil, err
 		}
 	}
@@ -206,8 +168,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the stored orders back: %w", err)
 	}
-	rep.check(delivered(opts.Messages, queue.Dropped()), invs, stored, queue.DeadLetters())
-	rep.Recoveries = cosmosOut.recoveries(invs, queue.DeadLetters())
+	rep.check(delivered(opts.Messages, res.Dropped), invs, stored, res.DeadLetters)
+	rep.Recoveries = recoveries(res, invs)
 	if err := files.close(); err != nil {
 		return nil, err
 	}
