@@ -201,12 +201,9 @@ func checkRun(docs map[string][]json.RawMessage, ev evidence) *Findings {
 			}
 		}
 	}
-	parked, recovered, recs := checkIncidents(ev, classes, ev.recoveryBound)
+	incidents, recs := IncidentChecks(ev.messages, ev.fates, ev.outages, ev.createdAt, ev.recoveryBound)
 	f.Recoveries = recs
-	f.Checks = []*Check{settled, orderCheck, msgCheck, outbox, conflicts, stray, parked}
-	if len(ev.outages) > 0 {
-		f.Checks = append(f.Checks, recovered)
-	}
+	f.Checks = append([]*Check{settled, orderCheck, msgCheck, outbox, conflicts, stray}, incidents...)
 	return f
 }
 

@@ -68,16 +68,19 @@ func anyOverlap(spans []Span, from, to time.Time) bool {
 	return false
 }
 
-// checkIncidents are the checks an ordinary incident must pass: no good
-// order parked or dead-lettered (the faults and outages of a run are all
-// ordinary), and orders created again within bound of each outage's end.
-func checkIncidents(ev evidence, classes map[*hostemu.Message]orderstream.Class, bound time.Duration) (*Check, *Check, []Recovery) {
+// IncidentChecks are the checks an ordinary incident must pass, shared by
+// make run and make chaos: no good order parked or dead-lettered (the
+// faults and outages of a run are all ordinary), and, when the run had
+// outages, orders created again within bound of each one's end (createdAt:
+// the proxy ledger's first create per orderId). It also returns each
+// outage's figures.
+func IncidentChecks(msgs []*hostemu.Message, fates *Tracker, outages []OutageRecord, createdAt map[string]time.Time, bound time.Duration) ([]*Check, []Recovery) {
 	parked := &Check{Name: "no valid order parked RetryBudgetExhausted or dead-lettered"}
 	givenUp := map[string]bool{}
 	delivered := map[string][]Span{}
-	for _, m := range ev.messages {
-		cl := classes[m]
-		fa := ev.fates.fateOf(m)
+	for _, m := range msgs {
+		cl := orderstream.Classify(m)
+		fa := fates.fateOf(m)
 		if !cl.Valid || fa == nil {
 			continue
 		}
@@ -92,10 +95,13 @@ func checkIncidents(ev evidence, classes map[*hostemu.Message]orderstream.Class,
 			parked.fail("valid message %s (order %s) was parked RetryBudgetExhausted at delivery %d", m.MessageID, cl.OrderID, fa.finalParked.DeliveryCount)
 		}
 	}
+	if len(outages) == 0 {
+		return []*Check{parked}, nil
+	}
 	recovered := &Check{Name: fmt.Sprintf("orders created again within %s of Cosmos answering after each outage", bound)}
 	var recs []Recovery
-	for _, o := range ev.outages {
-		r := MeasureRecovery(o, ev.createdAt, delivered, givenUp)
+	for _, o := range outages {
+		r := MeasureRecovery(o, createdAt, delivered, givenUp)
 		recs = append(recs, r)
 		recovered.Checked++
 		switch {
@@ -105,7 +111,7 @@ func checkIncidents(ev evidence, classes map[*hostemu.Message]orderstream.Class,
 			recovered.fail("%s outage: the first order was created %s after Cosmos answered again", o.Kind, r.FirstCreate.Round(time.Millisecond))
 		}
 	}
-	return parked, recovered, recs
+	return []*Check{parked, recovered}, recs
 }
 
 // String is the outage's line in a report.

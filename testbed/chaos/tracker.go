@@ -82,11 +82,9 @@ func (t *Tracker) Observe(inv *hostemu.Invocation) {
 		f.spans = append(f.spans, Span{inv.Started, inv.Started.Add(inv.Took)})
 		s := inv.Settlements[i]
 		t.settlements[s]++
-		// A single-message invocation parks at most its own message.
-		var env *orderstream.Envelope
-		if len(inv.Deliveries) == 1 && len(envs) > 0 {
-			env = &envs[0]
-			f.parked = append(f.parked, envs...)
+		env := envelopeOf(d, len(inv.Deliveries), envs)
+		if env != nil {
+			f.parked = append(f.parked, *env)
 		}
 		switch s {
 		case hostemu.Completed:
@@ -97,6 +95,25 @@ func (t *Tracker) Observe(inv *hostemu.Invocation) {
 			f.lastFailure = inv.Failure
 		}
 	}
+}
+
+// envelopeOf takes the envelope that parked delivery d out of envs: in a
+// single-message invocation the one envelope; in a batch the first left with
+// d's content (envelopes carry the body, and copies of one content in a
+// batch are parked alike).
+func envelopeOf(d hostemu.Delivery, deliveries int, envs []orderstream.Envelope) *orderstream.Envelope {
+	for i := range envs {
+		e := &envs[i]
+		if e.Reason == "" {
+			continue // taken
+		}
+		if deliveries == 1 || orderstream.ContentKey(e.RawBody) == orderstream.ContentKey(d.Message.Body) {
+			taken := *e
+			e.Reason = ""
+			return &taken
+		}
+	}
+	return nil
 }
 
 func failureCause(inv *hostemu.Invocation) string {

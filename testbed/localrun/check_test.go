@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -84,5 +85,25 @@ func TestCheckIsExactWhicheverContentWins(t *testing.T) {
 				t.Errorf("problems %q, want one containing %q", got, tt.problem)
 			}
 		})
+	}
+}
+
+// make run judges the incident rules with make chaos's checks: a batch that
+// parked a valid order RetryBudgetExhausted fails the run and says which.
+func TestIncidentChecksInTheSummary(t *testing.T) {
+	a, x := &hostemu.Message{MessageID: "A", Body: []byte(bodyA)}, &hostemu.Message{MessageID: "X", Body: []byte(bodyX)}
+	msgs := []*hostemu.Message{a, x}
+	invs := []*hostemu.Invocation{invocation([]hostemu.OutputMessage{parked("MalformedMessage", bodyX), parked("RetryBudgetExhausted", bodyA)}, x, a)}
+	r := &Report{ParkingQueue: "orders-deadletter"}
+	r.checkIncidents(msgs, invs, &chaos.RigResult{})
+	var out strings.Builder
+	r.Print(&out)
+	if r.OK() || !strings.Contains(out.String(), "no valid order parked RetryBudgetExhausted or dead-lettered") ||
+		!strings.Contains(out.String(), "valid message A (order A) was parked RetryBudgetExhausted") {
+		t.Errorf("ok=%v, summary:\n%s\nwant the exhausted valid order A named and the run failed", r.OK(), out.String())
+	}
+	r.checkIncidents(msgs, invs[:0], &chaos.RigResult{})
+	if !r.OK() {
+		t.Errorf("no invocation parked anything, yet the incident checks failed")
 	}
 }

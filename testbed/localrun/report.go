@@ -26,26 +26,28 @@ type Report struct {
 	ParkingQueue string
 	NotRun       []string // functions left out, and why
 
-	Messages                int
-	Invocations             int
-	FailedInvocations       int
-	ProtocolErrors          int
-	CreatedOrders           int
-	DuplicatesAbsorbed      int
-	MismatchesParked        int
-	MismatchDeliveries      int
-	InvalidParked           int
-	InvalidDeliveries       int
-	ExhaustedParked         int
-	OtherTypeDeliveries     int
-	Redeliveries            int
-	LostCompletions         int
-	DeadLetters             int
-	DistinctValidOrders     int
-	StoredOrders            int
-	Worker                  hostemu.WorkerStats
-	Clocks                  hostemu.Clocks
-	Recoveries              []chaos.Recovery // one per Cosmos outage
+	Messages            int
+	Invocations         int
+	FailedInvocations   int
+	ProtocolErrors      int
+	CreatedOrders       int
+	DuplicatesAbsorbed  int
+	MismatchesParked    int
+	MismatchDeliveries  int
+	InvalidParked       int
+	InvalidDeliveries   int
+	ExhaustedParked     int
+	OtherTypeDeliveries int
+	Redeliveries        int
+	LostCompletions     int
+	DeadLetters         int
+	DistinctValidOrders int
+	StoredOrders        int
+	Worker              hostemu.WorkerStats
+	Clocks              hostemu.Clocks
+	Recoveries          []chaos.Recovery // one per Cosmos outage
+	// Incidents are the checks shared with make chaos (chaos.IncidentChecks).
+	Incidents               []*chaos.Check
 	Elapsed                 time.Duration
 	Files                   []string
 	Problems                []string
@@ -70,7 +72,14 @@ func newReport(app *hostemu.App, fns []*hostemu.Function, opts Options, db *orde
 }
 
 // OK reports whether the invariant holds.
-func (r *Report) OK() bool { return r.failed == [3]int{} }
+func (r *Report) OK() bool {
+	for _, c := range r.Incidents {
+		if len(c.Violations) > 0 {
+			return false
+		}
+	}
+	return r.failed == [3]int{}
+}
 
 // Print writes the summary table.
 func (r *Report) Print(w io.Writer) {
@@ -123,7 +132,23 @@ func (r *Report) Print(w io.Writer) {
 	check(checkOrders, "orders in Cosmos DB = distinct valid orderIds", fmt.Sprintf("%d = %d", r.StoredOrders, r.DistinctValidOrders))
 	check(checkMismatches, "every delivery of a non-stored content parked as HashMismatch", fmt.Sprintf("%d/%d", r.MismatchesParked, r.MismatchDeliveries))
 	check(checkInvalid, "every delivery of an invalid message parked", fmt.Sprintf("%d/%d", r.InvalidParked, r.InvalidDeliveries))
+	for _, c := range r.Incidents {
+		verdict := "ok"
+		if len(c.Violations) > 0 {
+			verdict = fmt.Sprintf("FAILED (%d)", len(c.Violations))
+		}
+		fmt.Fprintf(tw, "  check\t%s\t%d checked\t%s\n", c.Name, c.Checked, verdict)
+	}
 	_ = tw.Flush()
+	for _, c := range r.Incidents {
+		for i, v := range c.Violations {
+			if i == maxProblems/2 {
+				fmt.Fprintf(w, "    … and %d more\n", len(c.Violations)-i)
+				break
+			}
+			fmt.Fprintf(w, "    - %s\n", v)
+		}
+	}
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "    - %s\n", p)
 	}

@@ -168,8 +168,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the stored orders back: %w", err)
 	}
-	rep.check(delivered(opts.Messages, res.Dropped), invs, stored, res.DeadLetters)
-	rep.Recoveries = recoveries(res, invs)
+	msgs := delivered(opts.Messages, res.Dropped)
+	rep.check(msgs, invs, stored, res.DeadLetters)
+	rep.checkIncidents(msgs, invs, res)
 	if err := files.close(); err != nil {
 		return nil, err
 	}
