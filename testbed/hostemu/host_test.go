@@ -219,15 +219,18 @@ func TestLostCompletionRedelivers(t *testing.T) {
 	}
 }
 
+// callCounter numbers a handler's calls from 1, safely across goroutines.
+type callCounter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *callCounter) next() int { c.mu.Lock(); defer c.mu.Unlock(); c.n++; return c.n }
+
 func TestBatchSettlesAllOrNothing(t *testing.T) {
-	var mu sync.Mutex
-	calls := 0
+	var calls callCounter
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		calls++
-		n := calls
-		mu.Unlock()
-		if n == 1 {
+		if calls.next() == 1 {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		}
@@ -336,15 +339,10 @@ func TestDuplicateDetectionDropsResendsInsideTheWindow(t *testing.T) {
 func TestOutputToTheTriggerQueueIsDelivered(t *testing.T) {
 	fn := batchFunction()
 	fn.Bindings = append(fn.Bindings, Binding{Name: "requeue", Type: "serviceBus", Direction: "out", QueueName: "orders"})
-	var mu sync.Mutex
-	calls := 0
+	var calls callCounter
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		calls++
-		n := calls
-		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		if n == 1 {
+		if calls.next() == 1 {
 			_, _ = w.Write([]byte(`{"Outputs":{"requeue":["{\"given\":\"back\"}"]},"Logs":[]}`))
 			return
 		}
