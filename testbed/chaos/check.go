@@ -102,6 +102,7 @@ type evidence struct {
 	messages []*hostemu.Message
 	fates    *Tracker
 	queue    hostemu.QueueCounts
+	worker   hostemu.WorkerStats
 	dead     []hostemu.DeadLetter
 	created  map[string][]string // the proxy's ledger
 	atomic   bool
@@ -204,6 +205,7 @@ func checkRun(docs map[string][]json.RawMessage, ev evidence) *Findings {
 	incidents, recs := IncidentChecks(ev.messages, ev.fates, ev.outages, ev.createdAt, ev.recoveryBound)
 	f.Recoveries = recs
 	f.Checks = append([]*Check{settled, orderCheck, msgCheck, outbox, conflicts, stray}, incidents...)
+	f.Checks = append(f.Checks, ClockCheck(ev.fates.invocationCount(), ev.queue, ev.worker))
 	return f
 }
 

@@ -125,3 +125,20 @@ func (r Recovery) String() string {
 	return fmt.Sprintf("Cosmos %s for %s: the consumer held %d orders (%d created since, %d given up on); after Cosmos answered again: first order created %s, last held order created %s",
 		r.Kind, r.End.Sub(r.Start).Round(100*time.Millisecond), r.Held, r.HeldCreated, r.HeldGivenUp, since(r.FirstCreate), since(r.LastHeldCreate))
 }
+
+// ClockCheck is the platform-clock rule shared by make run and make chaos:
+// every invocation answered within the clocks it lives under, so no lock
+// expired under it (a batch past the queue's lock, a single message past
+// its renewals) and no invocation passed functionTimeout (which restarts
+// the handler and fails every invocation in flight). checked is the number
+// of invocations.
+func ClockCheck(checked int, q hostemu.QueueCounts, w hostemu.WorkerStats) *Check {
+	c := &Check{Name: "every invocation answered within the platform's clocks (lock, functionTimeout)", Checked: checked}
+	if q.ExpiredLocks > 0 {
+		c.fail("%d deliveries lost their lock before the invocation answered; each came back with DeliveryCount+1", q.ExpiredLocks)
+	}
+	if w.TimeoutRestarts > 0 {
+		c.fail("%d invocations passed functionTimeout; the host restarted the handler each time", w.TimeoutRestarts)
+	}
+	return c
+}

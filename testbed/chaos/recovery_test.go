@@ -173,3 +173,14 @@ func TestParseOutages(t *testing.T) {
 		}
 	}
 }
+
+func TestClockCheck(t *testing.T) {
+	if c := ClockCheck(5, hostemu.QueueCounts{}, hostemu.WorkerStats{Kills: 2}); len(c.Violations) != 0 || c.Checked != 5 {
+		t.Errorf("no expiry, no timeout: %+v", c)
+	}
+	c := ClockCheck(5, hostemu.QueueCounts{ExpiredLocks: 3}, hostemu.WorkerStats{TimeoutRestarts: 1})
+	if len(c.Violations) != 2 || !strings.Contains(c.Violations[0], "3 deliveries lost their lock") ||
+		!strings.Contains(c.Violations[1], "1 invocations passed functionTimeout") {
+		t.Errorf("violations %q, want the expired locks and the timeout named", c.Violations)
+	}
+}

@@ -205,7 +205,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return rep, errors.Join(runErr, err)
 	}
 	rep.Findings = checkRun(docs, evidence{messages: stream.Messages, fates: tracker,
-		queue: rep.Queue, dead: res.DeadLetters, created: ledger.Created(), atomic: cfg.Atomic,
+		queue: rep.Queue, worker: rep.Worker, dead: res.DeadLetters, created: ledger.Created(), atomic: cfg.Atomic,
 		outages: rep.Outages, createdAt: ledger.CreatedAt(), recoveryBound: cfg.RecoveryBound})
 	return rep, runErr
 }

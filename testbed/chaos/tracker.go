@@ -128,6 +128,12 @@ func failureCause(inv *hostemu.Invocation) string {
 	return causeOther
 }
 
+func (t *Tracker) invocationCount() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.invocations
+}
+
 func (t *Tracker) fateOf(m *hostemu.Message) *fate {
 	t.mu.Lock()
 	defer t.mu.Unlock()

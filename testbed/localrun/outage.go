@@ -11,9 +11,10 @@ import (
 // unreachable for 30 s once a quarter of the messages are settled.
 var DefaultOutages = []chaos.Outage{{Kind: chaos.Unreachable, After: 0.25, For: 30 * time.Second}}
 
-// checkIncidents runs the incident checks make chaos runs too (no valid
-// order given up on; orders created again soon after each outage) over
-// this run's invocations, and keeps each outage's figures.
+// checkIncidents runs the incident and clock checks make chaos runs too (no
+// valid order given up on; orders created again soon after each outage;
+// every invocation within the platform's clocks) over this run's
+// invocations, and keeps each outage's figures.
 func (r *Report) checkIncidents(msgs []*hostemu.Message, invs []*hostemu.Invocation, res *chaos.RigResult) {
 	t := chaos.NewTracker(msgs)
 	for _, inv := range invs {
@@ -24,4 +25,5 @@ func (r *Report) checkIncidents(msgs []*hostemu.Message, invs []*hostemu.Invocat
 		createdAt = res.Ledger.CreatedAt()
 	}
 	r.Incidents, r.Recoveries = chaos.IncidentChecks(msgs, t, res.Outages, createdAt, chaos.DefaultRecoveryBound)
+	r.Incidents = append(r.Incidents, chaos.ClockCheck(len(invs), res.Queue, res.Worker))
 }
