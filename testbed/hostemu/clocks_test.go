@@ -106,7 +106,9 @@ func TestSingleLockIsRenewedUpToMaxAutoLockRenewal(t *testing.T) {
 		t.Errorf("delivery 2 started %s after delivery 1 ended; want it in flight beside the lost one",
 			again.Started.Sub(end))
 	}
-	if held := again.Started.Sub(slow.Started); held < testRenewal || held > testRenewal+2*testLock {
+	// Renewals stop at testRenewal; the last lock runs out at most one lock
+	// later (a little more leaves room for a loaded machine's timers).
+	if held := again.Started.Sub(slow.Started); held < testRenewal || held > testRenewal+2*testLock+testLock/2 {
 		t.Errorf("the lock was lost after %s; want between the renewal (%s) and one lock more", held, testRenewal)
 	}
 	if c := q.Counts(); c.ExpiredLocks != 1 || c.Completed != 2 {
