@@ -1,7 +1,8 @@
 // Command chaos runs the order consumer under faults and checks that its
 // invariants held: the handler, started and killed by the local Functions
 // host emulator, writes through a fault-injecting proxy to a local Cosmos DB
-// emulator. See docs/chaos.md.
+// emulator, which is also taken away for whole outage phases. See
+// docs/chaos.md.
 package main
 
 import (

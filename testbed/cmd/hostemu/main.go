@@ -1,9 +1,11 @@
 // Command hostemu is a local Functions host emulator: it starts the custom
 // handler the way the Azure Functions host does, feeds it a Service Bus
 // queue with at-least-once delivery (duplicates, bursts, lost completions,
-// mismatches, invalid messages, handler kills), applies its output bindings,
-// and checks that Cosmos DB ends with exactly one order per valid orderId and
-// every other content parked. It exits 1 when that check fails.
+// mismatches, invalid messages, handler kills, a Cosmos outage), keeps the
+// platform's clocks (locks, functionTimeout), applies its output bindings,
+// and checks that Cosmos DB ends with exactly one order per valid orderId,
+// every other content parked and no good order given up on. It exits 1 when
+// a check fails.
 //
 //	hostemu [flags]                      a generated stream (2000 orders)
 //	hostemu -stream messages.jsonl       a stream file (see testbed/orderstream.Record)
