@@ -200,13 +200,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	docs, err := readBack(checkCtx, store)
+	rep.Findings, err = Judge(checkCtx, store, Evidence{Messages: stream.Messages, Fates: tracker,
+		Queue: rep.Queue, Worker: rep.Worker, Dead: res.DeadLetters, Created: ledger.Created(), Atomic: cfg.Atomic,
+		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound})
 	if err != nil {
 		return rep, errors.Join(runErr, err)
 	}
-	rep.Findings = checkRun(docs, evidence{messages: stream.Messages, fates: tracker,
-		queue: rep.Queue, worker: rep.Worker, dead: res.DeadLetters, created: ledger.Created(), atomic: cfg.Atomic,
-		outages: rep.Outages, createdAt: ledger.CreatedAt(), recoveryBound: cfg.RecoveryBound})
 	return rep, runErr
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -44,6 +45,8 @@ type Tracker struct {
 	// invocations by cause.
 	settlements map[hostemu.Settlement]int
 	failures    map[string]int
+	// badEnvelopes are parking outputs that are no envelope.
+	badEnvelopes []string
 }
 
 // NewTracker follows msgs.
@@ -63,9 +66,14 @@ func (t *Tracker) Observe(inv *hostemu.Invocation) {
 		if out.Binding != "parking" {
 			continue
 		}
-		if p, err := orderstream.ParseEnvelope(out.Text); err == nil {
-			envs = append(envs, *p)
+		p, err := orderstream.ParseEnvelope(out.Text)
+		if err != nil {
+			t.mu.Lock()
+			t.badEnvelopes = append(t.badEnvelopes, fmt.Sprintf("%s invocation %s parked a message that is not an envelope: %v", inv.Function, inv.ID, err))
+			t.mu.Unlock()
+			continue
 		}
+		envs = append(envs, *p)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -1,6 +1,8 @@
 package localrun
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/ordersink/orders-consumer/testbed/chaos"
@@ -11,19 +13,23 @@ import (
 // unreachable for 30 s once a quarter of the messages are settled.
 var DefaultOutages = []chaos.Outage{{Kind: chaos.Unreachable, After: 0.25, For: 30 * time.Second}}
 
-// checkIncidents runs the incident and clock checks make chaos runs too (no
-// valid order given up on; orders created again soon after each outage;
-// every invocation within the platform's clocks) over this run's
-// invocations, and keeps each outage's figures.
-func (r *Report) checkIncidents(msgs []*hostemu.Message, invs []*hostemu.Invocation, res *chaos.RigResult) {
+// judge runs the invariant checks of make chaos over this run: the
+// documents read back, the fates of the messages (a chaos.Tracker fed this
+// run's invocations), the broker's and the handler's counts, and the proxy's
+// ledger when the run had one (outages).
+func judge(ctx context.Context, db *ordersDB, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *chaos.RigResult) (*chaos.Findings, error) {
 	t := chaos.NewTracker(msgs)
 	for _, inv := range invs {
 		t.Observe(inv)
 	}
-	var createdAt map[string]time.Time
+	ev := chaos.Evidence{Messages: msgs, Fates: t, Queue: res.Queue, Worker: res.Worker, Dead: res.DeadLetters,
+		Outages: res.Outages, RecoveryBound: chaos.DefaultRecoveryBound}
 	if res.Ledger != nil {
-		createdAt = res.Ledger.CreatedAt()
+		ev.Created, ev.CreatedAt = res.Ledger.Created(), res.Ledger.CreatedAt()
 	}
-	r.Incidents, r.Recoveries = chaos.IncidentChecks(msgs, t, res.Outages, createdAt, chaos.DefaultRecoveryBound)
-	r.Incidents = append(r.Incidents, chaos.ClockCheck(len(invs), res.Queue, res.Worker))
+	f, err := chaos.Judge(ctx, db.store, ev)
+	if err != nil {
+		return nil, fmt.Errorf("read the run's documents back: %w", err)
+	}
+	return f, nil
 }

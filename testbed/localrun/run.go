@@ -169,8 +169,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("read the stored orders back: %w", err)
 	}
 	msgs := delivered(opts.Messages, res.Dropped)
-	rep.check(msgs, invs, stored, res.DeadLetters)
-	rep.checkIncidents(msgs, invs, res)
+	rep.count(msgs, invs, stored, res.DeadLetters)
+	if rep.Findings, err = judge(ctx, db, msgs, invs, res); err != nil {
+		return nil, err
+	}
+	rep.Recoveries = rep.Findings.Recoveries
 	if err := files.close(); err != nil {
 		return nil, err
 	}
