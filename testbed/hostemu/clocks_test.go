@@ -11,12 +11,12 @@ import (
 )
 
 // The platform's clocks, scaled down: a lock of 300 ms instead of a minute,
-// a renewal of 1 s and a function timeout of 1 s instead of five minutes.
+// a renewal of 1 s and a function timeout of 2 s instead of five minutes.
 // The rules are the same; only the durations shrink.
 const (
 	testLock    = 300 * time.Millisecond
 	testRenewal = time.Second
-	testTimeout = time.Second
+	testTimeout = 2 * time.Second
 )
 
 // sleepyHandler answers every delivery at once, except the first delivery of
@@ -132,23 +132,20 @@ func TestLockExpiryAtTheLastDeliveryDeadLetters(t *testing.T) {
 
 func TestFunctionTimeoutRestartsTheHandlerAndFailsEveryInvocation(t *testing.T) {
 	w := startFake(t, "ok", WorkerConfig{})
-	// hang-1 passes the timeout; while it hangs the other slot takes the
-	// pause messages, so slow-1 starts later and is in flight at the restart.
-	msgs := []*Message{msg("hang-1")}
-	for i := range 5 {
-		msgs = append(msgs, msg("pause-"+string(rune('a'+i))))
-	}
-	msgs = append(msgs, msg("slow-1"))
+	// hang-1 passes the timeout; slow-1 is sent a while later, so it is in
+	// flight, well inside its own timeout, when hang-1's restarts the handler.
+	const timeout = testTimeout
 	q := NewQueue("orders", 0)
-	q.Send(msgs...)
-	invs := runQueue(t, w, singleFunction(), Options{MaxConcurrentCalls: 2, FunctionTimeout: testTimeout, Restart: w.Restart}, q)
+	q.Send(msg("hang-1"))
+	time.AfterFunc(timeout*2/5, func() { q.Send(msg("slow-1")) })
+	invs := runQueue(t, w, singleFunction(), Options{MaxConcurrentCalls: 2, FunctionTimeout: timeout, Restart: w.Restart}, q)
 
 	hang := byDelivery(t, invs, "hang-1", 1)
-	if !hang.TimedOut || !strings.Contains(hang.Failure, "Timeout value of 00:00:01 exceeded by function 'Functions.ProcessOrder'") {
+	if !hang.TimedOut || !strings.Contains(hang.Failure, "Timeout value of 00:00:02 exceeded by function 'Functions.ProcessOrder'") {
 		t.Errorf("hang-1: timedOut=%v failure %q", hang.TimedOut, hang.Failure)
 	}
-	if hang.Took > testTimeout+time.Second {
-		t.Errorf("hang-1 failed after %s, want at the timeout (%s)", hang.Took, testTimeout)
+	if hang.Took > timeout+time.Second {
+		t.Errorf("hang-1 failed after %s, want at the timeout (%s)", hang.Took, timeout)
 	}
 	slow := byDelivery(t, invs, "slow-1", 1)
 	if slow.OK() || slow.TimedOut || !strings.HasPrefix(slow.Failure, "no answer") {

@@ -54,8 +54,8 @@ func fakeHandler(mode string) {
 }
 
 // misbehave is the fake handler's function: at a message's first delivery
-// it misbehaves as its MessageId says (hang-…, slow-…, exit0-…, exit200-…,
-// pause-…); otherwise, and at later deliveries, it answers at once.
+// it misbehaves as its MessageId says (hang-…, slow-…, exit0-…, exit200-…);
+// otherwise, and at later deliveries, it answers at once.
 func misbehave(w http.ResponseWriter, r *http.Request) {
 	var inv struct{ Metadata map[string]json.RawMessage }
 	_ = json.NewDecoder(r.Body).Decode(&inv)
@@ -71,8 +71,6 @@ func misbehave(w http.ResponseWriter, r *http.Request) {
 			os.Exit(0)
 		case "exit200":
 			os.Exit(200)
-		case "pause":
-			time.Sleep(100 * time.Millisecond)
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
