@@ -109,19 +109,7 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 	}
 	defer stopWorker()
 
-	queue := hostemu.NewQueue(cfg.Functions[0].ServiceBusQueue(), cfg.MaxDeliveryCount)
-	queue.DuplicateDetection, queue.LockDuration = cfg.DuplicateDetection, res.Clocks.LockDuration
-	queue.Send(cfg.Messages...)
-	host, err := hostemu.New(hostemu.Options{
-		Functions: cfg.Functions, Queue: queue, Handler: worker,
-		MaxConcurrentCalls:  firstPositive(cfg.MaxConcurrentCalls, cfg.App.Host.MaxConcurrentCalls),
-		MaxMessageBatchSize: firstPositive(cfg.MaxMessageBatchSize, cfg.App.Host.MaxMessageBatchSize),
-		BatchesInFlight:     cfg.BatchesInFlight,
-		FunctionTimeout:     res.Clocks.FunctionTimeout, Restart: worker.Restart,
-		MaxAutoLockRenewalDuration: res.Clocks.MaxAutoLockRenewal,
-		Kills:                      cfg.Kills, Kill: worker.Kill,
-		Observe: cfg.Observe, Log: cfg.Log, ServiceBusOut: cfg.ServiceBusOut,
-	})
+	queue, host, err := newHost(&cfg, res.Clocks, worker)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +145,25 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 		return res, fmt.Errorf("host emulator: %w", runErr)
 	}
 	return res, nil
+}
+
+// newHost fills the queue with the stream and sets the host up as the
+// platform would be: its clocks, its concurrency, the kills asked for.
+func newHost(cfg *RigConfig, clocks hostemu.Clocks, worker *hostemu.Worker) (*hostemu.Queue, *hostemu.Host, error) {
+	queue := hostemu.NewQueue(cfg.Functions[0].ServiceBusQueue(), cfg.MaxDeliveryCount)
+	queue.DuplicateDetection, queue.LockDuration = cfg.DuplicateDetection, clocks.LockDuration
+	queue.Send(cfg.Messages...)
+	host, err := hostemu.New(hostemu.Options{
+		Functions: cfg.Functions, Queue: queue, Handler: worker,
+		MaxConcurrentCalls:  firstPositive(cfg.MaxConcurrentCalls, cfg.App.Host.MaxConcurrentCalls),
+		MaxMessageBatchSize: firstPositive(cfg.MaxMessageBatchSize, cfg.App.Host.MaxMessageBatchSize),
+		BatchesInFlight:     cfg.BatchesInFlight,
+		FunctionTimeout:     clocks.FunctionTimeout, Restart: worker.Restart,
+		MaxAutoLockRenewalDuration: clocks.MaxAutoLockRenewal,
+		Kills:                      cfg.Kills, Kill: worker.Kill,
+		Observe: cfg.Observe, Log: cfg.Log, ServiceBusOut: cfg.ServiceBusOut,
+	})
+	return queue, host, err
 }
 
 // startRigProxy starts the fault proxy in front of COSMOS_ENDPOINT when the
