@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -147,5 +148,24 @@ func TestEndToEndProcessOrderBatch(t *testing.T) {
 		MaxMessageBatchSize: 32, BatchesInFlight: 2, HandlerKills: 2})
 	if !rep.Batch || rep.Invocations >= rep.Messages/2 || rep.DeadLetters != 0 || rep.Worker.Kills != 2 {
 		t.Errorf("batch %v: %d invocations for %d messages, %d dead letters, %d kills", rep.Batch, rep.Invocations, rep.Messages, rep.DeadLetters, rep.Worker.Kills)
+	}
+}
+
+// A short Cosmos outage in a run: the handler reaches Cosmos through the
+// fault proxy, the outage holds some orders, and the summary has its figures.
+func TestEndToEndOutage(t *testing.T) {
+	root := endToEnd(t)
+	s, err := orderstream.Generate(orderstream.Options{Orders: 150, Seed: 13, Duplicates: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := runStream(t, root, s, 13, Options{Functions: []string{"ProcessOrder"},
+		Outages: []chaos.Outage{{Kind: chaos.Unreachable, After: 0.2, For: 1500 * time.Millisecond}}})
+	if len(rep.Recoveries) != 1 {
+		t.Fatalf("recoveries %+v, want one outage", rep.Recoveries)
+	}
+	r := rep.Recoveries[0]
+	if r.Held == 0 || r.HeldCreated+r.HeldGivenUp < r.Held || r.FirstCreate < 0 || r.LastHeldCreate < 0 {
+		t.Errorf("outage %s: want orders held during it and created after it", r)
 	}
 }
