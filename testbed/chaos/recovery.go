@@ -15,10 +15,11 @@ const DefaultRecoveryBound = 5 * time.Second
 // Recovery is how the consumer rode out one outage.
 type Recovery struct {
 	OutageRecord
-	// Held are the valid orderIds with a delivery in flight while Cosmos
-	// was out and not created before it went out: the orders the consumer
-	// had to hold.
-	Held int
+	// HeldDeliveries are the deliveries of valid messages in flight while
+	// Cosmos was out (the invocations the consumer held; duplicates of
+	// orders created before included). Held are their orderIds not created
+	// before it went out: the orders the outage kept waiting.
+	HeldDeliveries, Held int
 	// HeldCreated of them were created by the end of the run; HeldGivenUp
 	// have a message parked RetryBudgetExhausted or dead-lettered.
 	HeldCreated, HeldGivenUp int
@@ -42,8 +43,10 @@ func MeasureRecovery(o OutageRecord, createdAt map[string]time.Time, delivered m
 		}
 	}
 	for id, spans := range delivered {
+		n := overlapping(spans, o.Start, o.End)
+		r.HeldDeliveries += n
 		at, created := createdAt[id]
-		if (created && at.Before(o.Start)) || !anyOverlap(spans, o.Start, o.End) {
+		if (created && at.Before(o.Start)) || n == 0 {
 			continue
 		}
 		r.Held++
@@ -58,14 +61,15 @@ func MeasureRecovery(o OutageRecord, createdAt map[string]time.Time, delivered m
 	return r
 }
 
-// anyOverlap reports whether a span overlaps [from, to).
-func anyOverlap(spans []Span, from, to time.Time) bool {
+// overlapping counts the spans that overlap [from, to).
+func overlapping(spans []Span, from, to time.Time) int {
+	n := 0
 	for _, s := range spans {
 		if s.Start.Before(to) && s.End.After(from) {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // IncidentChecks are the checks an ordinary incident must pass, shared by
@@ -122,8 +126,8 @@ func (r Recovery) String() string {
 		}
 		return "+" + d.Round(10*time.Millisecond).String()
 	}
-	return fmt.Sprintf("Cosmos %s for %s: the consumer held %d orders (%d created since, %d given up on); after Cosmos answered again: first order created %s, last held order created %s",
-		r.Kind, r.End.Sub(r.Start).Round(100*time.Millisecond), r.Held, r.HeldCreated, r.HeldGivenUp, since(r.FirstCreate), since(r.LastHeldCreate))
+	return fmt.Sprintf("Cosmos %s for %s: the consumer held %d deliveries, of %d orders not yet created (%d created since, %d given up on); after Cosmos answered again: first order created %s, last held order created %s",
+		r.Kind, r.End.Sub(r.Start).Round(100*time.Millisecond), r.HeldDeliveries, r.Held, r.HeldCreated, r.HeldGivenUp, since(r.FirstCreate), since(r.LastHeldCreate))
 }
 
 // ClockCheck is the platform-clock rule shared by make run and make chaos:

@@ -32,7 +32,8 @@ func TestMeasureRecovery(t *testing.T) {
 		"gone":   {span(2, 9.9)}, // ended before the outage: not held
 	}
 	r := MeasureRecovery(o, created, delivered, map[string]bool{"lost": true})
-	want := Recovery{OutageRecord: o, Held: 3, HeldCreated: 2, HeldGivenUp: 1, FirstCreate: time.Second, LastHeldCreate: 3 * time.Second}
+	// before (20), held-1, held-2 and lost are in flight during it.
+	want := Recovery{OutageRecord: o, HeldDeliveries: 4, Held: 3, HeldCreated: 2, HeldGivenUp: 1, FirstCreate: time.Second, LastHeldCreate: 3 * time.Second}
 	if r != want {
 		t.Errorf("recovery\n got %+v\nwant %+v", r, want)
 	}
