@@ -2,13 +2,12 @@ package chaos
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 
-	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -45,6 +44,8 @@ type Findings struct {
 	Atomic             bool
 	// Documents counts the documents read back, by type.
 	Documents map[string]int
+	// Recoveries are the figures of each outage of the run.
+	Recoveries []Recovery
 }
 
 // Violations is the number of places an invariant did not hold.
@@ -94,41 +95,22 @@ type docHead struct {
 	IncomingHash string `json:"incomingHash"`
 }
 
-// evidence is everything a run leaves to check.
-type evidence struct {
-	messages []*hostemu.Message
-	fates    *Tracker
-	queue    hostemu.QueueCounts
-	dead     []hostemu.DeadLetter
-	created  map[string][]string // the proxy's ledger
-	atomic   bool
-}
-
-// readBack reads the run's documents by type, directly from Cosmos (not
-// through the proxy).
-func readBack(ctx context.Context, store *cosmos.Store) (map[string][]json.RawMessage, error) {
-	docs := map[string][]json.RawMessage{}
-	for _, t := range []string{"order", "outboxEvent", "conflict"} {
-		d, err := store.Documents(ctx, t)
-		if err != nil {
-			return nil, fmt.Errorf("read back %s documents: %w", t, err)
-		}
-		docs[t] = d
-	}
-	return docs, nil
-}
-
 // checkRun checks every invariant of a chaos run against the documents it
 // left, by type.
-func checkRun(docs map[string][]json.RawMessage, ev evidence) *Findings {
-	f := &Findings{Atomic: ev.atomic, Documents: map[string]int{}}
+func checkRun(docs map[string][]json.RawMessage, ev Evidence) *Findings {
+	// Messages of another type (a valid Subject such as
+	// OrderStatusChanged) are delivered but not judged here.
+	ev.Messages = slices.DeleteFunc(slices.Clone(ev.Messages), func(m *hostemu.Message) bool {
+		return orderstream.Classify(m).OtherType
+	})
+	f := &Findings{Atomic: ev.Atomic, Documents: map[string]int{}}
 	for t, d := range docs {
 		f.Documents[t] = len(d)
 	}
 
-	classes := make(map[*hostemu.Message]orderstream.Class, len(ev.messages))
+	classes := make(map[*hostemu.Message]orderstream.Class, len(ev.Messages))
 	byOrder := map[string][]*hostemu.Message{}
-	for _, m := range ev.messages {
+	for _, m := range ev.Messages {
 		c := orderstream.Classify(m)
 		classes[m] = c
 		if c.Valid {
@@ -137,22 +119,27 @@ func checkRun(docs map[string][]json.RawMessage, ev evidence) *Findings {
 	}
 
 	settled := &Check{Name: "nothing lost: every message completed or dead-lettered"}
-	settled.Checked = len(ev.messages)
-	for _, m := range ev.messages {
-		if fa := ev.fates.fateOf(m); fa == nil || fa.final == "" {
+	settled.Checked = len(ev.Messages)
+	for _, m := range ev.Messages {
+		if fa := ev.Fates.fateOf(m); fa == nil || fa.final == "" {
 			settled.fail("message %s (sequence %d) was never settled", m.MessageID, m.SequenceNumber)
 		}
 	}
-	if ev.queue.Outstanding != 0 {
-		settled.fail("the queue still holds %d messages", ev.queue.Outstanding)
+	if ev.Queue.Outstanding != 0 {
+		settled.fail("the queue still holds %d messages", ev.Queue.Outstanding)
 	}
-	for _, d := range ev.dead {
+	for _, d := range ev.Dead {
 		f.Accounted = append(f.Accounted, Accounted{MessageID: d.Message.MessageID, Reason: d.Reason,
 			Detail: fmt.Sprintf("after %d deliveries; last failure: %s", d.DeliveryCount, d.Description)})
 	}
 
-	stored, orderCheck := checkOrders(docs["order"], byOrder, ev.created)
+	stored, orderCheck := checkOrders(docs["order"], byOrder, ev.Created)
 	msgCheck, accounted := checkMessages(ev, classes, stored)
+	ev.Fates.mu.Lock()
+	for _, b := range ev.Fates.badEnvelopes {
+		msgCheck.fail("%s", b)
+	}
+	ev.Fates.mu.Unlock()
 	f.Accounted = append(f.Accounted, accounted...)
 	outbox := &Check{Name: "no outbox event without its order (and with the order's requestHash)"}
 	for _, raw := range docs["outboxEvent"] {
@@ -192,7 +179,10 @@ func checkRun(docs map[string][]json.RawMessage, ev evidence) *Findings {
 			}
 		}
 	}
-	f.Checks = []*Check{settled, orderCheck, msgCheck, outbox, conflicts, stray}
+	incidents, recs := IncidentChecks(ev.Messages, ev.Fates, ev.Outages, ev.CreatedAt, ev.RecoveryBound)
+	f.Recoveries = recs
+	f.Checks = append([]*Check{settled, orderCheck, msgCheck, outbox, conflicts, stray}, incidents...)
+	f.Checks = append(f.Checks, ClockCheck(ev.Fates.invocationCount(), ev.Queue, ev.Worker))
 	return f
 }
 
@@ -239,9 +229,12 @@ func checkOrders(orderDocs []json.RawMessage, byOrder map[string][]*hostemu.Mess
 			}
 			continue
 		}
-		if len(acks) == 0 {
+		switch {
+		case created == nil:
+			// No proxy, no ledger: what Cosmos accepted is not known.
+		case len(acks) == 0:
 			c.fail("order %s: an order document exists but the proxy saw no create succeed", id)
-		} else if acks[0] != o.hash {
+		case acks[0] != o.hash:
 			c.fail("order %s: stored requestHash %s, but the create Cosmos accepted carried %s", id, o.hash, acks[0])
 		}
 		matched := false
@@ -266,13 +259,13 @@ func checkOrders(orderDocs []json.RawMessage, byOrder map[string][]*hostemu.Mess
 // message with the stored content completes without parking (created or
 // duplicate); one with other content is parked HashMismatch; an invalid one
 // is parked ValidationFailed or MalformedMessage.
-func checkMessages(ev evidence, classes map[*hostemu.Message]orderstream.Class, stored map[string]*storedOrder) (*Check, []Accounted) {
+func checkMessages(ev Evidence, classes map[*hostemu.Message]orderstream.Class, stored map[string]*storedOrder) (*Check, []Accounted) {
 	c := &Check{Name: "every message got its outcome: duplicates completed, mismatches and invalid messages parked"}
 	var accounted []Accounted
 	givenUp := map[string]int{} // orderId -> messages given up on
 	total := map[string]int{}
-	for _, m := range ev.messages {
-		fa := ev.fates.fateOf(m)
+	for _, m := range ev.Messages {
+		fa := ev.Fates.fateOf(m)
 		if fa == nil || fa.final == "" {
 			continue // reported as lost
 		}
@@ -340,7 +333,7 @@ func checkMessages(ev evidence, classes map[*hostemu.Message]orderstream.Class, 
 
 // checkConflicts: every mismatching content that was parked has its conflict
 // record beside the order, naming the stored and the incoming fingerprint.
-func checkConflicts(conflictDocs []json.RawMessage, stored map[string]*storedOrder, ev evidence, classes map[*hostemu.Message]orderstream.Class) *Check {
+func checkConflicts(conflictDocs []json.RawMessage, stored map[string]*storedOrder, ev Evidence, classes map[*hostemu.Message]orderstream.Class) *Check {
 	c := &Check{Name: "every parked mismatch has its conflict record"}
 	have := map[[2]string]docHead{}
 	for _, raw := range conflictDocs {
@@ -349,8 +342,8 @@ func checkConflicts(conflictDocs []json.RawMessage, stored map[string]*storedOrd
 		have[[2]string{h.OrderID, h.IncomingHash}] = h
 	}
 	want := map[[2]string]bool{}
-	for _, m := range ev.messages {
-		fa := ev.fates.fateOf(m)
+	for _, m := range ev.Messages {
+		fa := ev.Fates.fateOf(m)
 		if fa == nil {
 			continue
 		}

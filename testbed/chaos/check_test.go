@@ -3,14 +3,16 @@ package chaos
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
-// scenario is the evidence of a small run: order ORD-1 sent as A, again as
+// scenario is the Evidence of a small run: order ORD-1 sent as A, again as
 // A with other meta, and as the mismatching B; BAD-1 invalid.
 type scenario struct {
 	a, a2, b, bad *hostemu.Message
@@ -19,6 +21,8 @@ type scenario struct {
 	created       map[string][]string
 	queue         hostemu.QueueCounts
 	atomic        bool
+	outages       []OutageRecord
+	createdAt     map[string]time.Time
 }
 
 func orderBody(customer, sentAt string) []byte {
@@ -80,7 +84,8 @@ func (s *scenario) findings() *Findings {
 	for _, inv := range s.invs {
 		tr.Observe(inv)
 	}
-	return checkRun(s.docs, evidence{messages: msgs, fates: tr, queue: s.queue, created: s.created, atomic: s.atomic})
+	return checkRun(s.docs, Evidence{Messages: msgs, Fates: tr, Queue: s.queue, Created: s.created, Atomic: s.atomic,
+		Outages: s.outages, CreatedAt: s.createdAt, RecoveryBound: DefaultRecoveryBound})
 }
 
 func TestChecksPassOnAGoodRun(t *testing.T) {
@@ -158,12 +163,82 @@ func TestOrderWithoutEventCountsOnlyWhereBatchesAreAtomic(t *testing.T) {
 	}
 }
 
-// A message given up on with a reason is accounted for, not lost.
+// A message given up on with a reason is accounted for, not lost; but a
+// valid order given up on is what an ordinary incident must never cause, so
+// that check alone fails.
 func TestExhaustedAndDeadLetteredAreAccounted(t *testing.T) {
 	s := goodScenario()
 	s.invs[1] = invocation(s.a2, "RetryBudgetExhausted", "")
 	f := s.findings()
-	if f.Violations() != 0 || len(f.Accounted) != 1 || f.Accounted[0].Reason != "RetryBudgetExhausted" {
-		t.Errorf("violations %d, accounted %+v; want none and one RetryBudgetExhausted", f.Violations(), f.Accounted)
+	if len(f.Accounted) != 1 || f.Accounted[0].Reason != "RetryBudgetExhausted" {
+		t.Errorf("accounted %+v; want one RetryBudgetExhausted", f.Accounted)
+	}
+	for _, c := range f.Checks {
+		parkedCheck := strings.HasPrefix(c.Name, "no valid order parked")
+		if parkedCheck != (len(c.Violations) == 1) {
+			t.Errorf("%s: violations %v; want exactly the parked valid order, and only in that check", c.Name, c.Violations)
+		}
+	}
+}
+
+// One batch carrying the stored content twice, the mismatch and the invalid
+// message: its envelopes are matched to its messages by content (make run's
+// batch function), and a missing or misplaced one is caught.
+func TestChecksOfABatch(t *testing.T) {
+	hA := func(s *scenario) string { return orderstream.ContentKey(s.a.Body) }
+	batch := func(s *scenario, parkedAs map[*hostemu.Message]string) *hostemu.Invocation {
+		inv := &hostemu.Invocation{ID: "batch", Function: "ProcessOrderBatch", Status: 200}
+		for _, m := range []*hostemu.Message{s.a, s.a2, s.b, s.bad} {
+			inv.Deliveries = append(inv.Deliveries, hostemu.Delivery{Message: m, DeliveryCount: 1})
+			inv.Settlements = append(inv.Settlements, hostemu.Completed)
+			if reason := parkedAs[m]; reason != "" {
+				inv.Outputs = append(inv.Outputs, hostemu.OutputMessage{Binding: "parking", Type: "serviceBus",
+					Entity: "orders-deadletter", ContentType: "text/plain", Text: envelopeText(reason, m, hA(s))})
+			}
+		}
+		return inv
+	}
+	tests := []struct {
+		name   string
+		parked func(s *scenario) map[*hostemu.Message]string
+		checks []string // the checks that must fail; none: every check passes
+	}{
+		{"every envelope in place", func(s *scenario) map[*hostemu.Message]string {
+			return map[*hostemu.Message]string{s.b: "HashMismatch", s.bad: "MalformedMessage"}
+		}, nil},
+		{"the mismatch not parked", func(s *scenario) map[*hostemu.Message]string {
+			return map[*hostemu.Message]string{s.bad: "MalformedMessage"}
+		}, []string{"got its outcome"}},
+		{"the stored content parked", func(s *scenario) map[*hostemu.Message]string {
+			return map[*hostemu.Message]string{s.a: "HashMismatch", s.b: "HashMismatch", s.bad: "MalformedMessage"}
+		}, []string{"got its outcome", "conflict record"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := goodScenario()
+			s.invs = []*hostemu.Invocation{batch(s, tt.parked(s))}
+			for _, c := range s.findings().Checks {
+				mine := slices.ContainsFunc(tt.checks, func(n string) bool { return strings.Contains(c.Name, n) })
+				if mine != (len(c.Violations) > 0) {
+					t.Errorf("%s: violations %q", c.Name, c.Violations)
+				}
+			}
+		})
+	}
+}
+
+// A parking output that is not an envelope is a violation, not skipped.
+func TestParkedNonEnvelopeIsCaught(t *testing.T) {
+	s := goodScenario()
+	s.invs[3].Outputs[0].Text = "not json"
+	f := s.findings()
+	found := false
+	for _, c := range f.Checks {
+		for _, v := range c.Violations {
+			found = found || strings.Contains(v, "parked a message that is not an envelope")
+		}
+	}
+	if !found {
+		t.Errorf("no violation names the parked non-envelope: %+v", f.Checks)
 	}
 }

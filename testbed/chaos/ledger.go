@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Ledger is the proxy's witness of which content Cosmos accepted for each
@@ -15,6 +16,9 @@ import (
 type Ledger struct {
 	mu      sync.Mutex
 	created map[string][]string // orderId -> requestHash of each create Cosmos answered 201
+	// firstAt is when Cosmos answered the first successful create of each
+	// orderId: the recovery figures after an outage are read from it.
+	firstAt map[string]time.Time
 	// unseen counts order creates that succeeded but whose answer the
 	// handler did not get in time (LostAnswer) or got late (Slow).
 	unseen map[Fault]int
@@ -22,7 +26,7 @@ type Ledger struct {
 
 // NewLedger returns an empty ledger; pass its Observe to ProxyConfig.
 func NewLedger() *Ledger {
-	return &Ledger{created: map[string][]string{}, unseen: map[Fault]int{}}
+	return &Ledger{created: map[string][]string{}, firstAt: map[string]time.Time{}, unseen: map[Fault]int{}}
 }
 
 type batchOperation struct {
@@ -63,12 +67,16 @@ func (l *Ledger) Observe(x Exchange) {
 	case x.Status == http.StatusCreated:
 		created = append(created, x.Body)
 	}
+	now := time.Now()
 	for _, doc := range created {
 		var f orderFields
 		if json.Unmarshal(doc, &f) != nil || f.Type != "order" {
 			continue
 		}
 		l.mu.Lock()
+		if _, seen := l.firstAt[f.OrderID]; !seen {
+			l.firstAt[f.OrderID] = now
+		}
 		l.created[f.OrderID] = append(l.created[f.OrderID], f.RequestHash)
 		if x.Fault == LostAnswer || x.Fault == Slow {
 			l.unseen[x.Fault]++
@@ -85,6 +93,18 @@ func (l *Ledger) Created() map[string][]string {
 	out := make(map[string][]string, len(l.created))
 	for k, v := range l.created {
 		out[k] = append([]string(nil), v...)
+	}
+	return out
+}
+
+// CreatedAt returns, per orderId, when Cosmos answered its first successful
+// order create.
+func (l *Ledger) CreatedAt() map[string]time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]time.Time, len(l.firstAt))
+	for k, v := range l.firstAt {
+		out[k] = v
 	}
 	return out
 }

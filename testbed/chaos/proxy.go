@@ -65,6 +65,7 @@ type Proxy struct {
 	srv      *http.Server
 	client   *http.Client
 	rates    atomic.Pointer[Rates]
+	outage   atomic.Int32 // an OutageKind; 0: none
 	closing  chan struct{}
 	closeOne sync.Once
 
@@ -158,6 +159,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxProxyBody))
 	if err != nil {
 		// The client went away mid-request: nothing to forward.
+		return
+	}
+	if p.serveOutage(w) {
 		return
 	}
 	fault := Fault(-1)

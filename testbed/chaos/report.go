@@ -26,8 +26,8 @@ func (r *Report) Print(w io.Writer) {
 	}
 	p("  faults        %d of %d document requests (%d requests in all, %d account/metadata reads never faulted): %s",
 		pc.TotalFaults(), pc.Requests-pc.Metadata, pc.Requests, pc.Metadata, strings.Join(faults, ", "))
-	p("                order creates Cosmos accepted whose answer was lost: %d, answered late: %d; upstream errors: %d",
-		r.UnseenCreates[LostAnswer], r.UnseenCreates[Slow], pc.UpstreamErrors)
+	p("                order creates Cosmos accepted whose answer was lost: %d, answered late: %d; upstream errors: %d; requests failed by outages: %d",
+		r.UnseenCreates[LostAnswer], r.UnseenCreates[Slow], pc.UpstreamErrors, pc.OutageAnswers)
 	var resent []string
 	for _, f := range Faults {
 		if f != Slow {
@@ -35,12 +35,12 @@ func (r *Report) Print(w io.Writer) {
 		}
 	}
 	p("  SDK retries   %d requests resent unchanged by the Cosmos SDK or net/http: %s", pc.TotalResent(), strings.Join(resent, ", "))
-	p("  kills         %d SIGKILLs (%d requested), %d handler starts, %d unexpected exits",
-		r.Worker.Kills, r.KillsRequested, r.Worker.Starts, r.Worker.UnexpectedExits)
+	p("  kills         %d SIGKILLs (%d requested), %d handler starts, %d restarts after functionTimeout, %d unexpected exits",
+		r.Worker.Kills, r.KillsRequested, r.Worker.Starts, r.Worker.TimeoutRestarts, r.Worker.UnexpectedExits)
 	s := r.Settlements
-	p("  deliveries    %d: %d redeliveries (broker retries) = %d abandoned [%s] + %d lost completions; %d dead-lettered",
+	p("  deliveries    %d: %d redeliveries (broker retries) = %d abandoned [%s] + %d lost completions + %d expired locks; %d dead-lettered",
 		r.Deliveries, r.Deliveries-r.Messages, s[hostemu.Abandoned]+s[hostemu.DeadLettered], counts(r.Failures),
-		s[hostemu.CompletionLost], s[hostemu.DeadLettered])
+		s[hostemu.CompletionLost], s[hostemu.LockLost], s[hostemu.DeadLettered])
 	p("  outcomes      per invocation, from the handler's log: %s", counts(r.Outcomes))
 	p("  final state   per message: %s; %d parking envelopes written (repeats after lost completions included)",
 		counts(r.Final), r.Envelopes)
@@ -50,6 +50,9 @@ func (r *Report) Print(w io.Writer) {
 		return
 	}
 	p("  Cosmos        %s", counts(f.Documents))
+	for i, rc := range f.Recoveries {
+		p("  outage %d      %s", i+1, rc)
+	}
 	p("  checks")
 	for _, c := range f.Checks {
 		status := "ok  "

@@ -42,7 +42,15 @@ type Config struct {
 	OperationTimeout time.Duration
 	// MaxConcurrentCalls overrides host.json's (0: keep it).
 	MaxConcurrentCalls int
-	Seed               uint64
+	// Clocks are the lock, renewal and function timeout the host enforces
+	// (zero fields: host.json and the orders queue).
+	Clocks hostemu.Clocks
+	// Outages are the phases in which Cosmos fails every request, in
+	// order (DefaultOutages in make chaos); RecoveryBound is how soon after
+	// each orders must be created again (0: DefaultRecoveryBound).
+	Outages       []Outage
+	RecoveryBound time.Duration
+	Seed          uint64
 	// Keep leaves the run's database in place for inspection.
 	Keep bool
 	// Log receives progress lines; HandlerOutput the handler's own output.
@@ -77,6 +85,8 @@ type Report struct {
 	UnseenCreates  map[Fault]int // creates Cosmos accepted whose answer was lost or late
 	Worker         hostemu.WorkerStats
 	KillsRequested int
+	// Outages are the outage phases that took place.
+	Outages []OutageRecord
 
 	Findings *Findings
 }
@@ -99,6 +109,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if cfg.OperationTimeout <= 0 {
 		cfg.OperationTimeout = 3 * time.Second
+	}
+	if cfg.RecoveryBound <= 0 {
+		cfg.RecoveryBound = DefaultRecoveryBound
 	}
 	rep := &Report{Seed: cfg.Seed, Rates: cfg.Rates, KillsRequested: cfg.Kills}
 	app, err := hostemu.LoadApp(cfg.AppRoot)
@@ -145,90 +158,55 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}()
 	}
 
-	ledger := NewLedger()
-	proxy, err := StartProxy(ProxyConfig{Upstream: cfg.Endpoint, Rates: cfg.Rates, RetryAfter: cfg.RetryAfter,
-		SlowMin: cfg.SlowMin, SlowMax: cfg.SlowMax, Seed: cfg.Seed, Observe: ledger.Observe})
+	outcomes := NewOutcomeLog(cfg.HandlerOutput)
+	exe, err := app.Executable(cfg.HandlerPath)
 	if err != nil {
 		return nil, err
 	}
-	defer proxy.Close()
-
-	outcomes := NewOutcomeLog(cfg.HandlerOutput)
-	worker, err := startHandler(app, cfg.HandlerPath, map[string]string{
-		"COSMOS_ENDPOINT": proxy.URL(), "COSMOS_KEY": cfg.Key, "COSMOS_DATABASE": rep.Database,
+	settings := hostemu.NewSettings(os.Environ())
+	for k, v := range map[string]string{
+		"COSMOS_ENDPOINT": cfg.Endpoint, "COSMOS_KEY": cfg.Key, "COSMOS_DATABASE": rep.Database,
 		"COSMOS_CONTAINER": container, "COSMOS_OPERATION_TIMEOUT": cfg.OperationTimeout.String(),
 		"RETRY_BUDGET_DELIVERY_COUNT": "9", "LOG_LEVEL": "info",
-	}, outcomes, lg)
-	if err != nil {
-		return nil, err
+	} {
+		settings.Set(k, v)
 	}
-	var stopOnce sync.Once
-	stopWorker := func() { stopOnce.Do(func() { worker.Stop(20 * time.Second) }) }
-	defer stopWorker()
-
-	queue := hostemu.NewQueue(fn.ServiceBusQueue(), hostemu.DefaultMaxDeliveryCount)
-	queue.Send(stream.Messages...)
 	tracker := NewTracker(stream.Messages)
-	calls := app.Host.MaxConcurrentCalls
-	if cfg.MaxConcurrentCalls > 0 {
-		calls = cfg.MaxConcurrentCalls
-	}
-	host, err := hostemu.New(hostemu.Options{
-		Functions: []*hostemu.Function{fn}, Queue: queue, Handler: worker,
-		MaxConcurrentCalls: calls, FunctionTimeout: app.Host.FunctionTimeout,
-		Kills: cfg.Kills, Kill: worker.Kill, Observe: tracker.Observe,
+	logf("seed %d, %d messages (%d orders), database %s, proxy -> %s, %d kills, faults %s; %s",
+		cfg.Seed, rep.Messages, rep.Orders, rep.Database, cfg.Endpoint, cfg.Kills, cfg.Rates, cfg.Clocks.Resolve(app.Host))
+	res, runErr := Deliver(ctx, RigConfig{
+		App: app, Functions: []*hostemu.Function{fn}, Executable: exe, Settings: settings, Messages: stream.Messages,
+		MaxConcurrentCalls: cfg.MaxConcurrentCalls, Clocks: cfg.Clocks, Kills: cfg.Kills,
+		Proxy:   &ProxyConfig{Rates: cfg.Rates, RetryAfter: cfg.RetryAfter, SlowMin: cfg.SlowMin, SlowMax: cfg.SlowMax, Seed: cfg.Seed},
+		Outages: cfg.Outages, HandlerOutput: outcomes, Observe: tracker.Observe,
 		Log: func(s string) { lg.Print("hostemu: " + s) },
+		Watch: func(l *Live) func() {
+			return progress(cfg.Progress, func() {
+				q, p := l.Queue.Counts(), l.Proxy.Counts()
+				logf("%5.1fs settled %d/%d (lost completions %d, dead-lettered %d), faults %d, outage answers %d, kills %d",
+					time.Since(l.Start).Seconds(), q.Completed+q.DeadLettered, q.Sent, q.LostCompletions, q.DeadLettered,
+					p.TotalFaults(), p.OutageAnswers, l.Worker.Stats().Kills)
+			})
+		},
 	})
-	if err != nil {
-		return nil, err
+	if res == nil {
+		return nil, runErr
 	}
-	logf("seed %d, %d messages (%d orders), database %s, proxy %s -> %s, %d kills, faults %s",
-		cfg.Seed, rep.Messages, rep.Orders, rep.Database, proxy.URL(), cfg.Endpoint, cfg.Kills, cfg.Rates)
-
-	start := time.Now()
-	stopProgress := progress(cfg.Progress, func() {
-		q, p := queue.Counts(), proxy.Counts()
-		logf("%5.1fs settled %d/%d (lost completions %d, dead-lettered %d), faults %d, kills %d",
-			time.Since(start).Seconds(), q.Completed+q.DeadLettered, q.Sent, q.LostCompletions, q.DeadLettered,
-			p.TotalFaults(), worker.Stats().Kills)
-	})
-	runErr := host.Run(ctx)
-	stopProgress()
-	rep.Took = time.Since(start)
-	stopWorker() // flushes the handler's output into outcomes
-	_ = proxy.Close()
-	if runErr != nil {
-		runErr = fmt.Errorf("host emulator: %w", runErr)
-	}
-
-	rep.Queue, rep.Proxy, rep.Worker = queue.Counts(), proxy.Counts(), worker.Stats()
+	rep.Took, rep.Queue, rep.Proxy, rep.Worker, rep.Outages = res.Elapsed, res.Queue, res.Proxy, res.Worker, res.Outages
 	rep.Outcomes = outcomes.Outcomes()
+	ledger := res.Ledger
 	rep.UnseenCreates = map[Fault]int{LostAnswer: ledger.Unseen(LostAnswer), Slow: ledger.Unseen(Slow)}
 	tracker.summarise(rep)
 
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	docs, err := readBack(checkCtx, store)
+	rep.Findings, err = Judge(checkCtx, store, Evidence{Messages: stream.Messages, Fates: tracker,
+		Queue: rep.Queue, Worker: rep.Worker, Dead: res.DeadLetters, Created: ledger.Created(), Atomic: cfg.Atomic,
+		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound})
 	if err != nil {
 		return rep, errors.Join(runErr, err)
 	}
-	rep.Findings = checkRun(docs, evidence{messages: stream.Messages, fates: tracker,
-		queue: rep.Queue, dead: queue.DeadLetters(), created: ledger.Created(), atomic: cfg.Atomic})
 	return rep, runErr
-}
-
-// startHandler starts the app's handler like the host, with the process
-// environment plus settings, its output into out.
-func startHandler(app *hostemu.App, path string, settings map[string]string, out io.Writer, lg *log.Logger) (*hostemu.Worker, error) {
-	exe, err := app.Executable(path)
-	if err != nil {
-		return nil, err
-	}
-	s := hostemu.NewSettings(os.Environ())
-	for k, v := range settings {
-		s.Set(k, v)
-	}
-	return app.StartHandler(exe, s, out, func(line string) { lg.Print("hostemu: " + line) })
 }
 
 // generate makes a stream of at least n messages: the orderstream generator

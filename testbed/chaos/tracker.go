@@ -4,33 +4,28 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"github.com/ordersink/orders-consumer/orders"
 	"io"
 	"strings"
 	"sync"
 
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
-
-// parked is the part of a parking envelope (contract §6) the checks read.
-type parked struct {
-	Reason        string `json:"reason"`
-	Description   string `json:"description"`
-	OrderID       string `json:"orderId"`
-	DeliveryCount int    `json:"deliveryCount"`
-	StoredHash    string `json:"storedHash"`
-	IncomingHash  string `json:"incomingHash"`
-}
 
 // fate is what happened to one message across its deliveries.
 type fate struct {
 	deliveries int
+	// spans are when its deliveries' invocations ran.
+	spans []Span
 	// final is Completed or DeadLettered once the broker is done with the
 	// message; finalParked is the envelope of the delivery it completed
 	// with, if that one parked.
 	final       hostemu.Settlement
-	finalParked *parked
+	finalParked *orderstream.Envelope
 	// parked are all envelopes its deliveries wrote, completion lost or not.
-	parked []parked
+	parked []orderstream.Envelope
 	// lastFailure is why its last failed delivery failed.
 	lastFailure string
 }
@@ -51,6 +46,8 @@ type Tracker struct {
 	// invocations by cause.
 	settlements map[hostemu.Settlement]int
 	failures    map[string]int
+	// badEnvelopes are parking outputs that are no envelope.
+	badEnvelopes []string
 }
 
 // NewTracker follows msgs.
@@ -65,12 +62,19 @@ func NewTracker(msgs []*hostemu.Message) *Tracker {
 
 // Observe books one finished invocation; pass it as hostemu.Options.Observe.
 func (t *Tracker) Observe(inv *hostemu.Invocation) {
-	var envs []parked
+	var envs []orderstream.Envelope
 	for _, out := range inv.Outputs {
-		var p parked
-		if out.Binding == "parking" && json.Unmarshal([]byte(out.Text), &p) == nil {
-			envs = append(envs, p)
+		if out.Binding != "parking" {
+			continue
 		}
+		p, err := orderstream.ParseEnvelope(out.Text)
+		if err != nil {
+			t.mu.Lock()
+			t.badEnvelopes = append(t.badEnvelopes, fmt.Sprintf("%s invocation %s parked a message that is not an envelope: %v", inv.Function, inv.ID, err))
+			t.mu.Unlock()
+			continue
+		}
+		envs = append(envs, *p)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -84,13 +88,12 @@ func (t *Tracker) Observe(inv *hostemu.Invocation) {
 			continue
 		}
 		f.deliveries++
+		f.spans = append(f.spans, Span{inv.Started, inv.Started.Add(inv.Took)})
 		s := inv.Settlements[i]
 		t.settlements[s]++
-		// A single-message invocation parks at most its own message.
-		var env *parked
-		if len(inv.Deliveries) == 1 && len(envs) > 0 {
-			env = &envs[0]
-			f.parked = append(f.parked, envs...)
+		env := envelopeOf(d, len(inv.Deliveries), envs)
+		if env != nil {
+			f.parked = append(f.parked, *env)
 		}
 		switch s {
 		case hostemu.Completed:
@@ -103,6 +106,26 @@ func (t *Tracker) Observe(inv *hostemu.Invocation) {
 	}
 }
 
+// envelopeOf takes the envelope that parked delivery d out of envs: in a
+// single-message invocation the one envelope; in a batch the first left with
+// d's content (envelopes carry the body, and copies of one content in a
+// batch are parked alike).
+func envelopeOf(d hostemu.Delivery, deliveries int, envs []orderstream.Envelope) *orderstream.Envelope {
+	for i := range envs {
+		e := &envs[i]
+		if e.Reason == "" {
+			continue // taken
+		}
+		if deliveries == 1 || orderstream.ContentKey(e.RawBody) == orderstream.ContentKey(d.Message.Body) ||
+			len(e.RawBody) == 0 && e.BodySHA256 == orders.BodySHA256(d.Message.Body) {
+			taken := *e
+			e.Reason = ""
+			return &taken
+		}
+	}
+	return nil
+}
+
 func failureCause(inv *hostemu.Invocation) string {
 	switch {
 	case inv.Status >= 300:
@@ -113,6 +136,12 @@ func failureCause(inv *hostemu.Invocation) string {
 		return causeNoAnswer
 	}
 	return causeOther
+}
+
+func (t *Tracker) invocationCount() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.invocations
 }
 
 func (t *Tracker) fateOf(m *hostemu.Message) *fate {

@@ -34,6 +34,9 @@ type HostConfig struct {
 	// extensions.serviceBus; defaults 16 and 1000.
 	MaxConcurrentCalls  int
 	MaxMessageBatchSize int
+	// MaxAutoLockRenewalDuration is how long a single message's lock is
+	// renewed (extensions.serviceBus; default 5 minutes, as the extension).
+	MaxAutoLockRenewalDuration time.Duration
 }
 
 // Function is one function.json.
@@ -156,8 +159,9 @@ func readHostJSON(path string) (HostConfig, error) {
 		} `json:"httpWorker"`
 		Extensions struct {
 			ServiceBus struct {
-				MaxConcurrentCalls  int `json:"maxConcurrentCalls"`
-				MaxMessageBatchSize int `json:"maxMessageBatchSize"`
+				MaxConcurrentCalls         int    `json:"maxConcurrentCalls"`
+				MaxMessageBatchSize        int    `json:"maxMessageBatchSize"`
+				MaxAutoLockRenewalDuration string `json:"maxAutoLockRenewalDuration"`
 			} `json:"serviceBus"`
 		} `json:"extensions"`
 	}
@@ -169,9 +173,10 @@ func readHostJSON(path string) (HostConfig, error) {
 		return HostConfig{}, fmt.Errorf("%s: %w", path, err)
 	}
 	c := HostConfig{
-		InitializationTimeout: 30 * time.Second,
-		MaxConcurrentCalls:    16,
-		MaxMessageBatchSize:   1000,
+		InitializationTimeout:      30 * time.Second,
+		MaxConcurrentCalls:         16,
+		MaxMessageBatchSize:        1000,
+		MaxAutoLockRenewalDuration: 5 * time.Minute,
 	}
 	switch {
 	case doc.CustomHandler != nil:
@@ -199,6 +204,11 @@ func readHostJSON(path string) (HostConfig, error) {
 	}
 	if n := doc.Extensions.ServiceBus.MaxMessageBatchSize; n > 0 {
 		c.MaxMessageBatchSize = n
+	}
+	if v := doc.Extensions.ServiceBus.MaxAutoLockRenewalDuration; v != "" {
+		if c.MaxAutoLockRenewalDuration, err = parseTimeSpan(v); err != nil {
+			return c, fmt.Errorf("%s: extensions.serviceBus.maxAutoLockRenewalDuration: %w", path, err)
+		}
 	}
 	return c, nil
 }

@@ -47,10 +47,18 @@ type Options struct {
 	// batches of one function run at once (1 in one host instance).
 	MaxMessageBatchSize int
 	BatchesInFlight     int
-	// FunctionTimeout bounds an invocation (0: none; the client allows one
-	// minute more, like the host).
+	// FunctionTimeout bounds an invocation (host.json functionTimeout; 0:
+	// none). An invocation that passes it fails, and the host restarts the
+	// handler through Restart: every invocation in flight fails with it.
 	FunctionTimeout time.Duration
-	HostVersion     string
+	// Restart kills and restarts the handler process, normally
+	// (*Worker).Restart; nil: the timed-out invocation alone fails.
+	Restart func(reason string) error
+	// MaxAutoLockRenewalDuration is how long the host renews the lock of a
+	// single-message invocation (host.json extensions.serviceBus; 0: never).
+	// Batches (cardinality many) are never renewed, as in the extension.
+	MaxAutoLockRenewalDuration time.Duration
+	HostVersion                string
 
 	// Kills is the chaos plan: kill the handler Kills times, spread evenly
 	// over the messages (after settling total*i/(Kills+1) of them). Kill is
@@ -79,6 +87,10 @@ const (
 	CompletionLost Settlement = "completion-lost" // redelivered with DeliveryCount+1
 	Abandoned      Settlement = "abandoned"       // redelivered with DeliveryCount+1
 	DeadLettered   Settlement = "dead-lettered"
+	// LockLost: the lock expired while the invocation ran, so its
+	// settlement failed; the expiry had already given the message back
+	// with DeliveryCount+1 (DeadLettered instead at the last delivery).
+	LockLost Settlement = "lock-lost"
 )
 
 // Invocation is one call of a function and its outcome.
@@ -94,6 +106,9 @@ type Invocation struct {
 	Status   int
 	Failure  string
 	Protocol bool // a 2xx the host could not accept
+	// TimedOut: the invocation passed FunctionTimeout and the host
+	// restarted the handler.
+	TimedOut bool
 	// Binding is set when the message could not be bound, so the handler
 	// was never called.
 	Binding bool
@@ -112,11 +127,12 @@ type Host struct {
 	opts   Options
 	client *http.Client
 
-	mu        sync.Mutex
-	settled   int
-	killsDone int
-	total     int
-	sbOutErr  error
+	mu          sync.Mutex
+	lastRestart time.Time // the last restart after a function timeout
+	settled     int
+	killsDone   int
+	total       int
+	sbOutErr    error
 }
 
 // New returns a Host.
@@ -258,7 +274,9 @@ func (h *Host) invoke(ctx context.Context, fn *Function, ds []Delivery) {
 	case err != nil:
 		inv.Failure = err.Error()
 	default:
+		stopRenewing := h.renewLocks(fn, ds)
 		h.call(ctx, fn, inv, body)
+		stopRenewing()
 	}
 	inv.Took = time.Since(inv.Started)
 	if ctx.Err() != nil {
@@ -272,15 +290,20 @@ func (h *Host) invoke(ctx context.Context, fn *Function, ds []Delivery) {
 
 // call posts the invocation and applies the answer's output bindings.
 func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []byte) {
+	if h.opts.FunctionTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, h.opts.FunctionTimeout, errFunctionTimeout)
+		defer cancel()
+		defer func() {
+			if errors.Is(context.Cause(ctx), errFunctionTimeout) && !inv.OK() {
+				h.timedOut(inv)
+			}
+		}()
+	}
 	base, err := h.opts.Handler.Endpoint(ctx)
 	if err != nil {
 		inv.Failure = "the handler is not available: " + err.Error()
 		return
-	}
-	if h.opts.FunctionTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, h.opts.FunctionTimeout+time.Minute)
-		defer cancel()
 	}
 	// The host's ObjectContent has no length: the body goes chunked.
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/"+fn.Name, io.NopCloser(bytes.NewReader(body)))
@@ -295,6 +318,9 @@ func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []b
 	resp, err := h.client.Do(req)
 	if err != nil {
 		inv.Failure = "no answer from the handler: " + err.Error()
+		if w, ok := h.opts.Handler.(interface{ AwaitExit(time.Duration) }); ok && ctx.Err() == nil {
+			w.AwaitExit(time.Second)
+		}
 		return
 	}
 	a := readAnswer(resp)
@@ -312,6 +338,7 @@ func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []b
 	}
 	inv.Outputs, inv.IgnoredOutputs = outs, ignored
 	h.send(inv, outs)
+	h.sendToOwnQueue(inv.Outputs)
 }
 
 // send sends the Service Bus output messages one at a time, as the
@@ -334,48 +361,6 @@ func (h *Host) send(inv *Invocation, outs []OutputMessage) {
 			h.mu.Lock()
 			h.sbOutErr = errors.Join(h.sbOutErr, err)
 			h.mu.Unlock()
-		}
-	}
-}
-
-func (h *Host) settle(inv *Invocation) {
-	inv.Settlements = make([]Settlement, len(inv.Deliveries))
-	settled := 0
-	for i, d := range inv.Deliveries {
-		switch {
-		case inv.OK() && h.opts.Queue.Complete(d):
-			inv.Settlements[i] = CompletionLost
-		case inv.OK():
-			inv.Settlements[i] = Completed
-			settled++
-		case h.opts.Queue.Abandon(d, inv.Failure):
-			inv.Settlements[i] = DeadLettered
-			settled++
-		default:
-			inv.Settlements[i] = Abandoned
-		}
-	}
-	h.chaos(settled)
-}
-
-// chaos kills the handler when the settled count crosses the next mark.
-func (h *Host) chaos(settled int) {
-	if h.opts.Kills <= 0 || h.opts.Kill == nil {
-		return
-	}
-	h.mu.Lock()
-	h.settled += settled
-	due := h.killsDone < h.opts.Kills && h.settled >= h.total*(h.killsDone+1)/(h.opts.Kills+1)
-	if due {
-		h.killsDone++
-	}
-	n := h.killsDone
-	h.mu.Unlock()
-	if due {
-		if err := h.opts.Kill(); err != nil {
-			h.opts.Log(fmt.Sprintf("chaos: kill %d of %d: %v", n, h.opts.Kills, err))
-		} else {
-			h.opts.Log(fmt.Sprintf("chaos: killed the handler (%d of %d)", n, h.opts.Kills))
 		}
 	}
 }

@@ -117,8 +117,14 @@ func runHost(t *testing.T, h http.Handler, fn *Function, opts Options, msgs ...*
 	defer srv.Close()
 	q := NewQueue("orders", 0)
 	q.Send(msgs...)
+	return runQueue(t, FixedEndpoint(srv.URL), fn, opts, q), q
+}
+
+// runQueue delivers q's messages to fn served at handler until q is drained.
+func runQueue(t *testing.T, handler Endpointer, fn *Function, opts Options, q *Queue) []*Invocation {
+	t.Helper()
 	rec := &recorder{}
-	opts.Functions, opts.Queue, opts.Handler, opts.Observe = []*Function{fn}, q, FixedEndpoint(srv.URL), rec.observe
+	opts.Functions, opts.Queue, opts.Handler, opts.Observe = []*Function{fn}, q, handler, rec.observe
 	host, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -130,8 +136,10 @@ func runHost(t *testing.T, h http.Handler, fn *Function, opts Options, msgs ...*
 	}
 	// Observe runs after settling, so a redelivery may be observed before
 	// the delivery that caused it; start times are in causal order.
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
 	slices.SortStableFunc(rec.invs, func(a, b *Invocation) int { return a.Started.Compare(b.Started) })
-	return rec.invs, q
+	return rec.invs
 }
 
 func msg(id string) *Message {
@@ -211,15 +219,18 @@ func TestLostCompletionRedelivers(t *testing.T) {
 	}
 }
 
+// callCounter numbers a handler's calls from 1, safely across goroutines.
+type callCounter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *callCounter) next() int { c.mu.Lock(); defer c.mu.Unlock(); c.n++; return c.n }
+
 func TestBatchSettlesAllOrNothing(t *testing.T) {
-	var mu sync.Mutex
-	calls := 0
+	var calls callCounter
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		calls++
-		n := calls
-		mu.Unlock()
-		if n == 1 {
+		if calls.next() == 1 {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		}
@@ -320,5 +331,33 @@ func TestDuplicateDetectionDropsResendsInsideTheWindow(t *testing.T) {
 	q.Send(late)
 	if c := q.Counts(); c.Sent != 3 || c.Dropped != 1 || !slices.Equal(q.Dropped(), []*Message{resend}) {
 		t.Errorf("counts %+v dropped %v; want the resend inside the window dropped, the late one kept", c, q.Dropped())
+	}
+}
+
+// An output binding to the queue the trigger reads sends a new message into
+// it, which the function then receives like any other.
+func TestOutputToTheTriggerQueueIsDelivered(t *testing.T) {
+	fn := batchFunction()
+	fn.Bindings = append(fn.Bindings, Binding{Name: "requeue", Type: "serviceBus", Direction: "out", QueueName: "orders"})
+	var calls callCounter
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if calls.next() == 1 {
+			_, _ = w.Write([]byte(`{"Outputs":{"requeue":["{\"given\":\"back\"}"]},"Logs":[]}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{}`))
+	})
+	invs, q := runHost(t, h, fn, Options{}, msg("a"))
+	if len(invs) != 2 {
+		t.Fatalf("%d invocations, want the original and the message it sent", len(invs))
+	}
+	d := invs[1].Deliveries[0]
+	// The host re-serialises a JSON string output indented.
+	if !strings.Contains(string(d.Message.Body), `"given": "back"`) || d.DeliveryCount != 1 || d.Message.MessageID == "a" || d.Message.MessageID == "" {
+		t.Errorf("second delivery: body %s, count %d, MessageId %q; want the output as a new message", d.Message.Body, d.DeliveryCount, d.Message.MessageID)
+	}
+	if c := q.Counts(); c.Sent != 2 || c.Completed != 2 {
+		t.Errorf("queue counts %+v", c)
 	}
 }

@@ -40,7 +40,10 @@ type Delivery struct {
 	Message       *Message
 	DeliveryCount int
 	LockToken     string
-	entry         *entry
+	// LockedUntil is when the lock ends unless renewed (the queue's
+	// LockDuration after the receive).
+	LockedUntil time.Time
+	entry       *entry
 }
 
 func (m *Message) expiresAt() time.Time {

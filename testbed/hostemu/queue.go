@@ -10,6 +10,9 @@ import (
 // DefaultMaxDeliveryCount is a Service Bus queue's default maxDeliveryCount.
 const DefaultMaxDeliveryCount = 10
 
+// DefaultLockDuration is the orders queue's lock duration (bicep: PT1M).
+const DefaultLockDuration = time.Minute
+
 // ReasonMaxDeliveryCountExceeded is the broker's dead-letter reason.
 const ReasonMaxDeliveryCountExceeded = "MaxDeliveryCountExceeded"
 
@@ -18,12 +21,17 @@ const ReasonMaxDeliveryCountExceeded = "MaxDeliveryCountExceeded"
 var ErrDrained = errors.New("queue drained")
 
 // Queue is one Service Bus queue in peek-lock mode: a delivered message stays
-// locked until it is completed; an abandoned one (or one whose completion is
-// lost) is available again at once with DeliveryCount+1; past
-// MaxDeliveryCount deliveries it moves to the dead-letter list.
+// locked until it is completed or its lock expires (LockDuration after the
+// receive or the last renewal); an abandoned one, one whose lock expired or
+// whose completion is lost is available again at once with DeliveryCount+1;
+// past MaxDeliveryCount deliveries it moves to the dead-letter list.
 type Queue struct {
 	Name             string
 	MaxDeliveryCount int
+	// LockDuration is how long a delivery stays locked without a renewal
+	// (NewQueue: DefaultLockDuration). Set it before the first receive; a
+	// test scales it down (2 s) to see expiries in seconds.
+	LockDuration time.Duration
 	// DuplicateDetection is the queue's duplicate detection window (0 =
 	// off): a message whose MessageId was sent within it is accepted and
 	// dropped, so no consumer ever sees it.
@@ -35,6 +43,7 @@ type Queue struct {
 	outstanding  int
 	completed    int
 	lost         int
+	expiredLocks int
 	deadLetters  []DeadLetter
 	dropped      []*Message
 	lastSent     map[string]time.Time // MessageId -> last send, for duplicate detection
@@ -53,9 +62,11 @@ type DeadLetter struct {
 }
 
 type entry struct {
-	msg        *Message
-	deliveries int
-	lostLeft   int
+	msg          *Message
+	deliveries   int
+	lostLeft     int
+	lock         lock
+	deadLettered bool
 }
 
 // NewQueue returns an empty queue; maxDeliveryCount 0 means the default.
@@ -63,7 +74,7 @@ func NewQueue(name string, maxDeliveryCount int) *Queue {
 	if maxDeliveryCount <= 0 {
 		maxDeliveryCount = DefaultMaxDeliveryCount
 	}
-	return &Queue{Name: name, MaxDeliveryCount: maxDeliveryCount, changed: make(chan struct{}),
+	return &Queue{Name: name, MaxDeliveryCount: maxDeliveryCount, LockDuration: DefaultLockDuration, changed: make(chan struct{}),
 		nextSequence: 1, now: time.Now, newLockToken: newGUID}
 }
 
@@ -121,7 +132,9 @@ func (q *Queue) receive(ctx context.Context, limit int, fill bool) ([]Delivery, 
 			ds := make([]Delivery, len(taken))
 			for i, e := range taken {
 				e.deliveries++
-				ds[i] = Delivery{Message: e.msg, DeliveryCount: e.deliveries, LockToken: q.newLockToken(), entry: e}
+				token := q.newLockToken()
+				ds[i] = Delivery{Message: e.msg, DeliveryCount: e.deliveries, LockToken: token,
+					LockedUntil: q.lockLocked(e, token), entry: e}
 			}
 			q.mu.Unlock()
 			return ds, nil
@@ -162,36 +175,47 @@ func (q *Queue) takeLocked(limit int, fill bool) []*entry {
 	return out
 }
 
-// Complete settles a delivery after a successful invocation. It returns true
-// when the completion is lost (an injected fault): the lock then expires and
-// the message is delivered again.
-func (q *Queue) Complete(d Delivery) (lost bool) {
+// Complete settles a delivery after a successful invocation: Completed, or
+// CompletionLost when the broker drops the completion (an injected fault:
+// the message is delivered again), or LockLost / DeadLettered when the lock
+// had expired before (the expiry already gave the message back).
+func (q *Queue) Complete(d Delivery) Settlement {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	defer q.notifyLocked()
+	if s, lost := q.releaseLocked(d); lost {
+		return s
+	}
 	if d.entry.lostLeft > 0 {
 		d.entry.lostLeft--
 		q.lost++
 		q.redeliverLocked(d.entry, "lock expired: the completion was lost")
-		return true
+		return CompletionLost
 	}
 	q.outstanding--
 	q.completed++
-	return false
+	return Completed
 }
 
 // Abandon settles a delivery after a failed invocation: the message is
-// delivered again at once, or dead-lettered once it has been delivered
-// MaxDeliveryCount times. It returns true when it dead-lettered the message.
-func (q *Queue) Abandon(d Delivery, cause string) (deadLettered bool) {
+// delivered again at once (Abandoned), or dead-lettered once it has been
+// delivered MaxDeliveryCount times; a lock that had expired gives LockLost.
+func (q *Queue) Abandon(d Delivery, cause string) Settlement {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	defer q.notifyLocked()
-	return q.redeliverLocked(d.entry, cause)
+	if s, lost := q.releaseLocked(d); lost {
+		return s
+	}
+	if q.redeliverLocked(d.entry, cause) {
+		return DeadLettered
+	}
+	return Abandoned
 }
 
 func (q *Queue) redeliverLocked(e *entry, cause string) bool {
 	if e.deliveries >= q.MaxDeliveryCount {
+		e.deadLettered = true
 		q.outstanding--
 		q.deadLetters = append(q.deadLetters, DeadLetter{Message: e.msg, DeliveryCount: e.deliveries,
 			Reason: ReasonMaxDeliveryCountExceeded, Description: cause})
@@ -210,6 +234,10 @@ func (q *Queue) notifyLocked() {
 // the messages enqueued, not those duplicate detection dropped.
 type QueueCounts struct {
 	Sent, Dropped, Outstanding, Completed, LostCompletions, DeadLettered int
+	// ExpiredLocks counts deliveries whose lock expired before they were
+	// settled (a batch past LockDuration, a single message past its
+	// renewals): each was given back with DeliveryCount+1.
+	ExpiredLocks int
 }
 
 // Counts returns the queue's counters.
@@ -217,7 +245,7 @@ func (q *Queue) Counts() QueueCounts {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return QueueCounts{Sent: int(q.nextSequence - 1), Dropped: len(q.dropped), Outstanding: q.outstanding,
-		Completed: q.completed, LostCompletions: q.lost, DeadLettered: len(q.deadLetters)}
+		Completed: q.completed, LostCompletions: q.lost, DeadLettered: len(q.deadLetters), ExpiredLocks: q.expiredLocks}
 }
 
 // Dropped returns the messages duplicate detection dropped.

@@ -43,26 +43,33 @@ type WorkerConfig struct {
 
 // Worker runs the custom handler process like the host: a free port in
 // FUNCTIONS_CUSTOMHANDLER_PORT, GET / every 25 ms until anything answers, and
-// a restart whenever the process exits. Kill lets a chaos run SIGKILL it.
+// on exit what the host does with the exit code: 0 is not restarted (later
+// invocations fail until the host recycles), 200 is restarted quietly,
+// anything else is restarted and counted as an error. Kill lets a chaos run
+// SIGKILL it; Restart is the host's restart after a function timeout.
 type Worker struct {
 	cfg  WorkerConfig
 	port int
 
-	mu       sync.Mutex
-	proc     *os.Process
-	readyCh  chan struct{} // closed while the current process is ready
-	ready    bool
-	killing  bool
-	stopping bool
-	fatal    error
-	fatalCh  chan struct{}
-	stats    WorkerStats
-	done     chan struct{}
+	mu         sync.Mutex
+	proc       *os.Process
+	procExited <-chan struct{} // closed once proc's exit is booked (not ready)
+	readyCh    chan struct{}   // closed while the current process is ready
+	ready      bool
+	killing    bool
+	stopping   bool
+	fatal      error
+	fatalCh    chan struct{} // closed when fatal or halted is set
+	halted     error         // the handler exited 0 and is not restarted
+	stats      WorkerStats
+	done       chan struct{}
 }
 
 // WorkerStats counts what happened to the handler process.
 type WorkerStats struct {
 	Starts, Kills, UnexpectedExits, StartErrors int
+	// TimeoutRestarts counts restarts after a function timeout.
+	TimeoutRestarts int
 }
 
 // StartWorker starts the handler and keeps it running until Stop. It returns
@@ -98,6 +105,9 @@ func (w *Worker) Endpoint(ctx context.Context) (string, error) {
 	for {
 		w.mu.Lock()
 		ready, ch, fatal := w.ready, w.readyCh, w.fatal
+		if fatal == nil {
+			fatal = w.halted
+		}
 		w.mu.Unlock()
 		if fatal != nil {
 			return "", fatal
@@ -119,15 +129,49 @@ func (w *Worker) Endpoint(ctx context.Context) (string, error) {
 func (w *Worker) Kill() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.killLocked(&w.stats.Kills)
+}
+
+// Restart replaces the handler process, as the host does when an invocation
+// passes functionTimeout: every invocation in flight on it fails.
+func (w *Worker) Restart(reason string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.killLocked(&w.stats.TimeoutRestarts); err != nil {
+		return err
+	}
+	w.cfg.Log("restarting the handler: " + reason)
+	return nil
+}
+
+func (w *Worker) killLocked(counter *int) error {
 	if w.proc == nil || w.stopping {
 		return errors.New("no handler process is running")
 	}
 	w.killing = true
-	w.stats.Kills++
+	*counter++
 	// The host learns of the exit and holds new invocations until the
 	// restart answers; only those already sent fail.
 	w.markNotReadyLocked()
 	return w.proc.Signal(syscall.SIGKILL)
+}
+
+// AwaitExit waits, at most d, until the worker has seen the exit of the
+// process it reported ready. The host calls it after a request to the
+// handler failed: a process that exited on its own is reaped a moment
+// later, and without the wait the next deliveries would all meet its closed
+// port in that moment, as fast as the broker redelivers.
+func (w *Worker) AwaitExit(d time.Duration) {
+	w.mu.Lock()
+	exited := w.procExited
+	w.mu.Unlock()
+	if exited == nil {
+		return
+	}
+	select {
+	case <-exited:
+	case <-time.After(d):
+	}
 }
 
 // markNotReadyLocked ends a ready period. The channel is replaced only here,
@@ -191,15 +235,14 @@ func (w *Worker) supervise() {
 			}
 			continue
 		}
-		<-exited
-		if w.afterExit() {
+		if w.afterExit(<-exited) {
 			return
 		}
 	}
 }
 
 // startOnce starts the process and waits until it answers GET /.
-func (w *Worker) startOnce() (<-chan struct{}, error) {
+func (w *Worker) startOnce() (<-chan error, error) {
 	workerID := newGUID()
 	cmd := exec.Command(w.cfg.Path, w.cfg.Args...)
 	cmd.Dir = w.cfg.Dir
@@ -221,13 +264,15 @@ func (w *Worker) startOnce() (<-chan struct{}, error) {
 	go func() { exitErr = cmd.Wait(); close(exited) }()
 
 	w.mu.Lock()
-	w.proc = cmd.Process
+	noticed := make(chan struct{})
+	w.proc, w.procExited = cmd.Process, noticed
 	w.stats.Starts++
 	w.mu.Unlock()
 
 	if err := w.probe(exited); err != nil {
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		<-exited
+		defer close(noticed)
 		w.mu.Lock()
 		killed := w.killing
 		w.proc, w.killing = nil, false
@@ -246,17 +291,18 @@ func (w *Worker) startOnce() (<-chan struct{}, error) {
 	close(w.readyCh)
 	w.mu.Unlock()
 	w.cfg.Log(fmt.Sprintf("handler pid %d ready on %s", cmd.Process.Pid, w.URL()))
-	done := make(chan struct{})
+	done := make(chan error, 1)
 	go func() {
 		<-exited
 		w.mu.Lock()
 		w.markNotReadyLocked()
 		w.proc = nil
 		w.mu.Unlock()
+		close(noticed)
 		if !w.isStopping() {
-			w.cfg.Log(fmt.Sprintf("worker process %d exited: %v", cmd.Process.Pid, exitErr))
+			w.cfg.Log(fmt.Sprintf("worker process %d exited: %v", cmd.Process.Pid, exitStatus(exitErr)))
 		}
-		close(done)
+		done <- exitErr
 	}()
 	return done, nil
 }
@@ -291,41 +337,6 @@ func (w *Worker) probe(exited <-chan struct{}) error {
 			return errors.New("stopping")
 		}
 	}
-}
-
-// afterExit books an exit and reports whether to stop supervising.
-func (w *Worker) afterExit() bool {
-	w.mu.Lock()
-	stopping, killed := w.stopping, w.killing
-	w.killing = false
-	w.mu.Unlock()
-	if stopping {
-		return true
-	}
-	if killed {
-		return false
-	}
-	w.mu.Lock()
-	w.stats.UnexpectedExits++
-	w.mu.Unlock()
-	return w.startError()
-}
-
-// startError counts a failed start or an unexpected exit; past the budget the
-// worker gives up, as the host shuts down.
-func (w *Worker) startError() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.stopping {
-		return true
-	}
-	w.stats.StartErrors++
-	if w.stats.StartErrors >= w.cfg.MaxStartErrors {
-		w.fatal = fmt.Errorf("the handler failed to start or exited %d times; the host would shut down", w.stats.StartErrors)
-		close(w.fatalCh)
-		return true
-	}
-	return false
 }
 
 func (w *Worker) isStopping() bool {

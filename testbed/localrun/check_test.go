@@ -2,9 +2,11 @@ package localrun
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -29,60 +31,43 @@ func invocation(outputs []hostemu.OutputMessage, msgs ...*hostemu.Message) *host
 	return inv
 }
 
-// The check must hold whichever content won the create: here the mutated
-// copy (A2) was stored first, so the original's deliveries are the ones that
-// must be parked.
-func TestCheckIsExactWhicheverContentWins(t *testing.T) {
+// The figures of a run where the mutated copy (A2) won the create: the
+// original's deliveries are the mismatches, whatever order they came in.
+func TestCountWhicheverContentWins(t *testing.T) {
 	a, a2, x := &hostemu.Message{Body: []byte(bodyA)}, &hostemu.Message{Body: []byte(bodyA2)}, &hostemu.Message{Body: []byte(bodyX)}
 	storedA2 := []storedOrder{{ID: "A", OrderID: "A", RequestHash: orderstream.ContentKey([]byte(bodyA2))}}
-	msgs := []*hostemu.Message{a, a2, x}
-	tests := []struct {
-		name    string
-		invs    []*hostemu.Invocation
-		stored  []storedOrder
-		problem string // "" = the check holds
-	}{
-		{"mutated copy won, original parked", []*hostemu.Invocation{
-			invocation(nil, a2),
-			invocation([]hostemu.OutputMessage{parked("HashMismatch", bodyA)}, a),
-			invocation([]hostemu.OutputMessage{parked("MalformedMessage", bodyX)}, x),
-		}, storedA2, ""},
-		{"one batch with the winner, two copies of the loser and the invalid one", []*hostemu.Invocation{
-			invocation([]hostemu.OutputMessage{parked("HashMismatch", bodyA), parked("HashMismatch", bodyA), parked("MalformedMessage", bodyX)}, a2, a, a, x),
-		}, storedA2, ""},
-		{"a loser's delivery not parked", []*hostemu.Invocation{
-			invocation([]hostemu.OutputMessage{parked("HashMismatch", bodyA), parked("MalformedMessage", bodyX)}, a2, a, a, x),
-		}, storedA2, "want 2 HashMismatch"},
-		{"the winner parked", []*hostemu.Invocation{
-			invocation([]hostemu.OutputMessage{parked("HashMismatch", bodyA2)}, a2),
-			invocation([]hostemu.OutputMessage{parked("HashMismatch", bodyA)}, a),
-			invocation([]hostemu.OutputMessage{parked("MalformedMessage", bodyX)}, x),
-		}, storedA2, "delivery of the stored content was parked"},
-		{"an envelope for a body the invocation did not carry", []*hostemu.Invocation{
-			invocation([]hostemu.OutputMessage{parked("HashMismatch", bodyA)}, a2),
-			invocation([]hostemu.OutputMessage{parked("HashMismatch", bodyA)}, a),
-			invocation([]hostemu.OutputMessage{parked("MalformedMessage", bodyX)}, x),
-		}, storedA2, "a body it was not given"},
-		{"nothing stored", []*hostemu.Invocation{
-			invocation(nil, a2), invocation(nil, a),
-			invocation([]hostemu.OutputMessage{parked("MalformedMessage", bodyX)}, x),
-		}, nil, "not stored"},
-		{"the loser never delivered successfully", []*hostemu.Invocation{
-			invocation(nil, a2),
-			invocation([]hostemu.OutputMessage{parked("MalformedMessage", bodyX)}, x),
-		}, storedA2, "never processed"},
+	invs := []*hostemu.Invocation{
+		invocation([]hostemu.OutputMessage{parked("HashMismatch", bodyA), parked("HashMismatch", bodyA), parked("MalformedMessage", bodyX)}, a2, a, a, x),
+		invocation(nil, a2),
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := &Report{ParkingQueue: "orders-deadletter"}
-			r.check(msgs, tt.invs, tt.stored, nil)
-			got := strings.Join(r.Problems, "\n")
-			switch {
-			case tt.problem == "" && !r.OK():
-				t.Errorf("check failed:\n%s", got)
-			case tt.problem != "" && (r.OK() || !strings.Contains(got, tt.problem)):
-				t.Errorf("problems %q, want one containing %q", got, tt.problem)
-			}
-		})
+	r := &Report{ParkingQueue: "orders-deadletter"}
+	r.count([]*hostemu.Message{a, a2, x}, invs, storedA2, nil)
+	want := Report{ParkingQueue: "orders-deadletter", DistinctValidOrders: 1, StoredOrders: 1, CreatedOrders: 1, Invocations: 2,
+		MismatchDeliveries: 2, MismatchesParked: 2, InvalidDeliveries: 1, InvalidParked: 1, DuplicatesAbsorbed: 1, storedContentDeliveries: 2}
+	if !reflect.DeepEqual(*r, want) {
+		t.Errorf("figures\n got %+v\nwant %+v", *r, want)
+	}
+}
+
+// The summary prints the verdict of every check make chaos runs, names the
+// violations, and a run with one fails.
+func TestSummaryPrintsTheChecks(t *testing.T) {
+	ok := &chaos.Check{Name: "nothing lost", Checked: 3}
+	bad := &chaos.Check{Name: "no valid order parked RetryBudgetExhausted or dead-lettered", Checked: 3,
+		Violations: []string{"valid message A (order A) was parked RetryBudgetExhausted at delivery 9"}}
+	r := &Report{Findings: &chaos.Findings{Checks: []*chaos.Check{ok, bad}}}
+	var out strings.Builder
+	r.Print(&out)
+	for _, want := range []string{"nothing lost", "3 checked", "FAILED (1)", "valid message A (order A) was parked RetryBudgetExhausted", "INVARIANT VIOLATED"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		}
+	}
+	if r.OK() {
+		t.Error("OK with a violation")
+	}
+	bad.Violations = nil
+	if !r.OK() {
+		t.Error("not OK without violations")
 	}
 }

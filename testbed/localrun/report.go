@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -25,29 +26,34 @@ type Report struct {
 	ParkingQueue string
 	NotRun       []string // functions left out, and why
 
-	Messages                int
-	Invocations             int
-	FailedInvocations       int
-	ProtocolErrors          int
-	CreatedOrders           int
-	DuplicatesAbsorbed      int
-	MismatchesParked        int
-	MismatchDeliveries      int
-	InvalidParked           int
-	InvalidDeliveries       int
-	ExhaustedParked         int
-	OtherTypeDeliveries     int
-	Redeliveries            int
-	LostCompletions         int
-	DeadLetters             int
-	DistinctValidOrders     int
-	StoredOrders            int
-	Worker                  hostemu.WorkerStats
-	Elapsed                 time.Duration
-	Files                   []string
-	Problems                []string
+	Messages            int
+	Invocations         int
+	FailedInvocations   int
+	ProtocolErrors      int
+	CreatedOrders       int
+	DuplicatesAbsorbed  int
+	MismatchesParked    int
+	MismatchDeliveries  int
+	InvalidParked       int
+	InvalidDeliveries   int
+	ExhaustedParked     int
+	OtherTypeDeliveries int
+	Redeliveries        int
+	LostCompletions     int
+	DeadLetters         int
+	DistinctValidOrders int
+	StoredOrders        int
+	Worker              hostemu.WorkerStats
+	Clocks              hostemu.Clocks
+	Recoveries          []chaos.Recovery // one per Cosmos outage
+	// Incidents are the checks shared with make chaos (chaos.IncidentChecks).
+	Incidents []*chaos.Check
+	Elapsed   time.Duration
+	Files     []string
+	// Findings are the verdicts of the invariant checks make chaos runs
+	// too (chaos.Judge).
+	Findings                *chaos.Findings
 	storedContentDeliveries int
-	failed                  [3]int
 }
 
 func newReport(app *hostemu.App, fns []*hostemu.Function, opts Options, db *ordersDB) *Report {
@@ -66,12 +72,13 @@ func newReport(app *hostemu.App, fns []*hostemu.Function, opts Options, db *orde
 	return r
 }
 
-// OK reports whether the invariant holds.
-func (r *Report) OK() bool { return r.failed == [3]int{} }
+// OK reports whether every invariant holds.
+func (r *Report) OK() bool { return r.Findings != nil && r.Findings.Violations() == 0 }
 
 // Print writes the summary table.
 func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "%s; maxDeliveryCount %d; database %s\n", strings.Join(r.Functions, " + "), r.MaxDelivery, r.Database)
+	fmt.Fprintf(w, "clocks: %s\n", r.Clocks)
 	if len(r.NotRun) > 0 {
 		fmt.Fprintf(w, "not run: %s\n", strings.Join(r.NotRun, ", "))
 	}
@@ -96,31 +103,19 @@ func (r *Report) Print(w io.Writer) {
 	if r.ExhaustedParked > 0 {
 		row("exhausted parked", r.ExhaustedParked, "RetryBudgetExhausted")
 	}
-	row("retries", r.Redeliveries, fmt.Sprintf("redeliveries: %d after lost completions, %d after failures", r.LostCompletions, r.Redeliveries-r.LostCompletions))
+	row("retries", r.Redeliveries, fmt.Sprintf("redeliveries: %d after lost completions, %d after expired locks, %d after failures",
+		r.LostCompletions, r.Queue.ExpiredLocks, r.Redeliveries-r.LostCompletions-r.Queue.ExpiredLocks))
 	row("broker dead-letters", r.DeadLetters, "MaxDeliveryCountExceeded")
-	row("handler starts", r.Worker.Starts, fmt.Sprintf("%d killed on purpose, %d unexpected exits", r.Worker.Kills, r.Worker.UnexpectedExits))
+	row("handler starts", r.Worker.Starts, fmt.Sprintf("%d killed on purpose, %d restarts after functionTimeout, %d unexpected exits",
+		r.Worker.Kills, r.Worker.TimeoutRestarts, r.Worker.UnexpectedExits))
+	for i, rc := range r.Recoveries {
+		row(fmt.Sprintf("outage %d", i+1), fmt.Sprintf("%.0f s", rc.End.Sub(rc.Start).Seconds()), rc.String())
+	}
 	secs := r.Elapsed.Seconds()
 	row("elapsed", fmt.Sprintf("%.1f s", secs), fmt.Sprintf("%.0f messages/s", float64(r.Messages)/max(secs, 1e-9)))
 	fmt.Fprintln(w)
 
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	check := func(kind checkKind, claim, figures string) {
-		verdict := "ok"
-		if r.failed[kind] > 0 {
-			verdict = fmt.Sprintf("FAILED (%d)", r.failed[kind])
-		}
-		fmt.Fprintf(tw, "  check\t%s\t%s\t%s\n", claim, figures, verdict)
-	}
-	check(checkOrders, "orders in Cosmos DB = distinct valid orderIds", fmt.Sprintf("%d = %d", r.StoredOrders, r.DistinctValidOrders))
-	check(checkMismatches, "every delivery of a non-stored content parked as HashMismatch", fmt.Sprintf("%d/%d", r.MismatchesParked, r.MismatchDeliveries))
-	check(checkInvalid, "every delivery of an invalid message parked", fmt.Sprintf("%d/%d", r.InvalidParked, r.InvalidDeliveries))
-	_ = tw.Flush()
-	for _, p := range r.Problems {
-		fmt.Fprintf(w, "    - %s\n", p)
-	}
-	if n := r.failed[0] + r.failed[1] + r.failed[2]; n > len(r.Problems) {
-		fmt.Fprintf(w, "    … and %d more\n", n-len(r.Problems))
-	}
+	r.printChecks(w)
 	if r.OK() {
 		fmt.Fprintln(w, "\nINVARIANT HOLDS")
 	} else {
@@ -130,3 +125,36 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "files: %s\n", strings.Join(r.Files, ", "))
 	}
 }
+
+// printChecks writes the verdict of every check, with the first violations
+// of those that failed.
+func (r *Report) printChecks(w io.Writer) {
+	if r.Findings == nil {
+		fmt.Fprintln(w, "  checks not run")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range r.Findings.Checks {
+		verdict := "ok"
+		if len(c.Violations) > 0 {
+			verdict = fmt.Sprintf("FAILED (%d)", len(c.Violations))
+		}
+		fmt.Fprintf(tw, "  check\t%s\t%d checked\t%s\n", c.Name, c.Checked, verdict)
+	}
+	_ = tw.Flush()
+	for _, c := range r.Findings.Checks {
+		for i, v := range c.Violations {
+			if i == maxExamples {
+				fmt.Fprintf(w, "    … and %d more\n", len(c.Violations)-i)
+				break
+			}
+			fmt.Fprintf(w, "    - %s\n", v)
+		}
+	}
+	if n := len(r.Findings.OrdersWithoutEvent); n > 0 {
+		fmt.Fprintf(w, "  %d orders without their OrderAccepted outbox event (reported, not counted: the local emulator does not roll a transactional batch back)\n", n)
+	}
+}
+
+// maxExamples bounds the violations listed per check.
+const maxExamples = 10

@@ -16,6 +16,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -50,9 +51,16 @@ type Options struct {
 	// the same MessageId inside it never reach the consumer.
 	DuplicateDetection time.Duration
 	HandlerKills       int // chaos: SIGKILL the handler this many times
-	ParkingQueue       string
-	OutDir             string
-	Timeout            time.Duration
+	// Clocks are the lock, renewal and function timeout the host enforces
+	// (zero fields: host.json and the orders queue).
+	Clocks hostemu.Clocks
+	// Outages are phases in which Cosmos fails every request: the handler
+	// then reaches Cosmos through the chaos fault proxy (no other faults),
+	// which needs a loopback http:// endpoint such as the local emulator.
+	Outages      []chaos.Outage
+	ParkingQueue string
+	OutDir       string
+	Timeout      time.Duration
 
 	Verbose  bool      // print each invocation's Logs and failures
 	Progress io.Writer // progress bar target, nil for none
@@ -126,28 +134,15 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		defer logMu.Unlock()
 		fmt.Fprintf(opts.Log, "hostemu: "+format+"\n", args...)
 	}
-	worker, err := app.StartHandler(exe, settings, handlerLog, func(s string) { logf("%s", s) })
-	if err != nil {
-		return nil, err
-	}
-	defer worker.Stop(20 * time.Second)
-
-	queue := hostemu.NewQueue(fns[0].ServiceBusQueue(), opts.MaxDeliveryCount)
-	queue.DuplicateDetection = opts.DuplicateDetection
-	queue.Send(opts.Messages...)
 	var mu sync.Mutex
 	var invs []*hostemu.Invocation
-	host, err := hostemu.New(hostemu.Options{
-		Functions: fns, Queue: queue, Handler: worker,
-		MaxConcurrentCalls:  firstPositive(opts.MaxConcurrentCalls, app.Host.MaxConcurrentCalls),
-		MaxMessageBatchSize: firstPositive(opts.MaxMessageBatchSize, app.Host.MaxMessageBatchSize),
-		BatchesInFlight:     opts.BatchesInFlight,
-		FunctionTimeout:     app.Host.FunctionTimeout,
-		// The broker's limit is the one the handler budgets for.
-		MaxMessageBytes: settings.Int("SERVICEBUS_MAX_MESSAGE_BYTES"),
-		Kills:           opts.HandlerKills, Kill: worker.Kill,
-		Log:           func(s string) { logf("%s", s) },
-		ServiceBusOut: files.serviceBus,
+	res, err := chaos.Deliver(ctx, chaos.RigConfig{
+		App: app, Functions: fns, Executable: exe, Settings: settings, Messages: opts.Messages,
+		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
+		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
+		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Kills: opts.HandlerKills, Outages: opts.Outages,
+		HandlerOutput: handlerLog, ServiceBusOut: files.serviceBus,
+		Log: func(s string) { logf("%s", s) },
 		Observe: func(inv *hostemu.Invocation) {
 			mu.Lock()
 			invs = append(invs, inv)
@@ -158,29 +153,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				logMu.Unlock()
 			}
 		},
+		Watch: func(l *chaos.Live) func() { return showProgress(opts.Progress, l.Queue) },
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w%s", err, tail(files.path("handler.log")))
 	}
-
-	// Delivery starts once the handler answers, like the host's listeners.
-	if _, err := worker.Endpoint(ctx); err != nil {
-		return nil, fmt.Errorf("start the handler: %w%s", err, tail(files.path("handler.log")))
-	}
-	start := time.Now()
-	stopProgress := showProgress(opts.Progress, queue)
-	runErr := host.Run(ctx)
-	stopProgress()
-	rep.Elapsed = time.Since(start)
-	worker.Stop(20 * time.Second)
-	if runErr != nil {
-		return nil, fmt.Errorf("%w%s", runErr, tail(files.path("handler.log")))
-	}
-
-	rep.Worker = worker.Stats()
-	rep.Queue = queue.Counts()
-	if dls := queue.DeadLetters(); len(dls) > 0 {
-		if _, err := files.deadLetters(queue.Name, dls); err != nil {
+	rep.Clocks, rep.Elapsed, rep.Worker, rep.Queue = res.Clocks, res.Elapsed, res.Worker, res.Queue
+	if len(res.DeadLetters) > 0 {
+		if _, err := files.deadLetters(fns[0].ServiceBusQueue(), res.DeadLetters); err != nil {
 			return nil, err
 		}
 	}
@@ -188,7 +168,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the stored orders back: %w", err)
 	}
-	rep.check(delivered(opts.Messages, queue.Dropped()), invs, stored, queue.DeadLetters())
+	msgs := delivered(opts.Messages, res.Dropped)
+	rep.count(msgs, invs, stored, res.DeadLetters)
+	if rep.Findings, err = judge(ctx, db, msgs, invs, res); err != nil {
+		return nil, err
+	}
+	rep.Recoveries = rep.Findings.Recoveries
 	if err := files.close(); err != nil {
 		return nil, err
 	}

@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -90,6 +92,17 @@ func stream(t *testing.T, seed uint64) *orderstream.Stream {
 
 func runStream(t *testing.T, root string, s *orderstream.Stream, seed uint64, o Options) *Report {
 	t.Helper()
+	rep := deliver(t, root, s, seed, o)
+	if !rep.OK() {
+		t.Fatal("the invariant does not hold")
+	}
+	return checkFigures(t, rep, s)
+}
+
+// deliver runs s through the real handler and returns the report, judged
+// but not asserted.
+func deliver(t *testing.T, root string, s *orderstream.Stream, seed uint64, o Options) *Report {
+	t.Helper()
 	o.AppRoot, o.Executable = root, handlerBin
 	o.Environ = append(os.Environ(), "COSMOS_ENDPOINT="+env.Endpoint, "COSMOS_KEY="+env.Key, "LOG_LEVEL=warn")
 	o.Messages, o.Injected, o.Seed = s.Messages, &s.Injected, seed
@@ -105,9 +118,12 @@ func runStream(t *testing.T, root string, s *orderstream.Stream, seed uint64, o 
 	var out bytes.Buffer
 	rep.Print(&out)
 	t.Logf("%s\n%s", log.String(), out.String())
-	if !rep.OK() {
-		t.Fatal("the invariant does not hold")
-	}
+	return rep
+}
+
+// checkFigures compares a run's figures with what its stream injected.
+func checkFigures(t *testing.T, rep *Report, s *orderstream.Stream) *Report {
+	t.Helper()
 	in := s.Injected
 	switch {
 	case rep.StoredOrders != rep.DistinctValidOrders || rep.StoredOrders != in.Orders:
@@ -147,5 +163,49 @@ func TestEndToEndProcessOrderBatch(t *testing.T) {
 		MaxMessageBatchSize: 32, BatchesInFlight: 2, HandlerKills: 2})
 	if !rep.Batch || rep.Invocations >= rep.Messages/2 || rep.DeadLetters != 0 || rep.Worker.Kills != 2 {
 		t.Errorf("batch %v: %d invocations for %d messages, %d dead letters, %d kills", rep.Batch, rep.Invocations, rep.Messages, rep.DeadLetters, rep.Worker.Kills)
+	}
+}
+
+// A short Cosmos outage in a run: the handler reaches Cosmos through the
+// fault proxy, the outage holds some orders, and the summary has its figures.
+func TestEndToEndOutage(t *testing.T) {
+	root := endToEnd(t)
+	s, err := orderstream.Generate(orderstream.Options{Orders: 150, Seed: 13, Duplicates: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := runStream(t, root, s, 13, Options{Functions: []string{"ProcessOrder"},
+		Outages: []chaos.Outage{{Kind: chaos.Unreachable, After: 0.2, For: 1500 * time.Millisecond}}})
+	if len(rep.Recoveries) != 1 {
+		t.Fatalf("recoveries %+v, want one outage", rep.Recoveries)
+	}
+	r := rep.Recoveries[0]
+	if r.Held == 0 || r.HeldCreated+r.HeldGivenUp < r.Held || r.FirstCreate < 0 || r.LastHeldCreate < 0 {
+		t.Errorf("outage %s: want orders held during it and created after it", r)
+	}
+}
+
+// The emulator holds the real handler to the queue's lock: told the lock is
+// a minute (QUEUE_LOCK_DURATION) while the queue's is 2 s, the batch
+// function holds its batches through an outage past the lock; every
+// delivery whose lock expired comes back, the idempotent consumer absorbs
+// them, and only the clock check sees it.
+func TestEndToEndBatchPastItsLock(t *testing.T) {
+	root := endToEnd(t)
+	s, err := orderstream.Generate(orderstream.Options{Orders: 100, Seed: 17})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := deliver(t, root, s, 17, Options{Functions: []string{"ProcessOrderBatch"}, MaxMessageBatchSize: 20,
+		Settings: []string{"QUEUE_LOCK_DURATION=1m"}, Clocks: hostemu.Clocks{LockDuration: 2 * time.Second},
+		Outages: []chaos.Outage{{Kind: chaos.Unreachable, After: 0.2, For: 5 * time.Second}}})
+	if rep.Queue.ExpiredLocks == 0 || rep.StoredOrders != 100 {
+		t.Fatalf("expired locks %d, stored %d; want batches past their lock and every order stored once", rep.Queue.ExpiredLocks, rep.StoredOrders)
+	}
+	for _, c := range rep.Findings.Checks {
+		clock := strings.HasPrefix(c.Name, "every invocation answered within the platform's clocks")
+		if clock != (len(c.Violations) > 0) {
+			t.Errorf("%s: violations %q; want only the clock check to fail", c.Name, c.Violations)
+		}
 	}
 }

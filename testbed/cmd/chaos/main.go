@@ -1,7 +1,8 @@
 // Command chaos runs the order consumer under faults and checks that its
 // invariants held: the handler, started and killed by the local Functions
 // host emulator, writes through a fault-injecting proxy to a local Cosmos DB
-// emulator. See docs/chaos.md.
+// emulator, which is also taken away for whole outage phases. See
+// docs/chaos.md.
 package main
 
 import (
@@ -19,6 +20,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
 func main() {
@@ -48,6 +50,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	handlerLog := fs.String("handler-log", "", "file for the handler's own output (default: discarded)")
 	atomic := fs.Bool("atomic-batches", false, "the endpoint's transactional batches are atomic (not the local emulator): an order without its outbox event is then a violation")
 	keep := fs.Bool("keep", false, "keep the run's database")
+	var clocks hostemu.Clocks
+	clocks.RegisterFlags(fs)
+	outageFlag := fs.String("outages", chaos.FormatOutages(chaos.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none")
+	recovery := fs.Duration("recovery-bound", chaos.DefaultRecoveryBound, "orders must be created again this soon after each outage")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -56,6 +62,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	lo, hi, err := parseRange(*slow)
+	if err != nil {
+		return err
+	}
+	outages, err := chaos.ParseOutages(*outageFlag)
 	if err != nil {
 		return err
 	}
@@ -80,7 +90,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	rep, err := chaos.Run(ctx, chaos.Config{
 		Endpoint: endpoint, Key: key, Atomic: *atomic, AppRoot: *appRoot,
 		Messages: *messages, Kills: *kills, Rates: rates, RetryAfter: *retryAfter, SlowMin: lo, SlowMax: hi,
-		OperationTimeout: *opTimeout, Seed: *seed, Keep: *keep,
+		OperationTimeout: *opTimeout, Seed: *seed, Keep: *keep, Clocks: clocks,
+		Outages: outages, RecoveryBound: *recovery,
 		Log: stderr, HandlerOutput: hout, Progress: 5 * time.Second,
 	})
 	if rep != nil {

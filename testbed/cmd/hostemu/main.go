@@ -1,9 +1,11 @@
 // Command hostemu is a local Functions host emulator: it starts the custom
 // handler the way the Azure Functions host does, feeds it a Service Bus
 // queue with at-least-once delivery (duplicates, bursts, lost completions,
-// mismatches, invalid messages, handler kills), applies its output bindings,
-// and checks that Cosmos DB ends with exactly one order per valid orderId and
-// every other content parked. It exits 1 when that check fails.
+// mismatches, invalid messages, handler kills, a Cosmos outage), keeps the
+// platform's clocks (locks, functionTimeout), applies its output bindings,
+// and checks that Cosmos DB ends with exactly one order per valid orderId,
+// every other content parked and no good order given up on. It exits 1 when
+// a check fails.
 //
 //	hostemu [flags]                      a generated stream (2000 orders)
 //	hostemu -stream messages.jsonl       a stream file (see testbed/orderstream.Record)
@@ -24,6 +26,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/localrun"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -93,6 +96,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	fs.IntVar(&opts.MaxDeliveryCount, "max-delivery-count", 10, "the queue's maxDeliveryCount")
 	fs.DurationVar(&opts.DuplicateDetection, "duplicate-detection", 0, "the queue's duplicate detection window, e.g. 10m as in Azure (0: off, every resend reaches the consumer)")
 	fs.IntVar(&opts.HandlerKills, "kill-handler", 0, "SIGKILL the handler this many times, spread over the run")
+	opts.Clocks.RegisterFlags(fs)
+	outages := fs.String("outages", chaos.FormatOutages(localrun.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none; needs a loopback http:// Cosmos endpoint")
 	fs.StringVar(&opts.Database, "database", "", "Cosmos database to use; it must hold no orders (default: a fresh one, deleted afterwards)")
 	fs.BoolVar(&opts.KeepDatabase, "keep-database", false, "keep the fresh database for a look afterwards")
 	fs.StringVar(&opts.ParkingQueue, "parking-queue", "orders-deadletter", "queue of the parking output binding (contract §1)")
@@ -103,6 +108,11 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
+		return exitError
+	}
+	var err error
+	if opts.Outages, err = chaos.ParseOutages(*outages); err != nil {
+		fmt.Fprintln(stderr, "hostemu:", err)
 		return exitError
 	}
 	if fs.NArg() > 0 {

@@ -1,0 +1,55 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+)
+
+// Evidence is everything a run leaves to check.
+type Evidence struct {
+	Messages []*hostemu.Message
+	Fates    *Tracker
+	Queue    hostemu.QueueCounts
+	Worker   hostemu.WorkerStats
+	Dead     []hostemu.DeadLetter
+	// Created is the proxy's ledger (nil without the proxy: the checks
+	// that need it are left out).
+	Created map[string][]string
+	Atomic  bool
+	// Outages took place during the run; CreatedAt is when Cosmos
+	// answered each orderId's first create (the ledger); RecoveryBound is
+	// how soon after an outage orders must be created again.
+	Outages       []OutageRecord
+	CreatedAt     map[string]time.Time
+	RecoveryBound time.Duration
+}
+
+// readBack reads the run's documents by type, directly from Cosmos (not
+// through the proxy).
+func readBack(ctx context.Context, store *cosmos.Store) (map[string][]json.RawMessage, error) {
+	docs := map[string][]json.RawMessage{}
+	for _, t := range []string{"order", "outboxEvent", "conflict"} {
+		d, err := store.Documents(ctx, t)
+		if err != nil {
+			return nil, fmt.Errorf("read back %s documents: %w", t, err)
+		}
+		docs[t] = d
+	}
+	return docs, nil
+}
+
+// Judge reads a run's documents back from store (directly, not through
+// the proxy) and checks every invariant against them: the one set of rules
+// make run and make chaos both print.
+func Judge(ctx context.Context, store *cosmos.Store, ev Evidence) (*Findings, error) {
+	docs, err := readBack(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	return checkRun(docs, ev), nil
+}

@@ -1,0 +1,187 @@
+package chaos
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+)
+
+func TestMeasureRecovery(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	o := OutageRecord{Outage: Outage{Kind: Unreachable, For: time.Minute}, Start: at(10), End: at(70)}
+	created := map[string]time.Time{
+		"before": at(5),  // created before the outage: not held, though delivered again in it
+		"held-1": at(71), // the first create after the outage
+		"held-2": at(73), // the last held order created
+		"late":   at(72), // created after, first delivered after: not held
+	}
+	span := func(from, to float64) Span { return Span{at(from), at(to)} }
+	delivered := map[string][]Span{
+		"before": {span(4, 4.1), span(20, 20.1)},
+		"held-1": {span(8, 70.6)}, // in flight before the outage, held through it
+		"held-2": {span(65, 73)},
+		"late":   {span(71.5, 72)},
+		"lost":   {span(40, 41)}, // held, never created, given up on
+		"gone":   {span(2, 9.9)}, // ended before the outage: not held
+	}
+	r := MeasureRecovery(o, created, delivered, map[string]bool{"lost": true})
+	// before (20), held-1, held-2 and lost are in flight during it.
+	want := Recovery{OutageRecord: o, HeldDeliveries: 4, Held: 3, HeldCreated: 2, HeldGivenUp: 1, FirstCreate: time.Second, LastHeldCreate: 3 * time.Second}
+	if r != want {
+		t.Errorf("recovery\n got %+v\nwant %+v", r, want)
+	}
+	if r := MeasureRecovery(o, map[string]time.Time{"before": at(5)}, delivered, nil); r.FirstCreate >= 0 || r.LastHeldCreate >= 0 {
+		t.Errorf("no create after the outage: first %s last %s, want both negative", r.FirstCreate, r.LastHeldCreate)
+	}
+}
+
+// The incident checks on the small scenario: a valid order dead-lettered or
+// parked RetryBudgetExhausted fails the first; the recovery check fails when
+// no order, or only a late one, is created after an outage.
+func TestIncidentChecks(t *testing.T) {
+	deadLettered := func(s *scenario) {
+		inv := invocation(s.a2, "", "")
+		inv.Status, inv.Failure, inv.Settlements = 503, "the handler answered 503", []hostemu.Settlement{hostemu.DeadLettered}
+		s.invs[1] = inv
+	}
+	outage := func(firstCreate time.Duration) func(s *scenario) {
+		return func(s *scenario) {
+			start := time.Now()
+			for _, inv := range s.invs {
+				inv.Started, inv.Took = start.Add(time.Second), time.Second
+			}
+			end := start.Add(time.Minute)
+			s.outages = []OutageRecord{{Outage: Outage{Kind: Forbidden, For: time.Minute}, Start: start, End: end}}
+			s.createdAt = map[string]time.Time{"ORD-1": end.Add(firstCreate)}
+		}
+	}
+	tests := []struct {
+		name   string
+		break_ func(*scenario)
+		check  string // "" = every check passes
+		want   string
+	}{
+		{"dead-lettered", deadLettered, "no valid order parked", "was dead-lettered after 1 deliveries"},
+		{"exhausted", func(s *scenario) { s.invs[0] = invocation(s.a, "RetryBudgetExhausted", "") }, "no valid order parked", "parked RetryBudgetExhausted"},
+		{"recovered in time", outage(2 * time.Second), "", ""},
+		{"recovered late", outage(6 * time.Second), "orders created again within 5s", "first order was created 6s after"},
+		{"never recovered", outage(-time.Second), "orders created again within 5s", "no order was created after it"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := goodScenario()
+			tt.break_(s)
+			f := s.findings()
+			for _, c := range f.Checks {
+				mine := tt.check != "" && strings.HasPrefix(c.Name, tt.check)
+				switch {
+				case mine && (len(c.Violations) != 1 || !strings.Contains(c.Violations[0], tt.want)):
+					t.Errorf("%s: violations %q, want one saying %q", c.Name, c.Violations, tt.want)
+				case !mine && len(c.Violations) > 0:
+					t.Errorf("%s: unexpected violations %q", c.Name, c.Violations)
+				}
+			}
+			if len(s.outages) > 0 && (len(f.Recoveries) != 1 || f.Recoveries[0].Held != 1) {
+				t.Errorf("recoveries %+v, want one outage holding ORD-1", f.Recoveries)
+			}
+		})
+	}
+}
+
+// An outage takes every request, the account read included, and nothing
+// reaches Cosmos until it ends.
+func TestProxyOutage(t *testing.T) {
+	up := newUpstream(t)
+	p := startProxy(t, ProxyConfig{Upstream: up.URL})
+	for _, path := range []string{"", docsPath} {
+		p.SetOutage(Forbidden)
+		resp, body, err := post(t, p.URL()+path)
+		if err != nil || resp.StatusCode != http.StatusForbidden || resp.Header.Get("x-ms-substatus") != "5301" {
+			t.Errorf("forbidden, /%s: %v %v %s; want 403 sub-status 5301", path, resp, err, body)
+		}
+		p.SetOutage(Unreachable)
+		if _, _, err := post(t, p.URL()+path); err == nil {
+			t.Errorf("unreachable, /%s: an answer; want the connection reset", path)
+		}
+	}
+	if n := up.hits.Load(); n != 0 {
+		t.Errorf("Cosmos saw %d requests during the outages, want 0", n)
+	}
+	p.SetOutage(0)
+	if resp, _, err := post(t, p.URL()+docsPath); err != nil || resp.StatusCode != http.StatusCreated {
+		t.Errorf("after the outage: %v %v, want the request forwarded", resp, err)
+	}
+	if c := p.Counts(); c.OutageAnswers != 4 || c.Forwarded != 1 {
+		t.Errorf("counts %+v, want 4 outage answers and 1 forwarded", c)
+	}
+}
+
+// The schedule starts each phase when enough messages are settled and ends
+// it on time, or at once when the run ends.
+func TestOutageSchedule(t *testing.T) {
+	p := startProxy(t, ProxyConfig{Upstream: newUpstream(t).URL})
+	var settled atomic.Int64 // in percent
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	phases := []Outage{{Kind: Forbidden, After: 0.2, For: 100 * time.Millisecond}, {Kind: Unreachable, After: 0.5, For: time.Hour}}
+	s := StartOutages(ctx, phases, p, func() float64 { return float64(settled.Load()) / 100 }, func(string, ...any) {})
+	time.Sleep(120 * time.Millisecond)
+	if k := OutageKind(p.outage.Load()); k != 0 {
+		t.Fatalf("outage %s before any message settled", k)
+	}
+	settled.Store(30)
+	if !waitFor(ctxTimeout(t, 5*time.Second), func() bool { return OutageKind(p.outage.Load()) == Forbidden }) {
+		t.Fatal("the first outage did not start")
+	}
+	settled.Store(60)
+	if !waitFor(ctxTimeout(t, 5*time.Second), func() bool { return OutageKind(p.outage.Load()) == Unreachable }) {
+		t.Fatal("the second outage did not start")
+	}
+	cancel()
+	recs := s.Wait()
+	if len(recs) != 2 || recs[0].End.Sub(recs[0].Start) < 100*time.Millisecond || recs[1].End.Sub(recs[1].Start) > time.Minute {
+		t.Errorf("records %+v; want the first to last its 100 ms, the second cut short by the end of the run", recs)
+	}
+	if k := OutageKind(p.outage.Load()); k != 0 {
+		t.Errorf("outage %s after the run", k)
+	}
+}
+
+func ctxTimeout(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestParseOutages(t *testing.T) {
+	got, err := ParseOutages(FormatOutages(DefaultOutages))
+	if err != nil || !slices.Equal(got, DefaultOutages) {
+		t.Errorf("round trip of the defaults: %v, %v", got, err)
+	}
+	if got, err := ParseOutages("none"); err != nil || got != nil {
+		t.Errorf("none: %v, %v", got, err)
+	}
+	for _, bad := range []string{"down@0.1:1m", "unreachable@1.5:1m", "unreachable@0.1", "403-forbidden@0.1:-1s", "unreachable:1m"} {
+		if _, err := ParseOutages(bad); err == nil {
+			t.Errorf("ParseOutages(%q) accepted", bad)
+		}
+	}
+}
+
+func TestClockCheck(t *testing.T) {
+	if c := ClockCheck(5, hostemu.QueueCounts{}, hostemu.WorkerStats{Kills: 2}); len(c.Violations) != 0 || c.Checked != 5 {
+		t.Errorf("no expiry, no timeout: %+v", c)
+	}
+	c := ClockCheck(5, hostemu.QueueCounts{ExpiredLocks: 3}, hostemu.WorkerStats{TimeoutRestarts: 1})
+	if len(c.Violations) != 2 || !strings.Contains(c.Violations[0], "3 deliveries lost their lock") ||
+		!strings.Contains(c.Violations[1], "1 invocations passed functionTimeout") {
+		t.Errorf("violations %q, want the expired locks and the timeout named", c.Violations)
+	}
+}

@@ -1,0 +1,205 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+)
+
+// RigConfig is one delivery of a stream to the real handler under the host
+// emulator: what make run and make chaos share. They differ in their fault
+// settings (Proxy, Outages, Kills) and in what they do with the result.
+type RigConfig struct {
+	App       *hostemu.App
+	Functions []*hostemu.Function // all read one queue
+	// Executable is the resolved handler; Settings its app settings.
+	// With Proxy set, COSMOS_ENDPOINT is replaced by the proxy's URL.
+	Executable string
+	Settings   *hostemu.Settings
+	Messages   []*hostemu.Message
+
+	MaxDeliveryCount    int           // 0 = 10
+	DuplicateDetection  time.Duration // 0 = off
+	MaxConcurrentCalls  int           // 0 = host.json
+	MaxMessageBatchSize int           // 0 = host.json
+	BatchesInFlight     int
+	Clocks              hostemu.Clocks
+
+	// Kills SIGKILLs the handler this many times, spread over the run.
+	Kills int
+	// Proxy puts the fault proxy between the handler and Cosmos (its
+	// Upstream is set from COSMOS_ENDPOINT); nil without Outages means
+	// no proxy. Outages are the phases in which Cosmos fails every request.
+	Proxy   *ProxyConfig
+	Outages []Outage
+
+	HandlerOutput io.Writer
+	Observe       func(*hostemu.Invocation)
+	ServiceBusOut func(*hostemu.Invocation, hostemu.OutputMessage) error
+	// Log receives the host's lines and the rig's (outage phases).
+	Log func(string)
+	// Watch is called once delivery starts, to follow it; the func it
+	// returns is called when delivery ends.
+	Watch func(*Live) (stop func())
+}
+
+// Live is a run in progress, for progress lines.
+type Live struct {
+	Queue  *hostemu.Queue
+	Worker *hostemu.Worker
+	Proxy  *Proxy // nil without one
+	Start  time.Time
+}
+
+// RigResult is what a delivery left, for the checks.
+type RigResult struct {
+	Clocks      hostemu.Clocks
+	Queue       hostemu.QueueCounts
+	DeadLetters []hostemu.DeadLetter
+	Dropped     []*hostemu.Message // by duplicate detection
+	Worker      hostemu.WorkerStats
+	Proxy       ProxyCounts
+	Ledger      *Ledger // nil without a proxy
+	Outages     []OutageRecord
+	Elapsed     time.Duration
+}
+
+// StartError is a handler that could not be started: the caller may add
+// the handler's own last words.
+type StartError struct{ Err error }
+
+func (e *StartError) Error() string { return "start the handler: " + e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// Deliver runs the handler, delivers every message until each is completed
+// or dead-lettered, and stops the handler. An error means the delivery could
+// not be completed; the result is returned with it when there is one.
+func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
+	if cfg.Log == nil {
+		cfg.Log = func(string) {}
+	}
+	logf := func(format string, args ...any) { cfg.Log(fmt.Sprintf(format, args...)) }
+	for _, o := range cfg.Outages {
+		if err := o.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	res := &RigResult{Clocks: cfg.Clocks.Resolve(cfg.App.Host)}
+	cfg.Clocks.Apply(cfg.Settings)
+	proxy, err := startRigProxy(&cfg, res)
+	if err != nil {
+		return nil, err
+	}
+	if proxy != nil {
+		defer proxy.Close()
+	}
+	worker, err := cfg.App.StartHandler(cfg.Executable, cfg.Settings, cfg.HandlerOutput, cfg.Log)
+	if err != nil {
+		return nil, err
+	}
+	stopped := false
+	stopWorker := func() {
+		if !stopped {
+			stopped = true
+			worker.Stop(20 * time.Second)
+		}
+	}
+	defer stopWorker()
+
+	queue, host, err := newHost(&cfg, res.Clocks, worker)
+	if err != nil {
+		return nil, err
+	}
+	// Delivery starts once the handler answers, like the host's listeners.
+	if _, err := worker.Endpoint(ctx); err != nil {
+		return nil, &StartError{err}
+	}
+	live := &Live{Queue: queue, Worker: worker, Proxy: proxy, Start: time.Now()}
+	stopWatch := func() {}
+	if cfg.Watch != nil {
+		stopWatch = cfg.Watch(live)
+	}
+	outageCtx, endOutages := context.WithCancel(ctx)
+	outages := &OutageSchedule{}
+	if proxy != nil {
+		outages = StartOutages(outageCtx, cfg.Outages, proxy, func() float64 {
+			q := queue.Counts()
+			return float64(q.Completed+q.DeadLettered) / float64(max(q.Sent, 1))
+		}, logf)
+	}
+	runErr := host.Run(ctx)
+	endOutages()
+	res.Outages = outages.Wait()
+	stopWatch()
+	res.Elapsed = time.Since(live.Start)
+	stopWorker() // flushes the handler's output
+	res.Queue, res.DeadLetters, res.Dropped, res.Worker = queue.Counts(), queue.DeadLetters(), queue.Dropped(), worker.Stats()
+	if proxy != nil {
+		_ = proxy.Close()
+		res.Proxy = proxy.Counts()
+	}
+	if runErr != nil {
+		return res, fmt.Errorf("host emulator: %w", runErr)
+	}
+	return res, nil
+}
+
+// newHost fills the queue with the stream and sets the host up as the
+// platform would be: its clocks, its concurrency, the kills asked for.
+func newHost(cfg *RigConfig, clocks hostemu.Clocks, worker *hostemu.Worker) (*hostemu.Queue, *hostemu.Host, error) {
+	queue := hostemu.NewQueue(cfg.Functions[0].ServiceBusQueue(), cfg.MaxDeliveryCount)
+	queue.DuplicateDetection, queue.LockDuration = cfg.DuplicateDetection, clocks.LockDuration
+	queue.Send(cfg.Messages...)
+	host, err := hostemu.New(hostemu.Options{
+		Functions: cfg.Functions, Queue: queue, Handler: worker,
+		MaxConcurrentCalls:  firstPositive(cfg.MaxConcurrentCalls, cfg.App.Host.MaxConcurrentCalls),
+		MaxMessageBatchSize: firstPositive(cfg.MaxMessageBatchSize, cfg.App.Host.MaxMessageBatchSize),
+		BatchesInFlight:     cfg.BatchesInFlight,
+		FunctionTimeout:     clocks.FunctionTimeout, Restart: worker.Restart,
+		MaxAutoLockRenewalDuration: clocks.MaxAutoLockRenewal,
+		// The broker's limit is the one the handler budgets for.
+		MaxMessageBytes: cfg.Settings.Int("SERVICEBUS_MAX_MESSAGE_BYTES"),
+		Kills:           cfg.Kills, Kill: worker.Kill,
+		Observe: cfg.Observe, Log: cfg.Log, ServiceBusOut: cfg.ServiceBusOut,
+	})
+	return queue, host, err
+}
+
+// startRigProxy starts the fault proxy in front of COSMOS_ENDPOINT when the
+// run has faults or outages, and points the handler at it.
+func startRigProxy(cfg *RigConfig, res *RigResult) (*Proxy, error) {
+	if cfg.Proxy == nil && len(cfg.Outages) == 0 {
+		return nil, nil
+	}
+	pc := ProxyConfig{}
+	if cfg.Proxy != nil {
+		pc = *cfg.Proxy
+	}
+	pc.Upstream, _ = cfg.Settings.Get("COSMOS_ENDPOINT")
+	res.Ledger = NewLedger()
+	observe := pc.Observe
+	pc.Observe = func(x Exchange) {
+		res.Ledger.Observe(x)
+		if observe != nil {
+			observe(x)
+		}
+	}
+	p, err := StartProxy(pc)
+	if err != nil {
+		return nil, fmt.Errorf("faults and outages need the fault proxy in front of Cosmos: %w", err)
+	}
+	cfg.Settings.Set("COSMOS_ENDPOINT", p.URL())
+	return p, nil
+}
+
+func firstPositive(vals ...int) int {
+	for _, v := range vals {
+		if v > 0 {
+			return v
+		}
+	}
+	return 0
+}

@@ -1,0 +1,215 @@
+package hostemu
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The platform's clocks, scaled down: a lock of 300 ms instead of a minute,
+// a renewal of 1 s and a function timeout of 2 s instead of five minutes.
+// The rules are the same; only the durations shrink.
+const (
+	testLock    = 300 * time.Millisecond
+	testRenewal = time.Second
+	testTimeout = 2 * time.Second
+)
+
+// sleepyHandler answers every delivery at once, except the first delivery of
+// a message named in sleep, which it answers after that long.
+func sleepyHandler(sleep map[string]time.Duration) http.Handler {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var inv struct{ Metadata map[string]json.RawMessage }
+		_ = json.NewDecoder(r.Body).Decode(&inv)
+		id := messageIDOf(inv.Metadata)
+		mu.Lock()
+		first := !seen[id]
+		seen[id] = true
+		mu.Unlock()
+		if first {
+			time.Sleep(sleep[id])
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"Outputs":{},"Logs":[],"ReturnValue":null}`))
+	})
+}
+
+func lockedQueue(msgs ...*Message) *Queue {
+	q := NewQueue("orders", 0)
+	q.LockDuration = testLock
+	q.Send(msgs...)
+	return q
+}
+
+// byDelivery finds the invocation of one delivery of a message.
+func byDelivery(t *testing.T, invs []*Invocation, id string, count int) *Invocation {
+	t.Helper()
+	for _, inv := range invs {
+		for _, d := range inv.Deliveries {
+			if d.Message.MessageID == id && d.DeliveryCount == count {
+				return inv
+			}
+		}
+	}
+	t.Fatalf("no delivery %d of %s", count, id)
+	return nil
+}
+
+func TestBatchLockIsNeverRenewed(t *testing.T) {
+	srv := httptestServer(t, sleepyHandler(map[string]time.Duration{"a": 3 * testLock}))
+	q := lockedQueue(msg("a"), msg("b"))
+	invs := runQueue(t, srv, batchFunction(), Options{MaxMessageBatchSize: 10, MaxAutoLockRenewalDuration: time.Minute}, q)
+	first := invs[0]
+	if !first.OK() || len(first.Deliveries) != 2 {
+		t.Fatalf("first batch: ok=%v, %d messages (%s)", first.OK(), len(first.Deliveries), first.Failure)
+	}
+	for i, s := range first.Settlements {
+		if s != LockLost {
+			t.Errorf("first batch, message %s: %s, want %s: a batch that outlives the lock cannot complete",
+				first.Deliveries[i].Message.MessageID, s, LockLost)
+		}
+	}
+	again := byDelivery(t, invs, "a", 2)
+	if again.Settlements[0] != Completed {
+		t.Errorf("delivery 2: %s, want completed", again.Settlements[0])
+	}
+	if c := q.Counts(); c.ExpiredLocks != 2 || c.Completed != 2 || c.DeadLettered != 0 {
+		t.Errorf("queue counts %+v, want 2 expired locks and both completed once", c)
+	}
+}
+
+func TestSingleLockIsRenewedUpToMaxAutoLockRenewal(t *testing.T) {
+	srv := httptestServer(t, sleepyHandler(map[string]time.Duration{
+		"renewed": 3 * testLock,             // past the lock, within the renewal
+		"expired": testRenewal + 3*testLock, // past the renewal and the last lock
+	}))
+	q := lockedQueue(msg("renewed"), msg("expired"))
+	invs := runQueue(t, srv, singleFunction(), Options{MaxConcurrentCalls: 4, MaxAutoLockRenewalDuration: testRenewal}, q)
+
+	if inv := byDelivery(t, invs, "renewed", 1); inv.Settlements[0] != Completed {
+		t.Errorf("renewed: %s, want completed at delivery 1: the host renews a single message's lock", inv.Settlements[0])
+	}
+	slow := byDelivery(t, invs, "expired", 1)
+	again := byDelivery(t, invs, "expired", 2)
+	if slow.Settlements[0] != LockLost || again.Settlements[0] != Completed {
+		t.Errorf("expired: delivery 1 %s, delivery 2 %s; want %s then completed", slow.Settlements[0], again.Settlements[0], LockLost)
+	}
+	// The expiry gives the message back while its first invocation still
+	// runs: the redelivery starts before that invocation ends.
+	if end := slow.Started.Add(slow.Took); !again.Started.Before(end) {
+		t.Errorf("delivery 2 started %s after delivery 1 ended; want it in flight beside the lost one",
+			again.Started.Sub(end))
+	}
+	// Renewals stop at testRenewal; the last lock runs out at most one lock
+	// later (a little more leaves room for a loaded machine's timers).
+	if held := again.Started.Sub(slow.Started); held < testRenewal || held > testRenewal+2*testLock+testLock/2 {
+		t.Errorf("the lock was lost after %s; want between the renewal (%s) and one lock more", held, testRenewal)
+	}
+	if c := q.Counts(); c.ExpiredLocks != 1 || c.Completed != 2 {
+		t.Errorf("queue counts %+v, want 1 expired lock, 2 completed", c)
+	}
+}
+
+func TestLockExpiryAtTheLastDeliveryDeadLetters(t *testing.T) {
+	srv := httptestServer(t, sleepyHandler(map[string]time.Duration{"late": 3 * testLock}))
+	q := NewQueue("orders", 1)
+	q.LockDuration = testLock
+	q.Send(msg("late"))
+	invs := runQueue(t, srv, batchFunction(), Options{}, q)
+	if len(invs) != 1 || invs[0].Settlements[0] != DeadLettered {
+		t.Fatalf("invocations %d, settlement %v; want the expiry of the last delivery to dead-letter", len(invs), invs[0].Settlements)
+	}
+	if dl := q.DeadLetters(); len(dl) != 1 || !strings.Contains(dl[0].Description, "lock expired") {
+		t.Errorf("dead letters %+v", dl)
+	}
+}
+
+func TestFunctionTimeoutRestartsTheHandlerAndFailsEveryInvocation(t *testing.T) {
+	w := startFake(t, "ok", WorkerConfig{})
+	// hang-1 passes the timeout; slow-1 is sent a while later, so it is in
+	// flight, well inside its own timeout, when hang-1's restarts the handler.
+	const timeout = testTimeout
+	q := NewQueue("orders", 0)
+	q.Send(msg("hang-1"))
+	time.AfterFunc(timeout*2/5, func() { q.Send(msg("slow-1")) })
+	invs := runQueue(t, w, singleFunction(), Options{MaxConcurrentCalls: 2, FunctionTimeout: timeout, Restart: w.Restart}, q)
+
+	hang := byDelivery(t, invs, "hang-1", 1)
+	if !hang.TimedOut || !strings.Contains(hang.Failure, "Timeout value of 00:00:02 exceeded by function 'Functions.ProcessOrder'") {
+		t.Errorf("hang-1: timedOut=%v failure %q", hang.TimedOut, hang.Failure)
+	}
+	if hang.Took > timeout+time.Second {
+		t.Errorf("hang-1 failed after %s, want at the timeout (%s)", hang.Took, timeout)
+	}
+	slow := byDelivery(t, invs, "slow-1", 1)
+	if slow.OK() || slow.TimedOut || !strings.HasPrefix(slow.Failure, "no answer") {
+		t.Errorf("slow-1: ok=%v timedOut=%v failure %q; want it failed by the restart, not by its own timeout", slow.OK(), slow.TimedOut, slow.Failure)
+	}
+	for _, id := range []string{"hang-1", "slow-1"} {
+		if inv := byDelivery(t, invs, id, 2); inv.Settlements[0] != Completed {
+			t.Errorf("%s delivery 2: %s (%s)", id, inv.Settlements[0], inv.Failure)
+		}
+	}
+	if s := w.Stats(); s.TimeoutRestarts != 1 || s.Starts != 2 || s.UnexpectedExits != 0 || s.StartErrors != 0 {
+		t.Errorf("worker stats %+v, want one restart after the timeout and no error", s)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	t.Run("0 is not restarted", func(t *testing.T) {
+		w := startFake(t, "ok", WorkerConfig{})
+		q := NewQueue("orders", 0)
+		q.Send(msg("exit0-1"), msg("ok-1"))
+		invs := runQueue(t, w, singleFunction(), Options{MaxConcurrentCalls: 1}, q)
+		if s := w.Stats(); s.Starts != 1 || s.UnexpectedExits != 1 {
+			t.Errorf("worker stats %+v, want one start and no restart", s)
+		}
+		if c := q.Counts(); c.DeadLettered != 2 {
+			t.Errorf("queue %+v, want both messages dead-lettered: every later invocation fails", c)
+		}
+		last := invs[len(invs)-1]
+		if !strings.Contains(last.Failure, "exited with code 0") {
+			t.Errorf("last failure %q, want the handler named as exited with code 0", last.Failure)
+		}
+	})
+	t.Run("200 is restarted without an error", func(t *testing.T) {
+		w := startFake(t, "ok", WorkerConfig{})
+		q := NewQueue("orders", 0)
+		q.Send(msg("exit200-1"))
+		invs := runQueue(t, w, singleFunction(), Options{}, q)
+		if s := w.Stats(); s.Starts != 2 || s.UnexpectedExits != 0 || s.StartErrors != 0 {
+			t.Errorf("worker stats %+v, want a quiet restart", s)
+		}
+		// A delivery sent before the host noticed the exit fails too.
+		if c := q.Counts(); c.Completed != 1 || len(invs) > 3 {
+			t.Errorf("queue %+v after %d invocations, want the message completed once the handler is back", c, len(invs))
+		}
+	})
+}
+
+func httptestServer(t *testing.T, h http.Handler) Endpointer {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return FixedEndpoint(srv.URL)
+}
+
+func TestClocksResolveAndApply(t *testing.T) {
+	host := HostConfig{FunctionTimeout: 5 * time.Minute, MaxAutoLockRenewalDuration: 5 * time.Minute}
+	c := Clocks{FunctionTimeout: 5 * time.Second}.Resolve(host)
+	if c != (Clocks{LockDuration: DefaultLockDuration, MaxAutoLockRenewal: 5 * time.Minute, FunctionTimeout: 5 * time.Second}) {
+		t.Errorf("resolved %+v", c)
+	}
+	s := NewSettings([]string{"QUEUE_LOCK_DURATION=3s"})
+	Clocks{LockDuration: 2 * time.Second, FunctionTimeout: 5 * time.Second}.Apply(s)
+	for name, want := range map[string]string{"QUEUE_LOCK_DURATION": "3s", "HOST_FUNCTION_TIMEOUT": "5s", "HOST_MAX_AUTO_LOCK_RENEWAL": ""} {
+		if got, _ := s.Get(name); got != want {
+			t.Errorf("%s = %q, want %q (a given setting wins; clocks not overridden are left to host.json)", name, got, want)
+		}
+	}
+}

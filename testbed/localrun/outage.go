@@ -1,0 +1,35 @@
+package localrun
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+)
+
+// DefaultOutages is the outage of make run's default stream: Cosmos
+// unreachable for 30 s once a quarter of the messages are settled.
+var DefaultOutages = []chaos.Outage{{Kind: chaos.Unreachable, After: 0.25, For: 30 * time.Second}}
+
+// judge runs the invariant checks of make chaos over this run: the
+// documents read back, the fates of the messages (a chaos.Tracker fed this
+// run's invocations), the broker's and the handler's counts, and the proxy's
+// ledger when the run had one (outages).
+func judge(ctx context.Context, db *ordersDB, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *chaos.RigResult) (*chaos.Findings, error) {
+	t := chaos.NewTracker(msgs)
+	for _, inv := range invs {
+		t.Observe(inv)
+	}
+	ev := chaos.Evidence{Messages: msgs, Fates: t, Queue: res.Queue, Worker: res.Worker, Dead: res.DeadLetters,
+		Outages: res.Outages, RecoveryBound: chaos.DefaultRecoveryBound}
+	if res.Ledger != nil {
+		ev.Created, ev.CreatedAt = res.Ledger.Created(), res.Ledger.CreatedAt()
+	}
+	f, err := chaos.Judge(ctx, db.store, ev)
+	if err != nil {
+		return nil, fmt.Errorf("read the run's documents back: %w", err)
+	}
+	return f, nil
+}
