@@ -20,8 +20,10 @@ type Rig struct {
 	Handler  http.Handler
 }
 
-// NewRig opens a fresh client (no requests made yet) and builds the handler.
-func NewRig(t Target, conns int) (*Rig, error) {
+// NewRig opens a fresh client (no requests made yet) and builds the handler,
+// with batchParallelism messages of a batch at once (0: the handler's
+// default).
+func NewRig(t Target, conns, batchParallelism int) (*Rig, error) {
 	c := NewCounter(Transport(conns))
 	store, err := t.Open(c)
 	if err != nil {
@@ -29,9 +31,10 @@ func NewRig(t Target, conns int) (*Rig, error) {
 	}
 	log := NewOutcomeLog()
 	h := handler.NewServer(handler.Config{
-		Processor:       &orders.Processor{Store: store},
-		Logger:          slog.New(log),
-		MessageDeadline: 30 * time.Second,
+		Processor:        &orders.Processor{Store: store},
+		Logger:           slog.New(log),
+		MessageDeadline:  30 * time.Second,
+		BatchParallelism: batchParallelism,
 	})
 	return &Rig{Counter: c, Outcomes: log, Handler: h}, nil
 }
