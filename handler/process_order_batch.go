@@ -17,12 +17,13 @@ import (
 // Batch-mode defaults.
 const (
 	// DefaultBatchParallelism bounds the messages of one batch processed at
-	// once. Every message is its own partition and the host's listener runs
-	// one batch at a time, so a batch may use the whole Cosmos connection
-	// pool (cmd/handler's COSMOS_MAX_CONNS default, 64): at 20 ms to Cosmos,
-	// 8 at once made a batch of 100 half as fast as single messages
-	// (docs/benchmarks.md).
-	DefaultBatchParallelism = 64
+	// once: host.json's maxMessageBatchSize. Every message is its own
+	// partition and the host's listener runs one batch at a time, so a whole
+	// batch is written in one round of requests, and it takes at most one
+	// operation timeout, below the 1-minute lock that is never renewed for
+	// batches. At 20 ms to Cosmos, 8 at once made a batch of 100 half as fast
+	// as single messages (issue 16; docs/benchmarks.md).
+	DefaultBatchParallelism = 100
 	// DefaultMaxBatchRequestBytes bounds a batch invocation held in memory:
 	// 100 messages (host.json maxMessageBatchSize) of 256 KB, encoded twice.
 	DefaultMaxBatchRequestBytes = 64 << 20

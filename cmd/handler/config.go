@@ -41,11 +41,13 @@ type config struct {
 	// BatchParallelism bounds the messages of one ProcessOrderBatch
 	// invocation processed at once; each holds a Cosmos connection, so it
 	// may not exceed MaxConns.
-	BatchParallelism int `envconfig:"BATCH_PARALLELISM" default:"64"`
+	BatchParallelism int `envconfig:"BATCH_PARALLELISM" default:"100"`
 	// MaxBatchRequestBytes bounds one batch or change-feed invocation.
 	MaxBatchRequestBytes int64 `envconfig:"MAX_BATCH_REQUEST_BYTES" default:"67108864"`
-	// MaxConns sizes the Cosmos connection pool (>= maxConcurrentCalls).
-	MaxConns int    `envconfig:"COSMOS_MAX_CONNS" default:"64"`
+	// MaxConns sizes the Cosmos connection pool (>= maxConcurrentCalls, and
+	// >= BatchParallelism). Idle connections are only kept, never opened
+	// ahead, so a large pool costs nothing to ProcessOrder.
+	MaxConns int    `envconfig:"COSMOS_MAX_CONNS" default:"100"`
 	LogLevel string `envconfig:"LOG_LEVEL" default:"info"`
 }
 

@@ -29,8 +29,8 @@ func TestLoadConfigNamesTheBadSetting(t *testing.T) {
 		{"timeout not a duration", map[string]string{"COSMOS_OPERATION_TIMEOUT": "soon"}, "COSMOS_OPERATION_TIMEOUT"},
 		{"request limit tiny", map[string]string{"MAX_REQUEST_BYTES": "10"}, "MAX_REQUEST_BYTES"},
 		{"batch parallelism zero", map[string]string{"BATCH_PARALLELISM": "0"}, "BATCH_PARALLELISM"},
-		{"batch parallelism above the pool", map[string]string{"BATCH_PARALLELISM": "65"}, "must not exceed COSMOS_MAX_CONNS (64)"},
-		{"pool below the default batch parallelism", map[string]string{"COSMOS_MAX_CONNS": "16"}, "BATCH_PARALLELISM (64) must not exceed COSMOS_MAX_CONNS (16)"},
+		{"batch parallelism above the pool", map[string]string{"BATCH_PARALLELISM": "101"}, "must not exceed COSMOS_MAX_CONNS (100)"},
+		{"pool below the default batch parallelism", map[string]string{"COSMOS_MAX_CONNS": "16"}, "BATCH_PARALLELISM (100) must not exceed COSMOS_MAX_CONNS (16)"},
 		{"pool zero", map[string]string{"COSMOS_MAX_CONNS": "0"}, "COSMOS_MAX_CONNS must be at least 1"},
 		{"batch limit below message limit", map[string]string{"MAX_BATCH_REQUEST_BYTES": "65536"}, "MAX_BATCH_REQUEST_BYTES"},
 		{"message deadline past functionTimeout", map[string]string{"MESSAGE_DEADLINE": "4m40s"}, "MESSAGE_DEADLINE 4m40s exceeds the host's functionTimeout 5m0s"},
@@ -76,7 +76,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.CosmosDatabase != "shop" || c.CosmosContainer != "orders" || c.RetryBudget != 9 || c.CosmosKey != "" ||
-		c.BatchParallelism != 64 || c.MaxConns != 64 {
+		c.BatchParallelism != 100 || c.MaxConns != 100 {
 		t.Errorf("defaults = %+v", c)
 	}
 	// The bar: an outage of 30 minutes parks no valid order.

@@ -12,6 +12,10 @@ import (
 	"github.com/ordersink/orders-consumer/orders"
 )
 
+// PoolSize is the Cosmos connection pool of every client the bench makes:
+// cmd/handler's COSMOS_MAX_CONNS default.
+const PoolSize = 100
+
 // Rig is the handler as cmd/handler wires it, over a Cosmos client whose
 // requests are counted and with a log that counts outcomes.
 type Rig struct {

@@ -176,7 +176,7 @@ func plainContainer(t Target, conns int) (*azcosmos.ContainerClient, *Counter, e
 // PlainCreate is the baseline: a loop of azcosmos CreateItem calls writing
 // the same order document the handler writes (without its outbox event).
 func PlainCreate(t Target, conc int) (*Variant, error) {
-	cc, counter, err := plainContainer(t, 64)
+	cc, counter, err := plainContainer(t, PoolSize)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func PlainCreate(t Target, conc int) (*Variant, error) {
 // PlainBatch writes the same two documents as the handler (order and outbox
 // event) in one transactional batch per order, with no handler around it.
 func PlainBatch(t Target, conc int) (*Variant, error) {
-	cc, counter, err := plainContainer(t, 64)
+	cc, counter, err := plainContainer(t, PoolSize)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +247,7 @@ func HandlerSingle(t Target, conc int) (*Variant, error) {
 // HandlerDirect calls the handler's ServeHTTP in process with one-message
 // invocations: the handler's work without the loopback HTTP hop.
 func HandlerDirect(t Target, conc int) (*Variant, error) {
-	rig, err := NewRig(t, 64, 0)
+	rig, err := NewRig(t, PoolSize, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +290,7 @@ func HandlerBatch(t Target, perOp, conc, parallelism int) (*Variant, error) {
 }
 
 func handlerVariant(t Target, name string, perOp, conc, parallelism int) (*Variant, error) {
-	rig, err := NewRig(t, 64, parallelism)
+	rig, err := NewRig(t, PoolSize, parallelism)
 	if err != nil {
 		return nil, err
 	}
