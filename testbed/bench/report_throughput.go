@@ -148,12 +148,11 @@ func (r *Report) cpuNote(p func(string, ...any)) {
 	if lr.Latency > 0 {
 		return
 	}
-	busy := append([]float64(nil), lr.stats(VarHandlerSingle).busy...)
+	busy := lr.stats(VarHandlerSingle).busy
 	if len(busy) == 0 {
 		return
 	}
-	sort.Float64s(busy)
-	b := median(busy)
+	b := medianOf(busy)
 	if b < 0.8*float64(r.Machine.Cores) {
 		p("At 0 ms the Go process and the emulator kept only %.2f of %d cores busy (median, `ProcessOrder`):", b, r.Machine.Cores)
 		p("other work on the shared machine took the rest (see the load average above), so the 0 ms figures")
@@ -174,34 +173,40 @@ func (r *Report) cpuNote(p func(string, ...any)) {
 
 // throughputSummary is every variant's median messages/s at every latency.
 func (r *Report) throughputSummary(p func(string, ...any)) {
-	head, rule := "| variant, messages/s (median of the rounds) |", "|---|"
-	for _, lr := range r.Throughput {
-		head += " " + latencyName(lr.Latency) + " |"
-		rule += "---:|"
-	}
-	p("%s", head)
-	p("%s", rule)
+	r.latencyColumns(p, "| variant, messages/s (median of the rounds) |", "|---|", "")
 	for v := range numVariants {
 		row := "| " + r.Throughput[0].stats(v).name + " |"
 		for _, lr := range r.Throughput {
-			st := lr.stats(v)
-			c := append([]float64(nil), st.rates...)
-			sort.Float64s(c)
-			row += fmt.Sprintf(" %.0f |", median(c))
+			row += fmt.Sprintf(" %.0f |", medianOf(lr.stats(v).rates))
 		}
 		p("%s", row)
 	}
 	p("")
 }
 
-func (r *Report) ratioTable(p func(string, ...any)) {
-	head, rule := "| question | ratio (within each round, then the median; range) |", "|---|---|"
+// latencyColumns writes a table's header: the leading columns, one column
+// per latency, then the trailing one if any.
+func (r *Report) latencyColumns(p func(string, ...any), head, rule, last string) {
 	for _, lr := range r.Throughput {
 		head += " " + latencyName(lr.Latency) + " |"
+		rule += "---:|"
+	}
+	if last != "" {
+		head += " " + last + " |"
 		rule += "---|"
 	}
-	p("%s target |", head)
-	p("%s---|", rule)
+	p("%s", head)
+	p("%s", rule)
+}
+
+func medianOf(s []float64) float64 {
+	c := append([]float64(nil), s...)
+	sort.Float64s(c)
+	return median(c)
+}
+
+func (r *Report) ratioTable(p func(string, ...any)) {
+	r.latencyColumns(p, "| question | ratio (within each round, then the median; range) |", "|---|---|", "target")
 	for _, q := range r.ratioRows() {
 		row := "| " + q.question + " | " + q.name + " |"
 		for _, lr := range r.Throughput {
@@ -211,13 +216,12 @@ func (r *Report) ratioTable(p func(string, ...any)) {
 	}
 	p("")
 	far := r.Throughput[len(r.Throughput)-1]
-	c := far.ratios(VarHandlerBatch, VarHandlerSingle)
-	sort.Float64s(c)
+	m := medianOf(far.ratios(VarHandlerBatch, VarHandlerSingle))
 	verdict := "at least as fast as"
-	if median(c) < 1 {
+	if m < 1 {
 		verdict = "slower than"
 	}
-	p("At %s, batch mode was %s single messages in this run (median ratio %.2f).", latencyName(far.Latency), verdict, median(c))
+	p("At %s, batch mode was %s single messages in this run (median ratio %.2f).", latencyName(far.Latency), verdict, m)
 	p("")
 	p("Which figure answers which question: **batch ÷ single** tells whether to enable `ProcessOrderBatch`")
 	p("(docs/batch-mode.md weighs it against the batch's failure blast radius and lock limit);")
