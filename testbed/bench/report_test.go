@@ -29,7 +29,7 @@ func TestReportGivesEveryLatencyAndTheBatchVerdict(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &Report{Settings: Settings{Rounds: 1, BatchSize: 100, BatchConcurrency: 1, BatchParallelism: 64,
+			r := &Report{Settings: Settings{Rounds: 1, Concurrency: 16, BatchSize: 100, BatchConcurrency: 1, BatchParallelism: 64,
 				Latencies: []time.Duration{0, 20 * time.Millisecond}},
 				Throughput: []LatencyRun{{Latency: 0, Rounds: [][]Phase{fakeRound(100)}},
 					{Latency: 20 * time.Millisecond, Rounds: [][]Phase{fakeRound(tc.batchRate)}}},
@@ -37,7 +37,8 @@ func TestReportGivesEveryLatencyAndTheBatchVerdict(t *testing.T) {
 			var b strings.Builder
 			r.Markdown(&b)
 			doc := b.String()
-			for _, want := range []string{"| 0 ms | 20 ms |", "### At 0 ms", "### At 20 ms", "At 20 ms, " + tc.verdict} {
+			for _, want := range []string{"| 0 ms | 20 ms |", "### At 0 ms", "### At 20 ms", "At 20 ms, " + tc.verdict,
+				"At 20 ms, 16 requests in flight allow at most 800 messages/s; `ProcessOrder` reached 100 (12 %): held down by the CPU"} {
 				if !strings.Contains(doc, want) {
 					t.Errorf("report lacks %q", want)
 				}

@@ -132,6 +132,7 @@ func (r *Report) throughput(p func(string, ...any)) {
 	p("(`/proc/<pid>/stat`, 10 ms ticks), divided by the messages.")
 	p("")
 	r.throughputSummary(p)
+	r.boundNote(p)
 	r.ratioTable(p)
 	r.batchNote(p)
 	for _, lr := range r.Throughput {
@@ -180,6 +181,27 @@ func (r *Report) throughputSummary(p func(string, ...any)) {
 			row += fmt.Sprintf(" %.0f |", medianOf(lr.stats(v).rates))
 		}
 		p("%s", row)
+	}
+	p("")
+}
+
+// boundNote says how close ProcessOrder came, at each latency, to what its
+// requests in flight allow there: near it, the figures are bound by the
+// latency as in a deployment; far below it, by the CPU of the shared machine.
+func (r *Report) boundNote(p func(string, ...any)) {
+	s := r.Settings
+	for _, lr := range r.Throughput {
+		if lr.Latency <= 0 {
+			continue
+		}
+		bound := float64(s.Concurrency) / lr.Latency.Seconds()
+		got := medianOf(lr.stats(VarHandlerSingle).rates)
+		what := "bound by the latency, as in a deployment"
+		if got < 0.7*bound {
+			what = "held down by the CPU of the shared machine as well as by the latency"
+		}
+		p("- At %s, %d requests in flight allow at most %.0f messages/s; `ProcessOrder` reached %.0f (%.0f %%): %s.",
+			latencyName(lr.Latency), s.Concurrency, bound, got, 100*got/bound, what)
 	}
 	p("")
 }
