@@ -85,10 +85,11 @@ chaos: build
 
 .PHONY: bench fuzz vulncheck
 
-## bench: measure and rewrite docs/benchmarks.md: Cosmos round trips per message, handler vs a
-##        plain azcosmos loop, batch vs single invocations, in-process CPU and allocations,
-##        start time and memory of bin/handler. Starts an emulator on port 18095 unless
-##        COSMOS_ENDPOINT is set; ~2 min. More: make bench BENCH_FLAGS='-rounds 9 -messages 4000'
+## bench: measure and rewrite docs/benchmarks.md: Cosmos round trips per message; single and
+##        batch invocations against a plain azcosmos loop at 0, 5 and 20 ms from Cosmos (a delay
+##        proxy in front of the emulator); in-process CPU and allocations; start time and memory
+##        of bin/handler. Starts an emulator on port 18095 unless COSMOS_ENDPOINT is set; ~4 min.
+##        More: make bench BENCH_FLAGS='-rounds 9 -latencies 0,20ms,50ms'
 bench: build
 	./testbed/scripts/bench.sh $(BENCH_FLAGS)
 

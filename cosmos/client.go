@@ -74,7 +74,7 @@ func transport(o Options) http.RoundTripper {
 	}
 	conns := o.MaxConnsPerHost
 	if conns <= 0 {
-		conns = 64
+		conns = 100 // cmd/handler's COSMOS_MAX_CONNS default
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	// The default of 2 idle connections per host makes 16 concurrent

@@ -46,12 +46,15 @@ type config struct {
 	// Host holds the platform's clocks the deadlines must fit in.
 	Host hostClocks
 	// BatchParallelism bounds the messages of one ProcessOrderBatch
-	// invocation processed at once.
-	BatchParallelism int `envconfig:"BATCH_PARALLELISM" default:"8"`
+	// invocation processed at once; each holds a Cosmos connection, so it
+	// may not exceed MaxConns.
+	BatchParallelism int `envconfig:"BATCH_PARALLELISM" default:"100"`
 	// MaxBatchRequestBytes bounds one batch or change-feed invocation.
 	MaxBatchRequestBytes int64 `envconfig:"MAX_BATCH_REQUEST_BYTES" default:"67108864"`
-	// MaxConns sizes the Cosmos connection pool (>= maxConcurrentCalls).
-	MaxConns int    `envconfig:"COSMOS_MAX_CONNS" default:"64"`
+	// MaxConns sizes the Cosmos connection pool (>= maxConcurrentCalls, and
+	// >= BatchParallelism). Idle connections are only kept, never opened
+	// ahead, so a large pool costs nothing to ProcessOrder.
+	MaxConns int    `envconfig:"COSMOS_MAX_CONNS" default:"100"`
 	LogLevel string `envconfig:"LOG_LEVEL" default:"info"`
 }
 
@@ -74,8 +77,13 @@ func loadConfig() (config, error) {
 		// A request over the limit is failed, never judged: the largest
 		// message must fit, as base64 (4/3) with its metadata.
 		return c, fmt.Errorf("configuration: MAX_REQUEST_BYTES (%d) must be at least twice SERVICEBUS_MAX_MESSAGE_BYTES (%d): the largest message arrives base64-encoded with its metadata", c.MaxRequestBytes, c.MaxMessageBytes)
+	case c.MaxConns < 1:
+		return c, fmt.Errorf("configuration: COSMOS_MAX_CONNS must be at least 1, got %d", c.MaxConns)
 	case c.BatchParallelism < 1:
 		return c, fmt.Errorf("configuration: BATCH_PARALLELISM must be at least 1, got %d", c.BatchParallelism)
+	case c.BatchParallelism > c.MaxConns:
+		return c, fmt.Errorf("configuration: BATCH_PARALLELISM (%d) must not exceed COSMOS_MAX_CONNS (%d): every message of a batch in flight holds a Cosmos connection; lower BATCH_PARALLELISM or raise COSMOS_MAX_CONNS",
+			c.BatchParallelism, c.MaxConns)
 	case c.MaxBatchRequestBytes < c.MaxRequestBytes:
 		return c, fmt.Errorf("configuration: MAX_BATCH_REQUEST_BYTES (%d) must be at least MAX_REQUEST_BYTES (%d)", c.MaxBatchRequestBytes, c.MaxRequestBytes)
 	case c.CosmosDatabase == "" || c.CosmosContainer == "":

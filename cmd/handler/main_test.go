@@ -29,6 +29,9 @@ func TestLoadConfigNamesTheBadSetting(t *testing.T) {
 		{"timeout not a duration", map[string]string{"COSMOS_OPERATION_TIMEOUT": "soon"}, "COSMOS_OPERATION_TIMEOUT"},
 		{"request limit tiny", map[string]string{"MAX_REQUEST_BYTES": "10"}, "MAX_REQUEST_BYTES"},
 		{"batch parallelism zero", map[string]string{"BATCH_PARALLELISM": "0"}, "BATCH_PARALLELISM"},
+		{"batch parallelism above the pool", map[string]string{"BATCH_PARALLELISM": "101"}, "must not exceed COSMOS_MAX_CONNS (100)"},
+		{"pool below the default batch parallelism", map[string]string{"COSMOS_MAX_CONNS": "16"}, "BATCH_PARALLELISM (100) must not exceed COSMOS_MAX_CONNS (16)"},
+		{"pool zero", map[string]string{"COSMOS_MAX_CONNS": "0"}, "COSMOS_MAX_CONNS must be at least 1"},
 		{"batch limit below message limit", map[string]string{"MAX_BATCH_REQUEST_BYTES": "65536"}, "MAX_BATCH_REQUEST_BYTES"},
 		{"message deadline past functionTimeout", map[string]string{"MESSAGE_DEADLINE": "4m40s"}, "MESSAGE_DEADLINE 4m40s exceeds the host's functionTimeout 5m0s"},
 		{"message deadline past a shorter host.json clock", map[string]string{"HOST_JSON": "testdata/host-2m.json"}, "MESSAGE_DEADLINE 4m0s exceeds the host's maxAutoLockRenewalDuration 2m0s"},
@@ -74,7 +77,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.CosmosDatabase != "shop" || c.CosmosContainer != "orders" || c.RetryBudget != 9 || c.CosmosKey != "" || c.MaxMessageBytes != 262144 {
+	if c.CosmosDatabase != "shop" || c.CosmosContainer != "orders" || c.RetryBudget != 9 || c.CosmosKey != "" || c.MaxMessageBytes != 262144 ||
+		c.BatchParallelism != 100 || c.MaxConns != 100 {
 		t.Errorf("defaults = %+v", c)
 	}
 	// The bar: an outage of 30 minutes parks no valid order.

@@ -12,6 +12,10 @@ import (
 	"github.com/ordersink/orders-consumer/orders"
 )
 
+// PoolSize is the Cosmos connection pool of every client the bench makes:
+// cmd/handler's COSMOS_MAX_CONNS default.
+const PoolSize = 100
+
 // Rig is the handler as cmd/handler wires it, over a Cosmos client whose
 // requests are counted and with a log that counts outcomes.
 type Rig struct {
@@ -20,8 +24,10 @@ type Rig struct {
 	Handler  http.Handler
 }
 
-// NewRig opens a fresh client (no requests made yet) and builds the handler.
-func NewRig(t Target, conns int) (*Rig, error) {
+// NewRig opens a fresh client (no requests made yet) and builds the handler,
+// with batchParallelism messages of a batch at once (0: the handler's
+// default).
+func NewRig(t Target, conns, batchParallelism int) (*Rig, error) {
 	c := NewCounter(Transport(conns))
 	store, err := t.Open(c)
 	if err != nil {
@@ -29,9 +35,10 @@ func NewRig(t Target, conns int) (*Rig, error) {
 	}
 	log := NewOutcomeLog()
 	h := handler.NewServer(handler.Config{
-		Processor:       &orders.Processor{Store: store},
-		Logger:          slog.New(log),
-		MessageDeadline: 30 * time.Second,
+		Processor:        &orders.Processor{Store: store},
+		Logger:           slog.New(log),
+		MessageDeadline:  30 * time.Second,
+		BatchParallelism: batchParallelism,
 	})
 	return &Rig{Counter: c, Outcomes: log, Handler: h}, nil
 }

@@ -35,7 +35,7 @@ type RoundTripReport struct {
 // time, and counts the requests each kind costs after a one-message warm-up.
 // The batch rows use one ProcessOrderBatch invocation of batchSize messages.
 func RoundTrips(t Target, n, batchSize int) (*RoundTripReport, error) {
-	rig, err := NewRig(t, 64)
+	rig, err := NewRig(t, PoolSize, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -176,11 +176,11 @@ func plainContainer(t Target, conns int) (*azcosmos.ContainerClient, *Counter, e
 // PlainCreate is the baseline: a loop of azcosmos CreateItem calls writing
 // the same order document the handler writes (without its outbox event).
 func PlainCreate(t Target, conc int) (*Variant, error) {
-	cc, counter, err := plainContainer(t, 64)
+	cc, counter, err := plainContainer(t, PoolSize)
 	if err != nil {
 		return nil, err
 	}
-	return &Variant{Name: "plain azcosmos CreateItem loop (order document)", PerOp: 1, Concurrency: conc, counter: counter,
+	return &Variant{Name: fmt.Sprintf("plain azcosmos CreateItem loop (order document), %d at once", conc), PerOp: 1, Concurrency: conc, counter: counter,
 		prepare: func(prefix string, ops int) (func(context.Context, int) error, error) {
 			docs := make([][]byte, ops)
 			ids := make([]string, ops)
@@ -202,11 +202,11 @@ func PlainCreate(t Target, conc int) (*Variant, error) {
 // PlainBatch writes the same two documents as the handler (order and outbox
 // event) in one transactional batch per order, with no handler around it.
 func PlainBatch(t Target, conc int) (*Variant, error) {
-	cc, counter, err := plainContainer(t, 64)
+	cc, counter, err := plainContainer(t, PoolSize)
 	if err != nil {
 		return nil, err
 	}
-	return &Variant{Name: "plain azcosmos transactional batch loop (order + outbox event)", PerOp: 1, Concurrency: conc, counter: counter,
+	return &Variant{Name: fmt.Sprintf("plain azcosmos transactional batch loop (order + outbox event), %d at once", conc), PerOp: 1, Concurrency: conc, counter: counter,
 		prepare: func(prefix string, ops int) (func(context.Context, int) error, error) {
 			docs := make([][]orders.NewDocument, ops)
 			ids := make([]string, ops)
@@ -241,17 +241,17 @@ func PlainBatch(t Target, conc int) (*Variant, error) {
 // loopback HTTP to the handler served in this process, as the Functions
 // host does.
 func HandlerSingle(t Target, conc int) (*Variant, error) {
-	return handlerVariant(t, "handler, one message per invocation (POST /ProcessOrder)", 1, conc)
+	return handlerVariant(t, fmt.Sprintf("handler, one message per invocation (POST /ProcessOrder), %d at once", conc), 1, conc, 0)
 }
 
 // HandlerDirect calls the handler's ServeHTTP in process with one-message
 // invocations: the handler's work without the loopback HTTP hop.
 func HandlerDirect(t Target, conc int) (*Variant, error) {
-	rig, err := NewRig(t, 64)
+	rig, err := NewRig(t, PoolSize, 0)
 	if err != nil {
 		return nil, err
 	}
-	return &Variant{Name: "handler, one message per invocation, ServeHTTP called in process (no HTTP hop)", PerOp: 1, Concurrency: conc,
+	return &Variant{Name: fmt.Sprintf("handler, one message per invocation, ServeHTTP called in process (no HTTP hop), %d at once", conc), PerOp: 1, Concurrency: conc,
 		counter: rig.Counter, outcomes: rig.Outcomes,
 		prepare: func(prefix string, ops int) (func(context.Context, int) error, error) {
 			reqs, err := singleRequests(prefix, ops)
@@ -278,13 +278,19 @@ func singleRequests(prefix string, ops int) ([][]byte, error) {
 }
 
 // HandlerBatch sends batch invocations (POST /ProcessOrderBatch) of perOp
-// messages.
-func HandlerBatch(t Target, perOp, conc int) (*Variant, error) {
-	return handlerVariant(t, fmt.Sprintf("handler, %d messages per invocation (POST /ProcessOrderBatch), %d invocations at once", perOp, conc), perOp, conc)
+// messages, conc at once (the host's listener sends one at a time), to a
+// handler that writes parallelism messages of a batch at once (0: its
+// default).
+func HandlerBatch(t Target, perOp, conc, parallelism int) (*Variant, error) {
+	if parallelism <= 0 {
+		parallelism = handler.DefaultBatchParallelism
+	}
+	name := fmt.Sprintf("handler, %d messages per invocation (POST /ProcessOrderBatch), %d invocation(s) at once, BATCH_PARALLELISM %d", perOp, conc, parallelism)
+	return handlerVariant(t, name, perOp, conc, parallelism)
 }
 
-func handlerVariant(t Target, name string, perOp, conc int) (*Variant, error) {
-	rig, err := NewRig(t, 64)
+func handlerVariant(t Target, name string, perOp, conc, parallelism int) (*Variant, error) {
+	rig, err := NewRig(t, PoolSize, parallelism)
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,10 @@ type ProxyConfig struct {
 	// SlowMin and SlowMax bound how long a Slow answer is held back
 	// (default 200 ms to 2 s).
 	SlowMin, SlowMax time.Duration
+	// Latency holds back every answer Cosmos gave (metadata reads too) for
+	// this long, as an account that far away would: the benchmarks measure
+	// at the latency users see with it. Injected faults answer at once.
+	Latency time.Duration
 	// Seed seeds fault selection; 0 picks one at random.
 	Seed uint64
 	// Observe, when set, sees every exchange Cosmos answered, also those
@@ -214,11 +218,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case Slow:
 		p.n.faults[fault].Add(1)
-		select {
-		case <-time.After(p.slowDelay()):
-		case <-p.closing:
-		}
+		p.hold(p.slowDelay())
 	}
+	p.hold(p.cfg.Latency)
 	h := w.Header()
 	for k, vs := range resp.Header {
 		if !hopByHop[http.CanonicalHeaderKey(k)] {
@@ -283,6 +285,19 @@ func requestKey(r *http.Request, body []byte) [sha256.Size]byte {
 	var k [sha256.Size]byte
 	h.Sum(k[:0])
 	return k
+}
+
+// hold waits d, or until the proxy closes.
+func (p *Proxy) hold(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-p.closing:
+	}
 }
 
 func (p *Proxy) slowDelay() time.Duration {

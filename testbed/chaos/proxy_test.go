@@ -173,6 +173,41 @@ func TestProxySlowForwardsThenAnswersLate(t *testing.T) {
 	}
 }
 
+// Latency stands for a Cosmos account that far away: every answer Cosmos
+// gave, metadata reads included, comes that much later; an injected fault,
+// which never reached Cosmos, does not wait for it.
+func TestProxyLatencyHoldsEveryAnswer(t *testing.T) {
+	up := newUpstream(t)
+	const latency = 100 * time.Millisecond
+	p := startProxy(t, ProxyConfig{Upstream: up.URL, Latency: latency})
+	client := &http.Client{Timeout: 10 * time.Second}
+	for _, path := range []string{"", docsPath} {
+		start := time.Now()
+		resp, err := client.Get(p.URL() + path)
+		if err != nil {
+			t.Fatalf("GET /%s: %v", path, err)
+		}
+		resp.Body.Close()
+		if took := time.Since(start); took < latency {
+			t.Errorf("GET /%s answered after %s, want at least %s", path, took, latency)
+		}
+	}
+	if c := p.Counts(); c.TotalFaults() != 0 || c.Forwarded != 2 {
+		t.Errorf("counts %+v, want 2 forwarded, no fault", c)
+	}
+
+	const far = 5 * time.Second
+	throttled := startProxy(t, ProxyConfig{Upstream: up.URL, Latency: far, Rates: only(Throttle)})
+	start := time.Now()
+	resp, _, err := post(t, throttled.URL()+docsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); resp.StatusCode != http.StatusTooManyRequests || took >= far {
+		t.Errorf("injected 429: got %d after %s, want 429 before the %s latency", resp.StatusCode, took, far)
+	}
+}
+
 func TestProxyNeverFaultsMetadata(t *testing.T) {
 	up := newUpstream(t)
 	p := startProxy(t, ProxyConfig{Upstream: up.URL, Rates: only(Drop)})

@@ -6,7 +6,7 @@
 # With COSMOS_ENDPOINT (and COSMOS_KEY) set it measures against that endpoint;
 # otherwise it starts the local emulator on COSMOS_EMULATOR_PORT (18095, apart
 # from the test suite's) for the run and stops it at the end. Expects
-# bin/handler (make build). Takes about 2 minutes with the defaults.
+# bin/handler (make build). Takes about 4 minutes with the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -22,4 +22,4 @@ if [ -z "${COSMOS_ENDPOINT:-}" ]; then
   target="local emulator @vercel/cosmosdb-server ${version} (scripts/emulator.sh), plain HTTP on 127.0.0.1, Node.js $(node --version)"
 fi
 [ -x bin/handler ] || { echo "bench: bin/handler missing; run make build" >&2; exit 1; }
-go run ./testbed/testbed/cmd/benchreport -target "$target" "${pid_flag[@]}" -bin bin/handler -out docs/benchmarks.md "$@"
+go run ./testbed/cmd/benchreport -target "$target" "${pid_flag[@]}" -bin bin/handler -out docs/benchmarks.md "$@"

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/testbed/bench"
 )
 
@@ -42,11 +43,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		cpuProf = fs.String("cpuprofile", "", "write a CPU profile of the throughput rounds here")
 		emuPID  = fs.Int("emulator-pid", 0, "the Cosmos emulator's process id, to measure its CPU time per message")
 	)
-	fs.IntVar(&s.Rounds, "rounds", 7, "throughput rounds")
+	fs.IntVar(&s.Rounds, "rounds", 5, "throughput rounds")
 	fs.IntVar(&s.Messages, "messages", 2000, "messages per variant per round")
 	fs.IntVar(&s.Concurrency, "concurrency", 16, "operations in flight (host.json maxConcurrentCalls)")
 	fs.IntVar(&s.BatchSize, "batch", 100, "messages per batch invocation (host.json maxMessageBatchSize)")
-	fs.IntVar(&s.BatchConcurrency, "batch-concurrency", 2, "batch invocations in flight")
+	fs.IntVar(&s.BatchConcurrency, "batch-concurrency", 1, "batch invocations in flight (the host's listener: 1)")
+	fs.IntVar(&s.BatchParallelism, "batch-parallelism", handler.DefaultBatchParallelism, "the handler's BATCH_PARALLELISM in the batch variant")
+	latencies := fs.String("latencies", "0,5ms,20ms", "distances to Cosmos for the throughput rounds (a delay proxy in front of the emulator)")
 	fs.IntVar(&s.RTMessages, "rt-messages", 20, "messages per round-trip row")
 	fs.IntVar(&s.RTBatch, "rt-batch", 100, "messages in the round-trip batch invocation")
 	fs.IntVar(&s.Starts, "starts", 10, "process starts timed")
@@ -55,6 +58,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	fs.StringVar(&s.Benchtime, "benchtime", "1s", "go test -benchtime for the in-process benchmarks")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var err error
+	if s.Latencies, err = bench.ParseLatencies(*latencies); err != nil {
+		return err
+	}
+	if s.BatchParallelism < 1 {
+		return fmt.Errorf("-batch-parallelism %d: want at least 1", s.BatchParallelism)
 	}
 	sections := map[string]bool{}
 	for _, name := range strings.Split(*only, ",") {
@@ -140,6 +150,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	rep.Finished = time.Now()
 	rep.Machine.LoadEnd = bench.LoadAverage()
+	if old, err := os.ReadFile(*out); err == nil {
+		rep.Kept = bench.KeptSections(string(old))
+	}
 
 	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 		return err
@@ -156,52 +169,45 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	return nil
 }
 
-// throughput runs the rounds, each variant once per round, starting with a
-// different variant each round so that a slow spell of the shared machine
-// does not always fall on the same one.
+// throughput runs the rounds: in each, every latency, and at each latency
+// every variant once, starting with a different variant each round so that
+// a slow spell of the shared machine does not always fall on the same one.
 func throughput(ctx context.Context, t bench.Target, s bench.Settings, emulatorPID int, rep *bench.Report, logf func(string, ...any)) error {
-	plainCreate, err := bench.PlainCreate(t, s.Concurrency)
-	if err != nil {
-		return err
-	}
-	plainBatch, err := bench.PlainBatch(t, s.Concurrency)
-	if err != nil {
-		return err
-	}
-	single, err := bench.HandlerSingle(t, s.Concurrency)
-	if err != nil {
-		return err
-	}
-	defer single.Close()
-	direct, err := bench.HandlerDirect(t, s.Concurrency)
-	if err != nil {
-		return err
-	}
-	batch, err := bench.HandlerBatch(t, s.BatchSize, s.BatchConcurrency)
-	if err != nil {
-		return err
-	}
-	defer batch.Close()
-	variants := []*bench.Variant{bench.VarPlainCreate: plainCreate, bench.VarPlainBatch: plainBatch,
-		bench.VarHandlerSingle: single, bench.VarHandlerDirect: direct, bench.VarHandlerBatch: batch}
-	for _, v := range variants {
-		v.EmulatorPID = emulatorPID
+	sets := make([][]*bench.Variant, len(s.Latencies))
+	for i, lat := range s.Latencies {
+		lt, stop, err := bench.AtLatency(t, lat)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		vs, closeVariants, err := bench.Variants(lt, s)
+		if err != nil {
+			return err
+		}
+		defer closeVariants()
+		for _, v := range vs {
+			v.EmulatorPID = emulatorPID
+		}
+		sets[i] = vs
+		rep.Throughput = append(rep.Throughput, bench.LatencyRun{Latency: lat})
 	}
 	run := bench.RunID()
 	for r := range s.Rounds {
-		round := make([]bench.Phase, len(variants))
-		for k := range variants {
-			v := (r + k) % len(variants)
-			ph, err := variants[v].RunPhase(ctx, fmt.Sprintf("TP-%s-%d-%d", run, r, v), s.Messages)
-			if err != nil {
-				return err
+		for li, variants := range sets {
+			round := make([]bench.Phase, len(variants))
+			for k := range variants {
+				v := (r + k) % len(variants)
+				ph, err := variants[v].RunPhase(ctx, fmt.Sprintf("TP-%s-%d-%d-%d", run, li, r, v), s.Messages)
+				if err != nil {
+					return err
+				}
+				round[v] = ph
+				logf("round %d/%d, %4s: %-110s %6.0f msg/s  p50 %6.1f ms  CPU/msg %4d µs + emulator %4d µs  errors %d", r+1, s.Rounds,
+					s.Latencies[li], ph.Variant, ph.Rate(), float64(ph.Percentile(0.5).Microseconds())/1000,
+					ph.CPUPerMessage(ph.SelfCPU).Microseconds(), ph.CPUPerMessage(ph.EmulatorCPU).Microseconds(), ph.Errors)
 			}
-			round[v] = ph
-			logf("round %d/%d: %-70s %6.0f msg/s  p50 %5.1f ms  CPU/msg %4d µs + emulator %4d µs  errors %d", r+1, s.Rounds, ph.Variant, ph.Rate(),
-				float64(ph.Percentile(0.5).Microseconds())/1000, ph.CPUPerMessage(ph.SelfCPU).Microseconds(),
-				ph.CPUPerMessage(ph.EmulatorCPU).Microseconds(), ph.Errors)
+			rep.Throughput[li].Rounds = append(rep.Throughput[li].Rounds, round)
 		}
-		rep.Rounds = append(rep.Rounds, round)
 	}
 	return nil
 }

@@ -1,0 +1,43 @@
+package bench
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ordersink/orders-consumer/testbed/chaos"
+)
+
+// TestWideBatchLeavesThrottlingToTheSDK: a batch written all at once into a
+// Cosmos that throttles a fifth of its writes still creates every order in
+// one invocation, because the SDK retries each 429 after the delay Cosmos
+// asks for; the handler adds no throttling of its own.
+func TestWideBatchLeavesThrottlingToTheSDK(t *testing.T) {
+	tg := target(t)
+	var rates chaos.Rates
+	rates[chaos.Throttle] = 0.2
+	p, err := chaos.StartProxy(chaos.ProxyConfig{Upstream: tg.Endpoint, Rates: rates, Seed: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	tg.Endpoint = p.URL()
+	v, err := HandlerBatch(tg, 100, 1, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	ph, err := v.RunPhase(context.Background(), "TT-"+RunID(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ph.Errors != 0 || !ph.Outcomes.Only("created", 100) {
+		t.Errorf("%d errors (first %v), outcomes %s: want every order created in its first invocation", ph.Errors, ph.FirstErr, ph.Outcomes)
+	}
+	c := p.Counts()
+	if c.Faults[chaos.Throttle] == 0 || c.Resent[chaos.Throttle] != c.Faults[chaos.Throttle] {
+		t.Errorf("%d writes throttled, %d sent again by the SDK: want every throttled write retried", c.Faults[chaos.Throttle], c.Resent[chaos.Throttle])
+	}
+	if peak := ph.Requests.Peak(); peak < 50 {
+		t.Errorf("at most %d requests in flight: the batch was not written all at once", peak)
+	}
+}
