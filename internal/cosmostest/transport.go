@@ -14,8 +14,8 @@ import (
 
 // Exchange is one request a Store sent and the status it got back.
 type Exchange struct {
-	// Kind is READ, REPLACE, CREATE, BATCH or the HTTP method of anything
-	// else (account and container metadata, queries).
+	// Kind is READ, REPLACE, CREATE, BATCH, QUERY or the HTTP method of
+	// anything else (account and container metadata).
 	Kind    string
 	Path    string
 	IfMatch string // the request's If-Match header
@@ -96,7 +96,9 @@ func kindOf(r *http.Request) string {
 		return "REPLACE"
 	case r.Method == http.MethodPost && strings.EqualFold(r.Header.Get("x-ms-cosmos-is-batch-request"), "true"):
 		return "BATCH"
-	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/docs") && r.Header.Get("x-ms-documentdb-isquery") == "":
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/docs") && strings.HasPrefix(r.Header.Get("Content-Type"), "application/query+json"):
+		return "QUERY"
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/docs"):
 		return "CREATE"
 	}
 	return r.Method

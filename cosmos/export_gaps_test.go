@@ -1,0 +1,14 @@
+package cosmos
+
+import (
+	"context"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+)
+
+// DeleteDocument deletes one document, for tests of a document that
+// disappears between two requests of one operation.
+func (s *Store) DeleteDocument(ctx context.Context, orderID, id string) error {
+	_, err := s.container.DeleteItem(ctx, azcosmos.NewPartitionKeyString(orderID), id, nil)
+	return err
+}
