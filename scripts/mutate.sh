@@ -3,6 +3,10 @@
 #
 #   scripts/mutate.sh [package…]     default: orders cosmos handler
 #
+# Gremlins' timeout is the coverage run's duration times the coefficient; it
+# must cover compiling the mutated package on a busy machine, or mutants are
+# reported TIMED OUT instead of judged. Ctrl-C (SIGINT) stops gremlins; it
+# ignores SIGTERM.
 # Each package is mutated on its own (gremlins changes one operator at a time
 # and runs that package's tests), with one worker so the machine stays usable;
 # the efficacy (killed / (killed + lived)) must reach the package's floor.
@@ -41,7 +45,7 @@ for p in "${packages[@]}"; do
   [ -n "${floor[$p]:-}" ] || { echo "mutate: no floor for package $p" >&2; exit 2; }
   start=$SECONDS
   echo "mutate: $p (floor ${floor[$p]} %)"
-  if ! "$bin/gremlins-$version" unleash --workers 1 --timeout-coefficient 5 \
+  if ! "$bin/gremlins-$version" unleash --workers 1 --timeout-coefficient 20 \
       --threshold-efficacy "${floor[$p]}" -o "$out/$p.json" "./$p" >"$out/$p.log" 2>&1; then
     failed+=("$p")
   fi
