@@ -87,17 +87,10 @@ func TestStatusReplaceThatLosesARaceReadsAgain(t *testing.T) {
 	if a := s.invoke(t, statusInvocation(t, id, "Placed", 1, 1)); a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "applied" {
 		t.Fatalf("first status: %d %v", a.Status, a.Logs)
 	}
-	var once sync.Once
-	var competitorErr error
-	tr.Before(func(kind string, r *http.Request) *http.Response {
-		if kind == "REPLACE" {
-			once.Do(func() { competitorErr = applyStatusDirectly(other, id, "Paid", 2) })
-		}
-		return nil
-	})
+	competitor := competeBeforeFirstReplace(tr, other, id, "Paid", 2)
 	a := s.invoke(t, statusInvocation(t, id, "Shipped", 3, 1))
-	if competitorErr != nil {
-		t.Fatalf("competing writer: %v", competitorErr)
+	if err := competitor(); err != nil {
+		t.Fatalf("competing writer: %v", err)
 	}
 	if a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "applied" {
 		t.Fatalf("status %d, logs %v: a lost race must be read again, not given back", a.Status, a.Logs)
@@ -111,16 +104,10 @@ func TestStatusReplaceThatLosesARaceReadsAgain(t *testing.T) {
 	}
 
 	t.Run("the competitor wrote a newer version", func(t *testing.T) {
-		var once sync.Once
-		tr.Before(func(kind string, r *http.Request) *http.Response {
-			if kind == "REPLACE" {
-				once.Do(func() { competitorErr = applyStatusDirectly(other, id, "Delivered", 9) })
-			}
-			return nil
-		})
+		competitor := competeBeforeFirstReplace(tr, other, id, "Delivered", 9)
 		a := s.invoke(t, statusInvocation(t, id, "Returned", 4, 1))
-		if competitorErr != nil {
-			t.Fatalf("competing writer: %v", competitorErr)
+		if err := competitor(); err != nil {
+			t.Fatalf("competing writer: %v", err)
 		}
 		if a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "stale" {
 			t.Fatalf("status %d, logs %v", a.Status, a.Logs)
@@ -162,8 +149,21 @@ func equalInts(a, b []int) bool {
 	return len(a) == len(b)
 }
 
-// applyStatusDirectly is another consumer instance writing a status, through
-// its own client.
+// competeBeforeFirstReplace makes another consumer instance write a status,
+// through its own client, just before the next replace the handler sends;
+// the returned function reports how that write went.
+func competeBeforeFirstReplace(tr *cosmostest.Transport, other orders.StatusStore, orderID, status string, version int64) func() error {
+	var once sync.Once
+	var err error
+	tr.Before(func(kind string, r *http.Request) *http.Response {
+		if kind == "REPLACE" {
+			once.Do(func() { err = applyStatusDirectly(other, orderID, status, version) })
+		}
+		return nil
+	})
+	return func() error { return err }
+}
+
 func applyStatusDirectly(store orders.StatusStore, orderID, status string, version int64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
