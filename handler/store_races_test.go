@@ -195,3 +195,21 @@ func TestBatchAnswer200WithOnlyDependencyFailuresIsRetried(t *testing.T) {
 		t.Errorf("log %s, want a transient outcome naming the causeless batch failure", logs)
 	}
 }
+
+// An operation Cosmos refuses as such (400) will be refused on every
+// delivery: the message is parked at once, not retried until its budget.
+func TestBatchOperationRefusedWith400IsParked(t *testing.T) {
+	s, tr := transportServer(t)
+	id, body := uniqueOrder(t)
+	tr.Before(func(kind string, r *http.Request) *http.Response {
+		if kind == "BATCH" {
+			return cosmostest.Answer(r, http.StatusMultiStatus, `[{"statusCode":400,"requestCharge":1.2},{"statusCode":424,"requestCharge":1.2}]`)
+		}
+		return nil
+	})
+	a := s.invoke(t, hostInvocation(body, id, 1))
+	e := a.parked(t)
+	if a.Status != http.StatusOK || e == nil || e.Reason != orders.ValidationFailed || !strings.Contains(e.Description, "400") {
+		t.Fatalf("status %d, parked %+v: want ValidationFailed naming the 400", a.Status, e)
+	}
+}
