@@ -2,6 +2,7 @@ package cosmos_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -109,4 +110,53 @@ func containsAll(s string, parts ...string) bool {
 		}
 	}
 	return true
+}
+
+// Bounding requests by the operation (cosmos/caller.go) must not make every
+// failure final: a read whose connection dropped while the operation still
+// has time is retried by the SDK as before.
+func TestDroppedReadIsStillRetriedWithinTheOperation(t *testing.T) {
+	o := newOrder(t)
+	var mu sync.Mutex
+	reads := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/":
+			loc := []map[string]string{{"name": "local", "databaseAccountEndpoint": "http://" + r.Host + "/"}}
+			_ = json.NewEncoder(w).Encode(map[string]any{"writableLocations": loc, "readableLocations": loc,
+				"userConsistencyPolicy": map[string]string{"defaultConsistencyLevel": "Session"}})
+		case r.Method == http.MethodPost: // the batch: the order exists
+			w.WriteHeader(http.StatusMultiStatus)
+			_, _ = w.Write([]byte(`[{"statusCode":409},{"statusCode":424}]`))
+		default: // the point read of the stored fingerprint
+			mu.Lock()
+			reads++
+			first := reads == 1
+			mu.Unlock()
+			if first {
+				if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+					conn.Close() // the request is lost with its connection
+				}
+				return
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"id": o.ID, "orderId": o.ID, "requestHash": o.Hash, "hashVersion": 1})
+		}
+	}))
+	defer srv.Close()
+	store, err := cosmos.Open(cosmos.Options{Endpoint: srv.URL + "/", Key: "a2V5"}, "shop", "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	fp, err := store.CreateOrder(ctx, o, orders.Acceptance{MessageID: "m", AcceptedAt: time.Now()})
+	if err != nil || fp == nil || fp.Hash != o.Hash {
+		t.Fatalf("fingerprint %+v, err %v: want the stored one, read on the retry", fp, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if reads != 2 {
+		t.Errorf("%d reads, want the dropped one and its retry", reads)
+	}
 }
