@@ -210,3 +210,27 @@ func parsesAsTime(s string) bool {
 	_, err := time.Parse(time.RFC3339Nano, s)
 	return err == nil
 }
+
+// §6: the envelope keeps the original body as text, white space included:
+// a blank body encoded once (the docs' shape, single-single-encoded.json) is
+// not taken for an empty base64 text.
+func TestParkingEnvelopeKeepsABlankBody(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	blank := " \n\t "
+	var inv map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(hostInvocation(nil, "blank-body", 1), &inv); err != nil {
+		t.Fatal(err)
+	}
+	inv["Data"][TriggerBinding] = json.RawMessage(enc(blank))
+	request, _ := json.Marshal(inv)
+	a := s.invoke(t, request)
+	if a.Status != http.StatusOK {
+		t.Fatalf("status %d", a.Status)
+	}
+	wantFields(t, "envelope", a.parkedFields(t), map[string]any{
+		"reason":       string(orders.MalformedMessage),
+		"body":         blank,
+		"bodyEncoding": absent,
+		"messageId":    "blank-body",
+	})
+}
