@@ -57,3 +57,26 @@ func TestLogDurationIsMilliseconds(t *testing.T) {
 		t.Errorf("durationMs %v, want a positive figure within the %v the request took", l.DurationMs, elapsed)
 	}
 }
+
+// A stale status change is counted, not parked: its structured line is
+// where an operator reads why it was not applied.
+func TestStaleStatusLineSaysWhy(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	id, _ := uniqueOrder(t)
+	lineOf := func(a answer) map[string]any {
+		t.Helper()
+		var l map[string]any
+		if err := json.Unmarshal([]byte(s.logsOf(a)), &l); err != nil {
+			t.Fatalf("log %q: %v", s.logsOf(a), err)
+		}
+		return l
+	}
+	applied := lineOf(s.invoke(t, statusInvocation(t, id, "Paid", 3, 1)))
+	stale := lineOf(s.invoke(t, statusInvocation(t, id, "Placed", 2, 1)))
+	if applied["outcome"] != "applied" || applied["description"] != nil {
+		t.Errorf("applied line %v: want no description", applied)
+	}
+	if d, _ := stale["description"].(string); stale["outcome"] != "stale" || d == "" {
+		t.Errorf("stale line %v: want a description", stale)
+	}
+}
