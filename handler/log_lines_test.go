@@ -80,3 +80,29 @@ func TestStaleStatusLineSaysWhy(t *testing.T) {
 		t.Errorf("stale line %v: want a description", stale)
 	}
 }
+
+// A batch ends with a summary line (and structured counts) by outcome.
+func TestBatchSummaryCountsOutcomes(t *testing.T) {
+	s := startBatchServer(t, testEnv(t).Store, 2)
+	id, body := uniqueOrder(t)
+	id2, body2 := uniqueOrder(t)
+	bad := []byte(strings.Replace(string(body2), `"currency":"EUR"`, `"currency":"eur"`, 1))
+	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{body, id, 1, ""}, {body, id, 1, ""}, {bad, id2, 1, ""}}))
+	if a.Status != http.StatusOK {
+		t.Fatalf("status %d", a.Status)
+	}
+	if got, want := a.Logs[len(a.Logs)-1], "ProcessOrderBatch: 3 messages: 1 created, 1 duplicate, 1 invalid"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+	for _, line := range strings.Split(s.logsOf(a), "\n") {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) != nil || l["msg"] != "batch" {
+			continue
+		}
+		if l["count.created"] != 1.0 || l["count.duplicate"] != 1.0 || l["count.invalid"] != 1.0 || l["parked"] != 1.0 {
+			t.Errorf("batch line %v", l)
+		}
+		return
+	}
+	t.Errorf("no batch line in %s", s.logsOf(a))
+}
