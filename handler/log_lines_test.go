@@ -81,13 +81,16 @@ func TestStaleStatusLineSaysWhy(t *testing.T) {
 	}
 }
 
-// A batch ends with a summary line (and structured counts) by outcome.
+// A batch ends with a summary line (and structured counts) by outcome; a
+// batch that parks nothing has no parking output.
 func TestBatchSummaryCountsOutcomes(t *testing.T) {
 	s := startBatchServer(t, testEnv(t).Store, 2)
 	id, body := uniqueOrder(t)
 	id2, body2 := uniqueOrder(t)
 	bad := []byte(strings.Replace(string(body2), `"currency":"EUR"`, `"currency":"eur"`, 1))
+	start := time.Now()
 	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{body, id, 1, ""}, {body, id, 1, ""}, {bad, id2, 1, ""}}))
+	elapsed := time.Since(start)
 	if a.Status != http.StatusOK {
 		t.Fatalf("status %d", a.Status)
 	}
@@ -102,7 +105,60 @@ func TestBatchSummaryCountsOutcomes(t *testing.T) {
 		if l["count.created"] != 1.0 || l["count.duplicate"] != 1.0 || l["count.invalid"] != 1.0 || l["parked"] != 1.0 {
 			t.Errorf("batch line %v", l)
 		}
+		if d, _ := l["durationMs"].(float64); d <= 0 || d > float64(elapsed.Milliseconds()+1) {
+			t.Errorf("durationMs %v, want a positive figure within the %v the request took", d, elapsed)
+		}
 		return
 	}
 	t.Errorf("no batch line in %s", s.logsOf(a))
+}
+
+func TestBatchWithNothingParkedHasNoParkingOutput(t *testing.T) {
+	s := startBatchServer(t, testEnv(t).Store, 2)
+	id, body := uniqueOrder(t)
+	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{body, id, 1, ""}}))
+	if _, ok := a.Outputs[ParkingBinding]; a.Status != http.StatusOK || ok {
+		t.Errorf("status %d, outputs %v: want 200 and no parking output", a.Status, a.Outputs)
+	}
+}
+
+// The publisher's structured line counts what it could not publish and is
+// the alarm (ERROR) when that is not zero; with nothing to publish there is
+// no events output at all.
+func TestPublisherLogLine(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	good := json.RawMessage(`{"id":"A:event:OrderAccepted","orderId":"A","type":"outboxEvent","eventId":"A:event:OrderAccepted","idempotencyKey":"A:event:OrderAccepted","eventType":"OrderAccepted","occurredAt":"2026-11-29T10:00:02Z","payload":{"orderId":"A"}}`)
+	order := json.RawMessage(`{"id":"B","orderId":"B","type":"order"}`)
+	tests := []struct {
+		name          string
+		docs          []json.RawMessage
+		level         string
+		unpublishable float64
+		events        bool
+	}{
+		{"one good, one not an object", []json.RawMessage{good, json.RawMessage(`[1]`)}, "ERROR", 1, true},
+		{"only an order", []json.RawMessage{order}, "INFO", 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			a := s.invokeFunction(t, FunctionPublishOrderEvents, hostChangeFeed(tc.docs))
+			elapsed := time.Since(start)
+			if _, ok := a.Outputs[EventsBinding]; a.Status != http.StatusOK || ok != tc.events {
+				t.Fatalf("status %d, outputs %v: want an events output %v", a.Status, a.Outputs, tc.events)
+			}
+			var l map[string]any
+			for _, line := range strings.Split(s.logsOf(a), "\n") {
+				if json.Unmarshal([]byte(line), &l) == nil && l["msg"] == "publish" {
+					break
+				}
+			}
+			if l["level"] != tc.level || l["unpublishable"] != tc.unpublishable {
+				t.Errorf("publish line %v: want level %s, unpublishable %v", l, tc.level, tc.unpublishable)
+			}
+			if d, _ := l["durationMs"].(float64); d > float64(elapsed.Milliseconds()+1) {
+				t.Errorf("durationMs %v over the %v the request took", d, elapsed)
+			}
+		})
+	}
 }
