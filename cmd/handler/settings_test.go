@@ -137,6 +137,7 @@ func TestSettingsReachTheRunningHandler(t *testing.T) {
 				"COSMOS_KEY":                  "a2V5",
 				"RETRY_BUDGET_DELIVERY_COUNT": "3",
 				"COSMOS_OPERATION_TIMEOUT":    "300ms",
+				"MESSAGE_DEADLINE":            "1s",
 			})
 			for _, step := range []struct {
 				delivery int
