@@ -70,7 +70,7 @@ func TestStatusDocumentDeletedBeforeTheReplaceIsCreatedAgain(t *testing.T) {
 
 // azcosmos sends the account lookup before a client's first request
 // detached from the caller's context; the operation's deadline must still
-// end it (cosmos/caller.go).
+// end it (cosmos/recovery.go).
 func TestOperationDeadlineEndsAHeldAccountLookup(t *testing.T) {
 	release := make(chan struct{})
 	held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -112,7 +112,7 @@ func containsAll(s string, parts ...string) bool {
 	return true
 }
 
-// Bounding requests by the operation (cosmos/caller.go) must not make every
+// Bounding requests by the operation (cosmos/recovery.go) must not make every
 // failure final: a read whose connection dropped while the operation still
 // has time is retried by the SDK as before.
 func TestDroppedReadIsStillRetriedWithinTheOperation(t *testing.T) {
