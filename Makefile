@@ -83,7 +83,7 @@ chaos: build
 	$(GO) build -o bin/chaos ./testbed/cmd/chaos
 	./testbed/scripts/chaos.sh $(CHAOS_ARGS)
 
-.PHONY: bench fuzz vulncheck
+.PHONY: bench fuzz vulncheck mutate
 
 ## bench: measure and rewrite docs/benchmarks.md: Cosmos round trips per message; single and
 ##        batch invocations against a plain azcosmos loop at 0, 5 and 20 ms from Cosmos (a delay
@@ -96,6 +96,13 @@ bench: build
 ## fuzz: every fuzz target for FUZZTIME each (default 10s, what make test runs); docs/fuzzing.md
 fuzz:
 	./scripts/fuzz.sh $(FUZZTIME)
+
+## mutate: mutation testing (go-gremlins, pinned) of orders/, cosmos/ and handler/, one package
+##         at a time, one worker; prints each package's efficacy and fails under its floor.
+##         Not part of make test (about half an hour); docs/testing.md has the figures.
+##         More: make mutate MUTATE_PACKAGES=orders
+mutate:
+	./scripts/mutate.sh $(MUTATE_PACKAGES)
 
 ## vulncheck: govulncheck against an offline database built from the pinned golang.org/x/vulndb
 ##            module (cached in .local/); fails on reachable findings not in

@@ -133,7 +133,7 @@ func TestBadInputCorpus(t *testing.T) {
 					t.Fatalf("status %d: an undecodable invocation must keep the message in the broker", a.Status)
 				}
 				mention, _ := json.Marshal(c.Mention) // as it stands in a JSON log line
-				if !strings.Contains(s.logs.String(), strings.Trim(string(mention), `"`)) {
+				if !strings.Contains(s.logsOf(a), strings.Trim(string(mention), `"`)) {
 					t.Errorf("the log does not name the fault %q", c.Mention)
 				}
 			} else if a.Status != http.StatusOK {

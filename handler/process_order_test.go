@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +25,9 @@ type answer struct {
 	Status  int
 	Outputs map[string]json.RawMessage
 	Logs    []string
+	// InvocationID is the X-Azure-Functions-InvocationId the request carried;
+	// testServer.logsOf finds the invocation's own log lines with it.
+	InvocationID string
 }
 
 // parked decodes Outputs.parking, or returns nil when there is none.
@@ -83,7 +87,8 @@ func (s *testServer) invokeFunction(t *testing.T, function string, request []byt
 func (s *testServer) call(function string, request []byte) (answer, error) {
 	req, _ := http.NewRequest(http.MethodPost, s.url+"/"+function, bytes.NewReader(request))
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set("X-Azure-Functions-InvocationId", fmt.Sprintf("inv-%d", time.Now().UnixNano()))
+	invocationID := fmt.Sprintf("inv-%d-%d", time.Now().UnixNano(), invocations.Add(1))
+	req.Header.Set("X-Azure-Functions-InvocationId", invocationID)
 	req.Header.Set("User-Agent", "Azure-Functions-Host/4.1037.1.1")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -91,7 +96,7 @@ func (s *testServer) call(function string, request []byte) (answer, error) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	a := answer{Status: resp.StatusCode}
+	a := answer{Status: resp.StatusCode, InvocationID: invocationID}
 	if resp.StatusCode/100 != 2 {
 		return a, nil
 	}
@@ -114,6 +119,25 @@ func (s *testServer) call(function string, request []byte) (answer, error) {
 		return a, fmt.Errorf("logs has no line: %s", body["Logs"])
 	}
 	return a, nil
+}
+
+// invocations numbers the invocations of a test binary, so that concurrent
+// ones never share an invocation id.
+var invocations atomic.Int64
+
+// logsOf returns the structured log lines of one invocation, so that an
+// assertion cannot be satisfied by a line another invocation wrote.
+func (s *testServer) logsOf(a answer) string {
+	var own []string
+	for _, line := range strings.Split(s.logs.String(), "\n") {
+		var l struct {
+			InvocationID string `json:"invocationId"`
+		}
+		if json.Unmarshal([]byte(line), &l) == nil && l.InvocationID == a.InvocationID {
+			own = append(own, line)
+		}
+	}
+	return strings.Join(own, "\n")
 }
 
 // uniqueOrder returns the contract's example order under a fresh orderId, so
@@ -222,8 +246,8 @@ func TestProcessOrderMismatchIsParkedAndStoredOrderUntouched(t *testing.T) {
 	if c := documentsOfType(docs, orders.TypeConflict); len(c) != 1 || c[0]["incomingHash"] != e.IncomingHash {
 		t.Errorf("conflict records = %v", c)
 	}
-	if !strings.Contains(s.logs.String(), `"level":"ERROR"`) || !strings.Contains(s.logs.String(), `"reason":"HashMismatch"`) {
-		t.Errorf("no alarm line in the log: %s", s.logs.String())
+	if logs := s.logsOf(a); !strings.Contains(logs, `"level":"ERROR"`) || !strings.Contains(logs, `"reason":"HashMismatch"`) {
+		t.Errorf("no alarm line in the invocation's log: %s", logs)
 	}
 }
 
@@ -279,10 +303,11 @@ func TestProcessOrderUndecodableInvocationIsRetried(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if a := s.invoke(t, tc.request); a.Status/100 == 2 {
+			a := s.invoke(t, tc.request)
+			if a.Status/100 == 2 {
 				t.Fatalf("status %d: the message would be completed", a.Status)
 			}
-			if logs := s.logs.String(); !strings.Contains(logs, `"level":"ERROR"`) || !strings.Contains(logs, tc.mention) {
+			if logs := s.logsOf(a); !strings.Contains(logs, `"level":"ERROR"`) || !strings.Contains(logs, tc.mention) {
 				t.Errorf("no ERROR line naming %q: %s", tc.mention, logs)
 			}
 		})
@@ -352,8 +377,8 @@ func TestProcessOrderCosmosUnreachable(t *testing.T) {
 	if a.Status/100 == 2 {
 		t.Fatalf("status %d: a transient failure must not complete the message", a.Status)
 	}
-	if !strings.Contains(s.logs.String(), `"outcome":"transient"`) {
-		t.Errorf("log does not record the transient outcome: %s", s.logs.String())
+	if logs := s.logsOf(a); !strings.Contains(logs, `"outcome":"transient"`) {
+		t.Errorf("log does not record the transient outcome: %s", logs)
 	}
 
 	t.Run("retry budget exhausted", func(t *testing.T) {

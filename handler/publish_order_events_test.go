@@ -184,7 +184,7 @@ func TestPublisherBadInput(t *testing.T) {
 			if n := len(a.published(t)); n != tc.published {
 				t.Errorf("published %d, want %d", n, tc.published)
 			}
-			if tc.logged != "" && !strings.Contains(s.logs.String(), tc.logged) {
+			if tc.logged != "" && !strings.Contains(s.logsOf(a), tc.logged) {
 				t.Errorf("log lacks %q", tc.logged)
 			}
 		})

@@ -1,0 +1,236 @@
+package handler
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+// Every field docs/contract.md lists (and the ones the runbook's resubmission
+// relies on) is asserted here by name on the JSON the host receives, not on a
+// decoded struct that would hide a renamed or dropped member.
+
+// parkedFields decodes Outputs.parking as the generic object the parking
+// queue's readers see.
+func (a answer) parkedFields(t *testing.T) map[string]any {
+	t.Helper()
+	raw, ok := a.Outputs[ParkingBinding]
+	if !ok {
+		t.Fatalf("nothing parked; logs %v", a.Logs)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("parking output is not an object: %s", raw)
+	}
+	return m
+}
+
+// wantFields checks each named member's value; a nil want means "present,
+// any value", absent means the member must be left out.
+func wantFields(t *testing.T, what string, got map[string]any, want map[string]any) {
+	t.Helper()
+	for k, w := range want {
+		v, ok := got[k]
+		switch {
+		case w == absent && ok:
+			t.Errorf("%s has %s = %v, want it left out", what, k, v)
+		case w == absent:
+		case !ok:
+			t.Errorf("%s lacks %s: %v", what, k, got)
+		case w != nil && mustJSON(v) != mustJSON(w):
+			t.Errorf("%s %s = %v, want %v", what, k, v, w)
+		}
+	}
+}
+
+// absent marks a member that must not be there.
+var absent = &struct{ absent bool }{true}
+
+func TestParkingEnvelopeFieldsOfAMismatch(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	id, body := uniqueOrder(t)
+	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK {
+		t.Fatalf("create: %d", a.Status)
+	}
+	stored := documentsOfType(partition(t, id), orders.TypeOrder)[0]
+	other := mismatchOf(body)
+	a := s.invoke(t, withSubject(t, hostInvocation(other, id, 2), "OrderPlaced"))
+	if a.Status != http.StatusOK {
+		t.Fatalf("status %d", a.Status)
+	}
+	e := a.parkedFields(t)
+	wantFields(t, "envelope", e, map[string]any{
+		"reason":          string(orders.HashMismatch),
+		"description":     nil,
+		"orderId":         id,
+		"messageId":       id,
+		"subject":         "OrderPlaced",
+		"deliveryCount":   2,
+		"storedHash":      stored["requestHash"],
+		"incomingHash":    nil,
+		"body":            string(other),
+		"bodyEncoding":    absent,
+		"enqueuedTimeUtc": "2026-11-29T10:00:02Z", // the host's zone-less UTC, made explicit
+		"parkedAt":        nil,
+		"function":        FunctionProcessOrder,
+		"invocationId":    a.InvocationID,
+		"truncated":       absent,
+	})
+	if h, _ := e["incomingHash"].(string); !strings.HasPrefix(h, "sha256:") || h == stored["requestHash"] {
+		t.Errorf("incomingHash %q, want the other body's sha256", h)
+	}
+	if p, _ := e["parkedAt"].(string); !parsesAsTime(p) {
+		t.Errorf("parkedAt %q is not an RFC 3339 time", p)
+	}
+
+	t.Run("conflict record", func(t *testing.T) {
+		records := documentsOfType(partition(t, id), orders.TypeConflict)
+		if len(records) != 1 {
+			t.Fatalf("conflict records = %d, want 1", len(records))
+		}
+		c := records[0]
+		wantFields(t, "conflict record", c, map[string]any{
+			"orderId":      id,
+			"type":         orders.TypeConflict,
+			"messageId":    id,
+			"storedHash":   stored["requestHash"],
+			"incomingHash": e["incomingHash"],
+			"body":         string(other),
+			"detectedAt":   nil,
+			"ttl":          orders.ConflictTTL,
+		})
+		if cid, _ := c["id"].(string); !strings.HasPrefix(cid, id+":conflict:") {
+			t.Errorf("conflict record id %q, want %s:conflict:…", cid, id)
+		}
+		if d, _ := c["detectedAt"].(string); !parsesAsTime(d) {
+			t.Errorf("detectedAt %q is not an RFC 3339 time", d)
+		}
+	})
+}
+
+// A body that is not UTF-8 cannot travel as JSON text: the envelope carries
+// it as base64 and says so, so resubmission gets every byte back.
+func TestParkingEnvelopeKeepsTheBytesOfANonUTF8Body(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	id, body := uniqueOrder(t)
+	latin1 := bytes.Replace(body, []byte("CUST-42"), []byte("CUST-\xe942"), 1) // é in ISO 8859-1
+	a := s.invoke(t, hostInvocation(latin1, id, 1))
+	if a.Status != http.StatusOK {
+		t.Fatalf("status %d", a.Status)
+	}
+	e := a.parkedFields(t)
+	wantFields(t, "envelope", e, map[string]any{
+		"reason":       string(orders.MalformedMessage),
+		"bodyEncoding": "base64",
+		"messageId":    id,
+		"subject":      absent, // no Subject on the message
+	})
+	got, err := base64.StdEncoding.DecodeString(fmt.Sprint(e["body"]))
+	if err != nil || !bytes.Equal(got, latin1) {
+		t.Errorf("body %q decodes to %q (err %v), want the original bytes", e["body"], got, err)
+	}
+	if docs := partition(t, id); len(docs) != 0 {
+		t.Errorf("a non-UTF-8 body wrote %d documents", len(docs))
+	}
+}
+
+func TestBatchParkingEnvelopeFields(t *testing.T) {
+	s := startBatchServer(t, testEnv(t).Store, 2)
+	id, body := uniqueOrder(t)
+	bad := bytes.Replace(body, []byte(`"currency":"EUR"`), []byte(`"currency":"eur"`), 1)
+	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{bad, id, 3, "OrderPlaced"}}))
+	if a.Status != http.StatusOK {
+		t.Fatalf("status %d", a.Status)
+	}
+	var es []map[string]any
+	if err := json.Unmarshal(a.Outputs[ParkingBinding], &es); err != nil || len(es) != 1 {
+		t.Fatalf("batch parking output %s (err %v), want one envelope object in a list", a.Outputs[ParkingBinding], err)
+	}
+	wantFields(t, "batch envelope", es[0], map[string]any{
+		"reason":          string(orders.ValidationFailed),
+		"description":     nil,
+		"orderId":         id,
+		"messageId":       id,
+		"subject":         "OrderPlaced",
+		"deliveryCount":   3,
+		"body":            string(bad),
+		"enqueuedTimeUtc": nil,
+		"parkedAt":        nil,
+		"function":        FunctionProcessOrderBatch,
+		"invocationId":    a.InvocationID,
+		"storedHash":      absent,
+		"incomingHash":    absent,
+	})
+	if q, _ := es[0]["enqueuedTimeUtc"].(string); !parsesAsTime(q) {
+		t.Errorf("enqueuedTimeUtc %q is not an RFC 3339 time", q)
+	}
+}
+
+// §3: quantity is an integer from 1 to 10000; the boundary itself is accepted.
+func TestQuantityBoundary(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	tests := []struct {
+		quantity int
+		total    string
+		created  bool
+	}{
+		{1, "0.01", true},
+		{orders.MaxQuantity, "100.00", true},
+		{orders.MaxQuantity + 1, "100.01", false},
+		{0, "0.00", false},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.quantity), func(t *testing.T) {
+			id, _ := uniqueOrder(t)
+			body := fmt.Appendf(nil, `{"orderId":%q,"customerId":"CUST-42","currency":"EUR","lines":[{"sku":"SKU-1","quantity":%d,"unitPrice":"0.01"}],"total":%q,"placedAt":"2026-11-29T10:00:00Z"}`,
+				id, tc.quantity, tc.total)
+			a := s.invoke(t, hostInvocation(body, id, 1))
+			if a.Status != http.StatusOK {
+				t.Fatalf("status %d", a.Status)
+			}
+			e := a.parked(t)
+			switch {
+			case tc.created && (e != nil || outcomeOf(a.Logs[0]) != "created"):
+				t.Errorf("quantity %d: parked %+v, logs %v; want created", tc.quantity, e, a.Logs)
+			case !tc.created && (e == nil || e.Reason != orders.ValidationFailed || !strings.Contains(e.Description, "lines[0].quantity")):
+				t.Errorf("quantity %d: parked %+v; want ValidationFailed naming lines[0].quantity", tc.quantity, e)
+			}
+		})
+	}
+}
+
+func parsesAsTime(s string) bool {
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
+}
+
+// §6: the envelope keeps the original body as text, white space included:
+// a blank body encoded once (the docs' shape, single-single-encoded.json) is
+// not taken for an empty base64 text.
+func TestParkingEnvelopeKeepsABlankBody(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	blank := " \n\t "
+	var inv map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(hostInvocation(nil, "blank-body", 1), &inv); err != nil {
+		t.Fatal(err)
+	}
+	inv["Data"][TriggerBinding] = json.RawMessage(enc(blank))
+	request, _ := json.Marshal(inv)
+	a := s.invoke(t, request)
+	if a.Status != http.StatusOK {
+		t.Fatalf("status %d", a.Status)
+	}
+	wantFields(t, "envelope", a.parkedFields(t), map[string]any{
+		"reason":       string(orders.MalformedMessage),
+		"body":         blank,
+		"bodyEncoding": absent,
+		"messageId":    "blank-body",
+	})
+}

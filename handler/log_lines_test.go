@@ -1,0 +1,164 @@
+package handler
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The line the host shows in its own log (Logs in the answer) says what
+// happened to which message in words: tests elsewhere read only its outcome
+// word, so its wording is pinned here.
+func TestHumanLogLines(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	id, body := uniqueOrder(t)
+	bad := strings.Replace(string(body), `"currency":"EUR"`, `"currency":"eur"`, 1)
+	tests := []struct {
+		name    string
+		request []byte
+		want    string // the whole line, or its start when prefix
+		prefix  bool
+	}{
+		{"created", hostInvocation(body, id, 1), "ProcessOrder: created " + id + " (delivery 1)", false},
+		{"status applied", statusInvocation(t, id, "Paid", 3, 2), "ProcessOrder: applied " + id + " status v3 (delivery 2)", false},
+		{"parked", hostInvocation([]byte(bad), "m-bad", 4), "ProcessOrder: invalid " + id + " (delivery 4), parked as ValidationFailed: currency", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := s.invoke(t, tc.request)
+			if a.Status != http.StatusOK || len(a.Logs) != 1 {
+				t.Fatalf("status %d, logs %v", a.Status, a.Logs)
+			}
+			if got := a.Logs[0]; got != tc.want && !(tc.prefix && strings.HasPrefix(got, tc.want)) {
+				t.Errorf("log line %q\nwant          %q", got, tc.want)
+			}
+		})
+	}
+
+}
+
+// durationMs is in milliseconds: never more than the wall clock the caller
+// saw around the whole request.
+func TestLogDurationIsMilliseconds(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	id, body := uniqueOrder(t)
+	start := time.Now()
+	a := s.invoke(t, hostInvocation(body, id, 1))
+	elapsed := time.Since(start)
+	var l struct {
+		DurationMs float64 `json:"durationMs"`
+	}
+	if err := json.Unmarshal([]byte(s.logsOf(a)), &l); err != nil {
+		t.Fatalf("log %q: %v", s.logsOf(a), err)
+	}
+	if l.DurationMs <= 0 || l.DurationMs > float64(elapsed.Milliseconds()+1) {
+		t.Errorf("durationMs %v, want a positive figure within the %v the request took", l.DurationMs, elapsed)
+	}
+}
+
+// A stale status change is counted, not parked: its structured line is
+// where an operator reads why it was not applied.
+func TestStaleStatusLineSaysWhy(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	id, _ := uniqueOrder(t)
+	lineOf := func(a answer) map[string]any {
+		t.Helper()
+		var l map[string]any
+		if err := json.Unmarshal([]byte(s.logsOf(a)), &l); err != nil {
+			t.Fatalf("log %q: %v", s.logsOf(a), err)
+		}
+		return l
+	}
+	applied := lineOf(s.invoke(t, statusInvocation(t, id, "Paid", 3, 1)))
+	stale := lineOf(s.invoke(t, statusInvocation(t, id, "Placed", 2, 1)))
+	if applied["outcome"] != "applied" || applied["description"] != nil {
+		t.Errorf("applied line %v: want no description", applied)
+	}
+	if d, _ := stale["description"].(string); stale["outcome"] != "stale" || d == "" {
+		t.Errorf("stale line %v: want a description", stale)
+	}
+}
+
+// A batch ends with a summary line (and structured counts) by outcome; a
+// batch that parks nothing has no parking output.
+func TestBatchSummaryCountsOutcomes(t *testing.T) {
+	s := startBatchServer(t, testEnv(t).Store, 2)
+	id, body := uniqueOrder(t)
+	id2, body2 := uniqueOrder(t)
+	bad := []byte(strings.Replace(string(body2), `"currency":"EUR"`, `"currency":"eur"`, 1))
+	start := time.Now()
+	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{body, id, 1, ""}, {body, id, 1, ""}, {bad, id2, 1, ""}}))
+	elapsed := time.Since(start)
+	if a.Status != http.StatusOK {
+		t.Fatalf("status %d", a.Status)
+	}
+	if got, want := a.Logs[len(a.Logs)-1], "ProcessOrderBatch: 3 messages: 1 created, 1 duplicate, 1 invalid"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+	for _, line := range strings.Split(s.logsOf(a), "\n") {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) != nil || l["msg"] != "batch" {
+			continue
+		}
+		if l["count.created"] != 1.0 || l["count.duplicate"] != 1.0 || l["count.invalid"] != 1.0 || l["parked"] != 1.0 {
+			t.Errorf("batch line %v", l)
+		}
+		if d, _ := l["durationMs"].(float64); d <= 0 || d > float64(elapsed.Milliseconds()+1) {
+			t.Errorf("durationMs %v, want a positive figure within the %v the request took", d, elapsed)
+		}
+		return
+	}
+	t.Errorf("no batch line in %s", s.logsOf(a))
+}
+
+func TestBatchWithNothingParkedHasNoParkingOutput(t *testing.T) {
+	s := startBatchServer(t, testEnv(t).Store, 2)
+	id, body := uniqueOrder(t)
+	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{body, id, 1, ""}}))
+	if _, ok := a.Outputs[ParkingBinding]; a.Status != http.StatusOK || ok {
+		t.Errorf("status %d, outputs %v: want 200 and no parking output", a.Status, a.Outputs)
+	}
+}
+
+// The publisher's structured line counts what it could not publish and is
+// the alarm (ERROR) when that is not zero; with nothing to publish there is
+// no events output at all.
+func TestPublisherLogLine(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	good := json.RawMessage(`{"id":"A:event:OrderAccepted","orderId":"A","type":"outboxEvent","eventId":"A:event:OrderAccepted","idempotencyKey":"A:event:OrderAccepted","eventType":"OrderAccepted","occurredAt":"2026-11-29T10:00:02Z","payload":{"orderId":"A"}}`)
+	order := json.RawMessage(`{"id":"B","orderId":"B","type":"order"}`)
+	tests := []struct {
+		name          string
+		docs          []json.RawMessage
+		level         string
+		unpublishable float64
+		events        bool
+	}{
+		{"one good, one not an object", []json.RawMessage{good, json.RawMessage(`[1]`)}, "ERROR", 1, true},
+		{"only an order", []json.RawMessage{order}, "INFO", 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			a := s.invokeFunction(t, FunctionPublishOrderEvents, hostChangeFeed(tc.docs))
+			elapsed := time.Since(start)
+			if _, ok := a.Outputs[EventsBinding]; a.Status != http.StatusOK || ok != tc.events {
+				t.Fatalf("status %d, outputs %v: want an events output %v", a.Status, a.Outputs, tc.events)
+			}
+			var l map[string]any
+			for _, line := range strings.Split(s.logsOf(a), "\n") {
+				if json.Unmarshal([]byte(line), &l) == nil && l["msg"] == "publish" {
+					break
+				}
+			}
+			if l["level"] != tc.level || l["unpublishable"] != tc.unpublishable {
+				t.Errorf("publish line %v: want level %s, unpublishable %v", l, tc.level, tc.unpublishable)
+			}
+			if d, _ := l["durationMs"].(float64); d > float64(elapsed.Milliseconds()+1) {
+				t.Errorf("durationMs %v over the %v the request took", d, elapsed)
+			}
+		})
+	}
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Mutation testing of the product packages with go-gremlins (docs/testing.md).
+#
+#   scripts/mutate.sh [package…]     default: orders cosmos handler
+#
+# Gremlins' timeout is the coverage run's duration times the coefficient; it
+# must cover compiling the mutated package on a busy machine, or mutants are
+# reported TIMED OUT instead of judged. Ctrl-C (SIGINT) stops gremlins; it
+# ignores SIGTERM.
+# Each package is mutated on its own (gremlins changes one operator at a time
+# and runs that package's tests), with one worker so the machine stays usable;
+# the efficacy (killed / (killed + lived)) must reach the package's floor.
+# The integration tests of cosmos/ and handler/ need Cosmos DB: one local
+# emulator is started for the whole run unless COSMOS_ENDPOINT is set.
+# Results: .local/mutate/<package>.json and .log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+version=v0.6.0
+# Floors: a little under the figures in docs/testing.md, so that a new
+# survivor fails the run and noise from a loaded machine does not.
+declare -A floor=([orders]=95 [cosmos]=85 [handler]=85)
+packages=("$@")
+[ ${#packages[@]} -gt 0 ] || packages=(orders cosmos handler)
+
+bin=$PWD/.local/bin
+if [ ! -x "$bin/gremlins-$version" ]; then
+  mkdir -p "$bin"
+  GOBIN=$bin go install "github.com/go-gremlins/gremlins/cmd/gremlins@$version"
+  mv "$bin/gremlins" "$bin/gremlins-$version"
+fi
+
+if [ -z "${COSMOS_ENDPOINT:-}" ]; then
+  export COSMOS_EMULATOR_PORT=${COSMOS_EMULATOR_PORT:-18083}
+  ./scripts/emulator.sh start
+  trap './scripts/emulator.sh stop' EXIT
+  eval "$(./scripts/emulator.sh env)"
+  export COSMOS_LOCAL_EMULATOR=1
+fi
+
+out=.local/mutate
+mkdir -p "$out"
+failed=()
+for p in "${packages[@]}"; do
+  [ -n "${floor[$p]:-}" ] || { echo "mutate: no floor for package $p" >&2; exit 2; }
+  start=$SECONDS
+  echo "mutate: $p (floor ${floor[$p]} %)"
+  if ! "$bin/gremlins-$version" unleash --workers 1 --timeout-coefficient 20 \
+      --threshold-efficacy "${floor[$p]}" -o "$out/$p.json" "./$p" >"$out/$p.log" 2>&1; then
+    failed+=("$p")
+  fi
+  grep -E 'LIVED|TIMED OUT|Killed:|Timed out:|Test efficacy|Mutator coverage|threshold' "$out/$p.log" | sed "s/^/  $p: /"
+  echo "  $p: $((SECONDS - start)) s"
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "mutate: below the floor (or failed): ${failed[*]}; see $out/<package>.log" >&2
+  exit 1
+fi
