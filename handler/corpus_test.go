@@ -72,7 +72,7 @@ func (c corpusCase) request(t testing.TB, orderID string) []byte {
 
 func countOrders(t *testing.T) int {
 	t.Helper()
-	docs, err := testEnv(t).Store.Documents(context.Background(), "order")
+	docs, err := testStore(t).Documents(context.Background(), "order")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestBadInputCorpus(t *testing.T) {
 	if len(cases) < 40 {
 		t.Fatalf("corpus has %d cases; it should keep at least 40", len(cases))
 	}
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	before := countOrders(t)
 	created := 0
 	for _, c := range cases {

@@ -262,7 +262,7 @@ func TestBatchLastDeliveryWithFinalOutcomeBesideATransientMate(t *testing.T) {
 		mate, mateb = uniqueOrder(t)
 		mis, misb = uniqueOrder(t)
 	})
-	store := flakyStore{Store: testEnv(t).Store, failing: map[string]bool{mate: true}}
+	store := flakyStore{readableStore: testStore(t), failing: map[string]bool{mate: true}}
 	s := startBatchServer(t, store, 2)
 	if a := s.invoke(t, hostInvocation(misb, mis, 1)); a.Status != http.StatusOK {
 		t.Fatal(a.Status)

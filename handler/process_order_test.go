@@ -17,6 +17,7 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/internal/loopback"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // answer is what the host reads back from one invocation.
@@ -125,7 +126,7 @@ func uniqueOrder(t testing.TB) (id string, body []byte) {
 
 func partition(t *testing.T, orderID string) []map[string]any {
 	t.Helper()
-	docs, err := testEnv(t).Store.PartitionDocuments(context.Background(), orderID)
+	docs, err := testStore(t).PartitionDocuments(context.Background(), orderID)
 	if err != nil {
 		t.Fatalf("read partition %s: %v", orderID, err)
 	}
@@ -151,7 +152,7 @@ func documentsOfType(docs []map[string]any, typ string) []map[string]any {
 }
 
 func TestProcessOrderCreatedThenDuplicates(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	id, body := uniqueOrder(t)
 
 	a := s.invoke(t, hostInvocation(body, id, 1))
@@ -194,7 +195,7 @@ func TestProcessOrderCreatedThenDuplicates(t *testing.T) {
 }
 
 func TestProcessOrderMismatchIsParkedAndStoredOrderUntouched(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	id, body := uniqueOrder(t)
 	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK {
 		t.Fatalf("create: %d", a.Status)
@@ -228,7 +229,7 @@ func TestProcessOrderMismatchIsParkedAndStoredOrderUntouched(t *testing.T) {
 }
 
 func TestProcessOrderBadInputIsParkedAndNothingWritten(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	id, body := uniqueOrder(t)
 	invalid := bytes.Replace(body, []byte(`"unitPrice":"19.99"`), []byte(`"unitPrice":19.99`), 1)
 	shadowing := bytes.Replace(body, []byte(`"currency"`), []byte(`"DeliveryCount":1,"currency"`), 1)
@@ -266,7 +267,7 @@ func TestProcessOrderBadInputIsParkedAndNothingWritten(t *testing.T) {
 // host always sends a well-formed envelope): failing keeps the message whole
 // in the broker, where parking would keep only what the request shows.
 func TestProcessOrderUndecodableInvocationIsRetried(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, orderstest.NewMemStore(), 0)
 	tests := []struct {
 		name    string
 		request []byte
@@ -292,7 +293,7 @@ func TestProcessOrderUndecodableInvocationIsRetried(t *testing.T) {
 func TestProcessOrderOversizedRequestIsParked(t *testing.T) {
 	logs := &syncBuffer{}
 	srv := httptest.NewServer(NewServer(Config{
-		Processor: &orders.Processor{Store: testEnv(t).Store}, Logger: slog.New(slog.NewJSONHandler(logs, nil)), MaxRequestBytes: 64 << 10,
+		Processor: &orders.Processor{Store: testStore(t)}, Logger: slog.New(slog.NewJSONHandler(logs, nil)), MaxRequestBytes: 64 << 10,
 	}))
 	defer srv.Close()
 	s := &testServer{url: srv.URL, logs: logs}
@@ -309,7 +310,7 @@ func TestProcessOrderOversizedRequestIsParked(t *testing.T) {
 }
 
 func TestProcessOrderConcurrentDeliveriesOfOneNewOrder(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	id, body := uniqueOrder(t)
 	const n = 32
 	answers := make([]answer, n)
@@ -388,7 +389,7 @@ func TestProcessOrderCosmosUnreachable(t *testing.T) {
 }
 
 func TestStructuredLogLine(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	id, body := uniqueOrder(t)
 	s.invoke(t, hostInvocation(body, id, 1))
 	var line map[string]any

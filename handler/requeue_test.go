@@ -52,7 +52,7 @@ func TestBatchMateTooLargeToGiveBackIsParked(t *testing.T) {
 		// Quotes are escaped once in the body and twice when given back.
 		bigb = []byte(strings.Replace(string(bigb), `"currency"`, `"note":"`+strings.Repeat(`\"`, MaxRequeueBytes/3)+`","currency"`, 1))
 	})
-	store := flakyStore{Store: testEnv(t).Store, failing: map[string]bool{old: true, big: true}}
+	store := flakyStore{readableStore: testStore(t), failing: map[string]bool{old: true, big: true}}
 	s := startBatchServer(t, store, 2)
 	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{oldb, old, orders.DefaultRetryBudget, ""}, {bigb, big, 1, ""}}))
 	if a.Status != http.StatusOK {
