@@ -43,7 +43,7 @@ func (a answer) parked(t *testing.T) *ParkingEnvelope {
 
 type testServer struct {
 	url  string
-	logs *syncBuffer
+	logs *orderstest.Buffer
 }
 
 func startServer(t *testing.T, store orders.Store, timeout time.Duration) *testServer {
@@ -54,7 +54,7 @@ func startServer(t *testing.T, store orders.Store, timeout time.Duration) *testS
 // startServerWith serves cfg, logging to the returned server's buffer.
 func startServerWith(t testing.TB, cfg Config) *testServer {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &orderstest.Buffer{}
 	cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 	srv := httptest.NewServer(NewServer(cfg))
 	t.Cleanup(srv.Close)
@@ -121,7 +121,7 @@ func (s *testServer) call(function string, request []byte) (answer, error) {
 // tests share one database without meeting.
 func uniqueOrder(t testing.TB) (id string, body []byte) {
 	id = fmt.Sprintf("ORD-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
-	return id, []byte(strings.Replace(exampleBody, "ORD-2026-000123", id, 1))
+	return id, orderstest.ExampleBodyWithID(id)
 }
 
 func partition(t *testing.T, orderID string) []map[string]any {
@@ -291,7 +291,7 @@ func TestProcessOrderUndecodableInvocationIsRetried(t *testing.T) {
 }
 
 func TestProcessOrderOversizedRequestIsParked(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &orderstest.Buffer{}
 	srv := httptest.NewServer(NewServer(Config{
 		Processor: &orders.Processor{Store: testStore(t)}, Logger: slog.New(slog.NewJSONHandler(logs, nil)), MaxRequestBytes: 64 << 10,
 	}))
@@ -417,22 +417,4 @@ func TestReadinessProbe(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("GET / = %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

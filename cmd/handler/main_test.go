@@ -1,18 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ordersink/orders-consumer/internal/loopback"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 func TestLoadConfigNamesTheBadSetting(t *testing.T) {
@@ -123,7 +122,7 @@ func TestRunServesAndStops(t *testing.T) {
 	t.Setenv("COSMOS_KEY", "a2V5")
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var out lockedBuffer
+	var out orderstest.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, &out) }()
 
@@ -172,21 +171,4 @@ func TestRunServesAndStops(t *testing.T) {
 	if s := out.String(); !strings.Contains(s, `"msg":"listening"`) || strings.Contains(s, "a2V5") {
 		t.Errorf("startup log = %s (must say listening and never show the key)", s)
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
