@@ -12,20 +12,24 @@ import (
 	"github.com/ordersink/orders-consumer/orders"
 )
 
-func testCreate(t *testing.T, s Backend, _ Features) {
+// created accepts a new order and checks that it was created.
+func created(t *testing.T, s Backend) *orders.Order {
+	t.Helper()
 	o := newOrder(t, "")
 	if fp, err := s.CreateOrder(context.Background(), o, accept(o)); fp != nil || err != nil {
 		t.Fatalf("create: %+v, %v; want nil, nil", fp, err)
 	}
+	return o
+}
+
+func testCreate(t *testing.T, s Backend, _ Features) {
+	o := created(t, s)
 	wantDocuments(t, s, o.ID, accepted(o))
 }
 
 func testRedelivery(t *testing.T, s Backend, _ Features) {
-	o := newOrder(t, "")
+	o := created(t, s)
 	ctx := context.Background()
-	if _, err := s.CreateOrder(ctx, o, accept(o)); err != nil {
-		t.Fatal(err)
-	}
 	fp, err := s.CreateOrder(ctx, o, accept(o))
 	if err != nil || fp == nil || *fp != (orders.StoredFingerprint{Hash: o.Hash, Version: orders.HashVersion}) {
 		t.Fatalf("second create: %+v, %v; want the stored fingerprint %s v%d", fp, err, o.Hash, orders.HashVersion)
@@ -34,11 +38,8 @@ func testRedelivery(t *testing.T, s Backend, _ Features) {
 }
 
 func testOtherContent(t *testing.T, s Backend, _ Features) {
-	o := newOrder(t, "")
+	o := created(t, s)
 	ctx := context.Background()
-	if _, err := s.CreateOrder(ctx, o, accept(o)); err != nil {
-		t.Fatal(err)
-	}
 	other := orderWithID(t, o.ID, `,"giftWrap":true`)
 	fp, err := s.CreateOrder(ctx, other, accept(other))
 	if err != nil || fp == nil || fp.Hash != o.Hash {
@@ -147,11 +148,8 @@ func testEndedContext(t *testing.T, s Backend, _ Features) {
 }
 
 func testConflict(t *testing.T, s Backend, _ Features) {
-	o := newOrder(t, "")
+	o := created(t, s)
 	ctx := context.Background()
-	if _, err := s.CreateOrder(ctx, o, accept(o)); err != nil {
-		t.Fatal(err)
-	}
 	other := orderWithID(t, o.ID, `,"giftWrap":true`)
 	c := orders.Conflict{OrderID: o.ID, MessageID: o.ID, StoredHash: o.Hash, IncomingHash: other.Hash, Body: "{}", DetectedAt: time.Now()}
 	for i := range 2 {
