@@ -20,13 +20,7 @@ func TestMain(m *testing.M) { os.Exit(cosmosDB.Main(m)) }
 
 // testEnv is Cosmos DB itself, for the tests about Cosmos DB (round trips,
 // the SDK's requests); with -short they are skipped.
-func testEnv(t testing.TB) *cosmostest.Env {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("needs Cosmos DB; -short runs without it")
-	}
-	return cosmosDB.Env(t)
-}
+func testEnv(t testing.TB) *cosmostest.Env { return cosmosDB.Env(t) }
 
 // readableStore is what the handler tests need of a store: the consumer's two
 // interfaces and reading back what was written.
