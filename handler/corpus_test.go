@@ -16,7 +16,7 @@ import (
 
 // corpusCase is one entry of testdata/corpus/cases.json: a body (wrapped in a
 // host-format invocation by the test) or a whole request, and the outcome
-// contract §5 documents for it.
+// docs/contract.md §5 documents for it.
 type corpusCase struct {
 	Name string `json:"name"`
 	File string `json:"file"`

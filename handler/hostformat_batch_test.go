@@ -15,7 +15,7 @@ import (
 )
 
 // enc JSON-encodes a value once more, as the host does for every value that
-// is not an object (reference §1.2).
+// is not an object (docs/host-wire-format.md §1.2).
 func enc(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
@@ -44,7 +44,7 @@ type batchMessage struct {
 }
 
 // hostBatch encodes messages as the host does for "cardinality": "many" and
-// "dataType": "string" (reference §1.5): the bodies as a JSON string holding
+// "dataType": "string" (docs/host-wire-format.md §1.5): the bodies as a JSON string holding
 // an array of body texts, and each ...Array metadata key as a JSON string
 // holding an array in message order, null where a value is absent.
 func hostBatch(msgs []batchMessage) []byte {

@@ -313,7 +313,7 @@ func (a answer) requeuedAll(t *testing.T) []Requeued {
 }
 
 // hostOutputText is the message text the host sends for an output object:
-// Newtonsoft's indented JSON (reference §2.4).
+// Newtonsoft's indented JSON (docs/host-wire-format.md §2.4).
 func hostOutputText(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")

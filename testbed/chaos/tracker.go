@@ -11,7 +11,7 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
-// parked is the part of a parking envelope (contract §6) the checks read.
+// parked is the part of a parking envelope (docs/contract.md §6) the checks read.
 type parked struct {
 	Reason        string `json:"reason"`
 	Description   string `json:"description"`

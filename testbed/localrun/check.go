@@ -9,7 +9,7 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
-// Parking reasons of contract §6.
+// Parking reasons of docs/contract.md §6.
 const (
 	reasonHashMismatch = "HashMismatch"
 	reasonValidation   = "ValidationFailed"
@@ -134,7 +134,7 @@ func (r *Report) checkInvocation(inv *hostemu.Invocation, classes map[*hostemu.M
 		case reasonExhausted:
 			r.ExhaustedParked++
 		default:
-			r.problem(checkMismatches, "%s invocation %s parked with reason %q, which contract §6 does not know", inv.Function, inv.ID, env.Reason)
+			r.problem(checkMismatches, "%s invocation %s parked with reason %q, which docs/contract.md §6 does not know", inv.Function, inv.ID, env.Reason)
 		}
 	}
 	for key, n := range deliveries {
