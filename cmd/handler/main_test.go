@@ -94,20 +94,6 @@ func TestLoadConfigReadsTheAppsHostJSON(t *testing.T) {
 	}
 }
 
-func TestParseTimeSpan(t *testing.T) {
-	for in, want := range map[string]time.Duration{"00:05:00": 5 * time.Minute, "1.02:00:30": 26*time.Hour + 30*time.Second,
-		"00:00:01.5": 1500 * time.Millisecond, "00:00:00.0000001": 100} {
-		if got, err := parseTimeSpan(in); err != nil || got != want {
-			t.Errorf("parseTimeSpan(%q) = %s, %v; want %s", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"5m", "00:05", "-00:05:00", ""} {
-		if _, err := parseTimeSpan(in); err == nil {
-			t.Errorf("parseTimeSpan(%q) accepted", in)
-		}
-	}
-}
-
 // TestRunServesAndStops starts the whole program in process: it must answer
 // the host's readiness probe without touching Cosmos, and stop cleanly and
 // at once, even with an invocation held by an unreachable Cosmos DB.

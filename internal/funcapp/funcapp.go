@@ -1,11 +1,11 @@
 // Package funcapp reads a function app root as the Functions host and Core
 // Tools do: host.json, one <Function>/function.json per folder, and
-// local.settings.json. The local host
-// emulator (testbed/hostemu) and the configuration checker
-// (tools/bicepcheck/appconfig) both read the files through it, so they cannot
-// disagree about what the files say. It uses only the standard library: the
-// checker is its own module (it needs cgo) and requires this one through a
-// replace, so nothing else comes with it.
+// local.settings.json. The handler (its deadlines checked against host.json's
+// clocks), the local host emulator (testbed/hostemu) and the configuration
+// checker (tools/bicepcheck/appconfig) all read the files through it, so they
+// cannot disagree about what the files say. It uses only the standard
+// library: the checker is its own module (it needs cgo) and requires this one
+// through a replace, so nothing else comes with it.
 package funcapp
 
 import (
@@ -73,9 +73,17 @@ func (h Host) Handler() *CustomHandler {
 // ServiceBus is host.json's extensions.serviceBus section; zero values mean
 // the extension's defaults.
 type ServiceBus struct {
-	AutoCompleteMessages *bool `json:"autoCompleteMessages"`
-	MaxConcurrentCalls   int   `json:"maxConcurrentCalls"`
-	MaxMessageBatchSize  int   `json:"maxMessageBatchSize"`
+	AutoCompleteMessages       *bool  `json:"autoCompleteMessages"`
+	MaxConcurrentCalls         int    `json:"maxConcurrentCalls"`
+	MaxMessageBatchSize        int    `json:"maxMessageBatchSize"`
+	MaxAutoLockRenewalDuration string `json:"maxAutoLockRenewalDuration"` // a TimeSpan
+}
+
+// LoadHost reads one host.json.
+func LoadHost(path string) (Host, error) {
+	var h Host
+	err := readJSON(path, &h)
+	return h, err
 }
 
 // Load reads host.json and every <dir>/function.json under root, in name
@@ -83,7 +91,8 @@ type ServiceBus struct {
 // JSON; whether they make sense is for the caller to judge.
 func Load(root string) (*App, error) {
 	app := &App{Root: root}
-	if err := readJSON(filepath.Join(root, "host.json"), &app.Host); err != nil {
+	var err error
+	if app.Host, err = LoadHost(filepath.Join(root, "host.json")); err != nil {
 		return nil, err
 	}
 	paths, err := filepath.Glob(filepath.Join(root, "*", "function.json"))

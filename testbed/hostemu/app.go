@@ -94,7 +94,7 @@ func hostConfig(path string, h funcapp.Host) (HostConfig, error) {
 		c.Executable, c.WorkingDirectory, c.Arguments = d.DefaultExecutablePath, d.WorkingDirectory, d.Arguments
 		// The deprecated httpWorker section has no initializationTimeout.
 		if h.CustomHandler != nil && ch.InitializationTimeout != "" {
-			if c.InitializationTimeout, err = parseTimeSpan(ch.InitializationTimeout); err != nil {
+			if c.InitializationTimeout, err = funcapp.ParseTimeSpan(ch.InitializationTimeout); err != nil {
 				return c, fmt.Errorf("%s: customHandler.initializationTimeout: %w", path, err)
 			}
 		}
@@ -103,7 +103,7 @@ func hostConfig(path string, h funcapp.Host) (HostConfig, error) {
 		return c, fmt.Errorf("%s: customHandler.description.defaultExecutablePath is not set", path)
 	}
 	if h.FunctionTimeout != "" && h.FunctionTimeout != "-1" { // -1: no limit
-		if c.FunctionTimeout, err = parseTimeSpan(h.FunctionTimeout); err != nil {
+		if c.FunctionTimeout, err = funcapp.ParseTimeSpan(h.FunctionTimeout); err != nil {
 			return c, fmt.Errorf("%s: functionTimeout: %w", path, err)
 		}
 	}
@@ -114,27 +114,6 @@ func hostConfig(path string, h funcapp.Host) (HostConfig, error) {
 		c.MaxMessageBatchSize = n
 	}
 	return c, nil
-}
-
-// parseTimeSpan reads a .NET TimeSpan in the [d.]hh:mm:ss[.fffffff] form
-// host.json uses.
-func parseTimeSpan(s string) (time.Duration, error) {
-	var days int
-	rest := s
-	if i := strings.IndexByte(s, '.'); i >= 0 && i < strings.IndexByte(s, ':') {
-		if _, err := fmt.Sscanf(s[:i], "%d", &days); err != nil {
-			return 0, fmt.Errorf("%q is not a TimeSpan such as 00:05:00", s)
-		}
-		rest = s[i+1:]
-	}
-	var h, m int
-	var sec float64
-	if n, err := fmt.Sscanf(rest, "%d:%d:%g", &h, &m, &sec); err != nil || n != 3 {
-		return 0, fmt.Errorf("%q is not a TimeSpan such as 00:05:00", s)
-	}
-	d := time.Duration(days)*24*time.Hour + time.Duration(h)*time.Hour + time.Duration(m)*time.Minute +
-		time.Duration(sec*float64(time.Second))
-	return d, nil
 }
 
 // Executable resolves the handler path like the host: host.json's
