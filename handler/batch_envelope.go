@@ -11,7 +11,7 @@ import (
 
 // jsonArray reads a value the host sends as a JSON array: normally a JSON
 // string holding the array text (every non-object value is JSON-encoded once
-// more, reference §1.2), sometimes that string encoded once again, and, from
+// more, docs/host-wire-format.md §1.2), sometimes that string encoded once again, and, from
 // other tools, a real array. null or an absent key is an empty array.
 func jsonArray(raw json.RawMessage) ([]json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)

@@ -213,7 +213,7 @@ func TestBatchEnvelopesEachFitTheBudget(t *testing.T) {
 
 func TestOversizedRequestStaysWholeInTheBroker(t *testing.T) {
 	const limit = 64 << 10
-	logs := &syncBuffer{}
+	logs := &orderstest.Buffer{}
 	srv := httptest.NewServer(NewServer(Config{
 		Processor: &orders.Processor{Store: testEnv(t).Store}, Logger: slog.New(slog.NewJSONHandler(logs, nil)), MaxRequestBytes: limit,
 	}))

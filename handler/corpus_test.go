@@ -18,7 +18,7 @@ import (
 
 // corpusCase is one entry of testdata/corpus/cases.json: a body (wrapped in a
 // host-format invocation by the test) or a whole request, and the outcome
-// contract §5 documents for it.
+// docs/contract.md §5 documents for it.
 type corpusCase struct {
 	Name string `json:"name"`
 	File string `json:"file"`
@@ -106,7 +106,7 @@ func generatedBody(kind, orderID string) ([]byte, bool) {
 
 func countOrders(t *testing.T) int {
 	t.Helper()
-	docs, err := testEnv(t).Store.Documents(context.Background(), "order")
+	docs, err := testStore(t).Documents(context.Background(), "order")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestBadInputCorpus(t *testing.T) {
 	if len(cases) < 40 {
 		t.Fatalf("corpus has %d cases; it should keep at least 40", len(cases))
 	}
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	before := countOrders(t)
 	created := 0
 	for _, c := range cases {

@@ -188,7 +188,7 @@ func parseHostTime(s string) (time.Time, bool) {
 
 // readKeys are the metadata keys the handler reads. When the trigger value is
 // a string holding a JSON object, the host copies the body's top-level
-// members into Metadata over the keys of the same name (reference §1.4), so a
+// members into Metadata over the keys of the same name (docs/host-wire-format.md §1.4), so a
 // body member named like one of these (in any case, as the comparison there
 // is unconfirmed) would forge the delivery count, message id, type or
 // enqueue time. Other metadata keys are never read, so bodies may use their

@@ -7,9 +7,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
-const exampleBody = `{"orderId":"ORD-2026-000123","customerId":"CUST-42","currency":"EUR","lines":[{"sku":"SKU-1","quantity":2,"unitPrice":"19.99"},{"sku":"SKU-7","quantity":1,"unitPrice":"5.00"}],"total":"44.98","placedAt":"2026-11-29T10:00:00Z","meta":{"sentAt":"2026-11-29T10:00:01.123Z","producer":"web-shop"}}`
+// exampleBody is the contract's example order.
+const exampleBody = orderstest.ExampleBody
 
 func TestDecodeHostFixtures(t *testing.T) {
 	tests := []struct {

@@ -16,7 +16,7 @@ import (
 )
 
 // enc JSON-encodes a value once more, as the host does for every value that
-// is not an object (reference §1.2).
+// is not an object (docs/host-wire-format.md §1.2).
 func enc(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
@@ -45,7 +45,7 @@ type batchMessage struct {
 }
 
 // hostBatch encodes messages as the host does for "cardinality": "many" and
-// "dataType": "binary", as ProcessOrderBatch is bound (reference §1.5): the
+// "dataType": "binary", as ProcessOrderBatch is bound (docs/host-wire-format.md §1.5): the
 // bodies as a JSON string holding an array of base64 strings, and each ...Array metadata key as a JSON string
 // holding an array in message order, null where a value is absent.
 func hostBatch(msgs []batchMessage) []byte {

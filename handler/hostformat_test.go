@@ -15,7 +15,7 @@ func hostInvocation(body []byte, messageID string, deliveryCount int) []byte {
 }
 
 // hostStringInvocation encodes a message for a string-typed trigger
-// (reference §1.2-1.4): the body JSON-encoded twice under the trigger
+// (docs/host-wire-format.md §1.2-1.4): the body JSON-encoded twice under the trigger
 // binding, and the body's top-level non-array members copied into Metadata,
 // overwriting.
 func hostStringInvocation(body []byte, messageID string, deliveryCount int) []byte {

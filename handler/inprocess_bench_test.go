@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/ordersink/orders-consumer/orders"
@@ -29,7 +28,7 @@ func benchServer() http.Handler {
 
 // benchOrder is exampleBody under another orderId.
 func benchOrder(i int) []byte {
-	return []byte(strings.Replace(exampleBody, "ORD-2026-000123", fmt.Sprintf("ORD-B-%08d", i), 1))
+	return orderstest.ExampleBodyWithID(fmt.Sprintf("ORD-B-%08d", i))
 }
 
 func serve(b *testing.B, srv http.Handler, function string, request []byte) {

@@ -1,10 +1,14 @@
 package handler
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"testing"
 
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // cosmosDB is the Cosmos endpoint of the integration tests: COSMOS_ENDPOINT
@@ -14,4 +18,29 @@ var cosmosDB = cosmostest.NewShared("handler")
 
 func TestMain(m *testing.M) { os.Exit(cosmosDB.Main(m)) }
 
+// testEnv is Cosmos DB itself, for the tests about Cosmos DB (round trips,
+// the SDK's requests); with -short they are skipped.
 func testEnv(t testing.TB) *cosmostest.Env { return cosmosDB.Env(t) }
+
+// readableStore is what the handler tests need of a store: the consumer's two
+// interfaces and reading back what was written.
+type readableStore interface {
+	orders.Store
+	orders.StatusStore
+	PartitionDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error)
+	Documents(ctx context.Context, docType string) ([]json.RawMessage, error)
+}
+
+// memStore is the store of the whole test binary under -short.
+var memStore = orderstest.NewMemStore()
+
+// testStore is the store behind the handler: Cosmos DB, or with -short
+// orderstest.MemStore, which passes the same store suite
+// (orderstest.TestStore, run on both in orders/orderstest and cosmos).
+func testStore(t testing.TB) readableStore {
+	t.Helper()
+	if testing.Short() {
+		return memStore
+	}
+	return cosmosDB.Env(t).Store
+}

@@ -262,7 +262,7 @@ func TestBatchLastDeliveryWithFinalOutcomeBesideATransientMate(t *testing.T) {
 		mate, mateb = uniqueOrder(t)
 		mis, misb = uniqueOrder(t)
 	})
-	store := flakyStore{Store: testEnv(t).Store, failing: map[string]bool{mate: true}}
+	store := flakyStore{readableStore: testStore(t), failing: map[string]bool{mate: true}}
 	s := startBatchServer(t, store, 2)
 	if a := s.invoke(t, hostInvocation(misb, mis, 1)); a.Status != http.StatusOK {
 		t.Fatal(a.Status)
@@ -313,7 +313,7 @@ func (a answer) requeuedAll(t *testing.T) []Requeued {
 }
 
 // hostOutputText is the message text the host sends for an output object:
-// Newtonsoft's indented JSON (reference §2.4).
+// Newtonsoft's indented JSON (docs/host-wire-format.md §2.4).
 func hostOutputText(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")

@@ -17,7 +17,7 @@ func mismatchOf(body []byte) []byte {
 }
 
 func TestNewOrderWritesOrderAndOutboxEventInOneBatch(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	id, body := uniqueOrder(t)
 	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "created" {
 		t.Fatalf("new order: status %d, logs %v", a.Status, a.Logs)
@@ -56,7 +56,7 @@ func mustJSON(v any) string {
 // TestRedeliveryAndMismatchWriteNothingNew checks every document of the
 // partition, system properties included, so that a rewrite would show.
 func TestRedeliveryAndMismatchWriteNothingNew(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	id, body := uniqueOrder(t)
 	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK {
 		t.Fatalf("create: %d", a.Status)

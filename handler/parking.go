@@ -8,7 +8,7 @@ import (
 	"github.com/ordersink/orders-consumer/orders"
 )
 
-// ParkingEnvelope is the message written to the parking queue (contract §6).
+// ParkingEnvelope is the message written to the parking queue (docs/contract.md §6).
 // It is always sent as a JSON object: the host base64-decodes output strings
 // that happen to be valid base64.
 type ParkingEnvelope struct {

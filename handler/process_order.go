@@ -102,7 +102,7 @@ func (d delivery) message() orders.Message {
 	return orders.Message{Body: d.body, MessageID: d.messageID, DeliveryCount: d.deliveryCount, Type: orders.MessageType(d.subject)}
 }
 
-// answer maps a result to the host answer of contract §5 and logs it.
+// answer maps a result to the host answer of docs/contract.md §5 and logs it.
 func (cfg Config) answer(ctx context.Context, w http.ResponseWriter, d delivery, res orders.Result, start time.Time) {
 	out := newResult()
 	if res.Outcome.Parks() {

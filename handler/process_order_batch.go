@@ -30,7 +30,7 @@ const (
 )
 
 // handleProcessOrderBatch serves the "cardinality": "many" variant. The host
-// settles a batch all or nothing (reference §1.5), so the answer is 200 only
+// settles a batch all or nothing (docs/host-wire-format.md §1.5), so the answer is 200 only
 // when every message reached a final outcome (its parking envelopes go out
 // together in Outputs.parking), and non-2xx when any one must be retried: the
 // whole batch is then redelivered, which is safe because every message is

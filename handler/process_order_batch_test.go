@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // parkedAll decodes Outputs.parking of a batch answer: an array of envelopes.
@@ -46,7 +46,7 @@ func startBatchServer(t *testing.T, store orders.Store, parallelism int) *testSe
 }
 
 func TestBatchOfMixedMessagesSettles(t *testing.T) {
-	s := startBatchServer(t, testEnv(t).Store, 0)
+	s := startBatchServer(t, testStore(t), 0)
 	ids := map[string]string{}
 	bodies := map[string][]byte{}
 	for _, k := range []string{"new", "dup", "mis", "bad", "stale", "subject", "shadow"} {
@@ -144,7 +144,7 @@ func TestBatchOfMixedMessagesSettles(t *testing.T) {
 
 // flakyStore fails transiently for the orders it names.
 type flakyStore struct {
-	*cosmos.Store
+	readableStore
 	failing map[string]bool
 }
 
@@ -153,7 +153,7 @@ func (f flakyStore) CreateOrder(ctx context.Context, o *orders.Order, a orders.A
 		return nil, &orders.StoreError{Op: "create order", OrderID: o.ID, Status: http.StatusServiceUnavailable, Transient: true,
 			Err: errors.New("503 Service Unavailable")}
 	}
-	return f.Store.CreateOrder(ctx, o, a)
+	return f.readableStore.CreateOrder(ctx, o, a)
 }
 
 func TestBatchWithTransientFailureIsRedeliveredWhole(t *testing.T) {
@@ -164,7 +164,7 @@ func TestBatchWithTransientFailureIsRedeliveredWhole(t *testing.T) {
 		y, yb = uniqueOrder(t)
 		z, zb = uniqueOrder(t)
 	})
-	store := flakyStore{Store: testEnv(t).Store, failing: map[string]bool{y: true}}
+	store := flakyStore{readableStore: testStore(t), failing: map[string]bool{y: true}}
 	// Parallelism 1 makes "later messages" well defined.
 	s := startBatchServer(t, store, 1)
 	steps := []struct {
@@ -228,7 +228,7 @@ func TestBatchWithAMessageOnItsLastDeliveryIsSettled(t *testing.T) {
 		young, youngb = uniqueOrder(t)
 		fine, fineb = uniqueOrder(t)
 	})
-	store := flakyStore{Store: testEnv(t).Store, failing: map[string]bool{old: true, young: true}}
+	store := flakyStore{readableStore: testStore(t), failing: map[string]bool{old: true, young: true}}
 	s := startBatchServer(t, store, 1)
 	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{
 		{oldb, old, orders.DefaultRetryBudget, ""}, {youngb, young, 1, ""}, {fineb, fine, 1, ""}}))
@@ -254,7 +254,7 @@ func TestBatchWithAMessageOnItsLastDeliveryIsSettled(t *testing.T) {
 }
 
 func TestBatchFixtureThroughTheHandler(t *testing.T) {
-	s := startBatchServer(t, testEnv(t).Store, 0)
+	s := startBatchServer(t, testStore(t), 0)
 	request, err := os.ReadFile(filepath.Join("testdata", "batch", "host-batch.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -274,7 +274,7 @@ func TestBatchFixtureThroughTheHandler(t *testing.T) {
 }
 
 func TestBatchThatCannotBeDecodedIsRetried(t *testing.T) {
-	s := startBatchServer(t, testEnv(t).Store, 0)
+	s := startBatchServer(t, orderstest.NewMemStore(), 0)
 	tests := map[string]string{
 		"not JSON":                `<xml/>`,
 		"no Data":                 `{"Metadata":{}}`,

@@ -18,6 +18,7 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/internal/loopback"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // answer is what the host reads back from one invocation.
@@ -46,7 +47,7 @@ func (a answer) parked(t *testing.T) *ParkingEnvelope {
 
 type testServer struct {
 	url  string
-	logs *syncBuffer
+	logs *orderstest.Buffer
 }
 
 func startServer(t *testing.T, store orders.Store, timeout time.Duration) *testServer {
@@ -57,7 +58,7 @@ func startServer(t *testing.T, store orders.Store, timeout time.Duration) *testS
 // startServerWith serves cfg, logging to the returned server's buffer.
 func startServerWith(t testing.TB, cfg Config) *testServer {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &orderstest.Buffer{}
 	cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 	srv := httptest.NewServer(NewServer(cfg))
 	t.Cleanup(srv.Close)
@@ -144,12 +145,12 @@ func (s *testServer) logsOf(a answer) string {
 // tests share one database without meeting.
 func uniqueOrder(t testing.TB) (id string, body []byte) {
 	id = fmt.Sprintf("ORD-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
-	return id, []byte(strings.Replace(exampleBody, "ORD-2026-000123", id, 1))
+	return id, orderstest.ExampleBodyWithID(id)
 }
 
 func partition(t *testing.T, orderID string) []map[string]any {
 	t.Helper()
-	docs, err := testEnv(t).Store.PartitionDocuments(context.Background(), orderID)
+	docs, err := testStore(t).PartitionDocuments(context.Background(), orderID)
 	if err != nil {
 		t.Fatalf("read partition %s: %v", orderID, err)
 	}
@@ -175,7 +176,7 @@ func documentsOfType(docs []map[string]any, typ string) []map[string]any {
 }
 
 func TestProcessOrderCreatedThenDuplicates(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	id, body := uniqueOrder(t)
 
 	a := s.invoke(t, hostInvocation(body, id, 1))
@@ -218,7 +219,7 @@ func TestProcessOrderCreatedThenDuplicates(t *testing.T) {
 }
 
 func TestProcessOrderMismatchIsParkedAndStoredOrderUntouched(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	id, body := uniqueOrder(t)
 	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK {
 		t.Fatalf("create: %d", a.Status)
@@ -252,7 +253,7 @@ func TestProcessOrderMismatchIsParkedAndStoredOrderUntouched(t *testing.T) {
 }
 
 func TestProcessOrderBadInputIsParkedAndNothingWritten(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	id, body := uniqueOrder(t)
 	invalid := bytes.Replace(body, []byte(`"unitPrice":"19.99"`), []byte(`"unitPrice":19.99`), 1)
 	shadowing := bytes.Replace(body, []byte(`"currency"`), []byte(`"DeliveryCount":1,"currency"`), 1)
@@ -290,7 +291,7 @@ func TestProcessOrderBadInputIsParkedAndNothingWritten(t *testing.T) {
 // host always sends a well-formed envelope): failing keeps the message whole
 // in the broker, where parking would keep only what the request shows.
 func TestProcessOrderUndecodableInvocationIsRetried(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, orderstest.NewMemStore(), 0)
 	tests := []struct {
 		name    string
 		request []byte
@@ -315,7 +316,7 @@ func TestProcessOrderUndecodableInvocationIsRetried(t *testing.T) {
 }
 
 func TestProcessOrderConcurrentDeliveriesOfOneNewOrder(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	id, body := uniqueOrder(t)
 	const n = 32
 	answers := make([]answer, n)
@@ -394,7 +395,7 @@ func TestProcessOrderCosmosUnreachable(t *testing.T) {
 }
 
 func TestStructuredLogLine(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	id, body := uniqueOrder(t)
 	s.invoke(t, hostInvocation(body, id, 1))
 	var line map[string]any
@@ -422,22 +423,4 @@ func TestReadinessProbe(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("GET / = %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

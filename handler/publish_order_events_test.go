@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // published decodes Outputs.events: one JSON object per message.
@@ -44,7 +45,7 @@ func eventIDs(t *testing.T, events []map[string]json.RawMessage) []string {
 }
 
 func TestPublisherPublishesEachOutboxEventOncePerInvocation(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	var a1, a2 string
 	var b1, b2 []byte
 	t.Run("ids", func(t *testing.T) { a1, b1 = uniqueOrder(t); a2, b2 = uniqueOrder(t) })
@@ -61,7 +62,7 @@ func TestPublisherPublishesEachOutboxEventOncePerInvocation(t *testing.T) {
 	var feed []json.RawMessage
 	stored := map[string]map[string]json.RawMessage{}
 	for _, id := range []string{a1, a2} {
-		docs, err := testEnv(t).Store.PartitionDocuments(context.Background(), id)
+		docs, err := testStore(t).PartitionDocuments(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +140,7 @@ func TestPublisherPublishesEachOutboxEventOncePerInvocation(t *testing.T) {
 }
 
 func TestPublisherDecodesTheHostShapes(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, orderstest.NewMemStore(), 0)
 	for _, name := range []string{"cosmosdb-trigger.json", "single-encoded.json", "real-array.json"} {
 		t.Run(name, func(t *testing.T) {
 			request, err := os.ReadFile(filepath.Join("testdata", "changefeed", name))
@@ -158,7 +159,7 @@ func TestPublisherDecodesTheHostShapes(t *testing.T) {
 }
 
 func TestPublisherBadInput(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, orderstest.NewMemStore(), 0)
 	good := json.RawMessage(`{"id":"A:event:OrderAccepted","orderId":"A","type":"outboxEvent","eventId":"A:event:OrderAccepted","idempotencyKey":"A:event:OrderAccepted","eventType":"OrderAccepted","occurredAt":"2026-11-29T10:00:02Z","payload":{"orderId":"A"}}`)
 	tests := []struct {
 		name      string

@@ -23,7 +23,7 @@ func TestBatchRoutesRefuseOversizedRequests(t *testing.T) {
 	msgs := make([]batchMessage, 200) // ~60 KB of bodies, well over the limit once encoded twice
 	for i := range msgs {
 		id := fmt.Sprintf("ORD-L-%04d", i)
-		msgs[i] = batchMessage{body: []byte(strings.Replace(exampleBody, "ORD-2026-000123", id, 1)), messageID: id, deliveryCount: 1}
+		msgs[i] = batchMessage{body: orderstest.ExampleBodyWithID(id), messageID: id, deliveryCount: 1}
 	}
 	batch := hostBatch(msgs)
 	feed := []byte(fmt.Sprintf(`{"Data":{"documents":%q},"Metadata":{}}`, "["+strings.Repeat(`{"id":"x","type":"outboxEvent"},`, 3000)+`{}]`))
@@ -39,7 +39,7 @@ func TestBatchRoutesRefuseOversizedRequests(t *testing.T) {
 				t.Fatalf("request of %d bytes is not over the limit", len(tc.request))
 			}
 			store := orderstest.NewMemStore()
-			logs := &syncBuffer{}
+			logs := &orderstest.Buffer{}
 			srv := NewServer(Config{Processor: &orders.Processor{Store: store}, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
 				MaxBatchRequestBytes: limit})
 			rec := httptest.NewRecorder()

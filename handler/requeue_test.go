@@ -56,7 +56,7 @@ func TestBatchMateTooLargeToGiveBackIsParked(t *testing.T) {
 		notes := "[" + strings.TrimSuffix(strings.Repeat(note+",", DefaultMaxMessageBytes/3/(orders.MaxTokenBytes/2)+1), ",") + "]"
 		bigb = []byte(strings.Replace(string(bigb), `"currency"`, `"notes":`+notes+`,"currency"`, 1))
 	})
-	store := flakyStore{Store: testEnv(t).Store, failing: map[string]bool{old: true, big: true}}
+	store := flakyStore{readableStore: testStore(t), failing: map[string]bool{old: true, big: true}}
 	s := startBatchServer(t, store, 2)
 	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{oldb, old, orders.DefaultRetryBudget, ""}, {bigb, big, 1, ""}}))
 	if a.Status != http.StatusOK {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // fakeCosmos answers the account read, then fails every document request the
@@ -119,7 +120,7 @@ func TestFailingCosmosCallsNeverShowTheKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var logs syncBuffer
+			var logs orderstest.Buffer
 			srv := NewServer(Config{
 				Processor:       &orders.Processor{Store: store},
 				Logger:          slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

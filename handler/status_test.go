@@ -27,7 +27,7 @@ func storedStatus(t *testing.T, orderID string) map[string]any {
 }
 
 func TestOrderStatusChangedAppliesOnlyNewerVersions(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	id, body := uniqueOrder(t)
 	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK {
 		t.Fatalf("create order: %d", a.Status)
@@ -87,7 +87,7 @@ func TestOrderStatusChangedAppliesOnlyNewerVersions(t *testing.T) {
 // consumers): the status is its own document, so it is applied at once and
 // the order is accepted normally when it comes.
 func TestOrderStatusChangedBeforeTheOrder(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	id, body := uniqueOrder(t)
 	if a := s.invoke(t, statusInvocation(t, id, "Paid", 1, 1)); a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "applied" {
 		t.Fatalf("status first: %d %v", a.Status, a.Logs)
@@ -104,7 +104,7 @@ func TestOrderStatusChangedBeforeTheOrder(t *testing.T) {
 }
 
 func TestOrderStatusChangedBadInputIsParked(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	id, _ := uniqueOrder(t)
 	withStatus := func(body string) []byte {
 		return withSubject(t, hostInvocation([]byte(body), id+":status", 1), "OrderStatusChanged")
@@ -144,7 +144,7 @@ func TestOrderStatusChangedBadInputIsParked(t *testing.T) {
 // transiently (a lost race past the attempt bound) as the broker would.
 // It relies on If-Match: the vercel emulator and real Cosmos DB honour it.
 func TestConcurrentStatusChangesEndAtHighestVersion(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	id, _ := uniqueOrder(t)
 	const n = 8
 	versions := rand.Perm(n)
@@ -204,7 +204,7 @@ func TestConcurrentStatusChangesEndAtHighestVersion(t *testing.T) {
 
 // Service Bus extension 4.x sends the Subject as Label only.
 func TestMessageTypeFromLabelAlone(t *testing.T) {
-	s := startServer(t, testEnv(t).Store, 0)
+	s := startServer(t, testStore(t), 0)
 	id, _ := uniqueOrder(t)
 	var inv map[string]map[string]json.RawMessage
 	_ = json.Unmarshal(statusInvocation(t, id, "Paid", 1, 1), &inv)

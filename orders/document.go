@@ -26,7 +26,7 @@ type Acceptance struct {
 	AcceptedAt time.Time
 }
 
-// Document is the stored order (contract §5): every member of the message as
+// Document is the stored order (docs/contract.md §5): every member of the message as
 // sent, plus id, type, requestHash, hashVersion, messageId and acceptedAt.
 func (o *Order) Document(a Acceptance) ([]byte, error) {
 	extra := map[string]any{

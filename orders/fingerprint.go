@@ -10,7 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// HashVersion is the fingerprint rule this build computes (contract §4). It is
+// HashVersion is the fingerprint rule this build computes (docs/contract.md §4). It is
 // stored beside every hash so that a future rule can still recognise
 // duplicates of orders accepted under an older one.
 const HashVersion = 1

@@ -52,7 +52,7 @@ func TestFingerprintIgnoresSpellingAndMeta(t *testing.T) {
 	}
 }
 
-// The fingerprint is a published rule (contract §4): producers in other
+// The fingerprint is a published rule (docs/contract.md §4): producers in other
 // languages may compute it, and stored hashes must stay comparable. The value
 // is pinned (computed with sha256sum over the canonical text below) so a
 // refactoring cannot change it unnoticed.

@@ -5,7 +5,7 @@ import "strings"
 // MessageType tells apart the kinds of message on the orders queue. Producers
 // of status changes set it as the Service Bus Subject (the host hands it over
 // as metadata, so the body needs no type member, and order bodies stay as
-// contract §3 has them).
+// docs/contract.md §3 has them).
 type MessageType string
 
 // The message types of the orders queue.

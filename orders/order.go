@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// Order is a validated order message (contract §3). Every top-level member of
+// Order is a validated order message (docs/contract.md §3). Every top-level member of
 // the body is kept as sent, unknown ones included, so the stored document and
 // the fingerprint see exactly what the producer sent.
 type Order struct {
@@ -19,7 +19,7 @@ type Order struct {
 	Total      string
 	PlacedAt   time.Time
 
-	// Hash is the request fingerprint (contract §4) under HashVersion.
+	// Hash is the request fingerprint (docs/contract.md §4) under [HashVersion].
 	Hash string
 
 	fields map[string]json.RawMessage
@@ -40,9 +40,9 @@ var reserved = map[string]bool{
 	"messageId": true, "acceptedAt": true,
 }
 
-// ParseOrder decodes and validates a message body. The error is a *RejectError
+// ParseOrder decodes and validates a message body. The error is a *[RejectError]
 // whose Reason is MalformedMessage (not a JSON object) or ValidationFailed (a
-// rule of contract §3 is broken).
+// rule of docs/contract.md §3 is broken).
 func ParseOrder(body []byte) (*Order, error) {
 	fields, err := decodeObject(body)
 	if err != nil {

@@ -1,9 +1,9 @@
 package orders
 
-// Outcome is what processing one message amounted to (contract §5).
+// Outcome is what processing one message amounted to (docs/contract.md §5).
 type Outcome string
 
-// The outcomes of contract §5, plus Stale for absolute-state updates.
+// The outcomes of docs/contract.md §5, plus Stale for absolute-state updates.
 const (
 	Created   Outcome = "created"
 	Duplicate Outcome = "duplicate"
@@ -22,10 +22,10 @@ const (
 	Requeued Outcome = "requeued"
 )
 
-// Reason names why a message was parked (contract §6).
+// Reason names why a message was parked (docs/contract.md §6).
 type Reason string
 
-// The parking reasons of contract §6.
+// The parking reasons of docs/contract.md §6.
 const (
 	HashMismatch         Reason = "HashMismatch"
 	ValidationFailed     Reason = "ValidationFailed"

@@ -1,16 +1,16 @@
-package orders
+package orders_test
 
 import (
 	"testing"
 	"time"
-)
 
-// benchBody is the contract's example order, compact, as producers send it.
-const benchBody = `{"orderId":"ORD-2026-000123","customerId":"CUST-42","currency":"EUR","lines":[{"sku":"SKU-1","quantity":2,"unitPrice":"19.99"},{"sku":"SKU-7","quantity":1,"unitPrice":"5.00"}],"total":"44.98","placedAt":"2026-11-29T10:00:00Z","meta":{"sentAt":"2026-11-29T10:00:01.123Z","producer":"web-shop"}}`
+	. "github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
+)
 
 // BenchmarkParseOrder: decode, fingerprint and validate one body.
 func BenchmarkParseOrder(b *testing.B) {
-	body := []byte(benchBody)
+	body := []byte(orderstest.ExampleBody)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -22,7 +22,7 @@ func BenchmarkParseOrder(b *testing.B) {
 
 // BenchmarkFingerprint: the fingerprint alone (decode, JCS, SHA-256).
 func BenchmarkFingerprint(b *testing.B) {
-	body := []byte(benchBody)
+	body := []byte(orderstest.ExampleBody)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -35,7 +35,7 @@ func BenchmarkFingerprint(b *testing.B) {
 // BenchmarkAcceptanceDocuments: the order document and its outbox event
 // built from a parsed order.
 func BenchmarkAcceptanceDocuments(b *testing.B) {
-	o, err := ParseOrder([]byte(benchBody))
+	o, err := ParseOrder([]byte(orderstest.ExampleBody))
 	if err != nil {
 		b.Fatal(err)
 	}

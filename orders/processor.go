@@ -16,11 +16,11 @@ type StoredFingerprint struct {
 // Store is what the consumer needs from the database.
 type Store interface {
 	// CreateOrder stores the order and everything that must commit with it
-	// (Order.AcceptanceDocuments: the order, then its OrderAccepted outbox
+	// ([Order.AcceptanceDocuments]: the order, then its OrderAccepted outbox
 	// event), all or nothing, unless the order exists. It returns nil when it
 	// created them, and the stored fingerprint when the order was there
 	// already; then nothing was written. The create is the duplicate check:
-	// there is no read before it. A StoreError that is not Transient means
+	// there is no read before it. A [StoreError] that is not Transient means
 	// the write can never succeed (for example it exceeds a store limit).
 	CreateOrder(ctx context.Context, o *Order, a Acceptance) (*StoredFingerprint, error)
 	// RecordConflict adds a conflict record beside the stored order. Recording
@@ -35,11 +35,11 @@ type Store interface {
 // invocation's deadline, so the budget spans budget × deadline of outage.
 const DefaultRetryBudget = 9
 
-// Processor turns one message into one Result (contract §5).
+// Processor turns one message into one Result (docs/contract.md §5).
 type Processor struct {
 	Store Store
 	// Statuses applies OrderStatusChanged messages; nil means Store, when it
-	// is a StatusStore too.
+	// is a [StatusStore] too.
 	Statuses StatusStore
 	// RetryBudget: a transient failure at DeliveryCount >= RetryBudget is
 	// parked as Exhausted. Zero means DefaultRetryBudget.
@@ -58,7 +58,7 @@ type Message struct {
 	MessageID     string
 	DeliveryCount int
 	// Type is the Service Bus Subject as sent; empty means an order (see
-	// ParseMessageType).
+	// [ParseMessageType]).
 	Type MessageType
 }
 

@@ -12,7 +12,8 @@ import (
 )
 
 // exampleBody is the contract's example order.
-const exampleBody = `{"orderId":"ORD-2026-000123","customerId":"CUST-42","currency":"EUR","lines":[{"sku":"SKU-1","quantity":2,"unitPrice":"19.99"},{"sku":"SKU-7","quantity":1,"unitPrice":"5.00"}],"total":"44.98","placedAt":"2026-11-29T10:00:00Z","meta":{"producer":"web-shop"}}`
+// exampleBody is the contract's example order.
+const exampleBody = orderstest.ExampleBody
 
 func TestProcessorOutcomes(t *testing.T) {
 	ctx := context.Background()

@@ -28,10 +28,10 @@ var statusPattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
 const maxVersion = 1<<53 - 1
 
 // ParseStatusChange decodes and validates an OrderStatusChanged body:
-// orderId (the rules of contract §3), status (a name of 1 to 64 letters,
+// orderId (the rules of docs/contract.md §3), status (a name of 1 to 64 letters,
 // digits, '_', '.' or '-', starting with a letter), version (an integer from 1
 // to 2^53-1) and changedAt (RFC 3339). Other members, meta included, are
-// ignored. Errors are *RejectError, as for orders.
+// ignored. Errors are *[RejectError], as for orders.
 func ParseStatusChange(body []byte) (*StatusChange, error) {
 	fields, err := decodeObject(body)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -76,35 +75,10 @@ func TestParseStatusChange(t *testing.T) {
 	}
 }
 
-// memStatuses is a StatusStore in memory, with the version rule.
-type memStatuses struct {
-	mu   sync.Mutex
-	byID map[string]StoredStatus
-	fail error
-}
-
-func (m *memStatuses) ApplyStatus(_ context.Context, c StatusChange, _ string, _ time.Time) (StatusApplied, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.fail != nil {
-		return StatusApplied{}, m.fail
-	}
-	prev, ok := m.byID[c.OrderID]
-	var p *StoredStatus
-	if ok {
-		p = &prev
-		if prev.Version >= c.Version {
-			return StatusApplied{Previous: p, Attempts: 1}, nil
-		}
-	}
-	m.byID[c.OrderID] = StoredStatus{Status: c.Status, Version: c.Version}
-	return StatusApplied{Applied: true, Previous: p, Attempts: 1}, nil
-}
-
 func TestProcessorStatusChanges(t *testing.T) {
 	ctx := context.Background()
-	statuses := &memStatuses{byID: map[string]StoredStatus{}}
-	p := &Processor{Store: orderstest.NewMemStore(), Statuses: statuses}
+	store := orderstest.NewMemStore()
+	p := &Processor{Store: store}
 	msg := func(status string, version, delivery int) Message {
 		body := `{"orderId":"ORD-1","status":"` + status + `","version":` + strconv.Itoa(version) + `,"changedAt":"2026-11-29T12:30:00Z"}`
 		return Message{Body: []byte(body), MessageID: "ORD-1:status", DeliveryCount: delivery, Type: "OrderStatusChanged"}
@@ -130,14 +104,16 @@ func TestProcessorStatusChanges(t *testing.T) {
 		}
 	}
 
-	statuses.fail = &StoreError{Op: "apply status", OrderID: "ORD-1", Transient: true, Err: errors.New("503")}
+	store.Fail = &StoreError{Op: "apply status", OrderID: "ORD-1", Transient: true, Err: errors.New("503")}
 	if r := p.Process(ctx, msg("Delivered", 5, 1)); r.Outcome != Transient {
 		t.Errorf("store down: %+v", r)
 	}
 	if r := p.Process(ctx, msg("Delivered", 5, DefaultRetryBudget)); r.Outcome != Exhausted || r.Reason != RetryBudgetExhausted {
 		t.Errorf("store down at the last attempt: %+v", r)
 	}
-	if r := (&Processor{Store: orderstest.NewMemStore()}).Process(ctx, msg("Paid", 1, 1)); r.Outcome != Transient || r.Err == nil {
+	store.Fail = nil
+	onlyOrders := struct{ Store }{orderstest.NewMemStore()}
+	if r := (&Processor{Store: onlyOrders}).Process(ctx, msg("Paid", 1, 1)); r.Outcome != Transient || r.Err == nil {
 		t.Errorf("no status store: %+v", r)
 	}
 	// Any Subject but OrderStatusChanged is an order: producers may route

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of contract §3.
+// Limits of docs/contract.md §3.
 const (
 	MaxIDLength  = 255
 	MaxLines     = 100
@@ -25,7 +25,7 @@ var (
 	decimalPattern  = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
 )
 
-// validate applies the rules of contract §3 and fills the typed fields.
+// validate applies the rules of docs/contract.md §3 and fills the typed fields.
 // Rules are checked in a fixed order so a message always gets the same reason.
 func (o *Order) validate() error {
 	names := make([]string, 0, len(o.fields))
@@ -94,7 +94,7 @@ func (o *Order) validate() error {
 	return nil
 }
 
-// CheckOrderID applies the orderId rules of contract §3: it becomes a Cosmos
+// CheckOrderID applies the orderId rules of docs/contract.md §3: it becomes a Cosmos
 // id and partition key, where / \ ? # break resource paths.
 func CheckOrderID(id string) error {
 	n := utf8.RuneCountInString(id)

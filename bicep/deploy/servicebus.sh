@@ -107,7 +107,7 @@ resubmit)
   subject=$(jq -r '.subject // empty' "$dir/body")
   # A MessageId other than the orderId: the queue's duplicate detection would silently drop a
   # resend of the original MessageId inside its window. The consumer still deduplicates on
-  # orderId (contract section 3), so a resubmit can never create a second order.
+  # orderId (docs/contract.md §3), so a resubmit can never create a second order.
   send "$ns" orders "$dir/original" "$order:resubmit:$(date -u +%Y%m%dT%H%M%SZ)" "$subject"
   settle DELETE "$(cat "$dir/lock-url")"
   echo "resubmitted $order ($reason) and removed it from orders-deadletter"

@@ -31,7 +31,7 @@ resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
 // consumer sees it; the consumer's own orderId + fingerprint check covers everything outside it
 // (docs/adr/0001-dedup-key-and-fingerprint.md). requiresDuplicateDetection cannot be changed
 // after creation: changing it means a new queue.
-// maxDeliveryCount 10 matches the handler's retry budget (contract section 5: park at delivery
+// maxDeliveryCount 10 matches the handler's retry budget (docs/contract.md §5: park at delivery
 // 9 as RetryBudgetExhausted, before the broker dead-letters at 10). Change both together.
 resource ordersQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = {
   parent: namespace

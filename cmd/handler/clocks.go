@@ -1,14 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"regexp"
-	"strconv"
 	"time"
+
+	"github.com/ordersink/orders-consumer/internal/funcapp"
 )
 
 // hostClocks are the platform's time limits an invocation lives under
@@ -81,23 +79,11 @@ func (c config) tolerated() time.Duration { return time.Duration(c.RetryBudget) 
 // host.json where no setting gave them; a missing host.json means the
 // platform's defaults.
 func (h *hostClocks) fromHostJSON() error {
-	var doc struct {
-		FunctionTimeout string `json:"functionTimeout"`
-		Extensions      struct {
-			ServiceBus struct {
-				MaxAutoLockRenewalDuration string `json:"maxAutoLockRenewalDuration"`
-			} `json:"serviceBus"`
-		} `json:"extensions"`
-	}
-	b, err := os.ReadFile(h.HostJSON)
+	doc, err := funcapp.LoadHost(h.HostJSON)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return fmt.Errorf("HOST_JSON %s: %w", h.HostJSON, err)
-	default:
-		if err := json.Unmarshal(b, &doc); err != nil {
-			return fmt.Errorf("HOST_JSON %s: %w", h.HostJSON, err)
-		}
 	}
 	for _, f := range []struct {
 		field       *time.Duration
@@ -114,24 +100,11 @@ func (h *hostClocks) fromHostJSON() error {
 		if f.text == "" {
 			continue
 		}
-		d, err := parseTimeSpan(f.text)
+		d, err := funcapp.ParseTimeSpan(f.text)
 		if err != nil {
 			return fmt.Errorf("HOST_JSON %s: %s: %w", h.HostJSON, f.name, err)
 		}
 		*f.field = d
 	}
 	return nil
-}
-
-var timeSpan = regexp.MustCompile(`^(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2})(?:\.(\d{1,7}))?$`)
-
-// parseTimeSpan reads a .NET TimeSpan as host.json writes it: [d.]hh:mm:ss[.f].
-func parseTimeSpan(s string) (time.Duration, error) {
-	m := timeSpan.FindStringSubmatch(s)
-	if m == nil {
-		return 0, fmt.Errorf("%q is not a time span such as 00:05:00", s)
-	}
-	n := func(s string) time.Duration { v, _ := strconv.Atoi(s); return time.Duration(v) }
-	frac := m[5] + "0000000"[len(m[5]):]
-	return n(m[1])*24*time.Hour + n(m[2])*time.Hour + n(m[3])*time.Minute + n(m[4])*time.Second + n(frac)*100, nil
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // config is read from the environment (app settings in Azure, Values in
-// local.settings.json under Core Tools). Names follow the contract, §2.
+// local.settings.json under Core Tools). Names follow docs/contract.md §2.
 type config struct {
 	Port            string `envconfig:"FUNCTIONS_CUSTOMHANDLER_PORT" default:"8080"`
 	CosmosEndpoint  string `envconfig:"COSMOS_ENDPOINT" required:"true"`

@@ -1,18 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ordersink/orders-consumer/internal/loopback"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 func TestLoadConfigNamesTheBadSetting(t *testing.T) {
@@ -101,20 +100,6 @@ func TestLoadConfigReadsTheAppsHostJSON(t *testing.T) {
 	}
 }
 
-func TestParseTimeSpan(t *testing.T) {
-	for in, want := range map[string]time.Duration{"00:05:00": 5 * time.Minute, "1.02:00:30": 26*time.Hour + 30*time.Second,
-		"00:00:01.5": 1500 * time.Millisecond, "00:00:00.0000001": 100} {
-		if got, err := parseTimeSpan(in); err != nil || got != want {
-			t.Errorf("parseTimeSpan(%q) = %s, %v; want %s", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"5m", "00:05", "-00:05:00", ""} {
-		if _, err := parseTimeSpan(in); err == nil {
-			t.Errorf("parseTimeSpan(%q) accepted", in)
-		}
-	}
-}
-
 // TestRunServesAndStops starts the whole program in process: it must answer
 // the host's readiness probe without touching Cosmos, and stop cleanly and
 // at once, even with an invocation held by an unreachable Cosmos DB.
@@ -129,7 +114,7 @@ func TestRunServesAndStops(t *testing.T) {
 	t.Setenv("COSMOS_KEY", "a2V5")
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var out lockedBuffer
+	var out orderstest.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, &out) }()
 
@@ -178,21 +163,4 @@ func TestRunServesAndStops(t *testing.T) {
 	if s := out.String(); !strings.Contains(s, `"msg":"listening"`) || strings.Contains(s, "a2V5") {
 		t.Errorf("startup log = %s (must say listening and never show the key)", s)
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

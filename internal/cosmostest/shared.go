@@ -19,9 +19,13 @@ type Shared struct {
 func NewShared(name string) *Shared { return &Shared{name: name} }
 
 // Env returns the Env, starting it on first use; the test fails when Cosmos
-// DB cannot be reached or started.
+// DB cannot be reached or started. With -short the test is skipped instead,
+// so "go test -short" never starts an emulator.
 func (s *Shared) Env(t testing.TB) *Env {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs Cosmos DB; -short runs without it")
+	}
 	s.once.Do(func() { s.env, s.err = Start(s.name) })
 	if s.err != nil {
 		t.Fatalf("this test needs Cosmos DB: %v", s.err)

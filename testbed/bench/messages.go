@@ -48,7 +48,7 @@ var app = sync.OnceValues(func() (*hostemu.App, error) {
 })
 
 // encoder writes requests exactly as the Functions host does; it is the
-// local host emulator's, tested against the reference's examples.
+// local host emulator's, tested against the examples of docs/host-wire-format.md §1.6.
 var encoder = &hostemu.Encoder{Namespace: "bench.servicebus.windows.net", ClientID: "bench"}
 
 func (d Delivery) host() hostemu.Delivery {

@@ -40,7 +40,7 @@ func protocolFailure(status int, format string, args ...any) Answer {
 	return a
 }
 
-// readAnswer applies the host's rules (reference §2.2): a non-2xx status fails
+// readAnswer applies the host's rules (docs/host-wire-format.md §2.2): a non-2xx status fails
 // the invocation; a 2xx needs Content-Type application/json (or text/json)
 // and a JSON object, read like HttpScriptInvocationResult.
 func readAnswer(resp *http.Response) Answer {

@@ -1,15 +1,15 @@
 package hostemu
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/ordersink/orders-consumer/internal/funcapp"
 )
 
 // App is a function app as the host reads it from disk: host.json and one
@@ -39,66 +39,12 @@ type HostConfig struct {
 	MaxAutoLockRenewalDuration time.Duration
 }
 
-// Function is one function.json.
-type Function struct {
-	Name     string
-	Disabled bool // "disabled": true in function.json
-	Bindings []Binding
-}
+// Function is one function folder, read by package funcapp (the
+// configuration checker reads the same files through it).
+type Function = funcapp.Function
 
 // Binding is one entry of a function.json "bindings" array.
-type Binding struct {
-	Name        string `json:"name"`
-	Type        string `json:"type"`
-	Direction   string `json:"direction"`
-	QueueName   string `json:"queueName"`
-	TopicName   string `json:"topicName"`
-	Cardinality string `json:"cardinality"`
-	DataType    string `json:"dataType"`
-}
-
-// Trigger returns the function's trigger binding, or nil.
-func (f *Function) Trigger() *Binding {
-	for i := range f.Bindings {
-		if strings.HasSuffix(strings.ToLower(f.Bindings[i].Type), "trigger") {
-			return &f.Bindings[i]
-		}
-	}
-	return nil
-}
-
-// Outputs returns the output bindings ("direction": "out").
-func (f *Function) Outputs() []Binding {
-	var out []Binding
-	for _, b := range f.Bindings {
-		if strings.EqualFold(b.Direction, "out") {
-			out = append(out, b)
-		}
-	}
-	return out
-}
-
-// ServiceBusQueue returns the queue a serviceBusTrigger function reads, or "".
-func (f *Function) ServiceBusQueue() string {
-	if t := f.Trigger(); t != nil && strings.EqualFold(t.Type, "serviceBusTrigger") {
-		return t.QueueName
-	}
-	return ""
-}
-
-// Many reports whether the trigger delivers batches ("cardinality": "many").
-func (b *Binding) Many() bool { return strings.EqualFold(b.Cardinality, "many") }
-
-// Binary reports whether the binding carries bytes ("dataType": "binary").
-func (b *Binding) Binary() bool { return strings.EqualFold(b.DataType, "binary") }
-
-// Entity is the queue or topic a Service Bus binding names.
-func (b *Binding) Entity() string {
-	if b.QueueName != "" {
-		return b.QueueName
-	}
-	return b.TopicName
-}
+type Binding = funcapp.Binding
 
 // Function returns the function with the given name, or nil.
 func (a *App) Function(name string) *Function {
@@ -116,19 +62,18 @@ func LoadApp(root string) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	app := &App{Root: root}
-	if app.Host, err = readHostJSON(filepath.Join(root, "host.json")); err != nil {
-		return nil, err
-	}
-	paths, err := filepath.Glob(filepath.Join(root, "*", "function.json"))
+	files, err := funcapp.Load(root)
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		f, err := readFunctionJSON(p)
-		if err != nil {
-			return nil, err
+	app := &App{Root: root}
+	if app.Host, err = hostConfig(filepath.Join(root, "host.json"), files.Host); err != nil {
+		return nil, err
+	}
+	for i := range files.Functions {
+		f := &files.Functions[i]
+		if f.Trigger() == nil {
+			return nil, fmt.Errorf("%s: no trigger binding", f.Path)
 		}
 		app.Functions = append(app.Functions, f)
 	}
@@ -138,119 +83,46 @@ func LoadApp(root string) (*App, error) {
 	return app, nil
 }
 
-func readHostJSON(path string) (HostConfig, error) {
-	var doc struct {
-		FunctionTimeout string `json:"functionTimeout"`
-		CustomHandler   *struct {
-			Description struct {
-				DefaultExecutablePath string   `json:"defaultExecutablePath"`
-				WorkingDirectory      string   `json:"workingDirectory"`
-				Arguments             []string `json:"arguments"`
-			} `json:"description"`
-			InitializationTimeout string `json:"initializationTimeout"`
-		} `json:"customHandler"`
-		// The deprecated name; customHandler wins when both are present.
-		HTTPWorker *struct {
-			Description struct {
-				DefaultExecutablePath string   `json:"defaultExecutablePath"`
-				WorkingDirectory      string   `json:"workingDirectory"`
-				Arguments             []string `json:"arguments"`
-			} `json:"description"`
-		} `json:"httpWorker"`
-		Extensions struct {
-			ServiceBus struct {
-				MaxConcurrentCalls         int    `json:"maxConcurrentCalls"`
-				MaxMessageBatchSize        int    `json:"maxMessageBatchSize"`
-				MaxAutoLockRenewalDuration string `json:"maxAutoLockRenewalDuration"`
-			} `json:"serviceBus"`
-		} `json:"extensions"`
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return HostConfig{}, err
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return HostConfig{}, fmt.Errorf("%s: %w", path, err)
-	}
+// hostConfig is what the emulator takes from host.json, defaults filled in
+// as the host fills them.
+func hostConfig(path string, h funcapp.Host) (HostConfig, error) {
 	c := HostConfig{
 		InitializationTimeout:      30 * time.Second,
 		MaxConcurrentCalls:         16,
 		MaxMessageBatchSize:        1000,
 		MaxAutoLockRenewalDuration: 5 * time.Minute,
 	}
-	switch {
-	case doc.CustomHandler != nil:
-		d := doc.CustomHandler.Description
+	var err error
+	if ch := h.Handler(); ch != nil {
+		d := ch.Description
 		c.Executable, c.WorkingDirectory, c.Arguments = d.DefaultExecutablePath, d.WorkingDirectory, d.Arguments
-		if doc.CustomHandler.InitializationTimeout != "" {
-			if c.InitializationTimeout, err = parseTimeSpan(doc.CustomHandler.InitializationTimeout); err != nil {
+		// The deprecated httpWorker section has no initializationTimeout.
+		if h.CustomHandler != nil && ch.InitializationTimeout != "" {
+			if c.InitializationTimeout, err = funcapp.ParseTimeSpan(ch.InitializationTimeout); err != nil {
 				return c, fmt.Errorf("%s: customHandler.initializationTimeout: %w", path, err)
 			}
 		}
-	case doc.HTTPWorker != nil:
-		d := doc.HTTPWorker.Description
-		c.Executable, c.WorkingDirectory, c.Arguments = d.DefaultExecutablePath, d.WorkingDirectory, d.Arguments
 	}
 	if c.Executable == "" {
 		return c, fmt.Errorf("%s: customHandler.description.defaultExecutablePath is not set", path)
 	}
-	if doc.FunctionTimeout != "" && doc.FunctionTimeout != "-1" { // -1: no limit
-		if c.FunctionTimeout, err = parseTimeSpan(doc.FunctionTimeout); err != nil {
+	if h.FunctionTimeout != "" && h.FunctionTimeout != "-1" { // -1: no limit
+		if c.FunctionTimeout, err = funcapp.ParseTimeSpan(h.FunctionTimeout); err != nil {
 			return c, fmt.Errorf("%s: functionTimeout: %w", path, err)
 		}
 	}
-	if n := doc.Extensions.ServiceBus.MaxConcurrentCalls; n > 0 {
+	if n := h.Extensions.ServiceBus.MaxConcurrentCalls; n > 0 {
 		c.MaxConcurrentCalls = n
 	}
-	if n := doc.Extensions.ServiceBus.MaxMessageBatchSize; n > 0 {
+	if n := h.Extensions.ServiceBus.MaxMessageBatchSize; n > 0 {
 		c.MaxMessageBatchSize = n
 	}
-	if v := doc.Extensions.ServiceBus.MaxAutoLockRenewalDuration; v != "" {
-		if c.MaxAutoLockRenewalDuration, err = parseTimeSpan(v); err != nil {
+	if v := h.Extensions.ServiceBus.MaxAutoLockRenewalDuration; v != "" {
+		if c.MaxAutoLockRenewalDuration, err = funcapp.ParseTimeSpan(v); err != nil {
 			return c, fmt.Errorf("%s: extensions.serviceBus.maxAutoLockRenewalDuration: %w", path, err)
 		}
 	}
 	return c, nil
-}
-
-func readFunctionJSON(path string) (*Function, error) {
-	var doc struct {
-		Disabled bool      `json:"disabled"`
-		Bindings []Binding `json:"bindings"`
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	f := &Function{Name: filepath.Base(filepath.Dir(path)), Disabled: doc.Disabled, Bindings: doc.Bindings}
-	if f.Trigger() == nil {
-		return nil, fmt.Errorf("%s: no trigger binding", path)
-	}
-	return f, nil
-}
-
-// parseTimeSpan reads a .NET TimeSpan in the [d.]hh:mm:ss[.fffffff] form
-// host.json uses.
-func parseTimeSpan(s string) (time.Duration, error) {
-	var days int
-	rest := s
-	if i := strings.IndexByte(s, '.'); i >= 0 && i < strings.IndexByte(s, ':') {
-		if _, err := fmt.Sscanf(s[:i], "%d", &days); err != nil {
-			return 0, fmt.Errorf("%q is not a TimeSpan such as 00:05:00", s)
-		}
-		rest = s[i+1:]
-	}
-	var h, m int
-	var sec float64
-	if n, err := fmt.Sscanf(rest, "%d:%d:%g", &h, &m, &sec); err != nil || n != 3 {
-		return 0, fmt.Errorf("%q is not a TimeSpan such as 00:05:00", s)
-	}
-	d := time.Duration(days)*24*time.Hour + time.Duration(h)*time.Hour + time.Duration(m)*time.Minute +
-		time.Duration(sec*float64(time.Second))
-	return d, nil
 }
 
 // Executable resolves the handler path like the host: host.json's

@@ -10,7 +10,7 @@ import (
 )
 
 // Encoder writes invocation requests exactly as the Functions host does for a
-// Service Bus trigger (reference §1.2-1.6).
+// Service Bus trigger (docs/host-wire-format.md §1.2-1.6).
 type Encoder struct {
 	// Namespace is the Client's FullyQualifiedNamespace.
 	Namespace string
@@ -194,7 +194,7 @@ func applicationProperties(m *Message) []byte {
 	return c.Bytes()
 }
 
-// addBodyMembers applies reference §1.4 when the body looks like a JSON
+// addBodyMembers applies docs/host-wire-format.md §1.4 when the body looks like a JSON
 // object: Utility.IsJson only checks the first and last characters, and a
 // body that then fails to parse adds nothing.
 func addBodyMembers(md *jsonObject, body []byte) {

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The reference's §1.6 examples, constructed from the host source, are the
+// The docs/host-wire-format.md §1.6 examples, constructed from the host source, are the
 // fixtures: after normalising the outer JSON (member order, white space) every
 // value, including the inner double-encoded strings, must match byte for byte.
 

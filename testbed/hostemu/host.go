@@ -1,6 +1,6 @@
 // Package hostemu is a local stand-in for the Azure Functions host reading a
 // Service Bus queue: it starts a custom handler like the host does, delivers
-// messages in the host's exact wire format (reference/functions-custom-handler.md),
+// messages in the host's exact wire format (docs/host-wire-format.md),
 // settles them like the broker in peek-lock mode, applies output bindings,
 // and injects the faults of at-least-once delivery on purpose.
 package hostemu

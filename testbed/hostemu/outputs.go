@@ -36,7 +36,7 @@ type OutputMessage struct {
 }
 
 // bindOutputs turns an answer's Outputs into what each output binding of the
-// function writes (reference §2.4). It also returns the Outputs keys that name
+// function writes (docs/host-wire-format.md §2.4). It also returns the Outputs keys that name
 // no output binding, which the host ignores.
 func bindOutputs(fn *Function, a Answer) (items []OutputMessage, ignored []string, err error) {
 	declared := map[string]bool{}

@@ -1,14 +1,11 @@
 package hostemu
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ordersink/orders-consumer/internal/funcapp"
 )
 
 // Settings are the app settings the host and the handler see: in Azure the
@@ -33,25 +30,16 @@ func NewSettings(environ []string) *Settings {
 // yet, like Core Tools. A missing file is not an error. It returns the names
 // it skipped because the environment had them.
 func (s *Settings) LoadLocalSettings(path string) (skipped []string, err error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	ls, err := funcapp.LoadLocalSettings(path)
+	if err != nil || ls == nil {
 		return nil, err
 	}
-	var doc struct {
-		Values map[string]any `json:"Values"`
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	for k, v := range doc.Values {
+	for k, v := range ls.Values {
 		if _, ok := s.vals[k]; ok {
 			skipped = append(skipped, k)
 			continue
 		}
-		s.vals[k] = fmt.Sprint(v)
+		s.vals[k] = v
 	}
 	sort.Strings(skipped)
 	return skipped, nil

@@ -15,7 +15,7 @@ type Class struct {
 	// change); the orders check leaves it alone.
 	OtherType bool
 	OrderID   string // "" when the body has none
-	// Content identifies the body's content: the contract §4 fingerprint
+	// Content identifies the body's content: the docs/contract.md §4 fingerprint
 	// (meta, key order and white space do not count) when there is one,
 	// otherwise the text itself.
 	Content string

@@ -1,5 +1,5 @@
 // Package orderstream makes the message streams the host emulator delivers:
-// realistic order messages (contract §3) with the faults of at-least-once
+// realistic order messages (docs/contract.md §3) with the faults of at-least-once
 // delivery mixed in, read from or written to JSONL.
 package orderstream
 
@@ -31,7 +31,7 @@ type Options struct {
 	// and different content (another quantity, so another total). It may
 	// come before the original, after it, or race it in a burst.
 	Mismatches float64
-	// Invalid: extra messages that break contract §3 (or are not JSON).
+	// Invalid: extra messages that break docs/contract.md §3 (or are not JSON).
 	Invalid float64
 	// LostCompletions: messages whose first successful completion the
 	// broker drops, so they are delivered again.
@@ -285,7 +285,7 @@ func (g *generator) mutate(o *order) *order {
 	return &c
 }
 
-// invalidKinds are the ways a generated message breaks contract §3.
+// invalidKinds are the ways a generated message breaks docs/contract.md §3.
 var invalidKinds = []string{"total", "numberMoney", "noCustomer", "notJSON", "reservedTTL", "noLines", "currency", "orderIdSlash",
 	"envelopeOverLimit"}
 

@@ -66,9 +66,9 @@ func checkAppSettings(p *Project) []Finding {
 	required := map[string]string{
 		"AzureWebJobsStorage__accountName": "identity-based host storage",
 		"AzureWebJobsStorage__clientId":    "identity-based host storage with the user-assigned identity",
-		"COSMOS_ENDPOINT":                  "contract section 2",
-		"COSMOS_DATABASE":                  "contract section 2",
-		"COSMOS_CONTAINER":                 "contract section 2",
+		"COSMOS_ENDPOINT":                  "docs/contract.md §2",
+		"COSMOS_DATABASE":                  "docs/contract.md §2",
+		"COSMOS_CONTAINER":                 "docs/contract.md §2",
 		"AZURE_CLIENT_ID":                  "DefaultAzureCredential needs it to pick the user-assigned identity",
 	}
 	credentials := []string{"AzureWebJobsStorage"}

@@ -9,3 +9,10 @@ require (
 )
 
 require github.com/mattn/go-pointer v0.0.1 // indirect
+
+// The host.json and function.json reader is shared with the host emulator
+// (internal/funcapp, standard library only); this module is nested in the
+// repository's, so it may import that internal package.
+require github.com/ordersink/orders-consumer v0.0.0
+
+replace github.com/ordersink/orders-consumer => ../..

@@ -106,7 +106,7 @@ func checkOrdersQueue(p *Project) []Finding {
 		out = append(out, q.finding(RuleOrdersQueue, "requiresDuplicateDetection must be true (producers set MessageId = orderId; it cannot be switched on after creation)"))
 	}
 	if v := props.Get("maxDeliveryCount"); v == nil || v.Text != "10" {
-		out = append(out, q.finding(RuleOrdersQueue, "maxDeliveryCount must be 10: the handler's retry budget (contract section 5) parks at delivery 9"))
+		out = append(out, q.finding(RuleOrdersQueue, "maxDeliveryCount must be 10: the handler's retry budget (docs/contract.md §5) parks at delivery 9"))
 	}
 	if !props.Get("deadLetteringOnMessageExpiration").IsBool(true) {
 		out = append(out, q.finding(RuleOrdersQueue, "deadLetteringOnMessageExpiration must be true: an expired order must not vanish"))

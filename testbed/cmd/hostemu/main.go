@@ -100,7 +100,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	outages := fs.String("outages", chaos.FormatOutages(localrun.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none; needs a loopback http:// Cosmos endpoint")
 	fs.StringVar(&opts.Database, "database", "", "Cosmos database to use; it must hold no orders (default: a fresh one, deleted afterwards)")
 	fs.BoolVar(&opts.KeepDatabase, "keep-database", false, "keep the fresh database for a look afterwards")
-	fs.StringVar(&opts.ParkingQueue, "parking-queue", "orders-deadletter", "queue of the parking output binding (contract §1)")
+	fs.StringVar(&opts.ParkingQueue, "parking-queue", "orders-deadletter", "queue of the parking output binding (docs/contract.md §1)")
 	fs.StringVar(&opts.OutDir, "out", ".local/hostemu", "folder for the parked messages, dead letters and handler output")
 	fs.DurationVar(&opts.Timeout, "timeout", 5*time.Minute, "give up after this long")
 	fs.BoolVar(&opts.Verbose, "v", false, "print the handler's Logs and every failed invocation")

@@ -12,7 +12,7 @@ import (
 )
 
 // The names the contract and the deployment fix. Changing one means changing
-// ../shared/contract.md, the function.json files and bicep/ together.
+// docs/contract.md, the function.json files and bicep/ together.
 const (
 	ExecutablePath = "bin/handler"
 	OrdersQueue    = "orders"
