@@ -175,7 +175,7 @@ func isTransient(status int) bool {
 }
 
 // ParkBody keeps the body of a parked message whose envelope cannot carry it
-// (contract §6), in one document or, when it is too large for one, in parts.
+// (docs/contract.md §6), in one document or, when it is too large for one, in parts.
 // Ids derive from the body's digest, so a redelivery finds its documents
 // there already, which is fine; a part missing after a failure is written
 // by the redelivery.

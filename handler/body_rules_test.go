@@ -28,7 +28,7 @@ func objectOf(n int) string {
 	return b.String() + "}"
 }
 
-// TestProcessOrderBodyLimits: each limit and I-JSON rule of contract §3,
+// TestProcessOrderBodyLimits: each limit and I-JSON rule of docs/contract.md §3,
 // through the real handler and Cosmos, just under (created) and just over
 // (parked as MalformedMessage naming the rule, nothing written).
 func TestProcessOrderBodyLimits(t *testing.T) {

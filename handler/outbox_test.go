@@ -106,7 +106,7 @@ func TestOrderTooLargeForOneBatchIsRefusedBeforeSending(t *testing.T) {
 	// An unknown member is kept in the stored order, so this order cannot
 	// fit the 2 MB a transactional batch may carry. (An array, which the host
 	// does not copy into Metadata, keeps the request under 4 MB; 33 strings
-	// of 64 KiB stay within the string length limit of contract §3.)
+	// of 64 KiB stay within the string length limit of docs/contract.md §3.)
 	note := `"` + strings.Repeat("x", orders.MaxTokenBytes) + `"`
 	notes := "[" + strings.TrimSuffix(strings.Repeat(note+",", 33), ",") + "]"
 	huge := bytes.Replace(body, []byte(`"currency"`), []byte(`"notes":`+notes+`,"currency"`), 1)
@@ -122,7 +122,7 @@ func TestOrderTooLargeForOneBatchIsRefusedBeforeSending(t *testing.T) {
 	}
 	t.Logf("parked: %s", e.Description)
 	// The order is never sent; its 2 MB body, too large for the envelope,
-	// is kept in parts beside where the order would be (contract §6).
+	// is kept in parts beside where the order would be (docs/contract.md §6).
 	for _, r := range requests.since(n) {
 		if strings.HasPrefix(r, "BATCH") {
 			t.Errorf("a batch over the limit was sent: %v", r)

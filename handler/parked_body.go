@@ -10,7 +10,7 @@ import (
 )
 
 // BodyStore keeps the bodies of parked messages whose envelope cannot carry
-// them (contract §6).
+// them (docs/contract.md §6).
 type BodyStore interface {
 	ParkBody(ctx context.Context, p orders.ParkedBody) error
 }

@@ -51,7 +51,7 @@ func TestBatchMateTooLargeToGiveBackIsParked(t *testing.T) {
 		big, bigb = uniqueOrder(t)
 		// Quotes are escaped once in the body and twice when given back;
 		// DefaultMaxMessageBytes/3 of them in strings within the string length
-		// limit of contract §3.
+		// limit of docs/contract.md §3.
 		note := `"` + strings.Repeat(`\"`, orders.MaxTokenBytes/2) + `"`
 		notes := "[" + strings.TrimSuffix(strings.Repeat(note+",", DefaultMaxMessageBytes/3/(orders.MaxTokenBytes/2)+1), ",") + "]"
 		bigb = []byte(strings.Replace(string(bigb), `"currency"`, `"notes":`+notes+`,"currency"`, 1))

@@ -11,7 +11,7 @@ import (
 )
 
 // TypeParkedBody marks the body of a parked message whose parking envelope
-// could not carry it within the broker's message size limit (contract §6).
+// could not carry it within the broker's message size limit (docs/contract.md §6).
 const TypeParkedBody = "parkedBody"
 
 // ParkedBodyTTL is how long a parked body is kept, in seconds: the parking

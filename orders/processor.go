@@ -47,7 +47,7 @@ type Processor struct {
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 	// EventBudget, when set, refuses an order whose OrderAccepted event
-	// would not fit one message of the events topic (contract §3, rule
+	// would not fit one message of the events topic (docs/contract.md §3, rule
 	// "event size"; docs/adr/0009-output-size-budgets.md).
 	EventBudget func(event any) error
 }
@@ -128,7 +128,7 @@ func (p *Processor) checkEvent(o *Order, a Acceptance) error {
 		return err
 	}
 	if err := p.EventBudget(e); err != nil {
-		return invalid("", "its %s event would be %v; it carries the order's lines as sent, so send fewer or smaller unknown line members (contract §3, event size)", EventOrderAccepted, err)
+		return invalid("", "its %s event would be %v; it carries the order's lines as sent, so send fewer or smaller unknown line members (docs/contract.md §3, event size)", EventOrderAccepted, err)
 	}
 	return nil
 }

@@ -140,7 +140,7 @@ func triggerValue(trigger *Binding, body []byte) ([]byte, error) {
 
 // lenientUTF8 is the body as a string-bound trigger gets it: the extension
 // decodes it with Encoding.UTF8, which does not refuse bytes that are not
-// UTF-8 but puts U+FFFD in their place (reference §9), and calls the
+// UTF-8 but puts U+FFFD in their place (docs/host-wire-format.md §9), and calls the
 // handler. Go's decoder gives one U+FFFD per bad byte; .NET gives one per
 // maximal ill-formed subsequence, so a truncated multi-byte sequence may get
 // more replacement characters here than there.
