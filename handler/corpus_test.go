@@ -76,11 +76,11 @@ func (c corpusCase) request(t testing.TB, orderID string) []byte {
 func generatedBody(kind, orderID string) ([]byte, bool) {
 	order := strings.Replace(exampleBody, "ORD-2026-000123", orderID, 1)
 	// members named name0, name1, … of text repeated to n characters in
-	// all, at most 60,000 in one (within any per-string limit of the parser).
+	// all, at most 60,000 bytes in one (within the string length limit of docs/contract.md §3).
 	members := func(name, text string, n int) string {
 		var b strings.Builder
 		for i := 0; n > 0; i++ {
-			k := min(n, 60000)
+			k := min(n, 60000/len(text)) // bytes as written
 			fmt.Fprintf(&b, `"%s%d":"%s",`, name, i, strings.Repeat(text, k))
 			n -= k
 		}

@@ -27,6 +27,7 @@ func testEnv(t testing.TB) *cosmostest.Env { return cosmosDB.Env(t) }
 type readableStore interface {
 	orders.Store
 	orders.StatusStore
+	ParkBody(ctx context.Context, p orders.ParkedBody) error
 	PartitionDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error)
 	Documents(ctx context.Context, docType string) ([]json.RawMessage, error)
 }

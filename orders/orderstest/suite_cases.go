@@ -123,7 +123,10 @@ func testEventWithoutOrder(t *testing.T, s Backend, f Features) {
 // A batch over Cosmos DB's 2 MB is refused on every attempt, so the order is
 // final (parked), not retried ten times.
 func testTooLarge(t *testing.T, s Backend, _ Features) {
-	o := newOrder(t, `,"notes":"`+strings.Repeat("x", MaxBatchBytes)+`"`)
+	// Strings within the string length limit of docs/contract.md §3, past
+	// the 2 MB together.
+	note := `"` + strings.Repeat("x", orders.MaxTokenBytes) + `"`
+	o := newOrder(t, `,"notes":[`+strings.TrimSuffix(strings.Repeat(note+",", MaxBatchBytes/orders.MaxTokenBytes+1), ",")+`]`)
 	fp, err := s.CreateOrder(context.Background(), o, accept(o))
 	if fp != nil {
 		t.Fatalf("fingerprint %+v for an order that was never stored", fp)
