@@ -48,8 +48,9 @@ type Result struct {
 	OrderID      string // empty when the body had no usable orderId
 	StoredHash   string // set for Duplicate and Mismatch
 	IncomingHash string // set once the body was fingerprinted
-	// MessageIDDiffers is true when the Service Bus MessageId is not the
-	// orderId; the message is still deduplicated by orderId.
+	// MessageIDDiffers is true when the Service Bus MessageId follows
+	// neither rule of contract §3 (orderId, or orderId and body hash); the
+	// message is still deduplicated by orderId.
 	MessageIDDiffers bool
 	Err              error // the cause of Transient and Exhausted
 

@@ -71,7 +71,7 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 	if err != nil {
 		return rejected(err, m.Body)
 	}
-	r := Result{Kind: OrderPlaced, OrderID: o.ID, IncomingHash: o.Hash, MessageIDDiffers: m.MessageID != "" && m.MessageID != o.ID}
+	r := Result{Kind: OrderPlaced, OrderID: o.ID, IncomingHash: o.Hash, MessageIDDiffers: messageIDDiffers(m, o.ID)}
 
 	stored, err := p.Store.CreateOrder(ctx, o, Acceptance{MessageID: m.MessageID, AcceptedAt: p.now()})
 	if err != nil {
@@ -107,6 +107,12 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 		r.Description += fmt.Sprintf(" (the conflict record was not written: %v)", err)
 	}
 	return r
+}
+
+// messageIDDiffers reports a MessageId set by neither rule of contract §3:
+// the current one (MessageID) nor the first version's plain orderId.
+func messageIDDiffers(m Message, orderID string) bool {
+	return m.MessageID != "" && m.MessageID != orderID && m.MessageID != MessageID(orderID, m.Body)
 }
 
 // rejected is the Invalid result for a body that will be refused on every

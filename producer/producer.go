@@ -8,15 +8,14 @@
 package producer
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
+
+	"github.com/ordersink/orders-consumer/orders"
 )
 
 // Subjects a producer sets; any other Subject, or none, is an order
@@ -26,42 +25,9 @@ const (
 	SubjectOrderStatusChanged = "OrderStatusChanged"
 )
 
-const (
-	// MaxMessageIDLength is Service Bus's limit on a MessageId, in characters.
-	MaxMessageIDLength = 128
-	// keptOrderIDRunes is the longest orderId kept whole in a MessageId.
-	// A longer one (orderIds may have 255 characters) is cut to
-	// cutOrderIDRunes and tagged with its own hash, which makes the cut form
-	// 97 characters long: never equal to a kept orderId of 96 or fewer.
-	keptOrderIDRunes = 96
-	cutOrderIDRunes  = 80
-	// hashHexDigits is 64 bits of SHA-256: two different bodies of one order
-	// share a MessageId with odds of 2^-64, and then the broker drops the
-	// second as ADR 0006 describes, no worse than before.
-	hashHexDigits = 16
-)
-
-// MessageID is the MessageId for a message carrying body for orderID:
-// "<orderId>:<16 hex digits of SHA-256 of body>", at most 113 characters; an
-// orderId longer than 96 characters becomes its first 80, "~" and 16 hex digits
-// of its own SHA-256. Equal bytes give equal ids; a change to any byte, meta
-// included, gives another id, which the consumer then judges by fingerprint.
-func MessageID(orderID string, body []byte) string {
-	return orderPart(orderID) + ":" + shortHash(body)
-}
-
-func orderPart(orderID string) string {
-	if utf8.RuneCountInString(orderID) <= keptOrderIDRunes {
-		return orderID
-	}
-	runes := []rune(orderID)
-	return string(runes[:cutOrderIDRunes]) + "~" + shortHash([]byte(orderID))
-}
-
-func shortHash(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])[:hashHexDigits]
-}
+// MessageID is the MessageId of contract §3 for a message carrying body for
+// orderID: "<orderId>:<16 hex digits of SHA-256 of body>" ([orders.MessageID]).
+func MessageID(orderID string, body []byte) string { return orders.MessageID(orderID, body) }
 
 // ErrNoOrderID is returned for a body without a string orderId member.
 var ErrNoOrderID = errors.New("body has no string orderId")

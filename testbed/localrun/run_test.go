@@ -90,6 +90,25 @@ func stream(t *testing.T, seed uint64) *orderstream.Stream {
 
 func runStream(t *testing.T, root string, s *orderstream.Stream, seed uint64, o Options) *Report {
 	t.Helper()
+	rep := runChecked(t, root, s, seed, o)
+	in := s.Injected
+	switch {
+	case rep.StoredOrders != rep.DistinctValidOrders || rep.StoredOrders != in.Orders:
+		t.Errorf("stored %d orders, want %d", rep.StoredOrders, rep.DistinctValidOrders)
+	case rep.MismatchDeliveries < in.Mismatches || rep.MismatchesParked != rep.MismatchDeliveries:
+		t.Errorf("%d mismatch deliveries, %d parked; want at least the %d injected, all parked", rep.MismatchDeliveries, rep.MismatchesParked, in.Mismatches)
+	case rep.InvalidParked < in.Invalid || rep.DuplicatesAbsorbed < in.Duplicates:
+		t.Errorf("invalid parked %d (injected %d), duplicates %d (injected %d)", rep.InvalidParked, in.Invalid, rep.DuplicatesAbsorbed, in.Duplicates)
+	case rep.LostCompletions != in.LostCompletions:
+		t.Errorf("%d lost completions, want the %d injected", rep.LostCompletions, in.LostCompletions)
+	}
+	return rep
+}
+
+// runChecked runs s through the emulated host and the real handler and fails
+// t unless every invariant of check.go holds.
+func runChecked(t *testing.T, root string, s *orderstream.Stream, seed uint64, o Options) *Report {
+	t.Helper()
 	o.AppRoot, o.Executable = root, handlerBin
 	o.Environ = append(os.Environ(), "COSMOS_ENDPOINT="+env.Endpoint, "COSMOS_KEY="+env.Key, "LOG_LEVEL=warn")
 	o.Messages, o.Injected, o.Seed = s.Messages, &s.Injected, seed
@@ -107,17 +126,6 @@ func runStream(t *testing.T, root string, s *orderstream.Stream, seed uint64, o 
 	t.Logf("%s\n%s", log.String(), out.String())
 	if !rep.OK() {
 		t.Fatal("the invariant does not hold")
-	}
-	in := s.Injected
-	switch {
-	case rep.StoredOrders != rep.DistinctValidOrders || rep.StoredOrders != in.Orders:
-		t.Errorf("stored %d orders, want %d", rep.StoredOrders, rep.DistinctValidOrders)
-	case rep.MismatchDeliveries < in.Mismatches || rep.MismatchesParked != rep.MismatchDeliveries:
-		t.Errorf("%d mismatch deliveries, %d parked; want at least the %d injected, all parked", rep.MismatchDeliveries, rep.MismatchesParked, in.Mismatches)
-	case rep.InvalidParked < in.Invalid || rep.DuplicatesAbsorbed < in.Duplicates:
-		t.Errorf("invalid parked %d (injected %d), duplicates %d (injected %d)", rep.InvalidParked, in.Invalid, rep.DuplicatesAbsorbed, in.Duplicates)
-	case rep.LostCompletions != in.LostCompletions:
-		t.Errorf("%d lost completions, want the %d injected", rep.LostCompletions, in.LostCompletions)
 	}
 	return rep
 }
