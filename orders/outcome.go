@@ -52,7 +52,12 @@ type Result struct {
 	// neither rule of contract §3 (orderId, or orderId and body hash); the
 	// message is still deduplicated by orderId.
 	MessageIDDiffers bool
-	Err              error // the cause of Transient and Exhausted
+	// DuplicateCause says why a Duplicate happened, for operators.
+	DuplicateCause DuplicateCause
+	// RequestCharge is the request units the store reported for this
+	// message (RequestCharge), 0 when it reports none.
+	RequestCharge float64
+	Err           error // the cause of Transient and Exhausted
 
 	// Kind is the message type once known.
 	Kind MessageType

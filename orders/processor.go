@@ -11,6 +11,10 @@ import (
 type StoredFingerprint struct {
 	Hash    string
 	Version int
+	// MessageID and AcceptedAt are the stored acceptance (contract §5); they
+	// tell why a duplicate happened. Zero when the document lacks them.
+	MessageID  string
+	AcceptedAt time.Time
 }
 
 // Store is what the consumer needs from the database.
@@ -73,7 +77,8 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 	}
 	r := Result{Kind: OrderPlaced, OrderID: o.ID, IncomingHash: o.Hash, MessageIDDiffers: messageIDDiffers(m, o.ID)}
 
-	stored, err := p.Store.CreateOrder(ctx, o, Acceptance{MessageID: m.MessageID, AcceptedAt: p.now()})
+	acc := Acceptance{MessageID: m.MessageID, AcceptedAt: p.now()}
+	stored, err := p.Store.CreateOrder(ctx, o, acc)
 	if err != nil {
 		return p.failed(r, m, err)
 	}
@@ -89,7 +94,7 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 		return r
 	}
 	if same {
-		r.Outcome = Duplicate
+		r.Outcome, r.DuplicateCause = Duplicate, duplicateCause(m, acc, stored)
 		return r
 	}
 	c := Conflict{OrderID: o.ID, MessageID: m.MessageID, StoredHash: stored.Hash, IncomingHash: o.Hash, Body: string(m.Body), DetectedAt: p.now()}

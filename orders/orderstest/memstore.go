@@ -24,7 +24,7 @@ func NewMemStore() *MemStore {
 }
 
 // CreateOrder stores the order's fingerprint unless the id exists.
-func (s *MemStore) CreateOrder(_ context.Context, o *orders.Order, _ orders.Acceptance) (*orders.StoredFingerprint, error) {
+func (s *MemStore) CreateOrder(_ context.Context, o *orders.Order, a orders.Acceptance) (*orders.StoredFingerprint, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.Fail != nil {
@@ -33,7 +33,7 @@ func (s *MemStore) CreateOrder(_ context.Context, o *orders.Order, _ orders.Acce
 	if fp, ok := s.orders[o.ID]; ok {
 		return &fp, nil
 	}
-	s.orders[o.ID] = orders.StoredFingerprint{Hash: o.Hash, Version: orders.HashVersion}
+	s.orders[o.ID] = orders.StoredFingerprint{Hash: o.Hash, Version: orders.HashVersion, MessageID: a.MessageID, AcceptedAt: a.AcceptedAt.UTC()}
 	return nil, nil
 }
 
