@@ -1,0 +1,91 @@
+// Command ordersctl is the operators' tool for the order consumer: it lists
+// and shows parked and dead-lettered messages.
+//
+// This first version reads the local host emulator's files (`make run`,
+// testbed/hostemu writes them under .local/hostemu); the Azure mode
+// (azservicebus with Entra ID), `parked resubmit`, `order show` and `send`
+// are not built yet: bicep/deploy/servicebus.sh still covers Azure.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes scripts can rely on.
+const (
+	exitOK       = 0
+	exitError    = 1 // the command failed (unreadable files, bad data)
+	exitUsage    = 2 // wrong arguments
+	exitNotFound = 3 // `parked show` matched nothing
+)
+
+const usage = `ordersctl: inspect the order consumer's parked and dead-lettered messages.
+
+Usage:
+  ordersctl parked list [--local DIR] [--reason R] [--order ID] [--output table|json]
+  ordersctl parked show [--local DIR] [--output table|json] <orderId or messageId>
+
+Sources (local mode, after ` + "`make run`" + `): DIR/orders-deadletter.jsonl (the parking queue, one
+envelope per line, contract §6) and DIR/orders.deadletter.jsonl (the broker's dead-letter queue).
+
+Examples:
+  ordersctl parked list
+  ordersctl parked list --reason RetryBudgetExhausted --output json | jq length
+  ordersctl parked show ORD-2026-000123
+
+Exit codes: 0 done, 1 failed, 2 usage, 3 nothing matched.
+`
+
+var errUsage = errors.New("usage")
+
+type notFoundError struct{ what string }
+
+func (e *notFoundError) Error() string { return "no parked message for " + e.what }
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the whole program, so tests start it in process.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	err := dispatch(ctx, args, stdout)
+	var nf *notFoundError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "ordersctl: %v\n\n%s", err, usage)
+		return exitUsage
+	case errors.As(err, &nf):
+		fmt.Fprintln(stderr, "ordersctl:", err)
+		return exitNotFound
+	default:
+		fmt.Fprintln(stderr, "ordersctl:", err)
+		return exitError
+	}
+}
+
+func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		return flag.ErrHelp
+	}
+	if args[0] != "parked" || len(args) < 2 {
+		return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
+	}
+	switch args[1] {
+	case "list":
+		return parkedList(ctx, args[2:], stdout)
+	case "show":
+		return parkedShow(ctx, args[2:], stdout)
+	default:
+		return fmt.Errorf("%w: unknown command parked %q", errUsage, args[1])
+	}
+}
