@@ -1,10 +1,11 @@
 // Command ordersctl is the operators' tool for the order consumer: it lists
-// and shows parked and dead-lettered messages.
+// and shows parked and dead-lettered messages and what the store holds for an
+// order.
 //
 // This first version reads the local host emulator's files (`make run`,
 // testbed/hostemu writes them under .local/hostemu); the Azure mode
-// (azservicebus with Entra ID), `parked resubmit`, `order show` and `send`
-// are not built yet: bicep/deploy/servicebus.sh still covers Azure.
+// (azservicebus with Entra ID), `parked resubmit` and `send` are not built
+// yet; `order show` reads Cosmos DB locally or in Azure: bicep/deploy/servicebus.sh still covers Azure.
 package main
 
 import (
@@ -29,31 +30,44 @@ const usage = `ordersctl: inspect the order consumer's parked and dead-lettered 
 Usage:
   ordersctl parked list [--local DIR] [--reason R] [--order ID] [--output table|json]
   ordersctl parked show [--local DIR] [--output table|json] <orderId or messageId>
+  ordersctl order show [--local DIR] [--output table|json] <orderId>
 
 Sources (local mode, after ` + "`make run`" + `): DIR/orders-deadletter.jsonl (the parking queue, one
 envelope per line, contract §6) and DIR/orders.deadletter.jsonl (the broker's dead-letter queue).
+order show reads Cosmos DB from COSMOS_ENDPOINT, COSMOS_DATABASE (shop), COSMOS_CONTAINER (orders)
+with Microsoft Entra ID (az login), or COSMOS_KEY for a local emulator.
 
 Examples:
   ordersctl parked list
   ordersctl parked list --reason RetryBudgetExhausted --output json | jq length
   ordersctl parked show ORD-2026-000123
+  COSMOS_ENDPOINT=https://acct.documents.azure.com:443/ ordersctl order show ORD-2026-000123
 
 Exit codes: 0 done, 1 failed, 2 usage, 3 nothing matched.
 `
 
 var errUsage = errors.New("usage")
 
+// usageErr keeps -h a request for help and makes any other flag error a
+// usage error.
+func usageErr(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", errUsage, err)
+}
+
 type notFoundError struct{ what string }
 
 func (e *notFoundError) Error() string { return "no parked message for " + e.what }
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
 // run is the whole program, so tests start it in process.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	err := dispatch(ctx, args, stdout)
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	err := dispatch(ctx, args, getenv, stdout)
 	var nf *notFoundError
 	switch {
 	case err == nil:
@@ -73,9 +87,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
+func dispatch(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		return flag.ErrHelp
+	}
+	if len(args) >= 2 && args[0] == "order" && args[1] == "show" {
+		return orderShow(ctx, args[2:], getenv, stdout)
 	}
 	if args[0] != "parked" || len(args) < 2 {
 		return fmt.Errorf("%w: unknown command %q", errUsage, args[0])

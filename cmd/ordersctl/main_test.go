@@ -8,16 +8,28 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
 )
 
 // The fixtures are in the format testbed/localrun writes (files.go): the
 // parking output's lines carry the envelope as their body text.
 const fixtures = "testdata/hostemu"
 
+// cosmosDB is the local Cosmos emulator (or COSMOS_ENDPOINT) for order show.
+var cosmosDB = cosmostest.NewShared("ordersctl")
+
+func TestMain(m *testing.M) { os.Exit(cosmosDB.Main(m)) }
+
 func ctl(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return ctlEnv(t, map[string]string{}, args...)
+}
+
+func ctlEnv(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), args, &out, &errb)
+	code = run(context.Background(), args, func(k string) string { return env[k] }, &out, &errb)
 	return code, out.String(), errb.String()
 }
 

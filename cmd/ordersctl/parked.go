@@ -43,10 +43,7 @@ func parseFlags(name string, args []string, withFilters bool) (listFlags, []stri
 		fs.StringVar(&f.order, "order", "", "only this orderId")
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return f, nil, err
-		}
-		return f, nil, fmt.Errorf("%w: %v", errUsage, err)
+		return f, nil, usageErr(err)
 	}
 	if f.output != "table" && f.output != "json" {
 		return f, nil, fmt.Errorf("%w: --output %q: want table or json", errUsage, f.output)
