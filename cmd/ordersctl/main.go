@@ -2,10 +2,11 @@
 // and shows parked and dead-lettered messages and what the store holds for an
 // order.
 //
-// This first version reads the local host emulator's files (`make run`,
-// testbed/hostemu writes them under .local/hostemu); the Azure mode
-// (azservicebus with Entra ID), `parked resubmit` and `send` are not built
-// yet; `order show` reads Cosmos DB locally or in Azure: bicep/deploy/servicebus.sh still covers Azure.
+// parked list and show read the local host emulator's files (`make run`,
+// testbed/hostemu writes them under .local/hostemu); parked resubmit works
+// against Azure Service Bus (Entra ID); order show reads Cosmos DB locally or
+// in Azure. Not built yet: list and show in Azure, and send;
+// bicep/deploy/servicebus.sh still covers those.
 package main
 
 import (
@@ -30,17 +31,22 @@ const usage = `ordersctl: inspect the order consumer's parked and dead-lettered 
 Usage:
   ordersctl parked list [--local DIR] [--reason R] [--order ID] [--output table|json]
   ordersctl parked show [--local DIR] [--output table|json] <orderId or messageId>
+  ordersctl parked resubmit --namespace NS [--reason R]... [--max N] [--dry-run]
   ordersctl order show [--local DIR] [--output table|json] <orderId>
 
 Sources (local mode, after ` + "`make run`" + `): DIR/orders-deadletter.jsonl (the parking queue, one
 envelope per line, contract §6) and DIR/orders.deadletter.jsonl (the broker's dead-letter queue).
 order show reads Cosmos DB from COSMOS_ENDPOINT, COSMOS_DATABASE (shop), COSMOS_CONTAINER (orders)
-with Microsoft Entra ID (az login), or COSMOS_KEY for a local emulator.
+with Microsoft Entra ID (az login), or COSMOS_KEY for a local emulator. parked resubmit sends
+each parked message of the chosen reasons (default RetryBudgetExhausted) back to orders with the
+contract §3 MessageId and its Subject, then completes it (peek-lock, send, complete: a crash
+leaves at worst a duplicate); others stay parked.
 
 Examples:
   ordersctl parked list
   ordersctl parked list --reason RetryBudgetExhausted --output json | jq length
   ordersctl parked show ORD-2026-000123
+  ordersctl parked resubmit --namespace sb-x.servicebus.windows.net --dry-run
   COSMOS_ENDPOINT=https://acct.documents.azure.com:443/ ordersctl order show ORD-2026-000123
 
 Exit codes: 0 done, 1 failed, 2 usage, 3 nothing matched.
@@ -102,6 +108,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return parkedList(ctx, args[2:], stdout)
 	case "show":
 		return parkedShow(ctx, args[2:], stdout)
+	case "resubmit":
+		return parkedResubmit(ctx, args[2:], getenv, stdout)
 	default:
 		return fmt.Errorf("%w: unknown command parked %q", errUsage, args[1])
 	}

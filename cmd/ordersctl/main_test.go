@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 )
@@ -19,7 +20,10 @@ const fixtures = "testdata/hostemu"
 // cosmosDB is the local Cosmos emulator (or COSMOS_ENDPOINT) for order show.
 var cosmosDB = cosmostest.NewShared("ordersctl")
 
-func TestMain(m *testing.M) { os.Exit(cosmosDB.Main(m)) }
+func TestMain(m *testing.M) {
+	receiveWait = 50 * time.Millisecond // the fakes answer at once; only the empty queue waits
+	os.Exit(cosmosDB.Main(m))
+}
 
 func ctl(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()

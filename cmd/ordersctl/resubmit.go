@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
+
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+// lockedReceiver is what resubmit needs of a peek-lock receiver on the
+// parking queue; *azservicebus.Receiver has it, tests give a fake.
+type lockedReceiver interface {
+	ReceiveMessages(ctx context.Context, max int, o *azservicebus.ReceiveMessagesOptions) ([]*azservicebus.ReceivedMessage, error)
+	CompleteMessage(ctx context.Context, m *azservicebus.ReceivedMessage, o *azservicebus.CompleteMessageOptions) error
+	AbandonMessage(ctx context.Context, m *azservicebus.ReceivedMessage, o *azservicebus.AbandonMessageOptions) error
+}
+
+// messageSender is what resubmit needs of a sender to the orders queue.
+type messageSender interface {
+	SendMessage(ctx context.Context, m *azservicebus.Message, o *azservicebus.SendMessageOptions) error
+}
+
+// receiveWait is how long resubmit waits for the next parked message before
+// it takes the parking queue for empty.
+var receiveWait = 5 * time.Second
+
+// resubmitSummary is what a bulk resubmit did, printed at the end.
+type resubmitSummary struct {
+	Resubmitted, Skipped, Failed int
+}
+
+// envelope is the part of a parking envelope (contract §6) resubmit reads.
+type envelope struct {
+	Reason       string `json:"reason"`
+	OrderID      string `json:"orderId"`
+	MessageID    string `json:"messageId"`
+	Subject      string `json:"subject"`
+	Body         string `json:"body"`
+	BodyEncoding string `json:"bodyEncoding"`
+	Truncated    bool   `json:"truncated"`
+}
+
+// resubmit sends each parked message whose reason is wanted back to orders,
+// then completes it: peek-lock, send, complete, so a crash in between leaves
+// at worst a duplicate the consumer absorbs, never a loss. Others are
+// abandoned (left in the parking queue). With dryRun nothing is sent or
+// completed. It stops after max messages or when the queue has none ready.
+func resubmit(ctx context.Context, rcv lockedReceiver, snd messageSender, reasons map[string]bool, max int, dryRun bool, w io.Writer) (resubmitSummary, error) {
+	var sum resubmitSummary
+	for seen := 0; seen < max; {
+		// ReceiveMessages waits until a message arrives: an empty queue is
+		// one that yields none within receiveWait.
+		wait, cancel := context.WithTimeout(ctx, receiveWait)
+		batch, err := rcv.ReceiveMessages(wait, min(10, max-seen), nil)
+		cancel()
+		if err != nil && !(errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil) {
+			return sum, fmt.Errorf("receive from the parking queue: %w", err)
+		}
+		if len(batch) == 0 {
+			break
+		}
+		for _, m := range batch {
+			seen++
+			msg, env, why := resubmission(m, reasons)
+			if why != "" || dryRun {
+				if dryRun && why == "" {
+					why = "dry run: would send to orders as " + *msg.MessageID
+				}
+				fmt.Fprintf(w, "skip %s (%s): %s\n", env.OrderID, env.Reason, why)
+				sum.Skipped++
+				if err := rcv.AbandonMessage(ctx, m, nil); err != nil {
+					return sum, fmt.Errorf("abandon parked message %s: %w", m.MessageID, err)
+				}
+				continue
+			}
+			if err := snd.SendMessage(ctx, msg, nil); err != nil {
+				sum.Failed++
+				fmt.Fprintf(w, "FAILED %s: send to orders: %v\n", env.OrderID, err)
+				_ = rcv.AbandonMessage(ctx, m, nil) // the lock expires anyway
+				continue
+			}
+			if err := rcv.CompleteMessage(ctx, m, nil); err != nil {
+				// Sent but still parked: a second resubmit gives the consumer
+				// a duplicate, which it absorbs.
+				sum.Failed++
+				fmt.Fprintf(w, "FAILED %s: sent, but completing the parked message failed: %v\n", env.OrderID, err)
+				continue
+			}
+			sum.Resubmitted++
+			fmt.Fprintf(w, "resubmitted %s as %s\n", env.OrderID, *msg.MessageID)
+		}
+	}
+	return sum, nil
+}
+
+// resubmission is the message to send for a parked one, or why not.
+func resubmission(m *azservicebus.ReceivedMessage, reasons map[string]bool) (*azservicebus.Message, envelope, string) {
+	var env envelope
+	if err := json.Unmarshal(m.Body, &env); err != nil {
+		return nil, env, "not a parking envelope: " + err.Error()
+	}
+	if !reasons[env.Reason] {
+		return nil, env, "reason not selected (--reason)"
+	}
+	if env.Truncated {
+		return nil, env, "the envelope holds only the start of the body"
+	}
+	body := []byte(env.Body)
+	if env.BodyEncoding == "base64" {
+		var err error
+		if body, err = base64.StdEncoding.DecodeString(env.Body); err != nil {
+			return nil, env, "body is not base64: " + err.Error()
+		}
+	}
+	id := env.OrderID
+	if id == "" {
+		id = env.MessageID
+	}
+	msg := &azservicebus.Message{Body: body, MessageID: to.Ptr(orders.MessageID(id, body)), ContentType: to.Ptr("application/json")}
+	if env.Subject != "" {
+		msg.Subject = to.Ptr(env.Subject)
+	}
+	return msg, env, ""
+}
+
+// parkedResubmit is `parked resubmit`: Azure only, with Entra ID.
+func parkedResubmit(ctx context.Context, args []string, getenv func(string) string, w io.Writer) error {
+	fs := flag.NewFlagSet("parked resubmit", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	ns := fs.String("namespace", getenv("SERVICEBUS_FULLY_QUALIFIED_NAMESPACE"), "Service Bus namespace, sb-….servicebus.windows.net")
+	parking := fs.String("parking-queue", "orders-deadletter", "the parking queue")
+	max := fs.Int("max", 100, "stop after this many parked messages")
+	dryRun := fs.Bool("dry-run", false, "show what would be resubmitted; send and complete nothing")
+	reasons := map[string]bool{}
+	fs.Func("reason", "a reason to resubmit (repeatable; default RetryBudgetExhausted)", func(v string) error { reasons[v] = true; return nil })
+	if err := fs.Parse(args); err != nil {
+		return usageErr(err)
+	}
+	if *ns == "" || fs.NArg() != 0 || *max < 1 {
+		return fmt.Errorf("%w: parked resubmit --namespace NS [--reason R]... [--max N] [--dry-run]", errUsage)
+	}
+	if len(reasons) == 0 {
+		reasons[string(orders.RetryBudgetExhausted)] = true
+	}
+	for r := range reasons {
+		if r != string(orders.RetryBudgetExhausted) {
+			fmt.Fprintf(w, "warning: %s messages are refused on every delivery unless the producer or the consumer changed since\n", r)
+		}
+	}
+	cred, err := azidentity.NewDefaultAzureCredential(nil)
+	if err != nil {
+		return fmt.Errorf("credential (Microsoft Entra ID): %w", err)
+	}
+	client, err := azservicebus.NewClient(*ns, cred, nil)
+	if err != nil {
+		return err
+	}
+	defer client.Close(context.WithoutCancel(ctx))
+	rcv, err := client.NewReceiverForQueue(*parking, nil)
+	if err != nil {
+		return err
+	}
+	snd, err := client.NewSender("orders", nil)
+	if err != nil {
+		return err
+	}
+	sum, err := resubmit(ctx, rcv, snd, reasons, *max, *dryRun, w)
+	fmt.Fprintf(w, "%d resubmitted, %d skipped, %d failed\n", sum.Resubmitted, sum.Skipped, sum.Failed)
+	if err == nil && sum.Failed > 0 {
+		err = fmt.Errorf("%d parked message(s) were not resubmitted", sum.Failed)
+	}
+	return err
+}
