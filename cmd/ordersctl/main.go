@@ -2,11 +2,13 @@
 // and shows parked and dead-lettered messages and what the store holds for an
 // order.
 //
-// parked list and show read the local host emulator's files (`make run`,
+// parked list and show read Azure Service Bus (the parking queue and the
+// orders queue's dead-letter sub-queue, peeked, with Entra ID) when a
+// namespace is given, else the local host emulator's files (`make run`,
 // testbed/hostemu writes them under .local/hostemu); parked resubmit works
-// against Azure Service Bus (Entra ID); order show reads Cosmos DB locally or
-// in Azure. Not built yet: list and show in Azure, and send;
-// bicep/deploy/servicebus.sh still covers those.
+// against Azure; order show reads Cosmos DB locally or in Azure. Not built
+// yet: send, and redriving the broker's dead-letter queue
+// (bicep/deploy/servicebus.sh still does that).
 package main
 
 import (
@@ -29,12 +31,14 @@ const (
 const usage = `ordersctl: inspect the order consumer's parked and dead-lettered messages.
 
 Usage:
-  ordersctl parked list [--local DIR] [--reason R] [--order ID] [--output table|json]
-  ordersctl parked show [--local DIR] [--output table|json] <orderId or messageId>
+  ordersctl parked list [--namespace NS | --local DIR] [--reason R] [--order ID] [--output table|json]
+  ordersctl parked show [--namespace NS | --local DIR] [--output table|json] <orderId or messageId>
   ordersctl parked resubmit --namespace NS [--reason R]... [--max N] [--dry-run]
   ordersctl order show [--local DIR] [--output table|json] <orderId>
 
-Sources (local mode, after ` + "`make run`" + `): DIR/orders-deadletter.jsonl (the parking queue, one
+Sources: with --namespace (or SERVICEBUS_FULLY_QUALIFIED_NAMESPACE), the parking queue
+orders-deadletter and orders/$deadletterqueue, peeked (up to 1000 each) with Microsoft Entra ID
+(az login). Otherwise (local mode, after ` + "`make run`" + `): DIR/orders-deadletter.jsonl (the parking queue, one
 envelope per line, contract §6) and DIR/orders.deadletter.jsonl (the broker's dead-letter queue).
 order show reads Cosmos DB from COSMOS_ENDPOINT, COSMOS_DATABASE (shop), COSMOS_CONTAINER (orders)
 with Microsoft Entra ID (az login), or COSMOS_KEY for a local emulator. parked resubmit sends
@@ -105,9 +109,9 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	switch args[1] {
 	case "list":
-		return parkedList(ctx, args[2:], stdout)
+		return parkedList(ctx, args[2:], getenv, stdout)
 	case "show":
-		return parkedShow(ctx, args[2:], stdout)
+		return parkedShow(ctx, args[2:], getenv, stdout)
 	case "resubmit":
 		return parkedResubmit(ctx, args[2:], getenv, stdout)
 	default:

@@ -29,14 +29,16 @@ type Parked struct {
 }
 
 type listFlags struct {
-	dir, reason, order, output string
+	dir, namespace, parkingQueue, reason, order, output string
 }
 
-func parseFlags(name string, args []string, withFilters bool) (listFlags, []string, error) {
+func parseFlags(name string, args []string, getenv func(string) string, withFilters bool) (listFlags, []string, error) {
 	var f listFlags
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.dir, "local", ".local/hostemu", "folder of the local host emulator's files")
+	fs.StringVar(&f.namespace, "namespace", getenv("SERVICEBUS_FULLY_QUALIFIED_NAMESPACE"), "Azure Service Bus namespace; empty: local files")
+	fs.StringVar(&f.parkingQueue, "parking-queue", "orders-deadletter", "the parking queue (Azure)")
 	fs.StringVar(&f.output, "output", "table", "table or json")
 	if withFilters {
 		fs.StringVar(&f.reason, "reason", "", "only this parking or dead-letter reason")
@@ -51,15 +53,32 @@ func parseFlags(name string, args []string, withFilters bool) (listFlags, []stri
 	return f, fs.Args(), nil
 }
 
-func parkedList(_ context.Context, args []string, w io.Writer) error {
-	f, rest, err := parseFlags("parked list", args, true)
+// openAzure opens the Azure queues; tests replace it with fakes.
+var openAzure = azureQueues
+
+// load reads the parked and dead-lettered messages: from Azure Service Bus
+// when a namespace is given, else from the local host emulator's files.
+func load(ctx context.Context, f listFlags) ([]Parked, error) {
+	if f.namespace == "" {
+		return readLocal(f.dir)
+	}
+	parking, dl, closeFn, err := openAzure(f.namespace, f.parkingQueue)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn(context.WithoutCancel(ctx))
+	return readAzure(ctx, parking, dl)
+}
+
+func parkedList(ctx context.Context, args []string, getenv func(string) string, w io.Writer) error {
+	f, rest, err := parseFlags("parked list", args, getenv, true)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, rest[0])
 	}
-	all, err := readLocal(f.dir)
+	all, err := load(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -72,15 +91,15 @@ func parkedList(_ context.Context, args []string, w io.Writer) error {
 	return write(w, f.output, out)
 }
 
-func parkedShow(_ context.Context, args []string, w io.Writer) error {
-	f, rest, err := parseFlags("parked show", args, false)
+func parkedShow(ctx context.Context, args []string, getenv func(string) string, w io.Writer) error {
+	f, rest, err := parseFlags("parked show", args, getenv, false)
 	if err != nil {
 		return err
 	}
 	if len(rest) != 1 {
 		return fmt.Errorf("%w: parked show takes one orderId or messageId", errUsage)
 	}
-	all, err := readLocal(f.dir)
+	all, err := load(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -141,15 +160,11 @@ func readLocal(dir string) ([]Parked, error) {
 		if err := json.Unmarshal(line, &sent); err != nil {
 			return err
 		}
-		var e struct {
-			Reason, Description, OrderID, MessageID, ParkedAt, Body string
-			DeliveryCount                                           int
+		p, err := fromEnvelope([]byte(sent.Body))
+		if err != nil {
+			return err
 		}
-		if err := json.Unmarshal([]byte(sent.Body), &e); err != nil {
-			return fmt.Errorf("parking envelope: %w", err)
-		}
-		out = append(out, Parked{Queue: "parking", OrderID: e.OrderID, MessageID: e.MessageID, Reason: e.Reason,
-			DeliveryCount: e.DeliveryCount, ParkedAt: e.ParkedAt, Description: e.Description, Body: e.Body})
+		out = append(out, p)
 		return nil
 	})
 	if err != nil {
@@ -166,15 +181,34 @@ func readLocal(dir string) ([]Parked, error) {
 		if err := json.Unmarshal(line, &d); err != nil {
 			return err
 		}
-		var head struct {
-			OrderID string `json:"orderId"`
-		}
-		_ = json.Unmarshal([]byte(d.Body), &head) // a body that is not an order has no orderId
-		out = append(out, Parked{Queue: "deadletter", OrderID: head.OrderID, MessageID: d.MessageID, Reason: d.Reason,
-			DeliveryCount: d.DeliveryCount, Description: d.Description, Body: d.Body})
+		out = append(out, fromDeadLetter(d.MessageID, d.DeliveryCount, d.Reason, d.Description, d.Body))
 		return nil
 	})
 	return out, err
+}
+
+// fromEnvelope reads a parking envelope (contract §6).
+func fromEnvelope(b []byte) (Parked, error) {
+	var e struct {
+		Reason, Description, OrderID, MessageID, ParkedAt, Body string
+		DeliveryCount                                           int
+	}
+	if err := json.Unmarshal(b, &e); err != nil {
+		return Parked{}, fmt.Errorf("parking envelope: %w", err)
+	}
+	return Parked{Queue: "parking", OrderID: e.OrderID, MessageID: e.MessageID, Reason: e.Reason,
+		DeliveryCount: e.DeliveryCount, ParkedAt: e.ParkedAt, Description: e.Description, Body: e.Body}, nil
+}
+
+// fromDeadLetter describes a message the broker dead-lettered; its body is
+// the original message, whose orderId is read when it has one.
+func fromDeadLetter(messageID string, deliveries int, reason, description, body string) Parked {
+	var head struct {
+		OrderID string `json:"orderId"`
+	}
+	_ = json.Unmarshal([]byte(body), &head) // a body that is not an order has no orderId
+	return Parked{Queue: "deadletter", OrderID: head.OrderID, MessageID: messageID, Reason: reason,
+		DeliveryCount: deliveries, Description: description, Body: body}
 }
 
 func eachLine(path string, f func([]byte) error) error {
