@@ -69,14 +69,20 @@ func deref(s *string) string {
 	return *s
 }
 
+// newClient is a Service Bus client authenticated with Microsoft Entra ID
+// (az login, managed identity): no connection string exists anywhere.
+func newClient(namespace string) (*azservicebus.Client, error) {
+	cred, err := azidentity.NewDefaultAzureCredential(nil)
+	if err != nil {
+		return nil, fmt.Errorf("credential (Microsoft Entra ID): %w", err)
+	}
+	return azservicebus.NewClient(namespace, cred, nil)
+}
+
 // azureQueues opens peekers on the parking queue and on orders' dead-letter
 // sub-queue with Microsoft Entra ID.
 func azureQueues(namespace, parking string) (p, dl peeker, closeFn func(context.Context), err error) {
-	cred, err := azidentity.NewDefaultAzureCredential(nil)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("credential (Microsoft Entra ID): %w", err)
-	}
-	client, err := azservicebus.NewClient(namespace, cred, nil)
+	client, err := newClient(namespace)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -6,8 +6,9 @@
 // orders queue's dead-letter sub-queue, peeked, with Entra ID) when a
 // namespace is given, else the local host emulator's files (`make run`,
 // testbed/hostemu writes them under .local/hostemu); parked resubmit works
-// against Azure; order show reads Cosmos DB locally or in Azure. Not built
-// yet: send, and redriving the broker's dead-letter queue
+// against Azure; order show reads Cosmos DB locally or in Azure; send sends
+// by the producer package's rule to Azure, or appends to a local stream file.
+// Not built yet: redriving the broker's dead-letter queue
 // (bicep/deploy/servicebus.sh still does that).
 package main
 
@@ -35,6 +36,7 @@ Usage:
   ordersctl parked show [--namespace NS | --local DIR] [--output table|json] <orderId or messageId>
   ordersctl parked resubmit --namespace NS [--reason R]... [--max N] [--dry-run]
   ordersctl order show [--local DIR] [--output table|json] <orderId>
+  ordersctl send [--status] [--dry-run] [--namespace NS | --stream FILE] <body.json>
 
 Sources: with --namespace (or SERVICEBUS_FULLY_QUALIFIED_NAMESPACE), the parking queue
 orders-deadletter and orders/$deadletterqueue, peeked (up to 1000 each) with Microsoft Entra ID
@@ -51,6 +53,7 @@ Examples:
   ordersctl parked list --reason RetryBudgetExhausted --output json | jq length
   ordersctl parked show ORD-2026-000123
   ordersctl parked resubmit --namespace sb-x.servicebus.windows.net --dry-run
+  ordersctl send --namespace sb-x.servicebus.windows.net bicep/deploy/sample-order.json
   COSMOS_ENDPOINT=https://acct.documents.azure.com:443/ ordersctl order show ORD-2026-000123
 
 Exit codes: 0 done, 1 failed, 2 usage, 3 nothing matched.
@@ -100,6 +103,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 func dispatch(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		return flag.ErrHelp
+	}
+	if args[0] == "send" {
+		return send(ctx, args[1:], getenv, stdout)
 	}
 	if len(args) >= 2 && args[0] == "order" && args[1] == "show" {
 		return orderShow(ctx, args[2:], getenv, stdout)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
-	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 
 	"github.com/ordersink/orders-consumer/orders"
@@ -157,11 +156,7 @@ func parkedResubmit(ctx context.Context, args []string, getenv func(string) stri
 			fmt.Fprintf(w, "warning: %s messages are refused on every delivery unless the producer or the consumer changed since\n", r)
 		}
 	}
-	cred, err := azidentity.NewDefaultAzureCredential(nil)
-	if err != nil {
-		return fmt.Errorf("credential (Microsoft Entra ID): %w", err)
-	}
-	client, err := azservicebus.NewClient(*ns, cred, nil)
+	client, err := newClient(*ns)
 	if err != nil {
 		return err
 	}
