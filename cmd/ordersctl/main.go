@@ -8,8 +8,8 @@
 // testbed/hostemu writes them under .local/hostemu); parked resubmit works
 // against Azure; order show reads Cosmos DB locally or in Azure; send sends
 // by the producer package's rule to Azure, or appends to a local stream file.
-// Not built yet: redriving the broker's dead-letter queue
-// (bicep/deploy/servicebus.sh still does that).
+// parked resubmit --dead-letter redrives the orders queue's dead-letter
+// sub-queue the same way.
 package main
 
 import (
@@ -34,7 +34,7 @@ const usage = `ordersctl: inspect the order consumer's parked and dead-lettered 
 Usage:
   ordersctl parked list [--namespace NS | --local DIR] [--reason R] [--order ID] [--output table|json]
   ordersctl parked show [--namespace NS | --local DIR] [--output table|json] <orderId or messageId>
-  ordersctl parked resubmit --namespace NS [--reason R]... [--max N] [--dry-run]
+  ordersctl parked resubmit --namespace NS [--dead-letter] [--reason R]... [--max N] [--dry-run]
   ordersctl order show [--local DIR] [--output table|json] <orderId>
   ordersctl send [--status] [--dry-run] [--namespace NS | --stream FILE] <body.json>
 
@@ -46,7 +46,8 @@ order show reads Cosmos DB from COSMOS_ENDPOINT, COSMOS_DATABASE (shop), COSMOS_
 with Microsoft Entra ID (az login), or COSMOS_KEY for a local emulator. parked resubmit sends
 each parked message of the chosen reasons (default RetryBudgetExhausted) back to orders with the
 contract §3 MessageId and its Subject, then completes it (peek-lock, send, complete: a crash
-leaves at worst a duplicate); others stay parked.
+leaves at worst a duplicate); others stay parked. With --dead-letter it redrives orders'
+dead-letter sub-queue instead (every reason unless --reason).
 
 Examples:
   ordersctl parked list

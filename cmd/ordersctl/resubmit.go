@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"time"
+	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
@@ -54,7 +55,7 @@ type envelope struct {
 // at worst a duplicate the consumer absorbs, never a loss. Others are
 // abandoned (left in the parking queue). With dryRun nothing is sent or
 // completed. It stops after max messages or when the queue has none ready.
-func resubmit(ctx context.Context, rcv lockedReceiver, snd messageSender, reasons map[string]bool, max int, dryRun bool, w io.Writer) (resubmitSummary, error) {
+func resubmit(ctx context.Context, rcv lockedReceiver, snd messageSender, read decoder, reasons map[string]bool, max int, dryRun bool, w io.Writer) (resubmitSummary, error) {
 	var sum resubmitSummary
 	for seen := 0; seen < max; {
 		// ReceiveMessages waits until a message arrives: an empty queue is
@@ -70,7 +71,7 @@ func resubmit(ctx context.Context, rcv lockedReceiver, snd messageSender, reason
 		}
 		for _, m := range batch {
 			seen++
-			msg, env, why := resubmission(m, reasons)
+			msg, env, why := resubmission(m, read, reasons)
 			if why != "" || dryRun {
 				if dryRun && why == "" {
 					why = "dry run: would send to orders as " + *msg.MessageID
@@ -102,13 +103,36 @@ func resubmit(ctx context.Context, rcv lockedReceiver, snd messageSender, reason
 	return sum, nil
 }
 
-// resubmission is the message to send for a parked one, or why not.
-func resubmission(m *azservicebus.ReceivedMessage, reasons map[string]bool) (*azservicebus.Message, envelope, string) {
+// decoder reads what resubmit needs from a received message.
+type decoder func(*azservicebus.ReceivedMessage) (envelope, error)
+
+// fromParking reads a parking envelope (contract §6).
+func fromParking(m *azservicebus.ReceivedMessage) (envelope, error) {
 	var env envelope
 	if err := json.Unmarshal(m.Body, &env); err != nil {
-		return nil, env, "not a parking envelope: " + err.Error()
+		return env, fmt.Errorf("not a parking envelope: %w", err)
 	}
-	if !reasons[env.Reason] {
+	return env, nil
+}
+
+// fromBrokerDeadLetter reads a message the broker dead-lettered: the
+// original message, whose reason is the broker's.
+func fromBrokerDeadLetter(m *azservicebus.ReceivedMessage) (envelope, error) {
+	p := fromDeadLetter(m.MessageID, int(m.DeliveryCount), deref(m.DeadLetterReason), "", string(m.Body))
+	env := envelope{Reason: p.Reason, OrderID: p.OrderID, MessageID: m.MessageID, Subject: deref(m.Subject), Body: string(m.Body)}
+	if !utf8.Valid(m.Body) {
+		env.Body, env.BodyEncoding = base64.StdEncoding.EncodeToString(m.Body), "base64"
+	}
+	return env, nil
+}
+
+// resubmission is the message to send for a parked one, or why not.
+func resubmission(m *azservicebus.ReceivedMessage, read decoder, reasons map[string]bool) (*azservicebus.Message, envelope, string) {
+	env, err := read(m)
+	if err != nil {
+		return nil, env, err.Error()
+	}
+	if reasons != nil && !reasons[env.Reason] {
 		return nil, env, "reason not selected (--reason)"
 	}
 	if env.Truncated {
@@ -140,6 +164,7 @@ func parkedResubmit(ctx context.Context, args []string, getenv func(string) stri
 	parking := fs.String("parking-queue", "orders-deadletter", "the parking queue")
 	max := fs.Int("max", 100, "stop after this many parked messages")
 	dryRun := fs.Bool("dry-run", false, "show what would be resubmitted; send and complete nothing")
+	deadLetter := fs.Bool("dead-letter", false, "redrive orders' dead-letter sub-queue instead (every reason unless --reason)")
 	reasons := map[string]bool{}
 	fs.Func("reason", "a reason to resubmit (repeatable; default RetryBudgetExhausted)", func(v string) error { reasons[v] = true; return nil })
 	if err := fs.Parse(args); err != nil {
@@ -148,11 +173,18 @@ func parkedResubmit(ctx context.Context, args []string, getenv func(string) stri
 	if *ns == "" || fs.NArg() != 0 || *max < 1 {
 		return fmt.Errorf("%w: parked resubmit --namespace NS [--reason R]... [--max N] [--dry-run]", errUsage)
 	}
-	if len(reasons) == 0 {
+	read := decoder(fromParking)
+	switch {
+	case *deadLetter:
+		read = fromBrokerDeadLetter
+		if len(reasons) == 0 {
+			reasons = nil // the broker's reasons do not tell a good order from a bad one
+		}
+	case len(reasons) == 0:
 		reasons[string(orders.RetryBudgetExhausted)] = true
 	}
 	for r := range reasons {
-		if r != string(orders.RetryBudgetExhausted) {
+		if !*deadLetter && r != string(orders.RetryBudgetExhausted) {
 			fmt.Fprintf(w, "warning: %s messages are refused on every delivery unless the producer or the consumer changed since\n", r)
 		}
 	}
@@ -161,7 +193,12 @@ func parkedResubmit(ctx context.Context, args []string, getenv func(string) stri
 		return err
 	}
 	defer client.Close(context.WithoutCancel(ctx))
-	rcv, err := client.NewReceiverForQueue(*parking, nil)
+	var rcvOpts *azservicebus.ReceiverOptions
+	queue := *parking
+	if *deadLetter {
+		queue, rcvOpts = "orders", &azservicebus.ReceiverOptions{SubQueue: azservicebus.SubQueueDeadLetter}
+	}
+	rcv, err := client.NewReceiverForQueue(queue, rcvOpts)
 	if err != nil {
 		return err
 	}
@@ -169,7 +206,7 @@ func parkedResubmit(ctx context.Context, args []string, getenv func(string) stri
 	if err != nil {
 		return err
 	}
-	sum, err := resubmit(ctx, rcv, snd, reasons, *max, *dryRun, w)
+	sum, err := resubmit(ctx, rcv, snd, read, reasons, *max, *dryRun, w)
 	fmt.Fprintf(w, "%d resubmitted, %d skipped, %d failed\n", sum.Resubmitted, sum.Skipped, sum.Failed)
 	if err == nil && sum.Failed > 0 {
 		err = fmt.Errorf("%d parked message(s) were not resubmitted", sum.Failed)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 
 	"github.com/ordersink/orders-consumer/orders"
@@ -79,7 +80,7 @@ func parkingQueue(t *testing.T) *fakeParking {
 func TestResubmitSendsThenCompletesOnlyTheChosenReason(t *testing.T) {
 	q, snd := parkingQueue(t), &fakeSender{}
 	var out bytes.Buffer
-	sum, err := resubmit(context.Background(), q, snd, map[string]bool{"RetryBudgetExhausted": true}, 100, false, &out)
+	sum, err := resubmit(context.Background(), q, snd, fromParking, map[string]bool{"RetryBudgetExhausted": true}, 100, false, &out)
 	if err != nil || sum != (resubmitSummary{Resubmitted: 2, Skipped: 2}) {
 		t.Fatalf("summary %+v, err %v\n%s", sum, err, out.String())
 	}
@@ -97,14 +98,14 @@ func TestResubmitDryRunAndFailures(t *testing.T) {
 	all := map[string]bool{"RetryBudgetExhausted": true, "HashMismatch": true}
 	t.Run("dry run sends and completes nothing", func(t *testing.T) {
 		q, snd := parkingQueue(t), &fakeSender{}
-		sum, err := resubmit(context.Background(), q, snd, all, 100, true, &bytes.Buffer{})
+		sum, err := resubmit(context.Background(), q, snd, fromParking, all, 100, true, &bytes.Buffer{})
 		if err != nil || len(snd.sent) != 0 || len(q.completed) != 0 || len(q.abandons) != 4 || sum.Skipped != 4 {
 			t.Errorf("sent %d, completed %v, abandoned %v, %+v, %v", len(snd.sent), q.completed, q.abandons, sum, err)
 		}
 	})
 	t.Run("a failed send leaves the message parked", func(t *testing.T) {
 		q, snd := parkingQueue(t), &fakeSender{fail: errors.New("401")}
-		sum, _ := resubmit(context.Background(), q, snd, all, 100, false, &bytes.Buffer{})
+		sum, _ := resubmit(context.Background(), q, snd, fromParking, all, 100, false, &bytes.Buffer{})
 		if len(q.completed) != 0 || sum.Failed != 3 || sum.Resubmitted != 0 {
 			t.Errorf("completed %v, %+v", q.completed, sum)
 		}
@@ -112,14 +113,14 @@ func TestResubmitDryRunAndFailures(t *testing.T) {
 	t.Run("a failed complete is reported", func(t *testing.T) {
 		q, snd := parkingQueue(t), &fakeSender{}
 		q.failComplete = true
-		sum, _ := resubmit(context.Background(), q, snd, all, 100, false, &bytes.Buffer{})
+		sum, _ := resubmit(context.Background(), q, snd, fromParking, all, 100, false, &bytes.Buffer{})
 		if len(snd.sent) != 3 || sum.Failed != 3 {
 			t.Errorf("sent %d, %+v", len(snd.sent), sum)
 		}
 	})
 	t.Run("max bounds the work", func(t *testing.T) {
 		q, snd := parkingQueue(t), &fakeSender{}
-		if sum, _ := resubmit(context.Background(), q, snd, all, 2, false, &bytes.Buffer{}); sum.Resubmitted+sum.Skipped+sum.Failed != 2 || len(q.ready) != 2 {
+		if sum, _ := resubmit(context.Background(), q, snd, fromParking, all, 2, false, &bytes.Buffer{}); sum.Resubmitted+sum.Skipped+sum.Failed != 2 || len(q.ready) != 2 {
 			t.Errorf("%+v, %d left", sum, len(q.ready))
 		}
 	})
@@ -128,5 +129,24 @@ func TestResubmitDryRunAndFailures(t *testing.T) {
 func TestResubmitUsage(t *testing.T) {
 	if code, _, _ := ctl(t, "parked", "resubmit"); code != exitUsage {
 		t.Errorf("without a namespace: exit %d, want %d", code, exitUsage)
+	}
+}
+
+func TestResubmitBrokerDeadLetters(t *testing.T) {
+	body := []byte(`{"orderId":"ORD-8"}`)
+	q := &fakeParking{ready: []*azservicebus.ReceivedMessage{
+		{MessageID: "ORD-8", Body: body, Subject: to.Ptr("OrderPlaced"), DeadLetterReason: to.Ptr("MaxDeliveryCountExceeded")},
+		{MessageID: "x", Body: []byte{0xff}, DeadLetterReason: to.Ptr("TTLExpiredException")},
+	}}
+	snd := &fakeSender{}
+	sum, err := resubmit(context.Background(), q, snd, fromBrokerDeadLetter, nil, 100, false, &bytes.Buffer{})
+	if err != nil || sum.Resubmitted != 2 || len(snd.sent) != 2 {
+		t.Fatalf("%+v, %v", sum, err)
+	}
+	if m := snd.sent[0]; *m.MessageID != orders.MessageID("ORD-8", body) || *m.Subject != "OrderPlaced" || string(m.Body) != string(body) {
+		t.Errorf("sent %+v", m)
+	}
+	if m := snd.sent[1]; len(m.Body) != 1 || m.Body[0] != 0xff {
+		t.Errorf("a body that is not UTF-8 was not sent byte for byte: %v", m.Body)
 	}
 }
