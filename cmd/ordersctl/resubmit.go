@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -103,6 +104,15 @@ func resubmit(ctx context.Context, rcv lockedReceiver, snd messageSender, read d
 	return sum, nil
 }
 
+// resubmitMessageID is the contract §3 MessageId with ":r<unix seconds>"
+// added (at most 126 characters). Without it a message resubmitted inside
+// the queue's duplicate-detection window of its original send (a consumer
+// that failed fast ten times, say) would carry the same MessageId and be
+// dropped by the broker while its parked copy is completed: a loss.
+func resubmitMessageID(orderID string, body []byte, now time.Time) string {
+	return orders.MessageID(orderID, body) + ":r" + strconv.FormatInt(now.Unix(), 10)
+}
+
 // decoder reads what resubmit needs from a received message.
 type decoder func(*azservicebus.ReceivedMessage) (envelope, error)
 
@@ -149,7 +159,7 @@ func resubmission(m *azservicebus.ReceivedMessage, read decoder, reasons map[str
 	if id == "" {
 		id = env.MessageID
 	}
-	msg := &azservicebus.Message{Body: body, MessageID: to.Ptr(orders.MessageID(id, body)), ContentType: to.Ptr("application/json")}
+	msg := &azservicebus.Message{Body: body, MessageID: to.Ptr(resubmitMessageID(id, body, time.Now())), ContentType: to.Ptr("application/json")}
 	if env.Subject != "" {
 		msg.Subject = to.Ptr(env.Subject)
 	}

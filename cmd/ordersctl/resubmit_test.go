@@ -7,6 +7,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
@@ -88,7 +90,7 @@ func TestResubmitSendsThenCompletesOnlyTheChosenReason(t *testing.T) {
 		t.Errorf("completed %v, abandoned %v; want p1,p3 and p2,p4 (another reason; a truncated body)", q.completed, q.abandons)
 	}
 	body3 := []byte(`{"orderId":"ORD-3"}`)
-	if len(snd.sent) != 2 || string(snd.sent[1].Body) != string(body3) || *snd.sent[1].MessageID != orders.MessageID("ORD-3", body3) ||
+	if len(snd.sent) != 2 || string(snd.sent[1].Body) != string(body3) || !strings.HasPrefix(*snd.sent[1].MessageID, orders.MessageID("ORD-3", body3)+":r") ||
 		*snd.sent[1].Subject != "OrderStatusChanged" || snd.sent[0].Subject != nil || *snd.sent[0].ContentType != "application/json" {
 		t.Errorf("sent %+v", snd.sent)
 	}
@@ -143,10 +145,21 @@ func TestResubmitBrokerDeadLetters(t *testing.T) {
 	if err != nil || sum.Resubmitted != 2 || len(snd.sent) != 2 {
 		t.Fatalf("%+v, %v", sum, err)
 	}
-	if m := snd.sent[0]; *m.MessageID != orders.MessageID("ORD-8", body) || *m.Subject != "OrderPlaced" || string(m.Body) != string(body) {
+	if m := snd.sent[0]; !strings.HasPrefix(*m.MessageID, orders.MessageID("ORD-8", body)+":r") || *m.MessageID == "ORD-8" || *m.Subject != "OrderPlaced" || string(m.Body) != string(body) {
 		t.Errorf("sent %+v", m)
 	}
 	if m := snd.sent[1]; len(m.Body) != 1 || m.Body[0] != 0xff {
 		t.Errorf("a body that is not UTF-8 was not sent byte for byte: %v", m.Body)
+	}
+}
+
+// A resubmission never carries the MessageId of the original send, which
+// the broker's duplicate detection would drop inside its window.
+func TestResubmitMessageIDDiffersFromTheOriginalAndFits(t *testing.T) {
+	body := []byte(`{}`)
+	long := strings.Repeat("é", 255)
+	id := resubmitMessageID(long, body, time.Date(2286, 11, 20, 17, 46, 39, 0, time.UTC)) // 10-digit Unix time
+	if id == orders.MessageID(long, body) || utf8.RuneCountInString(id) > orders.MaxMessageIDLength {
+		t.Errorf("resubmission MessageId %q (%d characters)", id, utf8.RuneCountInString(id))
 	}
 }
