@@ -21,6 +21,7 @@ import (
 // lockedReceiver is what resubmit needs of a peek-lock receiver on the
 // parking queue; *azservicebus.Receiver has it, tests give a fake.
 type lockedReceiver interface {
+	peeker
 	ReceiveMessages(ctx context.Context, max int, o *azservicebus.ReceiveMessagesOptions) ([]*azservicebus.ReceivedMessage, error)
 	CompleteMessage(ctx context.Context, m *azservicebus.ReceivedMessage, o *azservicebus.CompleteMessageOptions) error
 	AbandonMessage(ctx context.Context, m *azservicebus.ReceivedMessage, o *azservicebus.AbandonMessageOptions) error
@@ -58,6 +59,23 @@ type envelope struct {
 // completed. It stops after max messages or when the queue has none ready.
 func resubmit(ctx context.Context, rcv lockedReceiver, snd messageSender, read decoder, reasons map[string]bool, max int, dryRun bool, w io.Writer) (resubmitSummary, error) {
 	var sum resubmitSummary
+	if dryRun {
+		// Peek: a lock and an abandon would count a delivery of the parked
+		// message, and the parking queue dead-letters at 10 of them.
+		err := peekAll(ctx, rcv, func(m *azservicebus.ReceivedMessage) error {
+			if sum.Skipped >= max {
+				return nil
+			}
+			sum.Skipped++
+			msg, env, why := resubmission(m, read, reasons)
+			if why == "" {
+				why = "dry run: would send to orders as " + *msg.MessageID
+			}
+			fmt.Fprintf(w, "skip %s (%s): %s\n", env.OrderID, env.Reason, why)
+			return nil
+		})
+		return sum, err
+	}
 	for seen := 0; seen < max; {
 		// ReceiveMessages waits until a message arrives: an empty queue is
 		// one that yields none within receiveWait.
@@ -73,10 +91,7 @@ func resubmit(ctx context.Context, rcv lockedReceiver, snd messageSender, read d
 		for _, m := range batch {
 			seen++
 			msg, env, why := resubmission(m, read, reasons)
-			if why != "" || dryRun {
-				if dryRun && why == "" {
-					why = "dry run: would send to orders as " + *msg.MessageID
-				}
+			if why != "" {
 				fmt.Fprintf(w, "skip %s (%s): %s\n", env.OrderID, env.Reason, why)
 				sum.Skipped++
 				if err := rcv.AbandonMessage(ctx, m, nil); err != nil {

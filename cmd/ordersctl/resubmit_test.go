@@ -22,6 +22,7 @@ type fakeParking struct {
 	ready               []*azservicebus.ReceivedMessage
 	completed, abandons []string
 	failComplete        bool
+	peeked              int
 }
 
 func (f *fakeParking) ReceiveMessages(ctx context.Context, max int, _ *azservicebus.ReceiveMessagesOptions) ([]*azservicebus.ReceivedMessage, error) {
@@ -32,6 +33,13 @@ func (f *fakeParking) ReceiveMessages(ctx context.Context, max int, _ *azservice
 	n := min(max, len(f.ready))
 	out := f.ready[:n]
 	f.ready = f.ready[n:]
+	return out, nil
+}
+
+func (f *fakeParking) PeekMessages(_ context.Context, max int, _ *azservicebus.PeekMessagesOptions) ([]*azservicebus.ReceivedMessage, error) {
+	n := min(max, len(f.ready)-f.peeked)
+	out := f.ready[f.peeked : f.peeked+n]
+	f.peeked += n
 	return out, nil
 }
 
@@ -101,7 +109,7 @@ func TestResubmitDryRunAndFailures(t *testing.T) {
 	t.Run("dry run sends and completes nothing", func(t *testing.T) {
 		q, snd := parkingQueue(t), &fakeSender{}
 		sum, err := resubmit(context.Background(), q, snd, fromParking, all, 100, true, &bytes.Buffer{})
-		if err != nil || len(snd.sent) != 0 || len(q.completed) != 0 || len(q.abandons) != 4 || sum.Skipped != 4 {
+		if err != nil || len(snd.sent) != 0 || len(q.completed) != 0 || len(q.abandons) != 0 || len(q.ready) != 4 || sum.Skipped != 4 {
 			t.Errorf("sent %d, completed %v, abandoned %v, %+v, %v", len(snd.sent), q.completed, q.abandons, sum, err)
 		}
 	})
