@@ -45,7 +45,7 @@ envelope per line, contract §6) and DIR/orders.deadletter.jsonl (the broker's d
 order show reads Cosmos DB from COSMOS_ENDPOINT, COSMOS_DATABASE (shop), COSMOS_CONTAINER (orders)
 with Microsoft Entra ID (az login), or COSMOS_KEY for a local emulator. parked resubmit sends
 each parked message of the chosen reasons (default RetryBudgetExhausted) back to orders with the
-contract §3 MessageId and its Subject, then completes it (peek-lock, send, complete: a crash
+contract §3 MessageId plus ":r<unix time>" and its Subject, then completes it (peek-lock, send, complete: a crash
 leaves at worst a duplicate); others stay parked. With --dead-letter it redrives orders'
 dead-letter sub-queue instead (every reason unless --reason).
 
