@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 )
@@ -52,7 +53,8 @@ func newDialer(o Options) (func() (*azcosmos.Client, error), error) {
 	opts := &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
 		// Per-attempt wall clock cap; the SDK retries throttling (429) and
 		// its own transient errors above this.
-		Transport: &http.Client{Transport: transport(o), Timeout: 65 * time.Second},
+		Transport:        &http.Client{Transport: transport(o), Timeout: 65 * time.Second},
+		PerRetryPolicies: []policy.Policy{chargePolicy{}},
 	}}
 	if o.Key != "" {
 		cred, err := azcosmos.NewKeyCredential(o.Key)

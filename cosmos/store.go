@@ -90,6 +90,8 @@ func (s *Store) readFingerprint(ctx context.Context, orderID string) (*orders.St
 	var stored struct {
 		RequestHash string `json:"requestHash"`
 		HashVersion int    `json:"hashVersion"`
+		MessageID   any    `json:"messageId"`
+		AcceptedAt  any    `json:"acceptedAt"`
 	}
 	if err := json.Unmarshal(resp.Value, &stored); err != nil {
 		return nil, &orders.StoreError{Op: "read order", OrderID: orderID, Status: http.StatusOK,
@@ -97,7 +99,15 @@ func (s *Store) readFingerprint(ctx context.Context, orderID string) (*orders.St
 	}
 	// A document without requestHash was not written by this consumer; the
 	// processor reports it as a mismatch.
-	return &orders.StoredFingerprint{Hash: stored.RequestHash, Version: stored.HashVersion}, nil
+	// messageId and acceptedAt only explain a duplicate: a document written
+	// by someone else may lack them or spell them otherwise without failing
+	// the read.
+	fp := &orders.StoredFingerprint{Hash: stored.RequestHash, Version: stored.HashVersion}
+	fp.MessageID, _ = stored.MessageID.(string)
+	if s, ok := stored.AcceptedAt.(string); ok {
+		fp.AcceptedAt, _ = time.Parse(time.RFC3339Nano, s)
+	}
+	return fp, nil
 }
 
 // RecordConflict creates the conflict record; one that exists already is fine.

@@ -57,7 +57,10 @@ func (cfg Config) process(ctx context.Context, d delivery) orders.Result {
 					strings.Join(keys, ", "))}
 		}
 	}
-	return cfg.Processor.Process(ctx, d.message())
+	ctx, charge := orders.WithRequestCharge(ctx)
+	res := cfg.Processor.Process(ctx, d.message())
+	res.RequestCharge = charge.Units()
+	return res
 }
 
 // read decodes the invocation into d. When the request cannot be decoded it
@@ -188,6 +191,12 @@ func (cfg Config) logInvocation(d delivery, res orders.Result, took time.Duratio
 	}
 	if res.MessageIDDiffers {
 		attrs = append(attrs, slog.Bool("messageIdDiffers", true))
+	}
+	if res.RequestCharge > 0 {
+		attrs = append(attrs, slog.Float64("requestCharge", res.RequestCharge))
+	}
+	if res.DuplicateCause != "" {
+		attrs = append(attrs, slog.String("duplicateCause", string(res.DuplicateCause)))
 	}
 	if d.priorDeliveries > 0 {
 		attrs = append(attrs, slog.Int("priorDeliveries", d.priorDeliveries))

@@ -52,10 +52,16 @@ type Result struct {
 	OrderID      string // empty when the body had no usable orderId
 	StoredHash   string // set for Duplicate and Mismatch
 	IncomingHash string // set once the body was fingerprinted
-	// MessageIDDiffers is true when the Service Bus MessageId is not the
-	// orderId; the message is still deduplicated by orderId.
+	// MessageIDDiffers is true when the Service Bus MessageId follows
+	// neither rule of contract §3 (orderId, or orderId and body hash); the
+	// message is still deduplicated by orderId.
 	MessageIDDiffers bool
-	Err              error // the cause of Transient and Exhausted
+	// DuplicateCause says why a Duplicate happened, for operators.
+	DuplicateCause DuplicateCause
+	// RequestCharge is the request units the store reported for this
+	// message (RequestCharge), 0 when it reports none.
+	RequestCharge float64
+	Err           error // the cause of Transient and Exhausted
 
 	// Kind is the message type once known.
 	Kind MessageType

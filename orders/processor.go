@@ -11,6 +11,10 @@ import (
 type StoredFingerprint struct {
 	Hash    string
 	Version int
+	// MessageID and AcceptedAt are the stored acceptance (contract §5); they
+	// tell why a duplicate happened. Zero when the document lacks them.
+	MessageID  string
+	AcceptedAt time.Time
 }
 
 // Store is what the consumer needs from the database.
@@ -79,7 +83,7 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 	if err := p.checkEvent(o, a); err != nil {
 		return rejected(err, m.Body)
 	}
-	r := Result{Kind: OrderPlaced, OrderID: o.ID, IncomingHash: o.Hash, MessageIDDiffers: m.MessageID != "" && m.MessageID != o.ID}
+	r := Result{Kind: OrderPlaced, OrderID: o.ID, IncomingHash: o.Hash, MessageIDDiffers: messageIDDiffers(m, o.ID)}
 
 	stored, err := p.Store.CreateOrder(ctx, o, a)
 	if err != nil {
@@ -97,7 +101,7 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 		return r
 	}
 	if same {
-		r.Outcome = Duplicate
+		r.Outcome, r.DuplicateCause = Duplicate, duplicateCause(m, a, stored)
 		return r
 	}
 	c := Conflict{OrderID: o.ID, MessageID: m.MessageID, StoredHash: stored.Hash, IncomingHash: o.Hash, Body: string(m.Body), DetectedAt: p.now()}
@@ -131,6 +135,12 @@ func (p *Processor) checkEvent(o *Order, a Acceptance) error {
 		return invalid("", "its %s event would be %v; it carries the order's lines as sent, so send fewer or smaller unknown line members (docs/contract.md §3, event size)", EventOrderAccepted, err)
 	}
 	return nil
+}
+
+// messageIDDiffers reports a MessageId set by neither rule of docs/contract.md §3:
+// the current one (MessageID) nor the first version's plain orderId.
+func messageIDDiffers(m Message, orderID string) bool {
+	return m.MessageID != "" && m.MessageID != orderID && m.MessageID != MessageID(orderID, m.Body)
 }
 
 // rejected is the Invalid result for a body that will be refused on every

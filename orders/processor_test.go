@@ -93,10 +93,22 @@ func TestProcessorStoreFailures(t *testing.T) {
 }
 
 func TestProcessorMessageIDDiffers(t *testing.T) {
-	p := &Processor{Store: orderstest.NewMemStore()}
-	r := p.Process(context.Background(), Message{Body: []byte(exampleBody), MessageID: "some-guid", DeliveryCount: 1})
-	if r.Outcome != Created || !r.MessageIDDiffers {
-		t.Fatalf("%+v", r)
+	id := PeekOrderID([]byte(exampleBody))
+	for _, tc := range []struct {
+		messageID string
+		differs   bool
+	}{
+		{"some-guid", true},
+		{id + ":0000000000000000", true}, // the rule's shape, another body's hash
+		{id, false},                      // contract 1.x
+		{MessageID(id, []byte(exampleBody)), false},
+		{"", false},
+	} {
+		p := &Processor{Store: orderstest.NewMemStore()}
+		r := p.Process(context.Background(), Message{Body: []byte(exampleBody), MessageID: tc.messageID, DeliveryCount: 1})
+		if r.Outcome != Created || r.MessageIDDiffers != tc.differs {
+			t.Errorf("MessageId %q: outcome %s, differs %v; want created, %v", tc.messageID, r.Outcome, r.MessageIDDiffers, tc.differs)
+		}
 	}
 }
 

@@ -33,3 +33,19 @@ resource appInsights 'Microsoft.Insights/components@2020-02-02' = {
 
 output appInsightsName string = appInsights.name
 output logAnalyticsName string = workspace.name
+
+// The operators' workbook (docs/runbook.md#dashboard): outcomes, duplicates by cause, parked by
+// reason, latency and request units, all read from the handler's one JSON line per message. Its
+// queries name only fields the handler writes (handler/workbook_test.go checks them offline).
+resource workbook 'Microsoft.Insights/workbooks@2023-06-01' = {
+  name: guid(resourceGroup().id, appInsightsName, 'orders-workbook')
+  location: location
+  tags: tags
+  kind: 'shared'
+  properties: {
+    displayName: 'Order consumer (${appInsightsName})'
+    category: 'workbook'
+    sourceId: appInsights.id
+    serializedData: loadTextContent('workbook/orders.workbook.json')
+  }
+}

@@ -27,8 +27,9 @@ resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
   }
 }
 
-// Producers set MessageId = orderId, so the broker drops a resend inside the window before the
-// consumer sees it; the consumer's own orderId + fingerprint check covers everything outside it
+// Producers set MessageId = orderId:<hash of the body> (contract section 3, ADR 0010), so the broker
+// drops an exact resend inside the window before the consumer sees it and lets a conflicting one
+// through to be parked; the consumer's own orderId + fingerprint check covers everything outside it
 // (docs/adr/0001-dedup-key-and-fingerprint.md). requiresDuplicateDetection cannot be changed
 // after creation: changing it means a new queue.
 // maxDeliveryCount 10 matches the handler's retry budget (docs/contract.md §5: park at delivery

@@ -1,5 +1,5 @@
 // Command sendorder sends one order file to the local Service Bus emulator's orders queue, with
-// MessageId = orderId as producers do (docs/contract.md), so `func start` has a first message.
+// MessageId = orderId (contract 1.x; contract 2.0 producers use package producer), so `func start` has a first message.
 // It lives in its own module so the handler's module does not depend on the Service Bus SDK.
 //
 //	cd local/sendorder && go run . ../../bicep/deploy/sample-order.json

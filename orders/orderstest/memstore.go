@@ -201,13 +201,15 @@ func (s *MemStore) partition(orderID string) map[string]json.RawMessage {
 
 func fingerprintOf(orderID string, doc json.RawMessage) (*orders.StoredFingerprint, error) {
 	var stored struct {
-		RequestHash string `json:"requestHash"`
-		HashVersion int    `json:"hashVersion"`
+		RequestHash string    `json:"requestHash"`
+		HashVersion int       `json:"hashVersion"`
+		MessageID   string    `json:"messageId"`
+		AcceptedAt  time.Time `json:"acceptedAt"`
 	}
 	if err := json.Unmarshal(doc, &stored); err != nil {
 		return nil, &orders.StoreError{Op: "read order", OrderID: orderID, Err: fmt.Errorf("stored document is not JSON: %w", err)}
 	}
-	return &orders.StoredFingerprint{Hash: stored.RequestHash, Version: stored.HashVersion}, nil
+	return &orders.StoredFingerprint{Hash: stored.RequestHash, Version: stored.HashVersion, MessageID: stored.MessageID, AcceptedAt: stored.AcceptedAt}, nil
 }
 
 func typeOf(doc json.RawMessage) string {

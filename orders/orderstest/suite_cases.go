@@ -31,7 +31,7 @@ func testRedelivery(t *testing.T, s Backend, _ Features) {
 	o := created(t, s)
 	ctx := context.Background()
 	fp, err := s.CreateOrder(ctx, o, accept(o))
-	if err != nil || fp == nil || *fp != (orders.StoredFingerprint{Hash: o.Hash, Version: orders.HashVersion}) {
+	if err != nil || fp == nil || fp.Hash != o.Hash || fp.Version != orders.HashVersion {
 		t.Fatalf("second create: %+v, %v; want the stored fingerprint %s v%d", fp, err, o.Hash, orders.HashVersion)
 	}
 	wantDocuments(t, s, o.ID, accepted(o))

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ordersink/orders-consumer/producer"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
@@ -106,7 +107,7 @@ func Generate(opts Options) (*Stream, error) {
 	orders := make([]*order, n)
 	for i := range n {
 		orders[i] = g.order(i)
-		g.add(float64(i), g.message(orders[i], orders[i].OrderID, 0))
+		g.add(float64(i), g.message(orders[i], 0))
 	}
 	s.Injected.Orders = n
 
@@ -116,7 +117,7 @@ func Generate(opts Options) (*Stream, error) {
 		g.out[i].msg.Burst = id
 		copies := 1 + g.rng.IntN(opts.BurstSize-1)
 		for range copies {
-			g.add(float64(i), g.message(orders[i], orders[i].OrderID, id))
+			g.add(float64(i), g.message(orders[i], id))
 		}
 		s.Injected.Bursts++
 		s.Injected.BurstCopies += copies
@@ -135,11 +136,11 @@ func Generate(opts Options) (*Stream, error) {
 				id = g.newBurst()
 				g.out[i].msg.Burst = id
 			}
-			g.add(float64(i), g.message(changed, changed.OrderID, id))
+			g.add(float64(i), g.message(changed, id))
 		case r < 0.5: // arrives first: the original becomes the mismatch
-			g.add(float64(i)-0.5-g.rng.Float64()*g.window/4, g.message(changed, changed.OrderID, 0))
+			g.add(float64(i)-0.5-g.rng.Float64()*g.window/4, g.message(changed, 0))
 		default:
-			g.add(float64(i)+0.5+g.rng.Float64()*g.window, g.message(changed, changed.OrderID, 0))
+			g.add(float64(i)+0.5+g.rng.Float64()*g.window, g.message(changed, 0))
 		}
 		s.Injected.Mismatches++
 	}
@@ -227,14 +228,17 @@ func (g *generator) order(i int) *order {
 }
 
 // message is the Service Bus message a producer sends for o.
-func (g *generator) message(o *order, messageID string, burst int) *hostemu.Message {
+func (g *generator) message(o *order, burst int) *hostemu.Message {
 	body, _ := json.Marshal(o) // plain strings and ints always marshal
-	return g.envelope(o, messageID, body, burst)
+	return g.envelope(o, body, burst)
 }
 
-func (g *generator) envelope(o *order, messageID string, body []byte, burst int) *hostemu.Message {
+// envelope sets the MessageId by the producer rule (docs/contract.md §3), so
+// a queue with duplicate detection drops exact resends and lets other content
+// under the same orderId through to be parked.
+func (g *generator) envelope(o *order, body []byte, burst int) *hostemu.Message {
 	props, _ := json.Marshal(map[string]any{"tenant": tenants[len(o.CustomerID)%len(tenants)], "schemaVersion": 1, "source": o.Meta.Producer})
-	m := &hostemu.Message{Body: body, MessageID: messageID, ContentType: "application/json",
+	m := &hostemu.Message{Body: body, MessageID: producer.MessageID(o.OrderID, body), ContentType: "application/json",
 		ApplicationProperties: props, Burst: burst}
 	// Producers name the message type in the Subject; older ones send
 	// orders without one, which means the same.
@@ -252,20 +256,20 @@ func (g *generator) envelope(o *order, messageID string, body []byte, burst int)
 func (g *generator) duplicate(o *order) *hostemu.Message {
 	switch g.rng.IntN(3) {
 	case 0:
-		return g.message(o, o.OrderID, 0)
+		return g.message(o, 0)
 	case 1:
 		again := *o
 		again.Meta.Attempt = 2 + g.rng.IntN(2)
 		sent, _ := time.Parse(time.RFC3339, again.Meta.SentAt)
 		again.Meta.SentAt = sent.Add(time.Duration(5+g.rng.IntN(30)) * time.Second).UTC().Format("2006-01-02T15:04:05.000Z07:00")
-		return g.message(&again, o.OrderID, 0)
+		return g.message(&again, 0)
 	default:
 		var fields map[string]any
 		b, _ := json.Marshal(o)
 		_ = json.Unmarshal(b, &fields)
 		// map keys marshal sorted: a different order from the struct's.
 		body, _ := json.MarshalIndent(fields, "", "  ")
-		return g.envelope(o, o.OrderID, body, 0)
+		return g.envelope(o, body, 0)
 	}
 }
 
@@ -304,7 +308,7 @@ func (g *generator) invalid(k int) *hostemu.Message {
 		delete(fields, "customerId")
 	case "notJSON":
 		cut := strings.Index(string(body), `"lines"`)
-		return g.envelope(o, o.OrderID, body[:cut+len(`"lines":[`)], 0)
+		return g.envelope(o, body[:cut+len(`"lines":[`)], 0)
 	case "reservedTTL":
 		// A member the stored document reserves (it would expire the order).
 		fields["ttl"] = 60
@@ -323,7 +327,7 @@ func (g *generator) invalid(k int) *hostemu.Message {
 		fields["note"] = strings.Repeat(`"\`, 50<<10)
 	}
 	body, _ = json.Marshal(fields)
-	return g.envelope(o, o.OrderID, body, 0)
+	return g.envelope(o, body, 0)
 }
 
 // money formats an amount in 1/10000 as a decimal string: two fraction

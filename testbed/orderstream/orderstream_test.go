@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/producer"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
@@ -36,7 +37,7 @@ func TestGenerateIsWhatItSays(t *testing.T) {
 			}
 			continue
 		}
-		if m.MessageID != c.OrderID || m.ContentType != "application/json" {
+		if m.MessageID != producer.MessageID(c.OrderID, m.Body) || m.ContentType != "application/json" {
 			t.Errorf("message %s: MessageId or content type wrong for order %s", m.MessageID, c.OrderID)
 		}
 		if contents[c.OrderID] == nil {

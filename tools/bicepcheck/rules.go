@@ -103,7 +103,7 @@ func checkOrdersQueue(p *Project) []Finding {
 	props := q.Body.Get("properties")
 	var out []Finding
 	if !props.Get("requiresDuplicateDetection").IsBool(true) {
-		out = append(out, q.finding(RuleOrdersQueue, "requiresDuplicateDetection must be true (producers set MessageId = orderId; it cannot be switched on after creation)"))
+		out = append(out, q.finding(RuleOrdersQueue, "requiresDuplicateDetection must be true (producers set MessageId = orderId:bodyhash, contract §3; it cannot be switched on after creation)"))
 	}
 	if v := props.Get("maxDeliveryCount"); v == nil || v.Text != "10" {
 		out = append(out, q.finding(RuleOrdersQueue, "maxDeliveryCount must be 10: the handler's retry budget (docs/contract.md §5) parks at delivery 9"))

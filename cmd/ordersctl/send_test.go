@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
+)
+
+func TestSend(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "order.json")
+	body := []byte(`{"orderId":"ORD-5","status":"Shipped","version":2}`)
+	if err := os.WriteFile(file, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := orders.MessageID("ORD-5", body)
+
+	t.Run("local: a stream line hostemu reads back byte for byte", func(t *testing.T) {
+		stream := filepath.Join(dir, "send.jsonl")
+		for range 2 {
+			if code, _, errs := ctl(t, "send", "--status", "--stream", stream, file); code != exitOK {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+		}
+		f, err := os.Open(stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		msgs, err := orderstream.Read(f)
+		if err != nil || len(msgs) != 2 {
+			t.Fatalf("%d messages, %v", len(msgs), err)
+		}
+		if m := msgs[1]; m.MessageID != want || string(m.Body) != string(body) || m.Subject != "OrderStatusChanged" || m.ContentType != "application/json" {
+			t.Errorf("read back %+v", m)
+		}
+	})
+	t.Run("Azure, through the sender", func(t *testing.T) {
+		snd := &fakeSender{}
+		old := openSender
+		openSender = func(ns string) (messageSender, func(context.Context), error) {
+			return snd, func(context.Context) {}, nil
+		}
+		t.Cleanup(func() { openSender = old })
+		vars := map[string]string{"SERVICEBUS_FULLY_QUALIFIED_NAMESPACE": "sb-test.servicebus.windows.net"}
+		if code, out, _ := ctlEnv(t, vars, "send", "--dry-run", file); code != exitOK || len(snd.sent) != 0 || !strings.Contains(out, want) {
+			t.Fatalf("dry run: exit %d, sent %d, %q", code, len(snd.sent), out)
+		}
+		if code, _, errs := ctlEnv(t, vars, "send", file); code != exitOK || len(snd.sent) != 1 || *snd.sent[0].MessageID != want || *snd.sent[0].Subject != "OrderPlaced" {
+			t.Fatalf("exit %d (%s), sent %+v", code, errs, snd.sent)
+		}
+	})
+	t.Run("a body without orderId is refused", func(t *testing.T) {
+		bad := filepath.Join(dir, "bad.json")
+		_ = os.WriteFile(bad, []byte(`{"status":"x"}`), 0o644)
+		if code, _, errs := ctl(t, "send", "--stream", filepath.Join(dir, "x.jsonl"), bad); code != exitError || !strings.Contains(errs, "orderId") {
+			t.Errorf("exit %d, %q", code, errs)
+		}
+	})
+}
