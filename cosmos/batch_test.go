@@ -122,6 +122,11 @@ func TestBatchCreateJudgesEveryOperation(t *testing.T) {
 		{"only dependency failures", 207, ops(424, 424), false, true, true, "without a cause"},
 		{"207 with no failed operation", 207, ops(201, 201), false, true, true, "without a cause"},
 		{"fewer results than operations", 200, ops(201), false, true, true, "answered 1 results"},
+		// 200 is no promise: operations that all depend on an unnamed failure
+		// are not a success.
+		{"200 with only dependency failures", 200, ops(424, 424), false, true, true, "without a cause"},
+		{"order refused as bad", 207, ops(400, 424), false, true, false, "400"},
+		{"event refused as bad", 207, ops(424, 400), false, true, false, "operation 1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
