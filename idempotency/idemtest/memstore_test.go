@@ -9,3 +9,7 @@ import (
 func TestMemStore(t *testing.T) {
 	idemtest.TestStore(t, func(*testing.T) idemtest.Backend { return idemtest.NewMemStore() })
 }
+
+func TestServiceOnMemStore(t *testing.T) {
+	idemtest.TestService(t, func(*testing.T) idemtest.Backend { return idemtest.NewMemStore() })
+}
