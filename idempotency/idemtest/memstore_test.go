@@ -7,7 +7,7 @@ import (
 )
 
 func TestMemStore(t *testing.T) {
-	idemtest.TestStore(t, func(*testing.T) idemtest.Backend { return idemtest.NewMemStore() })
+	idemtest.TestStore(t, idemtest.Features{ReadOfMissingIsNotFound: true}, func(*testing.T) idemtest.Backend { return idemtest.NewMemStore() })
 }
 
 func TestServiceOnMemStore(t *testing.T) {

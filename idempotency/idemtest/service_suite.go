@@ -372,9 +372,7 @@ func testTransientError(t *testing.T, h *harness) {
 	if !errors.As(err, &se) || se != outage || !orders.IsTransient(err) || !strings.Contains(err.Error(), h.scope.ID()) {
 		t.Fatalf("execute of a failing work: %v; want the work's error, naming the key record", err)
 	}
-	if _, err := h.store.Read(context.Background(), h.scope.ID()); !errors.Is(err, idempotency.ErrNotFound) {
-		t.Fatalf("the key is not released: %v", err)
-	}
+	wantGone(t, h.store, h.scope.ID())
 	res, err := h.execute(t, h.fp, h.createOrder) // the retry, at once: no lease to wait for
 	h.want(t, res, err, idempotency.Executed, h.accepted())
 	h.wantRuns(t, 2)
