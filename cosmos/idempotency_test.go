@@ -44,6 +44,8 @@ func TestKeyStoreRoundTrips(t *testing.T) {
 	ok := func(context.Context) (idempotency.Response, error) { return idempotency.Response{Status: 202}, nil }
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	ctx, charge := orders.WithRequestCharge(ctx)
+	warmUp := len(tr.Exchanges())
 	for _, path := range []struct {
 		name string
 		fp   string
@@ -67,6 +69,11 @@ func TestKeyStoreRoundTrips(t *testing.T) {
 			t.Errorf("%s: requests %v for store calls %s; want %v, one per call as idemtest.RoundTrips says", path.name, kinds, calls, path.want)
 		}
 	}
+	// Every request is billed to the invocation's charge, as orders' are
+	// (the emulator bills 1 RU a request).
+	if got, want := charge.Units(), float64(len(tr.Exchanges())-warmUp); got != want || want != 6 {
+		t.Errorf("request charge %.2f RU for %v key requests, want 1 RU for each of 6", got, want)
+	}
 	// The completion was conditional on the claim's ETag.
 	replaces := tr.Exchanges("REPLACE")
 	creates := tr.Exchanges("CREATE")
@@ -85,13 +92,14 @@ func TestKeyStoreErrors(t *testing.T) {
 	}
 	keys := store.KeyStore(cosmos.KeyContainer)
 	tr.Before(func(kind string, r *http.Request) *http.Response {
-		return cosmostest.Answer(r, 429, `{"code":"TooManyRequests","message":"Request rate is large"}`)
+		return cosmostest.Answer(r, 400, `{"code":"BadRequest","message":"Message: {\"Errors\":[\"One of the specified inputs is invalid\"]}\nActivityId: x"}`)
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err = keys.Claim(ctx, idempotency.Record{ID: "rec-1", State: idempotency.Started})
 	var se *orders.StoreError
-	if !errors.As(err, &se) || !se.Transient || se.Status != 429 || err.Error() != "claim idempotency key rec-1: 429 Too Many Requests: TooManyRequests: Request rate is large (activity faked-by-cosmostest)" {
-		t.Errorf("claim while throttled: %v; want a transient StoreError with a one-line text", err)
+	if !errors.As(err, &se) || se.Transient || se.Status != 400 || errors.Is(err, idempotency.ErrExists) ||
+		err.Error() != `claim idempotency key rec-1: 400 Bad Request: BadRequest: {"Errors":["One of the specified inputs is invalid"]} (activity faked-by-cosmostest)` {
+		t.Errorf("claim refused: %v; want a final StoreError with a one-line text", err)
 	}
 }

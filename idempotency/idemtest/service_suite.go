@@ -209,13 +209,32 @@ func testInFlight(t *testing.T, h *harness) {
 }
 
 // testConcurrentSameKey: 32 requests with one key at once. The work holds
-// until the 31 others have answered, so they all meet it running.
+// until every other request has answered, so they all meet it running (a
+// store that let several claim releases them once all are in the work).
 func testConcurrentSameKey(t *testing.T, h *harness) {
 	const n = 32
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	release := make(chan struct{})
+	var (
+		settled     sync.Mutex
+		inWork, out int
+		release     = make(chan struct{})
+	)
+	// settle counts a request that entered the work or answered without it.
+	settle := func(entered bool) {
+		settled.Lock()
+		defer settled.Unlock()
+		if entered {
+			inWork++
+		} else {
+			out++
+		}
+		if inWork+out == n {
+			close(release)
+		}
+	}
 	work := func(ctx context.Context) (idempotency.Response, error) {
+		settle(true)
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -227,7 +246,6 @@ func testConcurrentSameKey(t *testing.T, h *harness) {
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		outcomes = map[idempotency.Outcome]int{}
-		answered int
 		errs     []error
 	)
 	for range n {
@@ -245,9 +263,7 @@ func testConcurrentSameKey(t *testing.T, h *harness) {
 			}
 			outcomes[res.Outcome]++
 			if res.Outcome != idempotency.Executed {
-				if answered++; answered == n-1 {
-					close(release)
-				}
+				settle(false)
 			}
 		})
 	}
