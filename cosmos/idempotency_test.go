@@ -3,6 +3,7 @@ package cosmos_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -101,5 +102,37 @@ func TestKeyStoreErrors(t *testing.T) {
 	if !errors.As(err, &se) || se.Transient || se.Status != 400 || errors.Is(err, idempotency.ErrExists) ||
 		err.Error() != `claim idempotency key rec-1: 400 Bad Request: BadRequest: {"Errors":["One of the specified inputs is invalid"]} (activity faked-by-cosmostest)` {
 		t.Errorf("claim refused: %v; want a final StoreError with a one-line text", err)
+	}
+}
+
+// BenchmarkKeyStoreExecute is what executeOnce adds to a request against the
+// Cosmos endpoint under test, per path (two round trips each; see
+// idemtest.RoundTrips): go test -run '^$' -bench KeyStoreExecute ./cosmos/
+func BenchmarkKeyStoreExecute(b *testing.B) {
+	svc := &idempotency.Service{Store: cosmosDB.Env(b).Keys}
+	ctx := context.Background()
+	work := func(context.Context) (idempotency.Response, error) {
+		return idempotency.Response{Status: 202, Body: []byte(`{"orderId":"ORD-1","status":"submitted"}`)}, nil
+	}
+	scope := idempotency.Scope{Client: "anonymous", Operation: "SubmitOrder", Key: b.Name() + time.Now().Format(time.RFC3339Nano)}
+	if _, err := svc.Execute(ctx, scope, "fp-1", work); err != nil {
+		b.Fatal(err)
+	}
+	for _, path := range []struct {
+		name    string
+		fp      string
+		outcome idempotency.Outcome
+	}{{"first", "fp-1", idempotency.Executed}, {"replay", "fp-1", idempotency.Replayed}, {"mismatch", "fp-2", idempotency.Mismatch}} {
+		b.Run(path.name, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				s := scope
+				if path.outcome == idempotency.Executed {
+					s.Key = fmt.Sprintf("%s-%d", scope.Key, i)
+				}
+				if res, err := svc.Execute(ctx, s, path.fp, work); err != nil || res.Outcome != path.outcome {
+					b.Fatalf("%+v, %v; want %s", res, err, path.outcome)
+				}
+			}
+		})
 	}
 }

@@ -40,10 +40,13 @@
 // started. Once its lease ([Service.Lease]) has ended, the next request with
 // the same key and payload replaces the record on the stale record's ETag,
 // so of several such requests one takes it over, and runs the work again.
-// The work must therefore tolerate a second attempt: SubmitOrder's sends
-// the order to the queue, where the consumer absorbs a second copy as a
-// Duplicate. The work runs under a deadline of one lease, so an attempt
-// that hangs is fenced rather than running on beside its successor.
+// The work must therefore tolerate a second attempt: SubmitOrder's sends the
+// order to the queue, where the consumer absorbs a second copy as a
+// Duplicate. The work runs under a deadline of one lease, so an attempt that
+// hangs is fenced rather than running on beside its successor. Leases
+// compare the clocks of different instances: a skew of a few seconds moves
+// when a take-over may happen, never whether two attempts can both complete,
+// which fencing decides.
 //
 // # Failures
 //

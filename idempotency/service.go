@@ -82,7 +82,10 @@ func (s *Service) Execute(ctx context.Context, scope Scope, fingerprint string, 
 		return Result{}, errors.New("idempotency: empty fingerprint")
 	}
 	id := scope.ID()
-	for range maxJudgements {
+	for judgement := range maxJudgements {
+		if err := vanishedPause(ctx, judgement); err != nil {
+			return Result{}, &orders.StoreError{Op: "claim idempotency key", OrderID: id, Transient: true, Err: err}
+		}
 		now := s.now()
 		rec := Record{ID: id, Client: scope.Client, Operation: scope.Operation, Key: scope.Key,
 			RequestHash: fingerprint, State: Started, Owner: newOwner(),
@@ -99,7 +102,11 @@ func (s *Service) Execute(ctx context.Context, scope Scope, fingerprint string, 
 		}
 		stored, err := s.Store.Read(ctx, id)
 		if errors.Is(err, ErrNotFound) {
-			continue // released (or expired) since the claim failed: claim again
+			// Released (or expired) since the claim failed: claim again. Or
+			// a read served by a replica that has not seen the record yet
+			// (another instance wrote it; reads without its session token are
+			// not read-your-writes): then claiming again after a pause helps.
+			continue
 		}
 		if err != nil {
 			return Result{}, err
@@ -120,6 +127,23 @@ func (s *Service) Execute(ctx context.Context, scope Scope, fingerprint string, 
 	}
 	return Result{}, &orders.StoreError{Op: "claim idempotency key", OrderID: id, Status: http.StatusConflict, Transient: true,
 		Err: fmt.Errorf("the record changed %d times while it was judged", maxJudgements)}
+}
+
+// vanishedPause waits before the n-th judgement of a key: none before the
+// first two (a key released meanwhile is claimed at once), then 25 ms, 50
+// ms: time for a lagging replica to catch up.
+func vanishedPause(ctx context.Context, n int) error {
+	if n < 2 {
+		return nil
+	}
+	t := time.NewTimer(time.Duration(n-1) * 25 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // judge decides what a request makes of the stored record of its key, or
