@@ -54,7 +54,9 @@
 // request's fault: its response is stored (state failed) and replayed, the
 // same request being refused again anyway. Any other error releases the key
 // (a delete conditional on the claim's ETag), so the retry runs the work
-// again instead of waiting for the lease.
+// again instead of waiting for the lease. Completing or releasing is tried
+// even when the request's context ended meanwhile (within a few seconds of
+// its own), for the same reason.
 //
 // # Why a replay runs nothing
 //

@@ -23,10 +23,12 @@ const (
 // with a transient error: each change means another request made progress.
 const maxJudgements = 4
 
-// releaseTimeout bounds the release of a key after the work failed: the
-// work may have failed because the request's context ended, and the release
-// must still be tried, or retries would wait for the lease.
-const releaseTimeout = 5 * time.Second
+// settleTimeout bounds the write that settles a key after its work ended
+// (completion or release). It runs even when the request's context has
+// ended, often the very reason the work stopped: a key left started makes
+// every retry wait for the lease, where a settled one is replayed or run
+// again at once.
+const settleTimeout = 5 * time.Second
 
 // Service runs work at most once per key and payload (executeOnce); see the
 // package documentation for the protocol.
@@ -174,14 +176,14 @@ func (s *Service) run(ctx context.Context, rec Record, etag string, work Work, t
 	wctx, cancel := context.WithTimeout(ctx, s.lease())
 	resp, err := work(wctx)
 	cancel()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
 	if err == nil {
 		rec.State = Succeeded
 	} else if cresp, ok := clientResponse(err); ok {
 		rec.State, resp = Failed, cresp
 	} else {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-		defer cancel()
-		if rerr := s.Store.Release(rctx, rec.ID, etag); rerr != nil && !errors.Is(rerr, ErrFenced) {
+		if rerr := s.Store.Release(sctx, rec.ID, etag); rerr != nil && !errors.Is(rerr, ErrFenced) {
 			// The key stays Started until its lease ends; retries are
 			// InFlight until then, and take it over after.
 			return Result{}, fmt.Errorf("idempotency key %s: work: %w (and its release failed: %v)", rec.ID, err, rerr)
@@ -191,7 +193,7 @@ func (s *Service) run(ctx context.Context, rec Record, etag string, work Work, t
 	rec.Response = &resp
 	rec.UpdatedAt = s.now()
 	rec.LeaseUntil = time.Time{}
-	if _, err := s.Store.Replace(ctx, rec, etag); err != nil {
+	if _, err := s.Store.Replace(sctx, rec, etag); err != nil {
 		if errors.Is(err, ErrFenced) {
 			return Result{}, fmt.Errorf("complete idempotency key %s: %w", rec.ID, err)
 		}

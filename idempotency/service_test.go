@@ -183,3 +183,35 @@ func TestOutcomeNames(t *testing.T) {
 		}
 	}
 }
+
+// TestSettlesAfterTheRequestEnded: the key is completed or released even
+// when the request's context ended while the work ran, so a retry is
+// replayed or runs at once instead of waiting for the lease.
+func TestSettlesAfterTheRequestEnded(t *testing.T) {
+	store := idemtest.NewMemStore()
+	s := &idempotency.Service{Store: store}
+	ctx, cancel := context.WithCancel(context.Background())
+	res, err := s.Execute(ctx, scope, fp, func(context.Context) (idempotency.Response, error) {
+		cancel() // the caller hung up, after the effect
+		return ok, nil
+	})
+	if err != nil || res.Outcome != idempotency.Executed {
+		t.Fatalf("%+v, %v; want Executed", res, err)
+	}
+	if r, err := store.Read(context.Background(), scope.ID()); err != nil || r.State != idempotency.Succeeded {
+		t.Errorf("record %+v, %v; want it completed", r, err)
+	}
+
+	other := idempotency.Scope{Client: scope.Client, Operation: scope.Operation, Key: "k-2"}
+	ctx, cancel = context.WithCancel(context.Background())
+	_, err = s.Execute(ctx, other, fp, func(ctx context.Context) (idempotency.Response, error) {
+		cancel() // the caller hung up, before the effect
+		return idempotency.Response{}, ctx.Err()
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("%v; want the work's error", err)
+	}
+	if _, err := store.Read(context.Background(), other.ID()); !errors.Is(err, idempotency.ErrNotFound) {
+		t.Errorf("the key is not released: %v", err)
+	}
+}
