@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/ordersink/orders-consumer/orders"
@@ -127,7 +126,7 @@ func (s *Service) Execute(ctx context.Context, scope Scope, fingerprint string, 
 		}
 		return s.run(ctx, rec, etag, work, true)
 	}
-	return Result{}, &orders.StoreError{Op: "claim idempotency key", OrderID: id, Status: http.StatusConflict, Transient: true,
+	return Result{}, &orders.StoreError{Op: "claim idempotency key", OrderID: id, Transient: true,
 		Err: fmt.Errorf("the record changed %d times while it was judged", maxJudgements)}
 }
 
