@@ -7,7 +7,7 @@
 #   scripts/emulator.sh env             print COSMOS_ENDPOINT/COSMOS_KEY exports
 #
 # Settings: COSMOS_EMULATOR_PORT (8081), EMULATOR_DIR (<repo>/.emulator),
-# COSMOS_DATABASE (shop), COSMOS_CONTAINER (orders).
+# COSMOS_DATABASE (shop), COSMOS_CONTAINER (orders), IDEMPOTENCY_CONTAINER (idempotency-keys).
 # The emulator keeps data in memory only: a restart starts empty.
 set -euo pipefail
 

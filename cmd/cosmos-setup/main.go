@@ -17,6 +17,7 @@ func main() {
 	endpoint := flag.String("endpoint", os.Getenv("COSMOS_ENDPOINT"), "account endpoint")
 	database := flag.String("database", envOr("COSMOS_DATABASE", "shop"), "database name")
 	container := flag.String("container", envOr("COSMOS_CONTAINER", "orders"), "orders container name")
+	keys := flag.String("keys-container", envOr("IDEMPOTENCY_CONTAINER", cosmos.KeyContainer), "idempotency key container name")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -24,11 +25,14 @@ func main() {
 	if err == nil {
 		err = store.CreateContainers(ctx)
 	}
+	if err == nil {
+		err = store.KeyStore(*keys).CreateContainer(ctx)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cosmos-setup:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("cosmos-setup: %s has database %s with containers %s and %s\n", *endpoint, *database, *container, cosmos.LeaseContainer)
+	fmt.Printf("cosmos-setup: %s has database %s with containers %s, %s and %s\n", *endpoint, *database, *container, cosmos.LeaseContainer, *keys)
 }
 
 func envOr(name, def string) string {

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/idempotency"
 )
 
 // config is read from the environment (app settings in Azure, Values in
@@ -56,6 +58,15 @@ type config struct {
 	// ahead, so a large pool costs nothing to ProcessOrder.
 	MaxConns int    `envconfig:"COSMOS_MAX_CONNS" default:"100"`
 	LogLevel string `envconfig:"LOG_LEVEL" default:"info"`
+	// KeyContainer holds SubmitOrder's idempotency key records, apart from
+	// the orders (cosmos.KeyStore says why).
+	KeyContainer string `envconfig:"IDEMPOTENCY_CONTAINER" default:"idempotency-keys"`
+	// KeyTTL is how long a key's record lives after its last write: a
+	// retry within it is answered from the record.
+	KeyTTL time.Duration `envconfig:"IDEMPOTENCY_KEY_TTL" default:"24h"`
+	// KeyLease is how long a request owns a key it claimed; after it,
+	// another request with that key takes it over and runs the work again.
+	KeyLease time.Duration `envconfig:"IDEMPOTENCY_LEASE" default:"60s"`
 }
 
 func loadConfig() (config, error) {
@@ -86,11 +97,25 @@ func loadConfig() (config, error) {
 			c.BatchParallelism, c.MaxConns)
 	case c.MaxBatchRequestBytes < c.MaxRequestBytes:
 		return c, fmt.Errorf("configuration: MAX_BATCH_REQUEST_BYTES (%d) must be at least MAX_REQUEST_BYTES (%d)", c.MaxBatchRequestBytes, c.MaxRequestBytes)
-	case c.CosmosDatabase == "" || c.CosmosContainer == "":
-		return c, fmt.Errorf("configuration: COSMOS_DATABASE and COSMOS_CONTAINER must not be empty")
+	case c.CosmosDatabase == "" || c.CosmosContainer == "" || c.KeyContainer == "":
+		return c, fmt.Errorf("configuration: COSMOS_DATABASE, COSMOS_CONTAINER and IDEMPOTENCY_CONTAINER must not be empty")
+	case c.KeyLease <= 0:
+		return c, fmt.Errorf("configuration: IDEMPOTENCY_LEASE must be positive, got %s", c.KeyLease)
+	case c.KeyTTL < c.KeyLease:
+		// A record that expired while its request still ran would let a
+		// retry claim the key anew and run the work beside it.
+		return c, fmt.Errorf("configuration: IDEMPOTENCY_KEY_TTL (%s) must be at least IDEMPOTENCY_LEASE (%s)", c.KeyTTL, c.KeyLease)
+	case c.KeyTTL > math.MaxInt32*time.Second:
+		return c, fmt.Errorf("configuration: IDEMPOTENCY_KEY_TTL %s exceeds what Cosmos DB takes as a ttl (%d seconds)", c.KeyTTL, math.MaxInt32)
 	}
 	if err := c.checkClocks(); err != nil {
 		return c, fmt.Errorf("configuration: %w", err)
 	}
 	return c, nil
+}
+
+// keyService is SubmitOrder's executeOnce service over the key container of
+// the Store's database, with the configured lease and TTL.
+func (c config) keyService(store *cosmos.Store) (*idempotency.Service, error) {
+	return idempotency.NewService(store.KeyStore(c.KeyContainer), c.KeyLease, c.KeyTTL)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/internal/loopback"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
@@ -39,6 +40,11 @@ func TestLoadConfigNamesTheBadSetting(t *testing.T) {
 		{"attempt longer than the batch", map[string]string{"COSMOS_OPERATION_TIMEOUT": "45s"}, "COSMOS_OPERATION_TIMEOUT 45s exceeds"},
 		{"probe interval zero", map[string]string{"COSMOS_PROBE_INTERVAL": "0s"}, "COSMOS_PROBE_INTERVAL"},
 		{"host.json unreadable", map[string]string{"HOST_JSON": "testdata/host-bad.json"}, "functionTimeout"},
+		{"key lease zero", map[string]string{"IDEMPOTENCY_LEASE": "0s"}, "IDEMPOTENCY_LEASE must be positive"},
+		{"key lease not a duration", map[string]string{"IDEMPOTENCY_LEASE": "a minute"}, "IDEMPOTENCY_LEASE"},
+		{"key TTL below the lease", map[string]string{"IDEMPOTENCY_KEY_TTL": "30s"}, "IDEMPOTENCY_KEY_TTL (30s) must be at least IDEMPOTENCY_LEASE (1m0s)"},
+		{"key TTL past Cosmos DB's ttl", map[string]string{"IDEMPOTENCY_KEY_TTL": "600000h"}, "IDEMPOTENCY_KEY_TTL 600000h0m0s exceeds"},
+		{"key container empty", map[string]string{"IDEMPOTENCY_CONTAINER": ""}, "IDEMPOTENCY_CONTAINER must not be empty"},
 		{"message limit tiny", map[string]string{"SERVICEBUS_MAX_MESSAGE_BYTES": "1000"}, "SERVICEBUS_MAX_MESSAGE_BYTES"},
 		{"Premium messages, request limit left at its default", map[string]string{"SERVICEBUS_MAX_MESSAGE_BYTES": "10485760"}, "MAX_REQUEST_BYTES"},
 	}
@@ -63,7 +69,7 @@ func unsetConfig(t *testing.T) {
 	for _, k := range []string{"FUNCTIONS_CUSTOMHANDLER_PORT", "COSMOS_ENDPOINT", "COSMOS_KEY", "COSMOS_DATABASE", "COSMOS_CONTAINER",
 		"RETRY_BUDGET_DELIVERY_COUNT", "MAX_REQUEST_BYTES", "SERVICEBUS_MAX_MESSAGE_BYTES", "MAX_BATCH_REQUEST_BYTES", "BATCH_PARALLELISM", "COSMOS_OPERATION_TIMEOUT", "COSMOS_MAX_CONNS", "LOG_LEVEL",
 		"MESSAGE_DEADLINE", "BATCH_DEADLINE", "COSMOS_PROBE_INTERVAL", "AUTH_ALARM_AFTER", "HOST_JSON", "HOST_FUNCTION_TIMEOUT",
-		"HOST_MAX_AUTO_LOCK_RENEWAL", "QUEUE_LOCK_DURATION"} {
+		"HOST_MAX_AUTO_LOCK_RENEWAL", "QUEUE_LOCK_DURATION", "IDEMPOTENCY_CONTAINER", "IDEMPOTENCY_KEY_TTL", "IDEMPOTENCY_LEASE"} {
 		t.Setenv(k, "") // restores the old value after the test
 		os.Unsetenv(k)
 	}
@@ -79,6 +85,9 @@ func TestLoadConfigDefaults(t *testing.T) {
 	if c.CosmosDatabase != "shop" || c.CosmosContainer != "orders" || c.RetryBudget != 9 || c.CosmosKey != "" || c.MaxMessageBytes != 262144 ||
 		c.BatchParallelism != 100 || c.MaxConns != 100 {
 		t.Errorf("defaults = %+v", c)
+	}
+	if c.KeyContainer != "idempotency-keys" || c.KeyTTL != 24*time.Hour || c.KeyLease != time.Minute {
+		t.Errorf("idempotency defaults: container %q, TTL %s, lease %s", c.KeyContainer, c.KeyTTL, c.KeyLease)
 	}
 	// The issue's bar: an outage of 30 minutes parks no valid order.
 	if c.tolerated() < 30*time.Minute {
@@ -162,5 +171,30 @@ func TestRunServesAndStops(t *testing.T) {
 	}
 	if s := out.String(); !strings.Contains(s, `"msg":"listening"`) || strings.Contains(s, "a2V5") {
 		t.Errorf("startup log = %s (must say listening and never show the key)", s)
+	}
+}
+
+// TestKeyServiceFollowsSettings: the executeOnce service main builds has
+// the configured lease and TTL, over a Cosmos key store.
+func TestKeyServiceFollowsSettings(t *testing.T) {
+	unsetConfig(t)
+	t.Setenv("COSMOS_ENDPOINT", "http://127.0.0.1:8081/")
+	t.Setenv("COSMOS_KEY", "a2V5")
+	t.Setenv("IDEMPOTENCY_LEASE", "20s")
+	t.Setenv("IDEMPOTENCY_KEY_TTL", "1h")
+	c, err := loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := cosmos.Open(cosmos.Options{Endpoint: c.CosmosEndpoint, Key: c.CosmosKey}, c.CosmosDatabase, c.CosmosContainer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := c.keyService(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := svc.Store.(*cosmos.KeyStore); !ok || svc.Lease != 20*time.Second || svc.TTL != time.Hour {
+		t.Errorf("service %+v, want a cosmos.KeyStore, lease 20s, TTL 1h", svc)
 	}
 }

@@ -29,6 +29,8 @@ type Env struct {
 	Database  string
 	Container string
 	Store     *cosmos.Store
+	// Keys is the idempotency key store, in container cosmos.KeyContainer.
+	Keys *cosmos.KeyStore
 	// LocalEmulator is true when the endpoint is the local emulator, whose
 	// transactional batches are not atomic: tests of rollback skip there.
 	LocalEmulator bool
@@ -56,7 +58,12 @@ func Start(name string) (*Env, error) {
 	e.Store = store
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := store.CreateContainers(ctx); err != nil {
+	e.Keys = store.KeyStore(cosmos.KeyContainer)
+	err = store.CreateContainers(ctx)
+	if err == nil {
+		err = e.Keys.CreateContainer(ctx)
+	}
+	if err != nil {
 		e.stop()
 		return nil, err
 	}

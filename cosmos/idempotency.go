@@ -1,0 +1,190 @@
+package cosmos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/ordersink/orders-consumer/idempotency"
+)
+
+// KeyContainer is the default container of idempotency key records
+// (IDEMPOTENCY_CONTAINER). Its partition key path is /id: a key record is
+// read and written by its id alone.
+const KeyContainer = "idempotency-keys"
+
+// KeyStore keeps idempotency key records ([idempotency.Store]) in their own
+// container: not in the orders container, whose change feed would invoke
+// the outbox publisher for every key record, whose documents live for good
+// where key records expire after a day, and whose partition key is the
+// orderId, which a key does not have before the request is read.
+type KeyStore struct {
+	store       *Store
+	containerID string
+}
+
+// KeyStore returns the KeyStore of container in the Store's database. It
+// shares the Store's client: one connection pool, one credential, and the
+// Store's recovery from a failed start.
+func (s *Store) KeyStore(container string) *KeyStore {
+	return &KeyStore{store: s, containerID: container}
+}
+
+// withContent echoes the written document: its _etag is the ETag when the
+// ETag header is missing, as the local emulator leaves it. A key record is
+// small (the stored response is an answer of a few hundred bytes), so the
+// echo costs little.
+var withContent = &azcosmos.ItemOptions{EnableContentResponseOnWrite: true}
+
+// Claim creates the record; ErrExists when one with its id exists.
+func (k *KeyStore) Claim(ctx context.Context, r idempotency.Record) (string, error) {
+	const op = "claim idempotency key"
+	doc, err := json.Marshal(r)
+	if err != nil {
+		return "", classify(op, r.ID, err)
+	}
+	resp, err := k.do(ctx, func(cc *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
+		return cc.CreateItem(ctx, azcosmos.NewPartitionKeyString(r.ID), doc, withContent)
+	})
+	if statusOf(err) == http.StatusConflict {
+		return "", idempotency.ErrExists
+	}
+	if err != nil {
+		return "", classify(op, r.ID, err)
+	}
+	return etagOf(resp), nil
+}
+
+// Read returns the record of id with its ETag; ErrNotFound when none.
+func (k *KeyStore) Read(ctx context.Context, id string) (idempotency.Record, error) {
+	const op = "read idempotency key"
+	resp, err := k.do(ctx, func(cc *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
+		return cc.ReadItem(ctx, azcosmos.NewPartitionKeyString(id), id, nil)
+	})
+	if statusOf(err) == http.StatusNotFound {
+		return idempotency.Record{}, idempotency.ErrNotFound
+	}
+	if err != nil {
+		return idempotency.Record{}, classify(op, id, err)
+	}
+	var r idempotency.Record
+	if err := json.Unmarshal(resp.Value, &r); err != nil {
+		return idempotency.Record{}, classify(op, id, fmt.Errorf("stored key record is not one: %w", err))
+	}
+	r.ETag = etagOf(resp)
+	return r, nil
+}
+
+// Replace writes r over the record if its ETag is still etag (If-Match);
+// ErrFenced when it is not (412) or when the record is gone (404).
+func (k *KeyStore) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
+	const op = "replace idempotency key"
+	doc, err := json.Marshal(r)
+	if err != nil {
+		return "", classify(op, r.ID, err)
+	}
+	match := azcore.ETag(etag)
+	opts := *withContent
+	opts.IfMatchEtag = &match
+	resp, err := k.do(ctx, func(cc *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
+		return cc.ReplaceItem(ctx, azcosmos.NewPartitionKeyString(r.ID), r.ID, doc, &opts)
+	})
+	if fenced(err) {
+		return "", idempotency.ErrFenced
+	}
+	if err != nil {
+		return "", classify(op, r.ID, err)
+	}
+	return etagOf(resp), nil
+}
+
+// Release deletes the record of id if its ETag is still etag.
+func (k *KeyStore) Release(ctx context.Context, id, etag string) error {
+	match := azcore.ETag(etag)
+	_, err := k.do(ctx, func(cc *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
+		return cc.DeleteItem(ctx, azcosmos.NewPartitionKeyString(id), id, &azcosmos.ItemOptions{IfMatchEtag: &match})
+	})
+	if fenced(err) {
+		return idempotency.ErrFenced
+	}
+	if err != nil {
+		return classify("release idempotency key", id, err)
+	}
+	return nil
+}
+
+// fenced: the conditional write found another version (412), or none: a
+// record released or expired since is not this writer's either.
+func fenced(err error) bool {
+	s := statusOf(err)
+	return s == http.StatusPreconditionFailed || s == http.StatusNotFound
+}
+
+// do runs f on the key container of the Store's current client.
+func (k *KeyStore) do(ctx context.Context, f func(*azcosmos.ContainerClient) (azcosmos.ItemResponse, error)) (azcosmos.ItemResponse, error) {
+	return call(ctx, k.store, func(*azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
+		// A container client is a name and a link: making one costs no I/O.
+		cc, err := k.store.conn.Load().client.NewContainer(k.store.database, k.containerID)
+		if err != nil {
+			return azcosmos.ItemResponse{}, err
+		}
+		return f(cc)
+	})
+}
+
+// etagOf returns the ETag of a response: the header, else the body's _etag
+// (the local emulator sends no ETag header).
+func etagOf(resp azcosmos.ItemResponse) string {
+	if resp.ETag != "" {
+		return string(resp.ETag)
+	}
+	var doc struct {
+		ETag string `json:"_etag"`
+	}
+	_ = json.Unmarshal(resp.Value, &doc)
+	return doc.ETag
+}
+
+// CreateContainer creates the key container (partition key /id, TTL on with
+// no default: every record carries its own ttl) where it does not exist;
+// the database must exist (Store.CreateContainers). For emulators and
+// tests, as CreateContainers.
+func (k *KeyStore) CreateContainer(ctx context.Context) error {
+	db, err := k.store.conn.Load().client.NewDatabase(k.store.database)
+	if err != nil {
+		return fmt.Errorf("database %s: %w", k.store.database, err)
+	}
+	ttlOn := int32(-1)
+	p := azcosmos.ContainerProperties{ID: k.containerID, DefaultTimeToLive: &ttlOn,
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}}}
+	if _, err := db.CreateContainer(ctx, p, nil); err != nil && statusOf(err) != http.StatusConflict {
+		return fmt.Errorf("create container %s/%s: %w", k.store.database, k.containerID, err)
+	}
+	return nil
+}
+
+// Document returns the stored JSON of id, nil when there is none. For
+// tests and checks. It queries rather than reads: the local emulator
+// answers a read of a missing item with 500 (docs/cosmos-emulators.md).
+func (k *KeyStore) Document(ctx context.Context, id string) (json.RawMessage, error) {
+	cc, err := k.store.conn.Load().client.NewContainer(k.store.database, k.containerID)
+	if err != nil {
+		return nil, err
+	}
+	opts := &azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@id", Value: id}}}
+	pager := cc.NewQueryItemsPager("SELECT * FROM c WHERE c.id = @id", azcosmos.NewPartitionKeyString(id), opts)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, classify("query idempotency key", id, err)
+		}
+		if len(page.Items) > 0 {
+			return page.Items[0], nil
+		}
+	}
+	return nil, nil
+}

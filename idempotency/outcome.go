@@ -1,0 +1,76 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Outcome is what [Service.Execute] made of a request.
+type Outcome int
+
+// The outcomes of Execute. The zero Outcome is none of them.
+const (
+	// Executed: this request claimed the key (or took it over) and ran
+	// the work; Response is the work's answer, now stored.
+	Executed Outcome = iota + 1
+	// Replayed: an earlier request with the same key and payload finished;
+	// Response is its stored answer. Nothing ran.
+	Replayed
+	// Mismatch: the key was used with another payload. Nothing ran.
+	Mismatch
+	// InFlight: an earlier request with the same key is still running and
+	// its lease has not ended; RetryAfter says when it will have. Nothing ran.
+	InFlight
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Executed:
+		return "executed"
+	case Replayed:
+		return "replayed"
+	case Mismatch:
+		return "mismatch"
+	case InFlight:
+		return "inFlight"
+	}
+	return "unknown"
+}
+
+// Result is the answer of [Service.Execute].
+type Result struct {
+	Outcome  Outcome
+	Response Response // Executed, Replayed: the answer to give
+	// RetryAfter is, for InFlight, how long until the running attempt's
+	// lease ends, in whole seconds and at least one (an HTTP Retry-After).
+	RetryAfter time.Duration
+	// TookOver: Executed after taking over a Started record whose lease
+	// had ended (its attempt died or hung).
+	TookOver bool
+}
+
+// Work runs the side effect a key guards. It returns the response to store
+// and give: (resp, nil) completes the key as [Succeeded]; an error made by
+// [ClientError] completes it as [Failed] with that error's response, which
+// retries get replayed; any other error releases the key, so that a retry
+// runs the work again, and is returned by Execute.
+type Work func(ctx context.Context) (Response, error)
+
+// ClientError says that the work refused the request for good (the same
+// request would be refused again): r is stored and replayed.
+func ClientError(r Response) error { return &clientError{resp: r} }
+
+type clientError struct{ resp Response }
+
+func (e *clientError) Error() string { return fmt.Sprintf("client error %d", e.resp.Status) }
+
+// clientResponse returns the response of a ClientError in err's chain.
+func clientResponse(err error) (Response, bool) {
+	var ce *clientError
+	if errors.As(err, &ce) {
+		return ce.resp, true
+	}
+	return Response{}, false
+}

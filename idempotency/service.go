@@ -1,0 +1,238 @@
+package idempotency
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+// Defaults of a [Service] whose fields are zero.
+const (
+	DefaultLease = 60 * time.Second
+	DefaultTTL   = 24 * time.Hour
+)
+
+// maxJudgements bounds how often Execute judges a key whose record changes
+// under it (released, taken over by another request) before it gives up
+// with a transient error: each change means another request made progress.
+const maxJudgements = 4
+
+// settleTimeout bounds the write that settles a key after its work ended
+// (completion or release). It runs even when the request's context has
+// ended, often the very reason the work stopped: a key left started makes
+// every retry wait for the lease, where a settled one is replayed or run
+// again at once.
+const settleTimeout = 5 * time.Second
+
+// Service runs work at most once per key and payload (executeOnce); see the
+// package documentation for the protocol.
+type Service struct {
+	Store Store
+	// Lease is how long an attempt owns a Started key; a Started record
+	// older than its lease is taken over. It also bounds the work. Default
+	// DefaultLease.
+	Lease time.Duration
+	// TTL is how long a record lives after its last write; at least Lease.
+	// Default DefaultTTL.
+	TTL time.Duration
+	// Now is the clock of leases and timestamps; time.Now when nil.
+	Now func() time.Time
+}
+
+// NewService returns a Service over store, checking that lease > 0 and
+// ttl >= lease (a record expiring while its attempt runs would let another
+// request claim the key anew).
+func NewService(store Store, lease, ttl time.Duration) (*Service, error) {
+	switch {
+	case store == nil:
+		return nil, errors.New("idempotency: no store")
+	case lease <= 0:
+		return nil, fmt.Errorf("idempotency: lease must be positive, got %s", lease)
+	case ttl < lease:
+		return nil, fmt.Errorf("idempotency: TTL (%s) must be at least the lease (%s)", ttl, lease)
+	}
+	return &Service{Store: store, Lease: lease, TTL: ttl}, nil
+}
+
+// Option adds to the record a request claims.
+type Option func(*Record)
+
+// WithOrderID records the order the request is about (Record.OrderID).
+func WithOrderID(id string) Option { return func(r *Record) { r.OrderID = id } }
+
+// Execute runs work unless the key of scope has been used already: then it
+// answers with the stored response (Replayed), refuses another payload
+// (Mismatch) or tells the caller to come back (InFlight). fingerprint
+// identifies the request's payload.
+//
+// Errors are values with context: a store's [orders.StoreError] says whether
+// a retry may help ([orders.IsTransient]); an error wrapping [ErrFenced]
+// means the work ran but another attempt owns the key now, so its answer
+// was not stored (a retry gets the owner's answer); the work's own errors
+// are returned wrapped, after the key was released.
+func (s *Service) Execute(ctx context.Context, scope Scope, fingerprint string, work Work, opts ...Option) (Result, error) {
+	if err := scope.check(); err != nil {
+		return Result{}, err
+	}
+	if fingerprint == "" {
+		return Result{}, errors.New("idempotency: empty fingerprint")
+	}
+	id := scope.ID()
+	for judgement := range maxJudgements {
+		if err := vanishedPause(ctx, judgement); err != nil {
+			return Result{}, &orders.StoreError{Op: "claim idempotency key", OrderID: id, Transient: true, Err: err}
+		}
+		now := s.now()
+		rec := Record{ID: id, Client: scope.Client, Operation: scope.Operation, Key: scope.Key,
+			RequestHash: fingerprint, State: Started, Owner: newOwner(),
+			LeaseUntil: now.Add(s.lease()), CreatedAt: now, UpdatedAt: now, TTL: s.ttlSeconds()}
+		for _, o := range opts {
+			o(&rec)
+		}
+		etag, err := s.Store.Claim(ctx, rec)
+		if err == nil {
+			return s.run(ctx, rec, etag, work, false)
+		}
+		if !errors.Is(err, ErrExists) {
+			return Result{}, err
+		}
+		stored, err := s.Store.Read(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			// Released (or expired) since the claim failed: claim again. Or
+			// a read served by a replica that has not seen the record yet
+			// (another instance wrote it; reads without its session token are
+			// not read-your-writes): then claiming again after a pause helps.
+			continue
+		}
+		if err != nil {
+			return Result{}, err
+		}
+		res, takeOver, err := judge(stored, fingerprint, now)
+		if !takeOver {
+			return res, err
+		}
+		rec.CreatedAt = stored.CreatedAt
+		etag, err = s.Store.Replace(ctx, rec, stored.ETag)
+		if errors.Is(err, ErrFenced) {
+			continue // another request took it over or completed it first
+		}
+		if err != nil {
+			return Result{}, err
+		}
+		return s.run(ctx, rec, etag, work, true)
+	}
+	return Result{}, &orders.StoreError{Op: "claim idempotency key", OrderID: id, Transient: true,
+		Err: fmt.Errorf("the record changed %d times while it was judged", maxJudgements)}
+}
+
+// vanishedPause waits before the n-th judgement of a key: none before the
+// first two (a key released meanwhile is claimed at once), then 25 ms, 50
+// ms: time for a lagging replica to catch up.
+func vanishedPause(ctx context.Context, n int) error {
+	if n < 2 {
+		return nil
+	}
+	t := time.NewTimer(time.Duration(n-1) * 25 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// judge decides what a request makes of the stored record of its key, or
+// that the record is a Started one whose lease has ended (takeOver).
+func judge(stored Record, fingerprint string, now time.Time) (res Result, takeOver bool, err error) {
+	if stored.RequestHash != fingerprint {
+		return Result{Outcome: Mismatch}, false, nil
+	}
+	switch stored.State {
+	case Succeeded, Failed:
+		if stored.Response == nil {
+			return Result{}, false, &orders.StoreError{Op: "read idempotency key", OrderID: stored.ID,
+				Err: fmt.Errorf("%s record has no response", stored.State)}
+		}
+		return Result{Outcome: Replayed, Response: *stored.Response}, false, nil
+	case Started:
+		if left := stored.LeaseUntil.Sub(now); left > 0 {
+			return Result{Outcome: InFlight, RetryAfter: ceilSeconds(left)}, false, nil
+		}
+		return Result{}, true, nil
+	}
+	return Result{}, false, &orders.StoreError{Op: "read idempotency key", OrderID: stored.ID,
+		Err: fmt.Errorf("unknown state %q", stored.State)}
+}
+
+// run runs the work of a claimed key and completes or releases the key.
+func (s *Service) run(ctx context.Context, rec Record, etag string, work Work, tookOver bool) (Result, error) {
+	wctx, cancel := context.WithTimeout(ctx, s.lease())
+	resp, err := work(wctx)
+	cancel()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	if err == nil {
+		rec.State = Succeeded
+	} else if cresp, ok := clientResponse(err); ok {
+		rec.State, resp = Failed, cresp
+	} else {
+		if rerr := s.Store.Release(sctx, rec.ID, etag); rerr != nil && !errors.Is(rerr, ErrFenced) {
+			// The key stays Started until its lease ends; retries are
+			// InFlight until then, and take it over after.
+			return Result{}, fmt.Errorf("idempotency key %s: work: %w (and its release failed: %v)", rec.ID, err, rerr)
+		}
+		return Result{}, fmt.Errorf("idempotency key %s: work: %w", rec.ID, err)
+	}
+	rec.Response = &resp
+	rec.UpdatedAt = s.now()
+	rec.LeaseUntil = time.Time{}
+	if _, err := s.Store.Replace(sctx, rec, etag); err != nil {
+		if errors.Is(err, ErrFenced) {
+			return Result{}, fmt.Errorf("complete idempotency key %s: %w", rec.ID, err)
+		}
+		// The record stays Started: after its lease a retry takes it over
+		// and runs the work again, which the work must tolerate.
+		return Result{}, err
+	}
+	return Result{Outcome: Executed, Response: resp, TookOver: tookOver}, nil
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (s *Service) lease() time.Duration {
+	if s.Lease > 0 {
+		return s.Lease
+	}
+	return DefaultLease
+}
+
+func (s *Service) ttlSeconds() int64 {
+	ttl := s.TTL
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	return int64(ceilSeconds(max(ttl, s.lease())) / time.Second)
+}
+
+// ceilSeconds rounds d up to whole seconds, at least one.
+func ceilSeconds(d time.Duration) time.Duration {
+	return max(1, (d+time.Second-1)/time.Second) * time.Second
+}
+
+// newOwner returns a random token naming one attempt.
+func newOwner() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // never fails (crypto/rand documents it)
+	return hex.EncodeToString(b)
+}
