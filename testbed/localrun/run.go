@@ -7,6 +7,7 @@ package localrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,6 +42,12 @@ type Options struct {
 
 	Database     string // "" = a fresh database, deleted afterwards
 	KeepDatabase bool
+	// Resume continues an earlier run kept with KeepDatabase: Database may
+	// hold its documents, the check reads back only the orderIds of this
+	// run's messages, and the files in OutDir are appended to, not replaced,
+	// so they stay the local queues (ordersctl parked resubmit, then a run
+	// of its stream file).
+	Resume bool
 
 	MaxConcurrentCalls  int // 0 = host.json
 	MaxMessageBatchSize int // 0 = host.json
@@ -108,17 +115,22 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := openDatabase(ctx, settings, opts.Database)
+	if opts.Resume && opts.Database == "" {
+		return nil, errors.New("resume needs the database of the earlier run (-database)")
+	}
+	db, err := openDatabase(ctx, settings, opts.Database, opts.Resume)
 	if err != nil {
 		return nil, err
 	}
 	defer db.close(opts.KeepDatabase)
 
-	files, err := newOutFiles(opts.OutDir)
+	files, err := newOutFiles(opts.OutDir, opts.Resume)
 	if err != nil {
 		return nil, err
 	}
-	files.removeStale()
+	if !opts.Resume {
+		files.removeStale()
+	}
 	defer files.close()
 	handlerLog, err := os.Create(files.path("handler.log"))
 	if err != nil {
@@ -170,7 +182,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	msgs := delivered(opts.Messages, res.Dropped)
 	rep.count(msgs, invs, stored, res.DeadLetters)
-	if rep.Findings, err = judge(ctx, db, msgs, invs, res); err != nil {
+	if rep.Findings, err = judge(ctx, db, msgs, invs, res, opts.Resume); err != nil {
 		return nil, err
 	}
 	rep.Recoveries = rep.Findings.Recoveries
