@@ -47,14 +47,14 @@ func (f *outFiles) path(name string) string { return filepath.Join(f.dir, name) 
 // numbers the file's messages from 1 as the broker numbers a queue's, so
 // ordersctl can name one (parked complete, parked resubmit).
 type sentMessage struct {
-	SequenceNumber int64 `json:"sequenceNumber"`
-	Entity       string   `json:"entity"`
-	Function     string   `json:"function"`
-	InvocationID string   `json:"invocationId"`
-	MessageIDs   []string `json:"triggerMessageIds"`
-	ContentType  string   `json:"contentType"`
-	Body         string   `json:"body"`
-	Base64Trap   bool     `json:"base64Trap,omitempty"`
+	SequenceNumber int64    `json:"sequenceNumber"`
+	Entity         string   `json:"entity"`
+	Function       string   `json:"function"`
+	InvocationID   string   `json:"invocationId"`
+	MessageIDs     []string `json:"triggerMessageIds"`
+	ContentType    string   `json:"contentType"`
+	Body           string   `json:"body"`
+	Base64Trap     bool     `json:"base64Trap,omitempty"`
 }
 
 // serviceBus records a message an output binding sent.
