@@ -17,17 +17,15 @@ var DefaultOutages = []chaos.Outage{{Kind: chaos.Unreachable, After: 0.25, For: 
 // judge runs the invariant checks of make chaos over this run: the
 // documents read back, the fates of the messages (a chaos.Tracker fed this
 // run's invocations), the broker's and the handler's counts, and the proxy's
-// ledger when the run had one (outages).
-func judge(ctx context.Context, db *ordersDB, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *chaos.RigResult, resume bool) (*chaos.Findings, error) {
+// ledger when the run had one (outages). only, when not nil, limits the
+// documents read back to those orderIds (a resumed run).
+func judge(ctx context.Context, db *ordersDB, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *chaos.RigResult, only map[string]bool) (*chaos.Findings, error) {
 	t := chaos.NewTracker(msgs)
 	for _, inv := range invs {
 		t.Observe(inv)
 	}
 	ev := chaos.Evidence{Messages: msgs, Fates: t, Queue: res.Queue, Worker: res.Worker, Dead: res.DeadLetters,
-		Outages: res.Outages, RecoveryBound: chaos.DefaultRecoveryBound}
-	if resume {
-		ev.OnlyOrders = orderIDs(msgs)
-	}
+		Outages: res.Outages, RecoveryBound: chaos.DefaultRecoveryBound, OnlyOrders: only}
 	if res.Ledger != nil {
 		ev.Created, ev.CreatedAt = res.Ledger.Created(), res.Ledger.CreatedAt()
 	}

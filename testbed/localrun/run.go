@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -181,8 +182,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("read the stored orders back: %w", err)
 	}
 	msgs := delivered(opts.Messages, res.Dropped)
+	var only map[string]bool // a resumed run counts and judges only its own orders
+	if opts.Resume {
+		only = orderIDs(opts.Messages)
+		stored = slices.DeleteFunc(stored, func(o storedOrder) bool { return !only[o.OrderID] })
+	}
 	rep.count(msgs, invs, stored, res.DeadLetters)
-	if rep.Findings, err = judge(ctx, db, msgs, invs, res, opts.Resume); err != nil {
+	if rep.Findings, err = judge(ctx, db, msgs, invs, res, only); err != nil {
 		return nil, err
 	}
 	rep.Recoveries = rep.Findings.Recoveries
