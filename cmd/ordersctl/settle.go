@@ -30,7 +30,6 @@ func (ch *change) register(fs *flag.FlagSet, c *cli, reasonHelp string) {
 	ch.sel.register(fs, reasonHelp)
 	fs.BoolVar(&ch.deadLetter, "dead-letter", false, "work on orders' dead-letter sub-queue instead of the parking queue")
 	fs.BoolVar(&ch.dryRun, "dry-run", false, "print what would be done; change nothing")
-	fs.BoolVar(&ch.yes, "yes", false, "do not ask for confirmation (needed when stdin is not a terminal)")
 	fs.IntVar(&ch.max, "max", 100, "act on at most this many messages")
 }
 
@@ -241,6 +240,7 @@ func parkedComplete(ctx context.Context, c *cli, cmd *command, args []string) er
 	ch := &change{cmd: cmd}
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	ch.register(fs, c, "only this reason (repeatable)")
+	fs.BoolVar(&ch.yes, "yes", false, "do not ask for confirmation (needed when stdin is not a terminal)")
 	if err := parse(cmd, fs, args); err != nil {
 		return err
 	}
