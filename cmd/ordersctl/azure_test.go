@@ -296,6 +296,10 @@ func TestResubmissionReadsABodyKeptInCosmos(t *testing.T) {
 	if err != nil || string(msg.Body) != string(body) || !strings.HasPrefix(*msg.MessageID, orders.MessageID("ORD-9", body)) {
 		t.Fatalf("err %v, %d bytes", err, len(msg.Body))
 	}
+	unpublishable := Parked{Reason: "Unpublishable", Body: `{"type":"outboxEvent"}`}
+	if _, err := resubmission(context.Background(), unpublishable, nil, time.Now()); err == nil || !strings.Contains(err.Error(), "outbox event") {
+		t.Errorf("an Unpublishable envelope would be sent to orders: %v", err)
+	}
 	_, err = resubmission(context.Background(), p, &parkedBodies{store: fakePartition{}}, time.Now())
 	if err == nil || !strings.Contains(err.Error(), "no document") {
 		t.Errorf("body expired: %v", err)

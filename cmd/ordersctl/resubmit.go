@@ -117,6 +117,11 @@ func resubmission(ctx context.Context, p Parked, bodies *parkedBodies, now time.
 	if p.Truncated {
 		return nil, errors.New("the envelope holds only the start of the body")
 	}
+	if p.Reason == string(orders.Unpublishable) {
+		// Its body is an outbox event document, not an order: orders would
+		// park it again. The fix is to the document (docs/runbook.md).
+		return nil, errors.New("an outbox event the publisher could not send, not an order: fix the document, then complete this")
+	}
 	body := []byte(p.Body)
 	switch {
 	case p.BodyRef != nil:
