@@ -140,8 +140,9 @@ func (f *outFiles) appendLine(name string, v any) error {
 }
 
 // lastSequence is the highest sequenceNumber of a file an earlier run
-// wrote (0 when there is none), so numbers are never reused after ordersctl
-// removed lines.
+// wrote (0 when there is none), so a resumed run's numbers stay unique in
+// the file after ordersctl removed lines (unlike the broker's, a number
+// whose line was the last one removed may be given again).
 func lastSequence(path string) (int64, error) {
 	file, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
