@@ -69,11 +69,8 @@ type command struct {
 	run      func(ctx context.Context, c *cli, cmd *command, args []string) error
 }
 
-var commands []*command // filled in init: the commands' run funcs print help from it
-
-func init() {
-	commands = []*command{parkedListCmd, parkedShowCmd, parkedCompleteCmd, parkedResubmitCmd, orderShowCmd, sendCmd}
-}
+// commands are dispatched by their name's words; "parked delete" is an alias.
+var commands = []*command{parkedListCmd, parkedShowCmd, parkedCompleteCmd, parkedResubmitCmd, orderShowCmd, sendCmd}
 
 const overview = `ordersctl: operate the order consumer: parked and dead-lettered messages, stored orders.
 

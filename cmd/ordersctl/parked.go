@@ -122,7 +122,7 @@ func (f *filter) register(fs *flag.FlagSet, reasonHelp string) {
 		return nil
 	})
 	fs.StringVar(&f.order, "order", "", "only this orderId")
-	fs.DurationVar(&f.olderThan, "older-than", 0, "only messages parked longer ago than this, e.g. 2h")
+	fs.DurationVar(&f.olderThan, "older-than", 0, "only messages parked longer ago than this, e.g. 2h (local dead letters carry no time and never match)")
 }
 
 func (f *filter) match(p Parked, now time.Time) bool {
