@@ -172,7 +172,8 @@ func TestAzureResubmitSendsThenCompletesOnlyTheChosen(t *testing.T) {
 	vars := withAzure(t, q, newFakeQueue(), snd)
 	code, out, errs := ctlEnv(t, vars, "parked", "resubmit", "--output", "json")
 	r := decodeResult(t, out)
-	if code != exitOK || r.Summary.Done != 2 || r.Summary.Skipped != 1 || errs != "" {
+	// Exit 1: the truncated one is skipped and stays parked.
+	if code != exitError || r.Summary.Done != 2 || r.Summary.Skipped != 1 || !strings.Contains(errs, "stay in the queue") {
 		t.Fatalf("exit %d, %+v, %s", code, r, errs)
 	}
 	// 2 (another reason) and 4 (truncated, skipped) came in the same batch
@@ -192,7 +193,7 @@ func TestAzureResubmitDryRunAndFailures(t *testing.T) {
 		q, snd := parkingQueueFake(t), &fakeSender{}
 		vars := withAzure(t, q, newFakeQueue(), snd)
 		code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "--dry-run", "--reason", "RetryBudgetExhausted", "--reason", "HashMismatch")
-		if code != exitOK || q.receives != 0 || len(snd.sent) != 0 || !strings.Contains(out, "3 would be done (dry run), 1 skipped") {
+		if code != exitError || q.receives != 0 || len(snd.sent) != 0 || !strings.Contains(out, "3 would be done (dry run), 1 skipped") {
 			t.Errorf("exit %d, %d receives, %d sent\n%s", code, q.receives, len(snd.sent), out)
 		}
 	})

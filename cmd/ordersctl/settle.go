@@ -107,7 +107,10 @@ func (ch *change) apply(ctx context.Context, c *cli, q queues, plan func(Parked)
 	}
 	sum := summary{DryRun: ch.dryRun}
 	if ch.dryRun || len(chosen) == 0 {
-		return report(c.stdout, ch.qf.output, steps, sum)
+		if err := report(c.stdout, ch.qf.output, steps, sum); err != nil {
+			return err
+		}
+		return incomplete(steps, verb)
 	}
 	if confirm && !ch.yes {
 		if c.confirm == nil {
@@ -152,9 +155,15 @@ func (ch *change) apply(ctx context.Context, c *cli, q queues, plan func(Parked)
 	if settleErr != nil {
 		return settleErr
 	}
+	return incomplete(steps, verb)
+}
+
+// incomplete is the error (exit 1) when some message selected was skipped,
+// failed or gone: a script must not take the queue for dealt with.
+func incomplete(steps []step, verb string) error {
 	for _, s := range steps {
-		if s.out.Action == "failed" || s.out.Action == "gone" {
-			return fmt.Errorf("not every message was %s (see above)", done)
+		if a := s.out.Action; a == "skipped" || a == "failed" || a == "gone" {
+			return fmt.Errorf("could not %s every message selected (see above); those stay in the queue", verb)
 		}
 	}
 	return nil
