@@ -103,6 +103,12 @@ func TestLocalResubmit(t *testing.T) {
 	if _, err := os.Stat(stream); err == nil {
 		t.Fatal("a dry run wrote to the stream")
 	}
+	// A send that fails leaves the message parked.
+	before := strings.Join(listed(t, dir), ",")
+	code, out, _ = ctl(t, "parked", "resubmit", "--local", dir, "--stream", filepath.Join(dir, "missing", "send.jsonl"), "--output", "json")
+	if r := decodeResult(t, out); code != exitError || r.Summary.Failed != 1 || strings.Join(listed(t, dir), ",") != before {
+		t.Fatalf("failed send: exit %d, %+v, queue now %v", code, r.Summary, listed(t, dir))
+	}
 	// Default: RetryBudgetExhausted only.
 	code, out, errs := ctl(t, args()...)
 	r := decodeResult(t, out)
