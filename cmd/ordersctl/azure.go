@@ -23,6 +23,11 @@ type receiver interface {
 // many a settle walks past.
 const maxPeek = 1000
 
+// opTimeout bounds each call to Service Bus (a peek, a complete, an
+// abandon), so a namespace that stops answering fails the command instead
+// of hanging the operator's shell.
+const opTimeout = 30 * time.Second
+
 // receiveWait is how long Settle waits for the next message before it takes
 // the queue for empty; tests shorten it.
 var receiveWait = 5 * time.Second
@@ -100,7 +105,9 @@ func (a *azureQueues) List(ctx context.Context) ([]Parked, error) {
 
 func peekAll(ctx context.Context, r receiver, f func(*azservicebus.ReceivedMessage) error) error {
 	for n := 0; n < maxPeek; {
-		batch, err := r.PeekMessages(ctx, min(100, maxPeek-n), nil)
+		peekCtx, cancel := context.WithTimeout(ctx, opTimeout)
+		batch, err := r.PeekMessages(peekCtx, min(100, maxPeek-n), nil)
+		cancel()
 		if err != nil {
 			return fmt.Errorf("peek: %w", err)
 		}
@@ -131,7 +138,7 @@ func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64
 	var passed []*azservicebus.ReceivedMessage
 	defer func() {
 		for _, m := range passed {
-			_ = r.AbandonMessage(context.WithoutCancel(ctx), m, nil) // an expired lock gives it back anyway
+			abandon(ctx, r, m) // an expired lock gives it back anyway
 		}
 	}()
 	for walked := 0; len(results) < len(chosen) && walked < maxPeek; {
@@ -163,15 +170,26 @@ func (a *azureQueues) settleOne(ctx context.Context, r receiver, queue string, m
 		err = act(p)
 	}
 	if err != nil {
-		_ = r.AbandonMessage(context.WithoutCancel(ctx), m, nil)
+		abandon(ctx, r, m)
 		return err
 	}
-	if err := r.CompleteMessage(ctx, m, nil); err != nil {
+	completeCtx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	if err := r.CompleteMessage(completeCtx, m, nil); err != nil {
 		// After a resubmission: sent but still parked. A second resubmit
 		// gives the consumer a duplicate, which it absorbs.
 		return fmt.Errorf("done, but completing it failed (it is still in the queue): %w", err)
 	}
 	return nil
+}
+
+// abandon gives a locked message back, even when ctx has ended (an
+// interrupted run); its error is not the operator's concern, since an
+// expired lock gives the message back too.
+func abandon(ctx context.Context, r receiver, m *azservicebus.ReceivedMessage) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
+	defer cancel()
+	_ = r.AbandonMessage(ctx, m, nil)
 }
 
 func (a *azureQueues) Sender() (messageSender, error) { return a.sender() }

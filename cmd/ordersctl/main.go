@@ -17,7 +17,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"golang.org/x/term"
 )
@@ -57,7 +59,12 @@ func main() {
 			return answer == "y" || answer == "yes"
 		}
 	}
-	os.Exit(run(context.Background(), os.Args[1:], c))
+	// Ctrl-C ends the work in progress: settled messages stay settled, the
+	// ones locked and not yet settled are given back.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], c)
+	stop()
+	os.Exit(code)
 }
 
 // command is one subcommand with its help.
