@@ -71,8 +71,8 @@ func (a *azureQueues) receiver(queue string) receiver {
 	return a.parking
 }
 
-// parked describes a message received from queue.
-func parked(queue string, m *azservicebus.ReceivedMessage) (Parked, error) {
+// parkedFrom describes a message received from queue.
+func parkedFrom(queue string, m *azservicebus.ReceivedMessage) (Parked, error) {
 	if queue == parkingQueue {
 		p, err := fromEnvelope(seqOf(m), m.Body)
 		if err != nil {
@@ -92,7 +92,7 @@ func (a *azureQueues) List(ctx context.Context) ([]Parked, error) {
 	var out []Parked
 	for _, queue := range []string{parkingQueue, deadLetterQueue} {
 		err := peekAll(ctx, a.receiver(queue), func(m *azservicebus.ReceivedMessage) error {
-			p, err := parked(queue, m)
+			p, err := parkedFrom(queue, m)
 			out = append(out, p)
 			return err
 		})
@@ -165,7 +165,7 @@ func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64
 }
 
 func (a *azureQueues) settleOne(ctx context.Context, r receiver, queue string, m *azservicebus.ReceivedMessage, act func(Parked) error) error {
-	p, err := parked(queue, m)
+	p, err := parkedFrom(queue, m)
 	if err == nil {
 		err = act(p)
 	}
