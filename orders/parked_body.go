@@ -113,3 +113,56 @@ func (p ParkedBody) document(id string, body []byte, asBase64 bool, part, parts 
 	}
 	return b, nil
 }
+
+// JoinParkedBody rebuilds a parked body from the documents of its partition
+// (any documents: those of another type or digest are passed over): the one
+// document, or its parts in order, decoded and checked against digest, the
+// envelope's bodySha256. It is the inverse of [ParkedBody.Documents].
+func JoinParkedBody(docs []json.RawMessage, digest string) ([]byte, error) {
+	type stored struct {
+		Type         string `json:"type"`
+		Body         string `json:"body"`
+		BodyEncoding string `json:"bodyEncoding"`
+		BodySHA256   string `json:"bodySha256"`
+		Part         int    `json:"part"`
+		Parts        int    `json:"parts"`
+	}
+	var parts []stored
+	for _, raw := range docs {
+		var d stored
+		if json.Unmarshal(raw, &d) != nil || d.Type != TypeParkedBody || d.BodySHA256 != digest {
+			continue
+		}
+		parts = append(parts, d)
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("parked body %s: no document (expired after %d days, or deleted)", digest, ParkedBodyTTL/86400)
+	}
+	want := max(parts[0].Parts, 1)
+	ordered := make([]*stored, want)
+	for i := range parts {
+		p := &parts[i]
+		if max(p.Parts, 1) != want || p.Part < 0 || p.Part >= want || ordered[p.Part] != nil {
+			return nil, fmt.Errorf("parked body %s: parts do not fit together", digest)
+		}
+		ordered[p.Part] = p
+	}
+	var body []byte
+	for i, p := range ordered {
+		if p == nil {
+			return nil, fmt.Errorf("parked body %s: part %d of %d is missing", digest, i, want)
+		}
+		chunk := []byte(p.Body)
+		if p.BodyEncoding == "base64" {
+			var err error
+			if chunk, err = base64.StdEncoding.DecodeString(p.Body); err != nil {
+				return nil, fmt.Errorf("parked body %s part %d: %w", digest, i, err)
+			}
+		}
+		body = append(body, chunk...)
+	}
+	if got := BodySHA256(body); got != digest {
+		return nil, fmt.Errorf("parked body %s: the stored parts hash to %s", digest, got)
+	}
+	return body, nil
+}

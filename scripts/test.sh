@@ -16,5 +16,8 @@ fi
 
 go test -race -count=1 -timeout 10m ./...
 
+# local/sendorder is its own module (docs/local-stack.md): keep it building on the producer package.
+(cd local/sendorder && go vet . && go build -o /dev/null .)
+
 # A short bounded fuzz run of every fuzz target (docs/fuzzing.md has the long one).
 ./scripts/fuzz.sh "${FUZZTIME:-10s}"

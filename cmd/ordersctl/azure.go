@@ -2,50 +2,112 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 )
 
-// peeker is what listing needs of a receiver: peeking locks nothing and
-// changes nothing. *azservicebus.Receiver has it; tests give a fake.
-type peeker interface {
+// receiver is what ordersctl needs of a peek-lock receiver on one queue;
+// *azservicebus.Receiver has it, tests give a fake.
+type receiver interface {
 	PeekMessages(ctx context.Context, max int, o *azservicebus.PeekMessagesOptions) ([]*azservicebus.ReceivedMessage, error)
+	ReceiveMessages(ctx context.Context, max int, o *azservicebus.ReceiveMessagesOptions) ([]*azservicebus.ReceivedMessage, error)
+	CompleteMessage(ctx context.Context, m *azservicebus.ReceivedMessage, o *azservicebus.CompleteMessageOptions) error
+	AbandonMessage(ctx context.Context, m *azservicebus.ReceivedMessage, o *azservicebus.AbandonMessageOptions) error
 }
 
-// maxPeek bounds how many messages a listing reads from each queue.
+// maxPeek bounds how many messages a listing reads from each queue, and how
+// many a settle walks past.
 const maxPeek = 1000
 
-// readAzure peeks the parking queue and the orders queue's dead-letter
-// sub-queue, up to maxPeek messages each.
-func readAzure(ctx context.Context, parking, deadLetters peeker) ([]Parked, error) {
-	var out []Parked
-	err := peekAll(ctx, parking, func(m *azservicebus.ReceivedMessage) error {
-		p, err := fromEnvelope(m.Body)
-		if err != nil {
-			return fmt.Errorf("parking queue message %s: %w", m.MessageID, err)
-		}
-		out = append(out, p)
-		return nil
-	})
+// opTimeout bounds each call to Service Bus (a peek, a complete, an
+// abandon), so a namespace that stops answering fails the command instead
+// of hanging the operator's shell.
+const opTimeout = 30 * time.Second
+
+// receiveWait is how long Settle waits for the next message before it takes
+// the queue for empty; tests shorten it.
+var receiveWait = 5 * time.Second
+
+// azureQueues are the parking queue and orders' dead-letter sub-queue in
+// Azure Service Bus.
+type azureQueues struct {
+	parking, deadLetters receiver
+	sender               func() (messageSender, error)
+	close                func(context.Context)
+}
+
+// newAzureQueues opens the queues with Microsoft Entra ID (az login, a
+// managed identity): no connection string exists anywhere.
+func newAzureQueues(namespace, parking string) (*azureQueues, error) {
+	cred, err := azidentity.NewDefaultAzureCredential(nil)
+	if err != nil {
+		return nil, fmt.Errorf("credential (Microsoft Entra ID): %w", err)
+	}
+	client, err := azservicebus.NewClient(namespace, cred, nil)
+	if err != nil {
+		return nil, fmt.Errorf("service bus %s: %w", namespace, err)
+	}
+	pr, err := client.NewReceiverForQueue(parking, nil)
 	if err != nil {
 		return nil, err
 	}
-	err = peekAll(ctx, deadLetters, func(m *azservicebus.ReceivedMessage) error {
-		p := fromDeadLetter(m.MessageID, int(m.DeliveryCount), deref(m.DeadLetterReason), deref(m.DeadLetterErrorDescription), string(m.Body))
-		if m.EnqueuedTime != nil {
-			p.ParkedAt = m.EnqueuedTime.UTC().Format("2006-01-02T15:04:05Z")
-		}
-		out = append(out, p)
-		return nil
-	})
-	return out, err
+	dr, err := client.NewReceiverForQueue("orders", &azservicebus.ReceiverOptions{SubQueue: azservicebus.SubQueueDeadLetter})
+	if err != nil {
+		return nil, err
+	}
+	return &azureQueues{parking: pr, deadLetters: dr,
+		sender: func() (messageSender, error) { return client.NewSender("orders", nil) },
+		close:  func(ctx context.Context) { _ = client.Close(ctx) }}, nil
 }
 
-func peekAll(ctx context.Context, p peeker, f func(*azservicebus.ReceivedMessage) error) error {
+func (a *azureQueues) receiver(queue string) receiver {
+	if queue == deadLetterQueue {
+		return a.deadLetters
+	}
+	return a.parking
+}
+
+// parkedFrom describes a message received from queue.
+func parkedFrom(queue string, m *azservicebus.ReceivedMessage) (Parked, error) {
+	if queue == parkingQueue {
+		p, err := fromEnvelope(seqOf(m), m.Body)
+		if err != nil {
+			return p, fmt.Errorf("parking queue message %d: %w", seqOf(m), err)
+		}
+		return p, nil
+	}
+	p := fromDeadLetter(seqOf(m), m.MessageID, int(m.DeliveryCount), deref(m.DeadLetterReason),
+		deref(m.DeadLetterErrorDescription), deref(m.Subject), m.Body)
+	if m.EnqueuedTime != nil {
+		p.ParkedAt = m.EnqueuedTime.UTC().Format(time.RFC3339)
+	}
+	return p, nil
+}
+
+func (a *azureQueues) List(ctx context.Context) ([]Parked, error) {
+	var out []Parked
+	for _, queue := range []string{parkingQueue, deadLetterQueue} {
+		err := peekAll(ctx, a.receiver(queue), func(m *azservicebus.ReceivedMessage) error {
+			p, err := parkedFrom(queue, m)
+			out = append(out, p)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s queue: %w", queue, err)
+		}
+	}
+	return out, nil
+}
+
+func peekAll(ctx context.Context, r receiver, f func(*azservicebus.ReceivedMessage) error) error {
 	for n := 0; n < maxPeek; {
-		batch, err := p.PeekMessages(ctx, min(100, maxPeek-n), nil)
+		peekCtx, cancel := context.WithTimeout(ctx, opTimeout)
+		batch, err := r.PeekMessages(peekCtx, min(100, maxPeek-n), nil)
+		cancel()
 		if err != nil {
 			return fmt.Errorf("peek: %w", err)
 		}
@@ -62,37 +124,81 @@ func peekAll(ctx context.Context, p peeker, f func(*azservicebus.ReceivedMessage
 	return nil
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
+// Settle receives in peek-lock from the head of the queue until every
+// chosen message was met, the queue yields none within receiveWait, or
+// maxPeek messages were walked past. The others it meets stay locked until
+// the end, then are abandoned: abandoning each at once would hand it
+// straight back. Each receive counts a delivery on the parking queue
+// (maxDeliveryCount 10), the cost of reaching a message that is not at the
+// head; peek-lock, act, complete means a crash leaves the message in the
+// queue, never lost.
+func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64]bool, act func(Parked) error) (map[int64]error, error) {
+	r := a.receiver(queue)
+	results := map[int64]error{}
+	var passed []*azservicebus.ReceivedMessage
+	defer func() {
+		for _, m := range passed {
+			abandon(ctx, r, m) // an expired lock gives it back anyway
+		}
+	}()
+	for walked := 0; len(results) < len(chosen) && walked < maxPeek; {
+		wait, cancel := context.WithTimeout(ctx, receiveWait)
+		batch, err := r.ReceiveMessages(wait, 10, nil)
+		cancel()
+		if err != nil && !(errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil) {
+			return results, fmt.Errorf("receive from the %s queue: %w", queue, err)
+		}
+		if len(batch) == 0 {
+			break
+		}
+		for _, m := range batch {
+			walked++
+			seq := seqOf(m)
+			if _, seen := results[seq]; !chosen[seq] || seen {
+				passed = append(passed, m)
+				continue
+			}
+			results[seq] = a.settleOne(ctx, r, queue, m, act)
+		}
 	}
-	return *s
+	return results, nil
 }
 
-// newClient is a Service Bus client authenticated with Microsoft Entra ID
-// (az login, managed identity): no connection string exists anywhere.
-func newClient(namespace string) (*azservicebus.Client, error) {
-	cred, err := azidentity.NewDefaultAzureCredential(nil)
-	if err != nil {
-		return nil, fmt.Errorf("credential (Microsoft Entra ID): %w", err)
+func (a *azureQueues) settleOne(ctx context.Context, r receiver, queue string, m *azservicebus.ReceivedMessage, act func(Parked) error) error {
+	p, err := parkedFrom(queue, m)
+	if err == nil {
+		err = act(p)
 	}
-	return azservicebus.NewClient(namespace, cred, nil)
+	if err != nil {
+		abandon(ctx, r, m)
+		return err
+	}
+	completeCtx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	if err := r.CompleteMessage(completeCtx, m, nil); err != nil {
+		// After a resubmission: sent but still parked. A second resubmit
+		// gives the consumer a duplicate, which it absorbs.
+		return fmt.Errorf("done, but completing it failed (it is still in the queue): %w", err)
+	}
+	return nil
 }
 
-// azureQueues opens peekers on the parking queue and on orders' dead-letter
-// sub-queue with Microsoft Entra ID.
-func azureQueues(namespace, parking string) (p, dl peeker, closeFn func(context.Context), err error) {
-	client, err := newClient(namespace)
-	if err != nil {
-		return nil, nil, nil, err
+// abandon gives a locked message back, even when ctx has ended (an
+// interrupted run); its error is not the operator's concern, since an
+// expired lock gives the message back too.
+func abandon(ctx context.Context, r receiver, m *azservicebus.ReceivedMessage) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
+	defer cancel()
+	_ = r.AbandonMessage(ctx, m, nil)
+}
+
+func (a *azureQueues) Sender() (messageSender, error) { return a.sender() }
+
+func (a *azureQueues) Close(ctx context.Context) { a.close(ctx) }
+
+func seqOf(m *azservicebus.ReceivedMessage) int64 {
+	if m.SequenceNumber == nil {
+		return 0
 	}
-	pr, err := client.NewReceiverForQueue(parking, nil)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	dr, err := client.NewReceiverForQueue("orders", &azservicebus.ReceiverOptions{SubQueue: azservicebus.SubQueueDeadLetter})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return pr, dr, func(ctx context.Context) { _ = client.Close(ctx) }, nil
+	return *m.SequenceNumber
 }

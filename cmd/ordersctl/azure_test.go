@@ -4,43 +4,134 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
+
+	"github.com/ordersink/orders-consumer/orders"
 )
 
-// fakePeeker serves its messages in pages, as PeekMessages does, and then
-// none.
-type fakePeeker struct {
-	msgs  []*azservicebus.ReceivedMessage
-	calls int
-	err   error
+// fakeQueue is one Service Bus queue behind the receiver interface: peeks
+// page through it without locking; receives lock messages from the head
+// (skipping locked ones) until completed (gone) or abandoned (available
+// again). Hidden messages are seen by peeks but never delivered, as when
+// another receiver holds their lock.
+type fakeQueue struct {
+	msgs                []*azservicebus.ReceivedMessage
+	locked, hidden      map[int64]bool
+	completed, abandons []int64
+	receives            int
+	peekAt              int
+	failComplete        bool
+	peekErr             error
 }
 
-func (f *fakePeeker) PeekMessages(_ context.Context, max int, _ *azservicebus.PeekMessagesOptions) ([]*azservicebus.ReceivedMessage, error) {
-	f.calls++
-	if f.err != nil {
-		return nil, f.err
+func newFakeQueue(msgs ...*azservicebus.ReceivedMessage) *fakeQueue {
+	for i, m := range msgs {
+		if m.SequenceNumber == nil {
+			m.SequenceNumber = to.Ptr(int64(i + 1))
+		}
 	}
-	n := min(max, len(f.msgs))
-	out := f.msgs[:n]
-	f.msgs = f.msgs[n:]
+	return &fakeQueue{msgs: msgs, locked: map[int64]bool{}, hidden: map[int64]bool{}}
+}
+
+func (f *fakeQueue) PeekMessages(_ context.Context, max int, _ *azservicebus.PeekMessagesOptions) ([]*azservicebus.ReceivedMessage, error) {
+	if f.peekErr != nil {
+		return nil, f.peekErr
+	}
+	start := min(f.peekAt, len(f.msgs))
+	out := f.msgs[start:min(start+max, len(f.msgs))]
+	f.peekAt = start + len(out)
+	if len(out) == 0 {
+		f.peekAt = 0 // the next listing opens a receiver of its own
+	}
 	return out, nil
 }
 
-func withAzure(t *testing.T, parking, dl *fakePeeker) map[string]string {
+func (f *fakeQueue) ReceiveMessages(ctx context.Context, max int, _ *azservicebus.ReceiveMessagesOptions) ([]*azservicebus.ReceivedMessage, error) {
+	f.receives++
+	var out []*azservicebus.ReceivedMessage
+	for _, m := range f.msgs {
+		if s := seqOf(m); len(out) < max && !f.locked[s] && !f.hidden[s] {
+			f.locked[s] = true
+			m.DeliveryCount++
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 { // like the SDK: wait for a message until ctx ends
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return out, nil
+}
+
+func (f *fakeQueue) CompleteMessage(_ context.Context, m *azservicebus.ReceivedMessage, _ *azservicebus.CompleteMessageOptions) error {
+	if f.failComplete {
+		return errors.New("lock lost")
+	}
+	f.completed = append(f.completed, seqOf(m))
+	f.msgs = slices.DeleteFunc(f.msgs, func(x *azservicebus.ReceivedMessage) bool { return x == m })
+	return nil
+}
+
+func (f *fakeQueue) AbandonMessage(_ context.Context, m *azservicebus.ReceivedMessage, _ *azservicebus.AbandonMessageOptions) error {
+	f.abandons = append(f.abandons, seqOf(m))
+	delete(f.locked, seqOf(m))
+	return nil
+}
+
+type fakeSender struct {
+	sent []*azservicebus.Message
+	fail error
+}
+
+func (f *fakeSender) SendMessage(_ context.Context, m *azservicebus.Message, _ *azservicebus.SendMessageOptions) error {
+	if f.fail != nil {
+		return f.fail
+	}
+	f.sent = append(f.sent, m)
+	return nil
+}
+
+const testNamespace = "sb-test.servicebus.windows.net"
+
+// withAzure puts the fakes behind --namespace for one test.
+func withAzure(t *testing.T, parking, dl *fakeQueue, snd *fakeSender) map[string]string {
 	old := openAzure
-	openAzure = func(ns, queue string) (peeker, peeker, func(context.Context), error) {
-		if ns != "sb-test.servicebus.windows.net" || queue != "orders-deadletter" {
+	openAzure = func(ns, queue string) (queues, error) {
+		if ns != testNamespace || queue != "orders-deadletter" {
 			t.Errorf("opened %s/%s", ns, queue)
 		}
-		return parking, dl, func(context.Context) {}, nil
+		return &azureQueues{parking: parking, deadLetters: dl,
+			sender: func() (messageSender, error) { return snd, nil }, close: func(context.Context) {}}, nil
 	}
 	t.Cleanup(func() { openAzure = old })
-	return map[string]string{"SERVICEBUS_FULLY_QUALIFIED_NAMESPACE": "sb-test.servicebus.windows.net"}
+	return map[string]string{"SERVICEBUS_FULLY_QUALIFIED_NAMESPACE": testNamespace}
+}
+
+func envelopeMessage(t *testing.T, env map[string]any) *azservicebus.ReceivedMessage {
+	b, err := json.Marshal(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &azservicebus.ReceivedMessage{MessageID: "parking-" + env["orderId"].(string), Body: b}
+}
+
+// parkingQueueFake holds, by sequence number: 1 ORD-1 RetryBudgetExhausted,
+// 2 ORD-2 HashMismatch, 3 ORD-3 RetryBudgetExhausted (a status change, body
+// in base64), 4 ORD-4 RetryBudgetExhausted truncated.
+func parkingQueueFake(t *testing.T) *fakeQueue {
+	return newFakeQueue(
+		envelopeMessage(t, map[string]any{"reason": "RetryBudgetExhausted", "orderId": "ORD-1", "messageId": "ORD-1", "body": `{"orderId":"ORD-1"}`}),
+		envelopeMessage(t, map[string]any{"reason": "HashMismatch", "orderId": "ORD-2", "messageId": "m2", "body": `{"orderId":"ORD-2"}`}),
+		envelopeMessage(t, map[string]any{"reason": "RetryBudgetExhausted", "orderId": "ORD-3", "subject": "OrderStatusChanged",
+			"body": "eyJvcmRlcklkIjoiT1JELTMifQ==", "bodyEncoding": "base64"}),
+		envelopeMessage(t, map[string]any{"reason": "RetryBudgetExhausted", "orderId": "ORD-4", "body": `{"orderId":`, "truncated": true}),
+	)
 }
 
 func TestParkedListAzure(t *testing.T) {
@@ -51,26 +142,182 @@ func TestParkedListAzure(t *testing.T) {
 		parking = append(parking, &azservicebus.ReceivedMessage{MessageID: "p", Body: env})
 	}
 	enq := time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
-	dl := []*azservicebus.ReceivedMessage{{MessageID: "ORD-Z:1", DeliveryCount: 10, Body: []byte(`{"orderId":"ORD-Z"}`),
-		DeadLetterReason: to.Ptr("MaxDeliveryCountExceeded"), EnqueuedTime: &enq}}
-	p := &fakePeeker{msgs: parking}
-	vars := withAzure(t, p, &fakePeeker{msgs: dl})
+	dl := newFakeQueue(&azservicebus.ReceivedMessage{MessageID: "ORD-Z:1", DeliveryCount: 10, Body: []byte(`{"orderId":"ORD-Z"}`),
+		DeadLetterReason: to.Ptr("MaxDeliveryCountExceeded"), EnqueuedTime: &enq, SequenceNumber: to.Ptr(int64(77))})
+	vars := withAzure(t, newFakeQueue(parking...), dl, nil)
 
 	code, out, errs := ctlEnv(t, vars, "parked", "list", "--output", "json")
 	var got []Parked
 	if code != exitOK || json.Unmarshal([]byte(out), &got) != nil {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
 	}
-	if len(got) != 151 || p.calls != 3 {
-		t.Fatalf("%d messages in %d pages, want 151 (150 parked, 1 dead-lettered) in 3", len(got), p.calls)
+	if len(got) != 151 || got[149].SequenceNumber != 150 {
+		t.Fatalf("%d messages, want 151 (150 parked, 1 dead-lettered)", len(got))
 	}
 	last := got[150]
-	if last.Queue != "deadletter" || last.OrderID != "ORD-Z" || last.Reason != "MaxDeliveryCountExceeded" || last.ParkedAt != "2026-12-01T07:00:00Z" {
+	if last.Queue != deadLetterQueue || last.SequenceNumber != 77 || last.OrderID != "ORD-Z" || last.Reason != "MaxDeliveryCountExceeded" || last.ParkedAt != "2026-12-01T07:00:00Z" {
 		t.Errorf("dead letter %+v", last)
 	}
 
-	vars = withAzure(t, &fakePeeker{msgs: nil}, &fakePeeker{err: errors.New("401 Unauthorized")})
+	failing := newFakeQueue()
+	failing.peekErr = errors.New("401 Unauthorized")
+	vars = withAzure(t, newFakeQueue(), failing, nil)
 	if code, _, errs := ctlEnv(t, vars, "parked", "list"); code != exitError || !strings.Contains(errs, "401") {
 		t.Errorf("a failed peek: exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestAzureResubmitSendsThenCompletesOnlyTheChosen(t *testing.T) {
+	q, snd := parkingQueueFake(t), &fakeSender{}
+	vars := withAzure(t, q, newFakeQueue(), snd)
+	code, out, errs := ctlEnv(t, vars, "parked", "resubmit", "--output", "json")
+	r := decodeResult(t, out)
+	// Exit 1: the truncated one is skipped and stays parked.
+	if code != exitError || r.Summary.Done != 2 || r.Summary.Skipped != 1 || !strings.Contains(errs, "stay in the queue") {
+		t.Fatalf("exit %d, %+v, %s", code, r, errs)
+	}
+	// 2 (another reason) and 4 (truncated, skipped) came in the same batch
+	// and were given back.
+	if !slices.Equal(q.completed, []int64{1, 3}) || !slices.Equal(q.abandons, []int64{2, 4}) || len(q.msgs) != 2 {
+		t.Errorf("completed %v, abandoned %v, left %d", q.completed, q.abandons, len(q.msgs))
+	}
+	body3 := []byte(`{"orderId":"ORD-3"}`)
+	if len(snd.sent) != 2 || string(snd.sent[1].Body) != string(body3) || !strings.HasPrefix(*snd.sent[1].MessageID, orders.MessageID("ORD-3", body3)+":r") ||
+		*snd.sent[1].Subject != "OrderStatusChanged" || snd.sent[0].Subject != nil || *snd.sent[0].ContentType != "application/json" {
+		t.Errorf("sent %+v", snd.sent)
+	}
+}
+
+func TestAzureResubmitDryRunAndFailures(t *testing.T) {
+	t.Run("a dry run only peeks", func(t *testing.T) {
+		q, snd := parkingQueueFake(t), &fakeSender{}
+		vars := withAzure(t, q, newFakeQueue(), snd)
+		code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "--dry-run", "--reason", "RetryBudgetExhausted", "--reason", "HashMismatch")
+		if code != exitError || q.receives != 0 || len(snd.sent) != 0 || !strings.Contains(out, "3 would be done (dry run), 1 skipped") {
+			t.Errorf("exit %d, %d receives, %d sent\n%s", code, q.receives, len(snd.sent), out)
+		}
+	})
+	t.Run("a failed send leaves the message parked", func(t *testing.T) {
+		q, snd := parkingQueueFake(t), &fakeSender{fail: errors.New("401")}
+		vars := withAzure(t, q, newFakeQueue(), snd)
+		code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "--output", "json")
+		if r := decodeResult(t, out); code != exitError || len(q.completed) != 0 || r.Summary.Failed != 2 || len(q.msgs) != 4 {
+			t.Errorf("exit %d, completed %v, %+v", code, q.completed, r.Summary)
+		}
+	})
+	t.Run("a failed complete is reported", func(t *testing.T) {
+		q, snd := parkingQueueFake(t), &fakeSender{}
+		q.failComplete = true
+		vars := withAzure(t, q, newFakeQueue(), snd)
+		code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "--output", "json")
+		if r := decodeResult(t, out); code != exitError || len(snd.sent) != 2 || r.Summary.Failed != 2 || !strings.Contains(r.Results[0].Detail, "still in the queue") {
+			t.Errorf("exit %d, sent %d, %+v", code, len(snd.sent), r)
+		}
+	})
+	t.Run("a message locked elsewhere is gone, not lost", func(t *testing.T) {
+		q, snd := parkingQueueFake(t), &fakeSender{}
+		q.hidden[3] = true
+		vars := withAzure(t, q, newFakeQueue(), snd)
+		code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "--output", "json")
+		if r := decodeResult(t, out); code != exitError || r.Summary.Done != 1 || r.Summary.Gone != 1 || len(snd.sent) != 1 {
+			t.Errorf("exit %d, %+v", code, r.Summary)
+		}
+	})
+	t.Run("max bounds the work", func(t *testing.T) {
+		q, snd := parkingQueueFake(t), &fakeSender{}
+		vars := withAzure(t, q, newFakeQueue(), snd)
+		if code, _, _ := ctlEnv(t, vars, "parked", "resubmit", "--max", "1"); code != exitOK || len(snd.sent) != 1 || len(q.msgs) != 3 {
+			t.Errorf("exit %d, sent %d, %d left", code, len(snd.sent), len(q.msgs))
+		}
+	})
+}
+
+// A message named is resubmitted whatever its reason, with a warning.
+func TestAzureResubmitNamed(t *testing.T) {
+	q, snd := parkingQueueFake(t), &fakeSender{}
+	vars := withAzure(t, q, newFakeQueue(), snd)
+	code, _, errs := ctlEnv(t, vars, "parked", "resubmit", "ORD-2")
+	if code != exitOK || !strings.Contains(errs, "warning: HashMismatch") || len(snd.sent) != 1 || !slices.Equal(q.completed, []int64{2}) {
+		t.Errorf("exit %d, %q, sent %d, completed %v", code, errs, len(snd.sent), q.completed)
+	}
+	if code, _, _ := ctlEnv(t, vars, "parked", "resubmit", "ORD-2"); code != exitNotFound {
+		t.Errorf("again: exit %d, want %d", code, exitNotFound)
+	}
+}
+
+func TestAzureComplete(t *testing.T) {
+	q := parkingQueueFake(t)
+	vars := withAzure(t, q, newFakeQueue(), nil)
+	if code, _, _ := ctlEnv(t, vars, "parked", "complete", "3"); code != exitUsage || q.receives != 0 {
+		t.Fatalf("without --yes off a terminal: exit %d, %d receives", code, q.receives)
+	}
+	code, out, errs := ctlEnv(t, vars, "parked", "complete", "--yes", "3")
+	if code != exitOK || !slices.Equal(q.completed, []int64{3}) || !slices.Equal(q.abandons, []int64{1, 2, 4}) || !strings.Contains(out, "1 done") {
+		t.Errorf("exit %d (%s), completed %v, abandoned %v\n%s", code, errs, q.completed, q.abandons, out)
+	}
+}
+
+func TestAzureRedriveBrokerDeadLetters(t *testing.T) {
+	body := []byte(`{"orderId":"ORD-8"}`)
+	dl := newFakeQueue(
+		&azservicebus.ReceivedMessage{MessageID: "ORD-8", Body: body, Subject: to.Ptr("OrderPlaced"), DeadLetterReason: to.Ptr("MaxDeliveryCountExceeded")},
+		&azservicebus.ReceivedMessage{MessageID: "x", Body: []byte{0xff}, DeadLetterReason: to.Ptr("TTLExpiredException")},
+	)
+	snd := &fakeSender{}
+	vars := withAzure(t, parkingQueueFake(t), dl, snd)
+	if code, _, errs := ctlEnv(t, vars, "parked", "resubmit", "--dead-letter"); code != exitOK || len(snd.sent) != 2 || len(dl.msgs) != 0 {
+		t.Fatalf("exit %d (%s), sent %d", code, errs, len(snd.sent))
+	}
+	if m := snd.sent[0]; !strings.HasPrefix(*m.MessageID, orders.MessageID("ORD-8", body)+":r") || *m.Subject != "OrderPlaced" || string(m.Body) != string(body) {
+		t.Errorf("sent %+v", m)
+	}
+	if m := snd.sent[1]; len(m.Body) != 1 || m.Body[0] != 0xff {
+		t.Errorf("a body that is not UTF-8 was not sent byte for byte: %v", m.Body)
+	}
+}
+
+// fakePartition serves the documents of one partition.
+type fakePartition map[string][]json.RawMessage
+
+func (f fakePartition) PartitionDocuments(_ context.Context, pk string) ([]json.RawMessage, error) {
+	return f[pk], nil
+}
+
+// An envelope too large for its body points to it in Cosmos DB; the
+// resubmission carries the body read back, checked against its digest.
+func TestResubmissionReadsABodyKeptInCosmos(t *testing.T) {
+	body := []byte(`{"orderId":"ORD-9","pad":"` + strings.Repeat("x", 300_000) + `"}`)
+	pb := orders.NewParkedBody(body, "ORD-9", "m9", orders.RetryBudgetExhausted, time.Now())
+	raw, err := pb.Documents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Parked{OrderID: "ORD-9", Reason: "RetryBudgetExhausted", BodyRef: &bodyRef{ID: pb.ID(), PartitionKey: "ORD-9"}, BodySHA256: pb.SHA256}
+	msg, err := resubmission(context.Background(), p, &parkedBodies{store: fakePartition{"ORD-9": {raw[0]}}}, time.Now())
+	if err != nil || string(msg.Body) != string(body) || !strings.HasPrefix(*msg.MessageID, orders.MessageID("ORD-9", body)) {
+		t.Fatalf("err %v, %d bytes", err, len(msg.Body))
+	}
+	unpublishable := Parked{Reason: "Unpublishable", Body: `{"type":"outboxEvent"}`}
+	if _, err := resubmission(context.Background(), unpublishable, nil, time.Now()); err == nil || !strings.Contains(err.Error(), "outbox event") {
+		t.Errorf("an Unpublishable envelope would be sent to orders: %v", err)
+	}
+	_, err = resubmission(context.Background(), p, &parkedBodies{store: fakePartition{}}, time.Now())
+	if err == nil || !strings.Contains(err.Error(), "no document") {
+		t.Errorf("body expired: %v", err)
+	}
+	_, err = resubmission(context.Background(), p, &parkedBodies{getenv: func(string) string { return "" }}, time.Now())
+	if err == nil || !strings.Contains(err.Error(), "COSMOS_ENDPOINT") {
+		t.Errorf("no Cosmos configured: %v", err)
+	}
+}
+
+// A resubmission never carries the MessageId of the original send, which
+// the broker's duplicate detection would drop inside its window.
+func TestResubmitMessageIDDiffersFromTheOriginalAndFits(t *testing.T) {
+	body := []byte(`{}`)
+	long := strings.Repeat("é", 255)
+	id := resubmitMessageID(long, body, time.Date(2286, 11, 20, 17, 46, 39, 0, time.UTC)) // 10-digit Unix time
+	if id == orders.MessageID(long, body) || len([]rune(id)) > orders.MaxMessageIDLength {
+		t.Errorf("resubmission MessageId %q (%d characters)", id, len([]rune(id)))
 	}
 }

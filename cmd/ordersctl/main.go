@@ -1,127 +1,203 @@
-// Command ordersctl is the operators' tool for the order consumer: it lists
-// and shows parked and dead-lettered messages and what the store holds for an
-// order.
+// Command ordersctl is the operators' tool for the order consumer: it lists,
+// shows, completes and resubmits parked and dead-lettered messages, shows
+// what the store holds for an order, and sends an order as a producer must.
 //
-// parked list and show read Azure Service Bus (the parking queue and the
-// orders queue's dead-letter sub-queue, peeked, with Entra ID) when a
-// namespace is given, else the local host emulator's files (`make run`,
-// testbed/hostemu writes them under .local/hostemu); parked resubmit works
-// against Azure; order show reads Cosmos DB locally or in Azure; send sends
-// by the producer package's rule to Azure, or appends to a local stream file.
-// parked resubmit --dead-letter redrives the orders queue's dead-letter
-// sub-queue the same way.
+// With a namespace (--namespace or SERVICEBUS_FULLY_QUALIFIED_NAMESPACE) it
+// works on Azure Service Bus with Microsoft Entra ID; without one, on the
+// files the local host emulator keeps under .local/hostemu (`make run`,
+// testbed/hostemu), which stand for the same queues. Cosmos DB is read from
+// COSMOS_ENDPOINT in both. docs/runbook.md is the operator's guide.
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"golang.org/x/term"
 )
 
-// Exit codes scripts can rely on.
+// Exit codes scripts can rely on (docs/runbook.md, ordersctl).
 const (
 	exitOK       = 0
-	exitError    = 1 // the command failed (unreadable files, bad data)
-	exitUsage    = 2 // wrong arguments
-	exitNotFound = 3 // `parked show` matched nothing
+	exitError    = 1 // the command failed, or some message was not settled
+	exitUsage    = 2 // wrong arguments, or a change asked for no confirmation off a terminal
+	exitNotFound = 3 // nothing matched the orderId, messageId or sequence number given
+	exitDeclined = 4 // the operator answered no: nothing was changed
 )
 
-const usage = `ordersctl: inspect the order consumer's parked and dead-lettered messages.
+// cli is the program's surroundings, so tests run it in process.
+type cli struct {
+	getenv         func(string) string
+	stdout, stderr io.Writer
+	// progress receives the progress bar of bulk work; nil (tests, pipes)
+	// draws none.
+	progress io.Writer
+	// confirm asks the operator a yes/no question; nil when stdin is not a
+	// terminal, and then a change needs --yes.
+	confirm func(question string) bool
+}
 
-Usage:
-  ordersctl parked list [--namespace NS | --local DIR] [--reason R] [--order ID] [--output table|json]
-  ordersctl parked show [--namespace NS | --local DIR] [--output table|json] <orderId or messageId>
-  ordersctl parked resubmit --namespace NS [--dead-letter] [--reason R]... [--max N] [--dry-run]
-  ordersctl order show [--local DIR] [--output table|json] <orderId>
-  ordersctl send [--status] [--dry-run] [--namespace NS | --stream FILE] <body.json>
+func main() {
+	c := &cli{getenv: os.Getenv, stdout: os.Stdout, stderr: os.Stderr}
+	if term.IsTerminal(int(os.Stderr.Fd())) {
+		c.progress = os.Stderr
+	}
+	if term.IsTerminal(int(os.Stdin.Fd())) {
+		in := bufio.NewReader(os.Stdin)
+		c.confirm = func(q string) bool {
+			fmt.Fprintf(os.Stderr, "%s [y/N] ", q)
+			answer, _ := in.ReadString('\n')
+			answer = strings.ToLower(strings.TrimSpace(answer))
+			return answer == "y" || answer == "yes"
+		}
+	}
+	// Ctrl-C ends the work in progress: settled messages stay settled, the
+	// ones locked and not yet settled are given back.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], c)
+	stop()
+	os.Exit(code)
+}
 
-Sources: with --namespace (or SERVICEBUS_FULLY_QUALIFIED_NAMESPACE), the parking queue
-orders-deadletter and orders/$deadletterqueue, peeked (up to 1000 each) with Microsoft Entra ID
-(az login). Otherwise (local mode, after ` + "`make run`" + `): DIR/orders-deadletter.jsonl (the parking queue, one
-envelope per line, contract §6) and DIR/orders.deadletter.jsonl (the broker's dead-letter queue).
-order show reads Cosmos DB from COSMOS_ENDPOINT, COSMOS_DATABASE (shop), COSMOS_CONTAINER (orders)
-with Microsoft Entra ID (az login), or COSMOS_KEY for a local emulator. parked resubmit sends
-each parked message of the chosen reasons (default RetryBudgetExhausted) back to orders with the
-contract §3 MessageId plus ":r<unix time>" and its Subject, then completes it (peek-lock, send, complete: a crash
-leaves at worst a duplicate); others stay parked. With --dead-letter it redrives orders'
-dead-letter sub-queue instead (every reason unless --reason).
+// command is one subcommand with its help.
+type command struct {
+	name     string // "parked list"
+	synopsis string // the arguments after the name
+	about    string
+	examples []string
+	run      func(ctx context.Context, c *cli, cmd *command, args []string) error
+}
 
-Examples:
-  ordersctl parked list
-  ordersctl parked list --reason RetryBudgetExhausted --output json | jq length
-  ordersctl parked show ORD-2026-000123
-  ordersctl parked resubmit --namespace sb-x.servicebus.windows.net --dry-run
-  ordersctl send --namespace sb-x.servicebus.windows.net bicep/deploy/sample-order.json
-  COSMOS_ENDPOINT=https://acct.documents.azure.com:443/ ordersctl order show ORD-2026-000123
+// commands are dispatched by their name's words; "parked delete" is an alias.
+var commands = []*command{parkedListCmd, parkedShowCmd, parkedCompleteCmd, parkedResubmitCmd, orderShowCmd, sendCmd}
 
-Exit codes: 0 done, 1 failed, 2 usage, 3 nothing matched.
+const overview = `ordersctl: operate the order consumer: parked and dead-lettered messages, stored orders.
+
+Commands:
+  parked list       the parking queue and orders' dead-letter queue, filtered
+  parked show       one parked message in full
+  parked complete   remove parked messages once dealt with (alias: parked delete)
+  parked resubmit   send parked messages back to orders, then complete them
+  order show        what Cosmos DB holds for an order, and its parked messages
+  send              send an order (or status change) as a producer must
+
+Where: --namespace NS (or SERVICEBUS_FULLY_QUALIFIED_NAMESPACE) works on Azure Service Bus with
+Microsoft Entra ID (az login); without it, on the local host emulator's files (--local, default
+.local/hostemu, written by make run). Cosmos DB: COSMOS_ENDPOINT, COSMOS_DATABASE (shop),
+COSMOS_CONTAINER (orders), Entra ID, or COSMOS_KEY for a local emulator.
+
+Every command takes --help (with examples) and --output table|json; every change takes --dry-run.
+
+Exit codes: 0 done, 1 failed (or some message not settled), 2 usage, 3 nothing matched,
+4 declined at the confirmation prompt.
 `
 
-var errUsage = errors.New("usage")
-
-// usageErr keeps -h a request for help and makes any other flag error a
-// usage error.
-func usageErr(err error) error {
-	if errors.Is(err, flag.ErrHelp) {
-		return err
+// help is a command's --help text, flags included.
+func (cmd *command) help(fs *flag.FlagSet) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: ordersctl %s %s\n\n%s\n\nFlags:\n", cmd.name, cmd.synopsis, cmd.about)
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	b.WriteString("\nExamples:\n")
+	for _, e := range cmd.examples {
+		fmt.Fprintf(&b, "  %s\n", e)
 	}
-	return fmt.Errorf("%w: %v", errUsage, err)
+	return b.String()
+}
+
+// helpRequest carries the help text asked for with -h or --help.
+type helpRequest struct{ text string }
+
+func (h *helpRequest) Error() string { return "help requested" }
+
+// usageError is a wrong invocation of cmd (nil: of ordersctl itself).
+type usageError struct {
+	cmd *command
+	msg string
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(cmd *command, format string, args ...any) error {
+	return &usageError{cmd: cmd, msg: fmt.Sprintf(format, args...)}
+}
+
+// parse parses args into fs, turning -h into cmd's help and any other flag
+// error into a usage error.
+func parse(cmd *command, fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		return &helpRequest{text: cmd.help(fs)}
+	default:
+		return usagef(cmd, "%v", err)
+	}
 }
 
 type notFoundError struct{ what string }
 
-func (e *notFoundError) Error() string { return "no parked message for " + e.what }
+func (e *notFoundError) Error() string { return "nothing matched " + e.what }
 
-func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
-}
+// errDeclined is the operator's "no" at a confirmation prompt.
+var errDeclined = errors.New("not confirmed: nothing was changed")
 
 // run is the whole program, so tests start it in process.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	err := dispatch(ctx, args, getenv, stdout)
-	var nf *notFoundError
+func run(ctx context.Context, args []string, c *cli) int {
+	err := dispatch(ctx, args, c)
+	var (
+		help  *helpRequest
+		usage *usageError
+		nf    *notFoundError
+	)
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(stdout, usage)
+	case errors.As(err, &help):
+		fmt.Fprint(c.stdout, help.text)
 		return exitOK
-	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "ordersctl: %v\n\n%s", err, usage)
+	case errors.As(err, &usage):
+		if usage.cmd == nil {
+			fmt.Fprintf(c.stderr, "ordersctl: %v\n\n%s", err, overview)
+		} else {
+			fmt.Fprintf(c.stderr, "ordersctl %s: %v\nUsage: ordersctl %s %s (--help for more)\n", usage.cmd.name, err, usage.cmd.name, usage.cmd.synopsis)
+		}
 		return exitUsage
 	case errors.As(err, &nf):
-		fmt.Fprintln(stderr, "ordersctl:", err)
+		fmt.Fprintln(c.stderr, "ordersctl:", err)
 		return exitNotFound
+	case errors.Is(err, errDeclined):
+		fmt.Fprintln(c.stderr, "ordersctl:", err)
+		return exitDeclined
 	default:
-		fmt.Fprintln(stderr, "ordersctl:", err)
+		fmt.Fprintln(c.stderr, "ordersctl:", err)
 		return exitError
 	}
 }
 
-func dispatch(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+func dispatch(ctx context.Context, args []string, c *cli) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		return flag.ErrHelp
+		return &helpRequest{text: overview}
 	}
-	if args[0] == "send" {
-		return send(ctx, args[1:], getenv, stdout)
+	for _, cmd := range commands {
+		words := strings.Fields(cmd.name)
+		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == cmd.name {
+			return cmd.run(ctx, c, cmd, args[len(words):])
+		}
 	}
-	if len(args) >= 2 && args[0] == "order" && args[1] == "show" {
-		return orderShow(ctx, args[2:], getenv, stdout)
+	if len(args) >= 2 && args[0] == "parked" && args[1] == "delete" {
+		return parkedCompleteCmd.run(ctx, c, parkedCompleteCmd, args[2:])
 	}
-	if args[0] != "parked" || len(args) < 2 {
-		return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
-	}
-	switch args[1] {
-	case "list":
-		return parkedList(ctx, args[2:], getenv, stdout)
-	case "show":
-		return parkedShow(ctx, args[2:], getenv, stdout)
-	case "resubmit":
-		return parkedResubmit(ctx, args[2:], getenv, stdout)
-	default:
-		return fmt.Errorf("%w: unknown command parked %q", errUsage, args[1])
-	}
+	return usagef(nil, "unknown command %q", strings.Join(args[:min(2, len(args))], " "))
 }

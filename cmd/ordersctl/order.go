@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,29 +13,54 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 )
 
-// orderShow prints everything the store holds in an order's partition (the
-// order with its fingerprint, conflict records, status, outbox events) and
-// any parked message for it. Cosmos is reached as the handler reaches it:
-// COSMOS_ENDPOINT, COSMOS_DATABASE, COSMOS_CONTAINER, and Microsoft Entra ID
-// unless COSMOS_KEY is set (local emulators only).
-func orderShow(ctx context.Context, args []string, getenv func(string) string, w io.Writer) error {
-	fs := flag.NewFlagSet("order show", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dir := fs.String("local", ".local/hostemu", "folder of the local host emulator's files, for parked messages")
-	output := fs.String("output", "table", "table or json")
-	if err := fs.Parse(args); err != nil {
-		return usageErr(err)
-	}
-	if fs.NArg() != 1 || (*output != "table" && *output != "json") {
-		return fmt.Errorf("%w: order show [--output table|json] <orderId>", errUsage)
-	}
-	orderID := fs.Arg(0)
+// errNoCosmos says where Cosmos DB is configured.
+var errNoCosmos = errors.New("COSMOS_ENDPOINT is not set (and COSMOS_DATABASE, COSMOS_CONTAINER; COSMOS_KEY for a local emulator)")
+
+// openStore reaches Cosmos DB as the handler does: COSMOS_ENDPOINT,
+// COSMOS_DATABASE, COSMOS_CONTAINER, and Microsoft Entra ID unless
+// COSMOS_KEY is set (local emulators only).
+func openStore(getenv func(string) string) (*cosmos.Store, error) {
 	endpoint := getenv("COSMOS_ENDPOINT")
 	if endpoint == "" {
-		return fmt.Errorf("%w: set COSMOS_ENDPOINT (and COSMOS_DATABASE, COSMOS_CONTAINER)", errUsage)
+		return nil, errNoCosmos
 	}
-	store, err := cosmos.Open(cosmos.Options{Endpoint: endpoint, Key: getenv("COSMOS_KEY")},
+	return cosmos.Open(cosmos.Options{Endpoint: endpoint, Key: getenv("COSMOS_KEY")},
 		orDefault(getenv("COSMOS_DATABASE"), "shop"), orDefault(getenv("COSMOS_CONTAINER"), "orders"))
+}
+
+var orderShowCmd = &command{
+	name:     "order show",
+	synopsis: "[--namespace NS | --local DIR] [--output table|json] <orderId>",
+	about: `Shows every document Cosmos DB holds in the order's partition (the order with its requestHash,
+conflict records, status, outbox events, parked bodies) and every parked or dead-lettered
+message for it. Cosmos DB: COSMOS_ENDPOINT, COSMOS_DATABASE (shop), COSMOS_CONTAINER (orders),
+Microsoft Entra ID, or COSMOS_KEY for the local emulator (make run's database is named in its
+summary; keep it with bin/hostemu -keep-database).`,
+	examples: []string{
+		"ordersctl order show --output json ORD-2026-000123 | jq '.documents[] | select(.type == \"conflict\")'",
+		"COSMOS_ENDPOINT=https://acct.documents.azure.com:443/ ordersctl order show --namespace \"$NS\" ORD-2026-000123",
+	},
+	run: orderShow,
+}
+
+func orderShow(ctx context.Context, c *cli, cmd *command, args []string) error {
+	var qf queueFlags
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	qf.register(fs, c)
+	if err := parse(cmd, fs, args); err != nil {
+		return err
+	}
+	if err := qf.check(cmd); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef(cmd, "give one orderId")
+	}
+	orderID := fs.Arg(0)
+	store, err := openStore(c.getenv)
+	if errors.Is(err, errNoCosmos) {
+		return usagef(cmd, "%v", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -46,28 +72,24 @@ func orderShow(ctx context.Context, args []string, getenv func(string) string, w
 	if err != nil {
 		return fmt.Errorf("read order %s: %w", orderID, err)
 	}
-	all, err := readLocal(*dir)
+	all, err := list(ctx, &qf)
 	if err != nil {
 		return err
 	}
-	parked := []Parked{}
-	for _, p := range all {
-		if p.OrderID == orderID {
-			parked = append(parked, p)
-		}
+	parked := (&filter{order: orderID}).selectFrom(all)
+	if parked == nil {
+		parked = []Parked{}
 	}
 	if len(docs) == 0 && len(parked) == 0 {
 		return &notFoundError{what: "order " + orderID}
 	}
-	if *output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+	if qf.output == "json" {
+		return writeJSON(c.stdout, struct {
 			Documents []json.RawMessage `json:"documents"`
 			Parked    []Parked          `json:"parked"`
 		}{docs, parked})
 	}
-	return orderTable(w, docs, parked)
+	return orderTable(c.stdout, docs, parked)
 }
 
 func orderTable(w io.Writer, docs []json.RawMessage, parked []Parked) error {
@@ -76,16 +98,16 @@ func orderTable(w io.Writer, docs []json.RawMessage, parked []Parked) error {
 	for _, raw := range docs {
 		var d struct {
 			Type, ID, RequestHash, IncomingHash, Status, MessageID string
-			AcceptedAt, DetectedAt, UpdatedAt                      string
+			AcceptedAt, DetectedAt, UpdatedAt, ParkedAt            string
 		}
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return fmt.Errorf("stored document is not JSON: %w", err)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Type, d.ID, first(d.RequestHash, d.IncomingHash, d.Status),
-			d.MessageID, first(d.AcceptedAt, d.DetectedAt, d.UpdatedAt))
+			d.MessageID, first(d.AcceptedAt, d.DetectedAt, d.UpdatedAt, d.ParkedAt))
 	}
 	for _, p := range parked {
-		fmt.Fprintf(tw, "parked (%s)\t%s\t%s\t%s\t%s\n", p.Queue, p.OrderID, p.Reason, p.MessageID, p.ParkedAt)
+		fmt.Fprintf(tw, "parked (%s #%d)\t%s\t%s\t%s\t%s\n", p.Queue, p.SequenceNumber, p.OrderID, p.Reason, p.MessageID, p.ParkedAt)
 	}
 	return tw.Flush()
 }

@@ -52,7 +52,7 @@ func TestOrderShow(t *testing.T) {
 	}
 
 	code, out, _ = ctlEnv(t, vars, "order", "show", "--local", fixtures, "ORD-1")
-	if code != exitOK || !strings.Contains(out, o.Hash) || !strings.Contains(out, "parked (parking)") {
+	if code != exitOK || !strings.Contains(out, o.Hash) || !strings.Contains(out, "parked (parking #1)") {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
 	if code, _, _ := ctlEnv(t, vars, "order", "show", "--local", t.TempDir(), "ORD-NONE"); code != exitNotFound {

@@ -1,140 +1,284 @@
 package main
 
 import (
-	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+)
+
+// Queue kinds a parked message is in.
+const (
+	parkingQueue    = "parking"    // the parking queue, envelopes of docs/contract.md §6
+	deadLetterQueue = "deadletter" // orders' dead-letter sub-queue, the original messages
 )
 
 // Parked is one parked or dead-lettered message, as the table and the JSON
-// output show it.
+// output show it and as resubmit reads it.
 type Parked struct {
-	Queue         string `json:"queue"` // "parking" or "deadletter"
-	OrderID       string `json:"orderId,omitempty"`
-	MessageID     string `json:"messageId"`
-	Reason        string `json:"reason"`
-	DeliveryCount int    `json:"deliveryCount"`
-	ParkedAt      string `json:"parkedAt,omitempty"`
-	Description   string `json:"description"`
-	Body          string `json:"body,omitempty"`
+	Queue string `json:"queue"` // parkingQueue or deadLetterQueue
+	// SequenceNumber names the message in its queue: the broker's, or the
+	// line's in the local files.
+	SequenceNumber int64  `json:"sequenceNumber"`
+	OrderID        string `json:"orderId,omitempty"`
+	MessageID      string `json:"messageId"` // of the original message
+	Reason         string `json:"reason"`
+	DeliveryCount  int    `json:"deliveryCount"`
+	ParkedAt       string `json:"parkedAt,omitempty"`
+	Description    string `json:"description"`
+	Subject        string `json:"subject,omitempty"`
+	Body           string `json:"body,omitempty"`
+	BodyEncoding   string `json:"bodyEncoding,omitempty"` // "base64" for a body that is not UTF-8
+	// BodyRef and BodySHA256 name a body kept in Cosmos DB because the
+	// envelope could not carry it (contract §6).
+	BodyRef    *bodyRef `json:"bodyRef,omitempty"`
+	BodySHA256 string   `json:"bodySha256,omitempty"`
+	Truncated  bool     `json:"truncated,omitempty"`
 }
 
-type listFlags struct {
-	dir, namespace, parkingQueue, reason, order, output string
+type bodyRef struct {
+	ID           string `json:"id"`
+	PartitionKey string `json:"partitionKey"`
 }
 
-func parseFlags(name string, args []string, getenv func(string) string, withFilters bool) (listFlags, []string, error) {
-	var f listFlags
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&f.dir, "local", ".local/hostemu", "folder of the local host emulator's files")
-	fs.StringVar(&f.namespace, "namespace", getenv("SERVICEBUS_FULLY_QUALIFIED_NAMESPACE"), "Azure Service Bus namespace; empty: local files")
-	fs.StringVar(&f.parkingQueue, "parking-queue", "orders-deadletter", "the parking queue (Azure)")
+// fromEnvelope reads a parking envelope (contract §6).
+func fromEnvelope(seq int64, b []byte) (Parked, error) {
+	p := Parked{Queue: parkingQueue, SequenceNumber: seq}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return p, fmt.Errorf("parking envelope: %w", err)
+	}
+	p.Queue, p.SequenceNumber = parkingQueue, seq // not the envelope's to say
+	return p, nil
+}
+
+// fromDeadLetter describes a message the broker dead-lettered: its body is
+// the original message, whose orderId is read when it has one.
+func fromDeadLetter(seq int64, messageID string, deliveries int, reason, description, subject string, body []byte) Parked {
+	var head struct {
+		OrderID string `json:"orderId"`
+	}
+	_ = json.Unmarshal(body, &head) // a body that is not an order has no orderId
+	p := Parked{Queue: deadLetterQueue, SequenceNumber: seq, OrderID: head.OrderID, MessageID: messageID, Reason: reason,
+		DeliveryCount: deliveries, Description: description, Subject: subject, Body: string(body)}
+	if !utf8.Valid(body) {
+		p.Body, p.BodyEncoding = base64.StdEncoding.EncodeToString(body), "base64"
+	}
+	return p
+}
+
+// queueFlags say where the parked messages are and how to print them.
+type queueFlags struct {
+	namespace, dir, parkingQueue, output string
+}
+
+func (f *queueFlags) register(fs *flag.FlagSet, c *cli) {
+	fs.StringVar(&f.namespace, "namespace", c.getenv("SERVICEBUS_FULLY_QUALIFIED_NAMESPACE"), "Azure Service Bus namespace, sb-….servicebus.windows.net; empty: the local files")
+	fs.StringVar(&f.dir, "local", ".local/hostemu", "folder of the local host emulator's files (without --namespace)")
+	fs.StringVar(&f.parkingQueue, "parking-queue", "orders-deadletter", "the parking queue")
 	fs.StringVar(&f.output, "output", "table", "table or json")
-	if withFilters {
-		fs.StringVar(&f.reason, "reason", "", "only this parking or dead-letter reason")
-		fs.StringVar(&f.order, "order", "", "only this orderId")
-	}
-	if err := fs.Parse(args); err != nil {
-		return f, nil, usageErr(err)
-	}
+}
+
+func (f *queueFlags) check(cmd *command) error {
 	if f.output != "table" && f.output != "json" {
-		return f, nil, fmt.Errorf("%w: --output %q: want table or json", errUsage, f.output)
-	}
-	return f, fs.Args(), nil
-}
-
-// openAzure opens the Azure queues; tests replace it with fakes.
-var openAzure = azureQueues
-
-// load reads the parked and dead-lettered messages: from Azure Service Bus
-// when a namespace is given, else from the local host emulator's files.
-func load(ctx context.Context, f listFlags) ([]Parked, error) {
-	if f.namespace == "" {
-		return readLocal(f.dir)
-	}
-	parking, dl, closeFn, err := openAzure(f.namespace, f.parkingQueue)
-	if err != nil {
-		return nil, err
-	}
-	defer closeFn(context.WithoutCancel(ctx))
-	return readAzure(ctx, parking, dl)
-}
-
-func parkedList(ctx context.Context, args []string, getenv func(string) string, w io.Writer) error {
-	f, rest, err := parseFlags("parked list", args, getenv, true)
-	if err != nil {
-		return err
-	}
-	if len(rest) > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, rest[0])
-	}
-	all, err := load(ctx, f)
-	if err != nil {
-		return err
-	}
-	var out []Parked
-	for _, p := range all {
-		if (f.reason == "" || p.Reason == f.reason) && (f.order == "" || p.OrderID == f.order) {
-			out = append(out, p)
-		}
-	}
-	return write(w, f.output, out)
-}
-
-func parkedShow(ctx context.Context, args []string, getenv func(string) string, w io.Writer) error {
-	f, rest, err := parseFlags("parked show", args, getenv, false)
-	if err != nil {
-		return err
-	}
-	if len(rest) != 1 {
-		return fmt.Errorf("%w: parked show takes one orderId or messageId", errUsage)
-	}
-	all, err := load(ctx, f)
-	if err != nil {
-		return err
-	}
-	var out []Parked
-	for _, p := range all {
-		if p.OrderID == rest[0] || p.MessageID == rest[0] {
-			out = append(out, p)
-		}
-	}
-	if len(out) == 0 {
-		return &notFoundError{what: rest[0]}
-	}
-	if f.output == "json" {
-		return write(w, "json", out)
-	}
-	for _, p := range out {
-		fmt.Fprintf(w, "queue:          %s\norderId:        %s\nmessageId:      %s\nreason:         %s\ndeliveries:     %d\nparked at:      %s\ndescription:    %s\nbody:           %s\n\n",
-			p.Queue, p.OrderID, p.MessageID, p.Reason, p.DeliveryCount, p.ParkedAt, p.Description, p.Body)
+		return usagef(cmd, "--output %q: want table or json", f.output)
 	}
 	return nil
 }
 
-func write(w io.Writer, output string, ps []Parked) error {
+// openAzure opens the Azure queues; tests replace it with fakes.
+var openAzure = func(namespace, parking string) (queues, error) { return newAzureQueues(namespace, parking) }
+
+// open returns the queues the flags name.
+func (f *queueFlags) open() (queues, error) {
+	if f.namespace == "" {
+		return &localQueues{dir: f.dir, parkingQueue: f.parkingQueue}, nil
+	}
+	return openAzure(f.namespace, f.parkingQueue)
+}
+
+// filter selects parked messages.
+type filter struct {
+	reasons   map[string]bool // nil: any reason
+	order     string
+	olderThan time.Duration
+	// refs are orderIds, messageIds or sequence numbers; a message matching
+	// any of them is selected (none: every message).
+	refs []string
+}
+
+func (f *filter) register(fs *flag.FlagSet, reasonHelp string) {
+	fs.Func("reason", reasonHelp, func(v string) error {
+		if f.reasons == nil {
+			f.reasons = map[string]bool{}
+		}
+		f.reasons[v] = true
+		return nil
+	})
+	fs.StringVar(&f.order, "order", "", "only this orderId")
+	fs.DurationVar(&f.olderThan, "older-than", 0, "only messages parked longer ago than this, e.g. 2h (local dead letters carry no time and never match)")
+}
+
+func (f *filter) match(p Parked, now time.Time) bool {
+	if f.reasons != nil && !f.reasons[p.Reason] || f.order != "" && p.OrderID != f.order {
+		return false
+	}
+	if f.olderThan > 0 {
+		at, err := time.Parse(time.RFC3339Nano, p.ParkedAt)
+		if err != nil || now.Sub(at) < f.olderThan {
+			return false
+		}
+	}
+	if len(f.refs) == 0 {
+		return true
+	}
+	for _, r := range f.refs {
+		if r == p.OrderID || r == p.MessageID || r == strconv.FormatInt(p.SequenceNumber, 10) {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *filter) selectFrom(all []Parked) []Parked {
+	var out []Parked
+	now := time.Now()
+	for _, p := range all {
+		if f.match(p, now) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+var parkedListCmd = &command{
+	name:     "parked list",
+	synopsis: "[--namespace NS | --local DIR] [--reason R]... [--order ID] [--older-than D] [--output table|json]",
+	about: `Lists the parking queue, then orders' dead-letter sub-queue: sequence number, orderId,
+messageId, reason, deliveries, parked at and a one-line description. In Azure the queues are
+peeked (nothing is locked or changed; up to 1000 messages each).`,
+	examples: []string{
+		"ordersctl parked list",
+		"ordersctl parked list --namespace \"$NS\" --reason RetryBudgetExhausted --older-than 1h",
+		"ordersctl parked list --output json | jq 'group_by(.reason) | map({(.[0].reason): length}) | add'",
+	},
+	run: parkedList,
+}
+
+func parkedList(ctx context.Context, c *cli, cmd *command, args []string) error {
+	var (
+		qf  queueFlags
+		sel filter
+	)
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	qf.register(fs, c)
+	sel.register(fs, "only this reason (repeatable)")
+	if err := parse(cmd, fs, args); err != nil {
+		return err
+	}
+	if err := qf.check(cmd); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef(cmd, "unexpected argument %q", fs.Arg(0))
+	}
+	all, err := list(ctx, &qf)
+	if err != nil {
+		return err
+	}
+	return writeParked(c.stdout, qf.output, sel.selectFrom(all))
+}
+
+// list reads every parked and dead-lettered message the flags name.
+func list(ctx context.Context, qf *queueFlags) ([]Parked, error) {
+	q, err := qf.open()
+	if err != nil {
+		return nil, err
+	}
+	defer q.Close(context.WithoutCancel(ctx))
+	return q.List(ctx)
+}
+
+var parkedShowCmd = &command{
+	name:     "parked show",
+	synopsis: "[--namespace NS | --local DIR] [--output table|json] <orderId | messageId | sequence number>",
+	about: `Shows every parked or dead-lettered message of an order (or the one with that messageId or
+sequence number) in full: the envelope's fields and the original body.`,
+	examples: []string{
+		"ordersctl parked show ORD-2026-000123",
+		"ordersctl parked show --namespace \"$NS\" --output json 42 | jq -r .[0].body",
+	},
+	run: parkedShow,
+}
+
+func parkedShow(ctx context.Context, c *cli, cmd *command, args []string) error {
+	var qf queueFlags
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	qf.register(fs, c)
+	if err := parse(cmd, fs, args); err != nil {
+		return err
+	}
+	if err := qf.check(cmd); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef(cmd, "give one orderId, messageId or sequence number")
+	}
+	all, err := list(ctx, &qf)
+	if err != nil {
+		return err
+	}
+	sel := filter{refs: fs.Args()}
+	out := sel.selectFrom(all)
+	if len(out) == 0 {
+		return &notFoundError{what: fs.Arg(0)}
+	}
+	if qf.output == "json" {
+		return writeJSON(c.stdout, out)
+	}
+	for _, p := range out {
+		fmt.Fprintf(c.stdout, "queue:          %s\nsequence:       %d\norderId:        %s\nmessageId:      %s\nreason:         %s\ndeliveries:     %d\nparked at:      %s\ndescription:    %s\n",
+			p.Queue, p.SequenceNumber, p.OrderID, p.MessageID, p.Reason, p.DeliveryCount, p.ParkedAt, p.Description)
+		if p.Subject != "" {
+			fmt.Fprintf(c.stdout, "subject:        %s\n", p.Subject)
+		}
+		switch {
+		case p.BodyRef != nil:
+			fmt.Fprintf(c.stdout, "body:           in Cosmos DB, %s in partition %s (%s); parked resubmit reads it\n", p.BodyRef.ID, p.BodyRef.PartitionKey, p.BodySHA256)
+		case p.BodyEncoding != "":
+			fmt.Fprintf(c.stdout, "body (%s): %s\n", p.BodyEncoding, p.Body)
+		default:
+			fmt.Fprintf(c.stdout, "body:           %s\n", p.Body)
+		}
+		fmt.Fprintln(c.stdout)
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func writeParked(w io.Writer, output string, ps []Parked) error {
 	if output == "json" {
 		if ps == nil {
 			ps = []Parked{}
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(ps)
+		return writeJSON(w, ps)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUEUE\tORDER ID\tMESSAGE ID\tREASON\tDELIVERIES\tPARKED AT\tDESCRIPTION")
+	fmt.Fprintln(tw, "QUEUE\tSEQ\tORDER ID\tMESSAGE ID\tREASON\tDELIVERIES\tPARKED AT\tDESCRIPTION")
 	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", p.Queue, p.OrderID, p.MessageID, p.Reason, p.DeliveryCount, p.ParkedAt, oneLine(p.Description, 80))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%s\t%s\n", p.Queue, p.SequenceNumber, p.OrderID, p.MessageID, p.Reason,
+			p.DeliveryCount, p.ParkedAt, oneLine(p.Description, 80))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -149,83 +293,4 @@ func oneLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
-}
-
-// readLocal reads the parking queue's and the broker dead-letter queue's
-// files; a file that does not exist is an empty queue.
-func readLocal(dir string) ([]Parked, error) {
-	var out []Parked
-	err := eachLine(filepath.Join(dir, "orders-deadletter.jsonl"), func(line []byte) error {
-		var sent struct{ Body string }
-		if err := json.Unmarshal(line, &sent); err != nil {
-			return err
-		}
-		p, err := fromEnvelope([]byte(sent.Body))
-		if err != nil {
-			return err
-		}
-		out = append(out, p)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	err = eachLine(filepath.Join(dir, "orders.deadletter.jsonl"), func(line []byte) error {
-		var d struct {
-			MessageID     string `json:"messageId"`
-			DeliveryCount int    `json:"deliveryCount"`
-			Reason        string `json:"deadLetterReason"`
-			Description   string `json:"deadLetterErrorDescription"`
-			Body          string `json:"body"`
-		}
-		if err := json.Unmarshal(line, &d); err != nil {
-			return err
-		}
-		out = append(out, fromDeadLetter(d.MessageID, d.DeliveryCount, d.Reason, d.Description, d.Body))
-		return nil
-	})
-	return out, err
-}
-
-// fromEnvelope reads a parking envelope (contract §6).
-func fromEnvelope(b []byte) (Parked, error) {
-	var e struct {
-		Reason, Description, OrderID, MessageID, ParkedAt, Body string
-		DeliveryCount                                           int
-	}
-	if err := json.Unmarshal(b, &e); err != nil {
-		return Parked{}, fmt.Errorf("parking envelope: %w", err)
-	}
-	return Parked{Queue: "parking", OrderID: e.OrderID, MessageID: e.MessageID, Reason: e.Reason,
-		DeliveryCount: e.DeliveryCount, ParkedAt: e.ParkedAt, Description: e.Description, Body: e.Body}, nil
-}
-
-// fromDeadLetter describes a message the broker dead-lettered; its body is
-// the original message, whose orderId is read when it has one.
-func fromDeadLetter(messageID string, deliveries int, reason, description, body string) Parked {
-	var head struct {
-		OrderID string `json:"orderId"`
-	}
-	_ = json.Unmarshal([]byte(body), &head) // a body that is not an order has no orderId
-	return Parked{Queue: "deadletter", OrderID: head.OrderID, MessageID: messageID, Reason: reason,
-		DeliveryCount: deliveries, Description: description, Body: body}
-}
-
-func eachLine(path string, f func([]byte) error) error {
-	file, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	sc := bufio.NewScanner(file)
-	sc.Buffer(make([]byte, 64*1024), 8<<20) // an envelope holds a body of up to 256 KB, escaped
-	for n := 1; sc.Scan(); n++ {
-		if err := f(sc.Bytes()); err != nil {
-			return fmt.Errorf("%s line %d: %w", path, n, err)
-		}
-	}
-	return sc.Err()
 }

@@ -2,47 +2,54 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"time"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 
 	"github.com/ordersink/orders-consumer/producer"
 )
 
-// openSender opens a sender to the orders queue in Azure; tests replace it.
-var openSender = func(namespace string) (messageSender, func(context.Context), error) {
-	client, err := newClient(namespace)
-	if err != nil {
-		return nil, nil, err
-	}
-	snd, err := client.NewSender("orders", nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	return snd, func(ctx context.Context) { _ = client.Close(ctx) }, nil
+var sendCmd = &command{
+	name:     "send",
+	synopsis: "[--namespace NS | --stream FILE] [--status] [--dry-run] [--output table|json] <body.json>",
+	about: `Sends one body to the orders queue as a producer must (package producer): ContentType
+application/json, Subject OrderPlaced (OrderStatusChanged with --status) and the contract §3
+MessageId, "<orderId>:<16 hex digits of the body's SHA-256>". The body's bytes are sent as they
+are in the file. Without a namespace the message is appended to a stream file that
+bin/hostemu -stream FILE delivers.`,
+	examples: []string{
+		"ordersctl send --namespace \"$NS\" bicep/deploy/sample-order.json",
+		"ordersctl send --namespace \"$NS\" --status --dry-run shipped.json",
+		"ordersctl send bicep/deploy/sample-order.json && bin/hostemu -stream .local/hostemu/send.jsonl",
+	},
+	run: send,
 }
 
-// send is `send <file>`: the producer path (package producer) for tests and
-// one-off fixes. In Azure it sends to orders; locally it appends the message
-// to a stream file that `hostemu -stream FILE` delivers (testbed/orderstream
-// Record format).
-func send(ctx context.Context, args []string, getenv func(string) string, w io.Writer) error {
-	fs := flag.NewFlagSet("send", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	ns := fs.String("namespace", getenv("SERVICEBUS_FULLY_QUALIFIED_NAMESPACE"), "Azure Service Bus namespace; empty: append to --stream")
-	stream := fs.String("stream", ".local/hostemu/send.jsonl", "local stream file for hostemu -stream")
-	status := fs.Bool("status", false, "the file is an OrderStatusChanged body (Subject OrderStatusChanged)")
+// sent is what send prints with --output json.
+type sent struct {
+	To        string `json:"to"`
+	MessageID string `json:"messageId"`
+	Subject   string `json:"subject"`
+	Bytes     int    `json:"bytes"`
+	DryRun    bool   `json:"dryRun"`
+}
+
+func send(ctx context.Context, c *cli, cmd *command, args []string) error {
+	var qf queueFlags
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	qf.register(fs, c)
+	stream := fs.String("stream", ".local/hostemu/send.jsonl", "local mode: the stream file that stands for the orders queue")
+	status := fs.Bool("status", false, "the file is an OrderStatusChanged body")
 	dryRun := fs.Bool("dry-run", false, "print the message; send nothing")
-	if err := fs.Parse(args); err != nil {
-		return usageErr(err)
+	if err := parse(cmd, fs, args); err != nil {
+		return err
+	}
+	if err := qf.check(cmd); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: send [--status] [--dry-run] [--namespace NS | --stream FILE] <file>", errUsage)
+		return usagef(cmd, "give one body file")
 	}
 	body, err := os.ReadFile(fs.Arg(0))
 	if err != nil {
@@ -56,56 +63,36 @@ func send(ctx context.Context, args []string, getenv func(string) string, w io.W
 	if err != nil {
 		return fmt.Errorf("%s: %w", fs.Arg(0), err)
 	}
-	target := "orders in " + *ns
-	if *ns == "" {
-		target = *stream
+	out := sent{To: "orders in " + qf.namespace, MessageID: *msg.MessageID, Subject: *msg.Subject, Bytes: len(body), DryRun: *dryRun}
+	if qf.namespace == "" {
+		out.To = *stream
 	}
+	if !*dryRun {
+		q, err := qf.open()
+		if err != nil {
+			return err
+		}
+		defer q.Close(context.WithoutCancel(ctx))
+		if l, ok := q.(*localQueues); ok {
+			l.stream = *stream
+		}
+		snd, err := q.Sender()
+		if err != nil {
+			return err
+		}
+		sendCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := snd.SendMessage(sendCtx, msg, nil); err != nil {
+			return fmt.Errorf("send %s: %w", *msg.MessageID, err)
+		}
+	}
+	if qf.output == "json" {
+		return writeJSON(c.stdout, out)
+	}
+	verb := "sent to"
 	if *dryRun {
-		fmt.Fprintf(w, "would send to %s: MessageId %s, Subject %s, %d bytes\n", target, *msg.MessageID, *msg.Subject, len(body))
-		return nil
+		verb = "would send to"
 	}
-	if *ns == "" {
-		err = appendRecord(*stream, msg)
-	} else {
-		err = sendAzure(ctx, *ns, msg)
-	}
-	if err != nil {
-		return fmt.Errorf("send %s: %w", *msg.MessageID, err)
-	}
-	fmt.Fprintf(w, "sent to %s: MessageId %s\n", target, *msg.MessageID)
-	return nil
-}
-
-func sendAzure(ctx context.Context, ns string, msg *azservicebus.Message) error {
-	snd, closeFn, err := openSender(ns)
-	if err != nil {
-		return err
-	}
-	defer closeFn(context.WithoutCancel(ctx))
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	return snd.SendMessage(ctx, msg, nil)
-}
-
-// appendRecord writes msg as one stream line: the body as text, so its bytes
-// (and so its MessageId) survive exactly.
-func appendRecord(path string, msg *azservicebus.Message) error {
-	line, err := json.Marshal(struct {
-		MessageID   string `json:"messageId"`
-		ContentType string `json:"contentType"`
-		Subject     string `json:"subject"`
-		BodyText    string `json:"bodyText"`
-	}{*msg.MessageID, *msg.ContentType, *msg.Subject, string(msg.Body)})
-	if err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	_, err = fmt.Fprintf(c.stdout, "%s %s: MessageId %s, Subject %s, %d bytes\n", verb, out.To, out.MessageID, out.Subject, out.Bytes)
+	return err
 }

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,17 +42,15 @@ func TestSend(t *testing.T) {
 	})
 	t.Run("Azure, through the sender", func(t *testing.T) {
 		snd := &fakeSender{}
-		old := openSender
-		openSender = func(ns string) (messageSender, func(context.Context), error) {
-			return snd, func(context.Context) {}, nil
-		}
-		t.Cleanup(func() { openSender = old })
-		vars := map[string]string{"SERVICEBUS_FULLY_QUALIFIED_NAMESPACE": "sb-test.servicebus.windows.net"}
+		vars := withAzure(t, newFakeQueue(), newFakeQueue(), snd)
 		if code, out, _ := ctlEnv(t, vars, "send", "--dry-run", file); code != exitOK || len(snd.sent) != 0 || !strings.Contains(out, want) {
 			t.Fatalf("dry run: exit %d, sent %d, %q", code, len(snd.sent), out)
 		}
-		if code, _, errs := ctlEnv(t, vars, "send", file); code != exitOK || len(snd.sent) != 1 || *snd.sent[0].MessageID != want || *snd.sent[0].Subject != "OrderPlaced" {
-			t.Fatalf("exit %d (%s), sent %+v", code, errs, snd.sent)
+		code, out, errs := ctlEnv(t, vars, "send", "--output", "json", file)
+		var got sent
+		if code != exitOK || json.Unmarshal([]byte(out), &got) != nil || got.MessageID != want || len(snd.sent) != 1 ||
+			*snd.sent[0].MessageID != want || *snd.sent[0].Subject != "OrderPlaced" {
+			t.Fatalf("exit %d (%s), %s, sent %+v", code, errs, out, snd.sent)
 		}
 	})
 	t.Run("a body without orderId is refused", func(t *testing.T) {

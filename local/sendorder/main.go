@@ -1,19 +1,22 @@
-// Command sendorder sends one order file to the local Service Bus emulator's orders queue, with
-// MessageId = orderId (contract 1.x; contract 2.0 producers use package producer), so `func start` has a first message.
-// It lives in its own module so the handler's module does not depend on the Service Bus SDK.
+// Command sendorder sends one order file to the local Service Bus emulator's orders queue
+// (local/compose.yaml), so `func start` has a first message. The message is built by package
+// producer: the MessageId of docs/contract.md §3 ("<orderId>:<16 hex digits of the body's
+// SHA-256>"), ContentType and Subject. It lives in its own module (the main one through a replace)
+// so that the product's module holds no connection-string code: the emulator accepts nothing else.
 //
 //	cd local/sendorder && go run . ../../bicep/deploy/sample-order.json
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
+
+	"github.com/ordersink/orders-consumer/producer"
 )
 
 // emulator is the Service Bus emulator's published local connection string (no secret).
@@ -34,11 +37,9 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	var order struct {
-		OrderID string `json:"orderId"`
-	}
-	if err := json.Unmarshal(body, &order); err != nil || order.OrderID == "" {
-		return fmt.Errorf("%s: no orderId (%v)", args[0], err)
+	msg, err := producer.OrderMessage(body)
+	if err != nil {
+		return fmt.Errorf("%s: %w", args[0], err)
 	}
 	client, err := azservicebus.NewClientFromConnectionString(emulator, nil)
 	if err != nil {
@@ -52,9 +53,9 @@ func run(args []string) error {
 		return err
 	}
 	defer sender.Close(ctx)
-	if err := sender.SendMessage(ctx, &azservicebus.Message{Body: body, MessageID: &order.OrderID}, nil); err != nil {
-		return fmt.Errorf("send order %s: %w", order.OrderID, err)
+	if err := sender.SendMessage(ctx, msg, nil); err != nil {
+		return fmt.Errorf("send %s: %w", *msg.MessageID, err)
 	}
-	fmt.Printf("sent order %s to orders (MessageId %s)\n", order.OrderID, order.OrderID)
+	fmt.Printf("sent %s to orders (MessageId %s)\n", args[0], *msg.MessageID)
 	return nil
 }

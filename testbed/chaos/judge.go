@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
@@ -27,16 +28,27 @@ type Evidence struct {
 	Outages       []OutageRecord
 	CreatedAt     map[string]time.Time
 	RecoveryBound time.Duration
+	// OnlyOrders, when not nil, limits the documents read back to these
+	// orderIds: a run that continues an earlier one in the same database.
+	OnlyOrders map[string]bool
 }
 
 // readBack reads the run's documents by type, directly from Cosmos (not
 // through the proxy).
-func readBack(ctx context.Context, store *cosmos.Store) (map[string][]json.RawMessage, error) {
+func readBack(ctx context.Context, store *cosmos.Store, only map[string]bool) (map[string][]json.RawMessage, error) {
 	docs := map[string][]json.RawMessage{}
 	for _, t := range []string{"order", "outboxEvent", "conflict"} {
 		d, err := store.Documents(ctx, t)
 		if err != nil {
 			return nil, fmt.Errorf("read back %s documents: %w", t, err)
+		}
+		if only != nil {
+			d = slices.DeleteFunc(d, func(doc json.RawMessage) bool {
+				var head struct {
+					OrderID string `json:"orderId"`
+				}
+				return json.Unmarshal(doc, &head) != nil || !only[head.OrderID]
+			})
 		}
 		docs[t] = d
 	}
@@ -47,7 +59,7 @@ func readBack(ctx context.Context, store *cosmos.Store) (map[string][]json.RawMe
 // the proxy) and checks every invariant against them: the one set of rules
 // make run and make chaos both print.
 func Judge(ctx context.Context, store *cosmos.Store, ev Evidence) (*Findings, error) {
-	docs, err := readBack(ctx, store)
+	docs, err := readBack(ctx, store, ev.OnlyOrders)
 	if err != nil {
 		return nil, err
 	}

@@ -102,15 +102,25 @@ type OutageSchedule struct {
 // outage at once; Wait returns the records.
 func StartOutages(ctx context.Context, phases []Outage, p *Proxy, settled func() float64, logf func(string, ...any)) *OutageSchedule {
 	s := &OutageSchedule{done: make(chan struct{})}
+	// A phase due at once (After 0) starts before StartOutages returns, so
+	// no delivery slips through ahead of it.
+	var begun time.Time
+	if len(phases) > 0 && settled() >= phases[0].After {
+		begun = time.Now()
+		p.SetOutage(phases[0].Kind)
+	}
 	go func() {
 		defer close(s.done)
 		defer p.SetOutage(0)
-		for _, o := range phases {
-			if !waitFor(ctx, func() bool { return settled() >= o.After }) || ctx.Err() != nil {
-				return // the run ended first
+		for i, o := range phases {
+			start := begun
+			if i > 0 || start.IsZero() {
+				if !waitFor(ctx, func() bool { return settled() >= o.After }) || ctx.Err() != nil {
+					return // the run ended first
+				}
+				start = time.Now()
+				p.SetOutage(o.Kind)
 			}
-			start := time.Now()
-			p.SetOutage(o.Kind)
 			logf("outage: Cosmos %s for %s (%.0f%% of the messages settled)", o.Kind, o.For, 100*settled())
 			select {
 			case <-time.After(o.For):

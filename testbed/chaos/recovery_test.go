@@ -154,6 +154,21 @@ func TestOutageSchedule(t *testing.T) {
 	}
 }
 
+// A phase due at once is on when StartOutages returns: the run's first
+// delivery, which starts right after, meets it.
+func TestOutageDueAtOnceStartsBeforeDelivery(t *testing.T) {
+	p := startProxy(t, ProxyConfig{Upstream: newUpstream(t).URL})
+	ctx, cancel := context.WithCancel(context.Background())
+	s := StartOutages(ctx, []Outage{{Kind: Unreachable, After: 0, For: time.Hour}}, p, func() float64 { return 0 }, func(string, ...any) {})
+	if k := OutageKind(p.outage.Load()); k != Unreachable {
+		t.Errorf("outage %v when StartOutages returned, want %s", k, Unreachable)
+	}
+	cancel()
+	if recs := s.Wait(); len(recs) != 1 || OutageKind(p.outage.Load()) != 0 {
+		t.Errorf("records %+v; want the one outage, ended with the run", recs)
+	}
+}
+
 func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)

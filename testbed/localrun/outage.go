@@ -2,6 +2,7 @@ package localrun
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -16,14 +17,15 @@ var DefaultOutages = []chaos.Outage{{Kind: chaos.Unreachable, After: 0.25, For: 
 // judge runs the invariant checks of make chaos over this run: the
 // documents read back, the fates of the messages (a chaos.Tracker fed this
 // run's invocations), the broker's and the handler's counts, and the proxy's
-// ledger when the run had one (outages).
-func judge(ctx context.Context, db *ordersDB, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *chaos.RigResult) (*chaos.Findings, error) {
+// ledger when the run had one (outages). only, when not nil, limits the
+// documents read back to those orderIds (a resumed run).
+func judge(ctx context.Context, db *ordersDB, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *chaos.RigResult, only map[string]bool) (*chaos.Findings, error) {
 	t := chaos.NewTracker(msgs)
 	for _, inv := range invs {
 		t.Observe(inv)
 	}
 	ev := chaos.Evidence{Messages: msgs, Fates: t, Queue: res.Queue, Worker: res.Worker, Dead: res.DeadLetters,
-		Outages: res.Outages, RecoveryBound: chaos.DefaultRecoveryBound}
+		Outages: res.Outages, RecoveryBound: chaos.DefaultRecoveryBound, OnlyOrders: only}
 	if res.Ledger != nil {
 		ev.Created, ev.CreatedAt = res.Ledger.Created(), res.Ledger.CreatedAt()
 	}
@@ -32,4 +34,19 @@ func judge(ctx context.Context, db *ordersDB, msgs []*hostemu.Message, invs []*h
 		return nil, fmt.Errorf("read the run's documents back: %w", err)
 	}
 	return f, nil
+}
+
+// orderIDs are the orderIds the messages name; a resumed run judges only
+// their documents, not those of the run it continues.
+func orderIDs(msgs []*hostemu.Message) map[string]bool {
+	ids := map[string]bool{}
+	for _, m := range msgs {
+		var head struct {
+			OrderID string `json:"orderId"`
+		}
+		if json.Unmarshal(m.Body, &head) == nil && head.OrderID != "" {
+			ids[head.OrderID] = true
+		}
+	}
+	return ids
 }

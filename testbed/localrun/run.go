@@ -7,9 +7,11 @@ package localrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +43,12 @@ type Options struct {
 
 	Database     string // "" = a fresh database, deleted afterwards
 	KeepDatabase bool
+	// Resume continues an earlier run kept with KeepDatabase: Database may
+	// hold its documents, the check reads back only the orderIds of this
+	// run's messages, and the files in OutDir are appended to, not replaced,
+	// so they stay the local queues (ordersctl parked resubmit, then a run
+	// of its stream file).
+	Resume bool
 
 	MaxConcurrentCalls  int // 0 = host.json
 	MaxMessageBatchSize int // 0 = host.json
@@ -108,17 +116,22 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := openDatabase(ctx, settings, opts.Database)
+	if opts.Resume && opts.Database == "" {
+		return nil, errors.New("resume needs the database of the earlier run (-database)")
+	}
+	db, err := openDatabase(ctx, settings, opts.Database, opts.Resume)
 	if err != nil {
 		return nil, err
 	}
 	defer db.close(opts.KeepDatabase)
 
-	files, err := newOutFiles(opts.OutDir)
+	files, err := newOutFiles(opts.OutDir, opts.Resume)
 	if err != nil {
 		return nil, err
 	}
-	files.removeStale()
+	if !opts.Resume {
+		files.removeStale()
+	}
 	defer files.close()
 	handlerLog, err := os.Create(files.path("handler.log"))
 	if err != nil {
@@ -169,8 +182,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("read the stored orders back: %w", err)
 	}
 	msgs := delivered(opts.Messages, res.Dropped)
+	var only map[string]bool // a resumed run counts and judges only its own orders
+	if opts.Resume {
+		only = orderIDs(opts.Messages)
+		stored = slices.DeleteFunc(stored, func(o storedOrder) bool { return !only[o.OrderID] })
+	}
 	rep.count(msgs, invs, stored, res.DeadLetters)
-	if rep.Findings, err = judge(ctx, db, msgs, invs, res); err != nil {
+	if rep.Findings, err = judge(ctx, db, msgs, invs, res, only); err != nil {
 		return nil, err
 	}
 	rep.Recoveries = rep.Findings.Recoveries

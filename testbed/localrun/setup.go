@@ -81,8 +81,8 @@ type ordersDB struct {
 // openDatabase connects with the handler's own settings. Without a name it
 // creates a fresh database (local emulators and key-authenticated accounts)
 // so that the check sees only this run's orders; a named one must hold no
-// orders yet.
-func openDatabase(ctx context.Context, settings *hostemu.Settings, name string) (*ordersDB, error) {
+// orders yet, unless the run resumes an earlier one.
+func openDatabase(ctx context.Context, settings *hostemu.Settings, name string, resume bool) (*ordersDB, error) {
 	endpoint, _ := settings.Get("COSMOS_ENDPOINT")
 	if endpoint == "" {
 		return nil, errors.New("COSMOS_ENDPOINT is not set (environment, local.settings.json or -setting); make run starts the local emulator for you")
@@ -115,8 +115,8 @@ func openDatabase(ctx context.Context, settings *hostemu.Settings, name string) 
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", db.name, err)
 	}
-	if len(docs) > 0 {
-		return nil, fmt.Errorf("database %s already holds %d orders; the check needs an empty one (or omit -database for a fresh one)", db.name, len(docs))
+	if len(docs) > 0 && !resume {
+		return nil, fmt.Errorf("database %s already holds %d orders; the check needs an empty one (or omit -database for a fresh one, or -resume to continue its run)", db.name, len(docs))
 	}
 	return db, nil
 }

@@ -9,6 +9,8 @@
 //
 //	hostemu [flags]                      a generated stream (2000 orders)
 //	hostemu -stream messages.jsonl       a stream file (see testbed/orderstream.Record)
+//	hostemu -keep-database …             then ordersctl parked resubmit, then
+//	hostemu -stream .local/hostemu/send.jsonl -database NAME -resume
 package main
 
 import (
@@ -99,7 +101,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	opts.Clocks.RegisterFlags(fs)
 	outages := fs.String("outages", chaos.FormatOutages(localrun.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none; needs a loopback http:// Cosmos endpoint")
 	fs.StringVar(&opts.Database, "database", "", "Cosmos database to use; it must hold no orders (default: a fresh one, deleted afterwards)")
-	fs.BoolVar(&opts.KeepDatabase, "keep-database", false, "keep the fresh database for a look afterwards")
+	fs.BoolVar(&opts.KeepDatabase, "keep-database", false, "keep the fresh database for a look afterwards (ordersctl order show)")
+	fs.BoolVar(&opts.Resume, "resume", false, "continue the run that kept -database: deliver -stream (e.g. what ordersctl parked resubmit wrote) into it, append to the files in -out")
 	fs.StringVar(&opts.ParkingQueue, "parking-queue", "orders-deadletter", "queue of the parking output binding (docs/contract.md §1)")
 	fs.StringVar(&opts.OutDir, "out", ".local/hostemu", "folder for the parked messages, dead letters and handler output")
 	fs.DurationVar(&opts.Timeout, "timeout", 5*time.Minute, "give up after this long")

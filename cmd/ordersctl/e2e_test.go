@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/producer"
+	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/localrun"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
+)
+
+func orderBody(id, total string) []byte {
+	return []byte(`{"orderId":"` + id + `","customerId":"CUST-1","currency":"EUR","lines":[{"sku":"SKU-1","quantity":1,"unitPrice":"` +
+		total + `"}],"total":"` + total + `","placedAt":"2026-12-01T09:00:00Z"}`)
+}
+
+func producerMessage(t *testing.T, body []byte) *hostemu.Message {
+	t.Helper()
+	m, err := producer.OrderMessage(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &hostemu.Message{MessageID: *m.MessageID, Body: m.Body, ContentType: *m.ContentType, Subject: *m.Subject}
+}
+
+// The operator's round trip, locally, with the real handler under the host
+// emulator against the Cosmos emulator: a run parks one order as
+// HashMismatch and one as RetryBudgetExhausted (an outage longer than its
+// retry budget, on tiny clocks); ordersctl lists them, shows one and
+// resubmits the exhausted one; a second run (-resume) delivers the
+// resubmission, and the order is then stored exactly once, while the
+// mismatch stays parked until completed.
+func TestEndToEndParkResubmitStore(t *testing.T) {
+	env := cosmosDB.Env(t)
+	root, err := cosmostest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler := filepath.Join(t.TempDir(), "handler")
+	build := exec.Command("go", "build", "-o", handler, "./cmd/handler")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/handler: %v\n%s", err, out)
+	}
+	out := t.TempDir()
+	opts := func(msgs []*hostemu.Message) localrun.Options {
+		return localrun.Options{AppRoot: root, Executable: handler, Functions: []string{"ProcessOrder"},
+			Environ: append(os.Environ(), "COSMOS_ENDPOINT="+env.Endpoint, "COSMOS_KEY="+env.Key, "LOG_LEVEL=warn"),
+			// One delivery held for two seconds is the whole retry budget
+			// (36 minutes in Azure), so a short outage exhausts it.
+			Settings: []string{"RETRY_BUDGET_DELIVERY_COUNT=1", "MESSAGE_DEADLINE=2s", "COSMOS_OPERATION_TIMEOUT=500ms", "COSMOS_PROBE_INTERVAL=200ms"},
+			Messages: msgs, MaxConcurrentCalls: 1, OutDir: out, Timeout: time.Minute, KeepDatabase: true}
+	}
+	deliver := func(o localrun.Options) *localrun.Report {
+		t.Helper()
+		var log bytes.Buffer
+		o.Log = &log
+		rep, err := localrun.Run(context.Background(), o)
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, log.String())
+		}
+		return rep
+	}
+
+	// Run 1, one message at a time: C while Cosmos is unreachable for
+	// longer than C's budget (it is parked at 2 s, Cosmos is back at 2.5 s),
+	// then A (held until Cosmos is back, well inside its own 2 s), B, and B
+	// with other content.
+	bodyC := orderBody("ORD-E2E-C", "3.00")
+	first := opts([]*hostemu.Message{producerMessage(t, bodyC), producerMessage(t, orderBody("ORD-E2E-A", "1.00")),
+		producerMessage(t, orderBody("ORD-E2E-B", "2.00")), producerMessage(t, orderBody("ORD-E2E-B", "2.50"))})
+	first.Outages = []chaos.Outage{{Kind: chaos.Unreachable, After: 0, For: 2500 * time.Millisecond}}
+	rep := deliver(first)
+	store, err := cosmosStore(env.Endpoint, env.Key, rep.Database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.DeleteDatabase(context.WithoutCancel(context.Background())) })
+	if rep.ExhaustedParked != 1 || rep.MismatchesParked != 1 {
+		var b bytes.Buffer
+		rep.Print(&b)
+		t.Log(b.String())
+		t.Fatalf("run 1 parked %d exhausted, %d mismatches; want 1 and 1", rep.ExhaustedParked, rep.MismatchesParked)
+	}
+
+	code, listing, errs := ctl(t, "parked", "list", "--local", out, "--output", "json")
+	var parked []Parked
+	if code != exitOK || json.Unmarshal([]byte(listing), &parked) != nil || len(parked) != 2 ||
+		parked[0].Reason != "RetryBudgetExhausted" || parked[0].OrderID != "ORD-E2E-C" || parked[1].Reason != "HashMismatch" {
+		t.Fatalf("list: exit %d (%s)\n%s", code, errs, listing)
+	}
+	if code, shown, _ := ctl(t, "parked", "show", "--local", out, "ORD-E2E-C"); code != exitOK || !strings.Contains(shown, string(bodyC)) {
+		t.Fatalf("show: exit %d\n%s", code, shown)
+	}
+	stream := filepath.Join(out, "send.jsonl")
+	code, resubmitted, errs := ctl(t, "parked", "resubmit", "--local", out, "--stream", stream, "--output", "json")
+	if r := decodeResult(t, resubmitted); code != exitOK || r.Summary.Done != 1 || r.Results[0].OrderID != "ORD-E2E-C" {
+		t.Fatalf("resubmit: exit %d (%s), %+v", code, errs, r)
+	}
+
+	// Run 2 delivers what resubmit sent, into the same database.
+	f, err := os.Open(stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := orderstream.Read(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := opts(msgs)
+	second.Database, second.Resume = rep.Database, true
+	if rep := deliver(second); !rep.OK() || rep.StoredOrders != 1 {
+		var b bytes.Buffer
+		rep.Print(&b)
+		t.Fatalf("run 2:\n%s", b.String())
+	}
+
+	docs, err := store.Documents(context.Background(), orders.TypeOrder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[string]int{}
+	for _, d := range docs {
+		var o struct{ OrderID string }
+		_ = json.Unmarshal(d, &o)
+		stored[o.OrderID]++
+	}
+	if len(docs) != 3 || stored["ORD-E2E-A"] != 1 || stored["ORD-E2E-B"] != 1 || stored["ORD-E2E-C"] != 1 {
+		t.Errorf("stored orders %v; want A, B and C once each", stored)
+	}
+	vars := map[string]string{"COSMOS_ENDPOINT": env.Endpoint, "COSMOS_KEY": env.Key, "COSMOS_DATABASE": rep.Database}
+	if code, shown, errs := ctlEnv(t, vars, "order", "show", "--local", out, "ORD-E2E-C"); code != exitOK || !strings.Contains(shown, orders.TypeOrder) || strings.Contains(shown, "parked") {
+		t.Errorf("order show: exit %d (%s)\n%s", code, errs, shown)
+	}
+	// The mismatch outlived run 2 in the parking file; completing it
+	// empties the queue.
+	if code, _, errs := ctl(t, "parked", "complete", "--local", out, "--yes", "--reason", "HashMismatch"); code != exitOK {
+		t.Fatalf("complete: exit %d: %s", code, errs)
+	}
+	if code, listing, _ := ctl(t, "parked", "list", "--local", out, "--output", "json"); code != exitOK || strings.TrimSpace(listing) != "[]" {
+		t.Errorf("left parked: %s", listing)
+	}
+}
+
+func cosmosStore(endpoint, key, database string) (*cosmos.Store, error) {
+	return cosmos.Open(cosmos.Options{Endpoint: endpoint, Key: key}, database, "orders")
+}

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
+)
+
+// queues is where parked messages live: Azure Service Bus, or the files of
+// the local host emulator.
+type queues interface {
+	// List reads the parking queue, then orders' dead-letter sub-queue,
+	// changing nothing.
+	List(ctx context.Context) ([]Parked, error)
+	// Settle hands each message of queue (parkingQueue or deadLetterQueue)
+	// whose sequence number is chosen to act, and completes (removes) it
+	// when act returns nil; on an error it stays. The result has an entry
+	// per chosen message found: nil when completed, else why not. Messages
+	// not chosen are left as they are.
+	Settle(ctx context.Context, queue string, chosen map[int64]bool, act func(Parked) error) (map[int64]error, error)
+	// Sender is the orders queue.
+	Sender() (messageSender, error)
+	Close(ctx context.Context)
+}
+
+// messageSender is what sending needs of the orders queue;
+// *azservicebus.Sender has it, and so does a local stream file.
+type messageSender interface {
+	SendMessage(ctx context.Context, m *azservicebus.Message, o *azservicebus.SendMessageOptions) error
+}
+
+// localQueues are the files testbed/localrun writes under .local/hostemu:
+// <parking queue>.jsonl, one line per envelope the parking output sent, and
+// orders.deadletter.jsonl, the broker's dead letters. Messages sent to
+// orders are appended to a stream file that `hostemu -stream FILE -resume`
+// delivers. Not for use while hostemu runs: it appends to the same files.
+type localQueues struct {
+	dir, parkingQueue string
+	stream            string // the orders queue: a stream file
+}
+
+func (l *localQueues) file(queue string) string {
+	if queue == deadLetterQueue {
+		return filepath.Join(l.dir, "orders.deadletter.jsonl")
+	}
+	return filepath.Join(l.dir, l.parkingQueue+".jsonl")
+}
+
+// localLine is one line of either file.
+type localLine struct {
+	SequenceNumber int64 `json:"sequenceNumber"`
+	// the parking output's line: the envelope as the message's text
+	Body string `json:"body"`
+	// the dead-letter file's line: the original message
+	MessageID     string `json:"messageId"`
+	DeliveryCount int    `json:"deliveryCount"`
+	Reason        string `json:"deadLetterReason"`
+	Description   string `json:"deadLetterErrorDescription"`
+	Subject       string `json:"subject"`
+	BodyBase64    string `json:"bodyBase64"`
+}
+
+// parse reads line n of a queue's file; files of older runs have no
+// sequence numbers, and then a line's number is its position (Settle
+// writes it into the lines it keeps, so it stays the message's).
+func (l *localQueues) parse(queue string, n int, b []byte) (Parked, error) {
+	var line localLine
+	if err := json.Unmarshal(b, &line); err != nil {
+		return Parked{}, err
+	}
+	seq := line.SequenceNumber
+	if seq == 0 {
+		seq = int64(n)
+	}
+	if queue == parkingQueue {
+		return fromEnvelope(seq, []byte(line.Body))
+	}
+	body := []byte(line.Body)
+	if line.BodyBase64 != "" {
+		var err error
+		if body, err = base64.StdEncoding.DecodeString(line.BodyBase64); err != nil {
+			return Parked{}, fmt.Errorf("bodyBase64: %w", err)
+		}
+	}
+	return fromDeadLetter(seq, line.MessageID, line.DeliveryCount, line.Reason, line.Description, line.Subject, body), nil
+}
+
+func (l *localQueues) List(context.Context) ([]Parked, error) {
+	var out []Parked
+	for _, queue := range []string{parkingQueue, deadLetterQueue} {
+		lines, err := readLines(l.file(queue))
+		if err != nil {
+			return nil, err
+		}
+		for i, b := range lines {
+			p, err := l.parse(queue, i+1, b)
+			if err != nil {
+				return nil, fmt.Errorf("%s line %d: %w", l.file(queue), i+1, err)
+			}
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// Settle rewrites the queue's file without the lines completed. The new
+// file replaces the old one by a rename, so a crash leaves either; act has
+// already sent a resubmission then, and a second resubmit gives the
+// consumer a duplicate it absorbs.
+func (l *localQueues) Settle(ctx context.Context, queue string, chosen map[int64]bool, act func(Parked) error) (map[int64]error, error) {
+	path := l.file(queue)
+	lines, err := readLines(path)
+	if err != nil {
+		return nil, err
+	}
+	results := map[int64]error{}
+	var kept bytes.Buffer
+	for i, b := range lines {
+		p, err := l.parse(queue, i+1, b)
+		if err == nil && chosen[p.SequenceNumber] {
+			if err = ctx.Err(); err == nil {
+				err = act(p)
+			}
+			results[p.SequenceNumber] = err
+			if err == nil {
+				continue
+			}
+		}
+		if err := stamp(&b, p.SequenceNumber); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", path, i+1, err)
+		}
+		kept.Write(b)
+		kept.WriteByte('\n')
+	}
+	if len(results) == 0 {
+		return results, nil
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, kept.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, fmt.Errorf("complete in %s: %w", path, err)
+	}
+	return results, nil
+}
+
+// stamp writes seq into a line that has no sequenceNumber.
+func stamp(line *[]byte, seq int64) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(*line, &fields); err != nil {
+		return err
+	}
+	if _, ok := fields["sequenceNumber"]; ok {
+		return nil
+	}
+	fields["sequenceNumber"] = json.RawMessage(strconv.FormatInt(seq, 10))
+	b, err := json.Marshal(fields)
+	*line = b
+	return err
+}
+
+func (l *localQueues) Sender() (messageSender, error) { return streamFile(l.stream), nil }
+
+func (l *localQueues) Close(context.Context) {}
+
+// readLines returns a file's lines; a file that does not exist is an empty
+// queue.
+func readLines(path string) ([][]byte, error) {
+	file, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	var out [][]byte
+	sc := bufio.NewScanner(file)
+	sc.Buffer(make([]byte, 64*1024), 8<<20) // an envelope holds a body of up to 256 KB, escaped
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) > 0 {
+			out = append(out, bytes.Clone(sc.Bytes()))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// streamFile is the local orders queue: each message sent is appended as a
+// line of the stream format hostemu -stream reads (testbed/orderstream),
+// its body as text so its bytes, and so its MessageId, survive exactly.
+type streamFile string
+
+func (s streamFile) SendMessage(_ context.Context, msg *azservicebus.Message, _ *azservicebus.SendMessageOptions) error {
+	rec := struct {
+		MessageID   string  `json:"messageId"`
+		ContentType string  `json:"contentType,omitempty"`
+		Subject     string  `json:"subject,omitempty"`
+		BodyText    *string `json:"bodyText,omitempty"`
+		BodyBase64  string  `json:"bodyBase64,omitempty"`
+	}{MessageID: deref(msg.MessageID), ContentType: deref(msg.ContentType), Subject: deref(msg.Subject)}
+	if text := string(msg.Body); utf8.ValidString(text) {
+		rec.BodyText = &text
+	} else {
+		rec.BodyBase64 = base64.StdEncoding.EncodeToString(msg.Body)
+	}
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(string(s), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
