@@ -248,7 +248,7 @@ func TestHTTPRouting(t *testing.T) {
 		{"DELETE", "/api/echo", 200, "/Echo", nil},
 		{"GET", "/api/tenants/t1/items/7", 200, "/Items", map[string]any{"tenant": "t1", "id": "7"}},
 		{"PUT", "/api/tenants/t1/items/7/full", 200, "/Items", map[string]any{"tenant": "t1", "id": "7", "view": "full"}},
-		{"GET", "/api/tenants/t1/items/x7", 404, "", nil},         // {id:int}
+		{"GET", "/api/tenants/t1/items/x7", 404, "", nil},          // {id:int}
 		{"GET", "/api/tenants/t1/items/7/full/more", 404, "", nil}, // too long
 		{"GET", "/api/orders", 404, "", nil},                       // SubmitOrder is POST only: the host says 404
 		{"DELETE", "/api/orders/A-1", 404, "", nil},
@@ -478,7 +478,12 @@ func TestHTTPFailedOutputSendAnswers500(t *testing.T) {
 	var mu sync.Mutex
 	var sent []string
 	opts := Options{MaxMessageBytes: 4096,
-		ServiceBusOut: func(_ *Invocation, m OutputMessage) error { mu.Lock(); sent = append(sent, m.Text); mu.Unlock(); return nil },
+		ServiceBusOut: func(_ *Invocation, m OutputMessage) error {
+			mu.Lock()
+			sent = append(sent, m.Text)
+			mu.Unlock()
+			return nil
+		},
 		SendFault: func(_ *Invocation, m OutputMessage) error {
 			if strings.Contains(m.Text, `"n": 2`) {
 				return refused

@@ -38,7 +38,7 @@ type Queue struct {
 	DuplicateDetection time.Duration
 
 	mu           sync.Mutex
-	holds        int // producers still sending: an empty queue is not drained
+	holds        int        // producers still sending: an empty queue is not drained
 	retry        []*entry   // redeliveries, served first
 	ready        [][]*entry // units in send order; a unit is one burst
 	outstanding  int
