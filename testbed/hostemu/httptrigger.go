@@ -106,16 +106,36 @@ func (h *Host) HTTP(opts HTTPOptions) (*HTTPFront, error) {
 	return f, nil
 }
 
-// Routes lists the served routes as "METHODS /prefix/route -> Function".
-func (f *HTTPFront) Routes() []string {
-	var out []string
+// HTTPRoute is one served route, for a listing.
+type HTTPRoute struct {
+	Function string
+	// Methods are upper case; empty means every method.
+	Methods []string
+	// Path is /<prefix>/<template>.
+	Path string
+	// Keyed: a function key is asked for (authLevel function or admin, and
+	// HTTPOptions.FunctionKey set).
+	Keyed bool
+}
+
+func (r HTTPRoute) String() string {
+	methods := strings.Join(r.Methods, ",")
+	if methods == "" {
+		methods = "*"
+	}
+	key := ""
+	if r.Keyed {
+		key = " (function key)"
+	}
+	return fmt.Sprintf("%s %s -> %s%s", methods, r.Path, r.Function, key)
+}
+
+// Routes lists the served routes in function order.
+func (f *HTTPFront) Routes() []HTTPRoute {
+	out := make([]HTTPRoute, 0, len(f.routes))
 	for _, r := range f.routes {
-		methods := strings.Join(r.methods, ",")
-		if methods == "" {
-			methods = "*"
-		}
-		path := strings.Join(append(slices.Clone(f.prefix), strings.Trim(r.route.Template, "/")), "/")
-		out = append(out, fmt.Sprintf("%s /%s -> %s", methods, path, r.fn.Name))
+		path := "/" + strings.Join(append(slices.Clone(f.prefix), strings.Trim(r.route.Template, "/")), "/")
+		out = append(out, HTTPRoute{Function: r.fn.Name, Methods: r.methods, Path: path, Keyed: r.keyed && f.opts.FunctionKey != ""})
 	}
 	return out
 }
