@@ -9,7 +9,7 @@ GO    ?= go
 BIN   := bin/handler
 HOSTEMU := bin/hostemu
 
-.PHONY: build run test test-unit test-race emulator-start emulator-stop clean vet
+.PHONY: build run serve test test-unit test-race emulator-start emulator-stop clean vet
 
 ## build: the executable host.json names (static, for the Functions host)
 build:
@@ -18,10 +18,19 @@ build:
 ## run: build, start the local Cosmos emulator (unless COSMOS_ENDPOINT is set), run the handler
 ##      under the Functions host emulator over the default stream (2000 orders with duplicates,
 ##      bursts, lost completions, mismatches, invalid messages), print the summary, stop what it
-##      started; non-zero exit when the invariant fails. More: make run RUN_ARGS='-kill-handler 3 -v'
+##      started; non-zero exit when the invariant fails. While it runs, the HTTP triggers answer on
+##      127.0.0.1:7071 (left out if that port is taken). More: make run RUN_ARGS='-kill-handler 3 -v'
 run: build
 	$(GO) build -o $(HOSTEMU) ./testbed/cmd/hostemu
 	./testbed/scripts/run-local.sh $(RUN_ARGS)
+
+## serve: build, start the local Cosmos emulator (unless COSMOS_ENDPOINT is set), run the handler
+##        under the host emulator with its HTTP triggers on http://127.0.0.1:7071/api and the
+##        queues, no stream; prints the base URL and a curl line per route; Ctrl-C stops what it
+##        started. More: make serve SERVE_ARGS='-function-key dev-key -v -http-addr 127.0.0.1:7072'
+serve: build
+	$(GO) build -o $(HOSTEMU) ./testbed/cmd/hostemu
+	./testbed/scripts/run-local.sh -serve $(SERVE_ARGS)
 
 ## test: everything CI runs (starts the emulator unless COSMOS_ENDPOINT is set)
 test: vet check-infra

@@ -47,6 +47,7 @@ type Host struct {
 	} `json:"logging"`
 	Extensions struct {
 		ServiceBus ServiceBus `json:"serviceBus"`
+		HTTP       HTTP       `json:"http"`
 	} `json:"extensions"`
 }
 
@@ -77,6 +78,13 @@ type ServiceBus struct {
 	MaxConcurrentCalls         int    `json:"maxConcurrentCalls"`
 	MaxMessageBatchSize        int    `json:"maxMessageBatchSize"`
 	MaxAutoLockRenewalDuration string `json:"maxAutoLockRenewalDuration"` // a TimeSpan
+}
+
+// HTTP is host.json's extensions.http section.
+type HTTP struct {
+	// RoutePrefix is put before every HTTP route; nil means the default
+	// "api", "" means none.
+	RoutePrefix *string `json:"routePrefix"`
 }
 
 // LoadHost reads one host.json.

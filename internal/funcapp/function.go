@@ -16,20 +16,26 @@ type Function struct {
 // Binding is one entry of function.json "bindings". Raw keeps every property
 // as written, for checks on properties this struct does not name.
 type Binding struct {
-	Name                           string         `json:"name"`
-	Type                           string         `json:"type"`
-	Direction                      string         `json:"direction"`
-	Connection                     string         `json:"connection"`
-	QueueName                      string         `json:"queueName"`
-	TopicName                      string         `json:"topicName"`
-	DatabaseName                   string         `json:"databaseName"`
-	ContainerName                  string         `json:"containerName"`
-	LeaseContainerName             string         `json:"leaseContainerName"`
-	Cardinality                    string         `json:"cardinality"`
-	DataType                       string         `json:"dataType"`
-	AutoCompleteMessages           *bool          `json:"autoCompleteMessages"`
-	CreateLeaseContainerIfNotExist *bool          `json:"createLeaseContainerIfNotExists"`
-	Raw                            map[string]any `json:"-"`
+	Name                           string `json:"name"`
+	Type                           string `json:"type"`
+	Direction                      string `json:"direction"`
+	Connection                     string `json:"connection"`
+	QueueName                      string `json:"queueName"`
+	TopicName                      string `json:"topicName"`
+	DatabaseName                   string `json:"databaseName"`
+	ContainerName                  string `json:"containerName"`
+	LeaseContainerName             string `json:"leaseContainerName"`
+	Cardinality                    string `json:"cardinality"`
+	DataType                       string `json:"dataType"`
+	AutoCompleteMessages           *bool  `json:"autoCompleteMessages"`
+	CreateLeaseContainerIfNotExist *bool  `json:"createLeaseContainerIfNotExists"`
+	// Route, Methods and AuthLevel are an httpTrigger's: the route template
+	// under the route prefix (default: the function name), the methods it
+	// answers (none: all) and anonymous, function or admin.
+	Route     string         `json:"route"`
+	Methods   []string       `json:"methods"`
+	AuthLevel string         `json:"authLevel"`
+	Raw       map[string]any `json:"-"`
 }
 
 // Trigger returns the function's trigger binding, or nil.

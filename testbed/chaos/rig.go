@@ -2,8 +2,10 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
@@ -39,11 +41,37 @@ type RigConfig struct {
 	HandlerOutput io.Writer
 	Observe       func(*hostemu.Invocation)
 	ServiceBusOut func(*hostemu.Invocation, hostemu.OutputMessage) error
+	// HTTP, when set, opens the host's HTTP listener for the app's
+	// httpTrigger functions once the handler is ready; it closes when the
+	// delivery ends.
+	HTTP *HTTPConfig
+	// Serve keeps the queue open until ctx ends instead of ending the
+	// delivery once it is drained: messages arrive through the HTTP
+	// functions' output bindings (make serve). ctx ending is then no error.
+	Serve bool
 	// Log receives the host's lines and the rig's (outage phases).
 	Log func(string)
 	// Watch is called once delivery starts, to follow it; the func it
 	// returns is called when delivery ends.
 	Watch func(*Live) (stop func())
+}
+
+// HTTPConfig is the host's HTTP listener during a delivery.
+type HTTPConfig struct {
+	// Addr is the listen address, normally loopback (127.0.0.1:7071, Core
+	// Tools' port).
+	Addr string
+	// FunctionKey, when set, is required from callers of function and
+	// admin level functions (hostemu.HTTPOptions.FunctionKey).
+	FunctionKey string
+	// Observe receives every HTTP invocation.
+	Observe func(*hostemu.Invocation)
+	// Optional: a listener that cannot open (the default port taken) is
+	// logged and left out rather than failing the run.
+	Optional bool
+	// Listening is called once the listener is open, with its base URL and
+	// the routes it serves.
+	Listening func(baseURL string, routes []hostemu.HTTPRoute)
 }
 
 // Live is a run in progress, for progress lines.
@@ -117,6 +145,16 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 	if _, err := worker.Endpoint(ctx); err != nil {
 		return nil, &StartError{err}
 	}
+	stopHTTP, err := listenHTTP(ctx, &cfg, host)
+	if err != nil {
+		return nil, err
+	}
+	defer stopHTTP()
+	if cfg.Serve {
+		release := queue.Hold()
+		stopHolding := context.AfterFunc(ctx, release)
+		defer stopHolding()
+	}
 	live := &Live{Queue: queue, Worker: worker, Proxy: proxy, Start: time.Now()}
 	stopWatch := func() {}
 	if cfg.Watch != nil {
@@ -131,6 +169,10 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 		}, logf)
 	}
 	runErr := host.Run(ctx)
+	if cfg.Serve && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
+		runErr = nil // the session ended as asked
+	}
+	stopHTTP()
 	endOutages()
 	res.Outages = outages.Wait()
 	stopWatch()
@@ -166,6 +208,41 @@ func newHost(cfg *RigConfig, clocks hostemu.Clocks, worker *hostemu.Worker) (*ho
 		Observe: cfg.Observe, Log: cfg.Log, ServiceBusOut: cfg.ServiceBusOut,
 	})
 	return queue, host, err
+}
+
+// listenHTTP opens the HTTP listener when the run asks for one; stop closes
+// it and waits for the callers in flight (it may be called more than once).
+func listenHTTP(ctx context.Context, cfg *RigConfig, host *hostemu.Host) (stop func(), err error) {
+	if cfg.HTTP == nil {
+		return func() {}, nil
+	}
+	front, err := host.HTTP(hostemu.HTTPOptions{Functions: cfg.App.Functions, RoutePrefix: cfg.App.Host.RoutePrefix,
+		FunctionKey: cfg.HTTP.FunctionKey, Observe: cfg.HTTP.Observe})
+	if err != nil {
+		return nil, err
+	}
+	httpCtx, cancel := context.WithCancel(ctx)
+	base, wait, err := front.Listen(httpCtx, cfg.HTTP.Addr)
+	if err != nil {
+		cancel()
+		if cfg.HTTP.Optional {
+			cfg.Log(err.Error() + "; running without HTTP triggers")
+			return func() {}, nil
+		}
+		return nil, err
+	}
+	if cfg.HTTP.Listening != nil {
+		cfg.HTTP.Listening(base, front.Routes())
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			if err := wait(); err != nil {
+				cfg.Log("HTTP listener: " + err.Error())
+			}
+		})
+	}, nil
 }
 
 // startRigProxy starts the fault proxy in front of COSMOS_ENDPOINT when the

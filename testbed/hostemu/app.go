@@ -37,6 +37,8 @@ type HostConfig struct {
 	// MaxAutoLockRenewalDuration is how long a single message's lock is
 	// renewed (extensions.serviceBus; default 5 minutes, as the extension).
 	MaxAutoLockRenewalDuration time.Duration
+	// RoutePrefix is extensions.http.routePrefix (nil: the default "api").
+	RoutePrefix *string
 }
 
 // Function is one function folder, read by package funcapp (the
@@ -111,6 +113,7 @@ func hostConfig(path string, h funcapp.Host) (HostConfig, error) {
 			return c, fmt.Errorf("%s: functionTimeout: %w", path, err)
 		}
 	}
+	c.RoutePrefix = h.Extensions.HTTP.RoutePrefix
 	if n := h.Extensions.ServiceBus.MaxConcurrentCalls; n > 0 {
 		c.MaxConcurrentCalls = n
 	}

@@ -76,6 +76,11 @@ type Options struct {
 	// MaxMessageBytes is the broker's limit for one output message
 	// (0: DefaultMaxMessageBytes, Standard).
 	MaxMessageBytes int
+	// SendFault, when set, is asked before each output message is sent: an
+	// error is the broker refusing the send (throttled, entity missing),
+	// which fails the invocation after the handler's 2xx like a message over
+	// the size limit.
+	SendFault func(*Invocation, OutputMessage) error
 }
 
 // Settlement is what happened to one delivery after its invocation.
@@ -116,6 +121,10 @@ type Invocation struct {
 	Outputs []OutputMessage
 	// IgnoredOutputs are Outputs keys that name no output binding.
 	IgnoredOutputs []string
+	// Request and Response are an HTTP trigger's caller request and the
+	// answer it got (nil for Service Bus invocations).
+	Request  *HTTPRequest
+	Response *HTTPResponse
 }
 
 // OK reports whether the invocation succeeded.
@@ -288,8 +297,10 @@ func (h *Host) invoke(ctx context.Context, fn *Function, ds []Delivery) {
 	}
 }
 
-// call posts the invocation and applies the answer's output bindings.
-func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []byte) {
+// call posts the invocation and applies the answer's output bindings; it
+// returns the answer when the invocation succeeded (an HTTP trigger's
+// response is in its Outputs).
+func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []byte) (answer Answer) {
 	if h.opts.FunctionTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, h.opts.FunctionTimeout, errFunctionTimeout)
@@ -303,13 +314,13 @@ func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []b
 	base, err := h.opts.Handler.Endpoint(ctx)
 	if err != nil {
 		inv.Failure = "the handler is not available: " + err.Error()
-		return
+		return answer
 	}
 	// The host's ObjectContent has no length: the body goes chunked.
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/"+fn.Name, io.NopCloser(bytes.NewReader(body)))
 	if err != nil {
 		inv.Failure = err.Error()
-		return
+		return answer
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("X-Azure-Functions-InvocationId", inv.ID)
@@ -321,12 +332,12 @@ func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []b
 		if w, ok := h.opts.Handler.(interface{ AwaitExit(time.Duration) }); ok && ctx.Err() == nil {
 			w.AwaitExit(time.Second)
 		}
-		return
+		return answer
 	}
 	a := readAnswer(resp)
 	inv.Status, inv.Failure, inv.Protocol = a.Status, a.Failure, a.Protocol
 	if !a.OK() {
-		return
+		return a
 	}
 	inv.Logs = a.Logs
 	// Output bindings run after the 2xx and before the message is
@@ -334,11 +345,12 @@ func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []b
 	outs, ignored, err := bindOutputs(fn, a)
 	if err != nil {
 		inv.Failure = err.Error()
-		return
+		return a
 	}
 	inv.Outputs, inv.IgnoredOutputs = outs, ignored
 	h.send(inv, outs)
 	h.sendToOwnQueue(inv.Outputs)
+	return a
 }
 
 // send sends the Service Bus output messages one at a time, as the
@@ -350,7 +362,11 @@ func (h *Host) send(inv *Invocation, outs []OutputMessage) {
 		if m.ContentType == "" {
 			continue
 		}
-		if err := m.checkSize(h.opts.MaxMessageBytes); err != nil {
+		err := m.checkSize(h.opts.MaxMessageBytes)
+		if err == nil && h.opts.SendFault != nil {
+			err = h.opts.SendFault(inv, m)
+		}
+		if err != nil {
 			inv.Failure, inv.Outputs = err.Error(), outs[:i]
 			return
 		}

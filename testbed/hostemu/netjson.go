@@ -46,6 +46,30 @@ func (o *jsonObject) setFold(key string, raw []byte) {
 	o.set(key, raw)
 }
 
+// addFold adds a member unless one of that name in any case is there
+// already (the extension's "if !bindingData.ContainsKey").
+func (o *jsonObject) addFold(key string, raw []byte) {
+	for _, k := range o.keys {
+		if strings.EqualFold(k, key) {
+			return
+		}
+	}
+	o.set(key, raw)
+}
+
+// deleteFunc removes the members whose name drop reports.
+func (o *jsonObject) deleteFunc(drop func(key string) bool) {
+	kept := o.keys[:0]
+	for _, k := range o.keys {
+		if drop(k) {
+			delete(o.vals, k)
+			continue
+		}
+		kept = append(kept, k)
+	}
+	o.keys = kept
+}
+
 // MarshalJSON writes the members compactly in insertion order.
 func (o *jsonObject) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer

@@ -38,6 +38,7 @@ type Queue struct {
 	DuplicateDetection time.Duration
 
 	mu           sync.Mutex
+	holds        int        // producers still sending: an empty queue is not drained
 	retry        []*entry   // redeliveries, served first
 	ready        [][]*entry // units in send order; a unit is one burst
 	outstanding  int
@@ -109,6 +110,25 @@ func (q *Queue) Send(msgs ...*Message) {
 	q.notifyLocked()
 }
 
+// Hold keeps the queue open while a producer may still send (an HTTP front
+// door, a long-running session): until release is called, receivers wait on
+// an empty queue instead of seeing ErrDrained. release may be called more
+// than once.
+func (q *Queue) Hold() (release func()) {
+	q.mu.Lock()
+	q.holds++
+	q.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			q.mu.Lock()
+			q.holds--
+			q.notifyLocked()
+			q.mu.Unlock()
+		})
+	}
+}
+
 // ReceiveUnit waits for the next unit: one message, or a burst of at most max
 // messages that must be in flight at the same time.
 func (q *Queue) ReceiveUnit(ctx context.Context, max int) ([]Delivery, error) {
@@ -124,7 +144,7 @@ func (q *Queue) receive(ctx context.Context, limit int, fill bool) ([]Delivery, 
 	limit = max(limit, 1)
 	for {
 		q.mu.Lock()
-		if q.outstanding == 0 {
+		if q.outstanding == 0 && q.holds == 0 {
 			q.mu.Unlock()
 			return nil, ErrDrained
 		}

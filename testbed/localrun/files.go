@@ -189,6 +189,7 @@ func (f *outFiles) close() error {
 		if err := f.files[name].Close(); err != nil && first == nil {
 			first = err
 		}
+		delete(f.writers, name) // a second close has nothing left to do
 	}
 	return first
 }

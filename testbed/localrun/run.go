@@ -70,6 +70,15 @@ type Options struct {
 	OutDir       string
 	Timeout      time.Duration
 
+	// HTTPAddr is where the host's HTTP listener serves the app's
+	// httpTrigger functions while the run lasts ("" : no listener);
+	// FunctionKey, when set, is required from their callers.
+	HTTPAddr    string
+	FunctionKey string
+	// HTTPOptional: a listener that cannot open is logged and left out
+	// (make run's default port may be taken); Serve needs it.
+	HTTPOptional bool
+
 	Verbose  bool      // print each invocation's Logs and failures
 	Progress io.Writer // progress bar target, nil for none
 	Log      io.Writer // host lines and, with Verbose, invocation logs
@@ -91,70 +100,27 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 
-	app, err := hostemu.LoadApp(opts.AppRoot)
-	if err != nil {
-		return nil, err
-	}
-	settings := hostemu.NewSettings(opts.Environ)
-	if opts.LocalSettings != "" {
-		if _, err := settings.LoadLocalSettings(opts.LocalSettings); err != nil {
-			return nil, err
-		}
-	}
-	for _, kv := range opts.Settings {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("setting %q is not KEY=VALUE", kv)
-		}
-		settings.Set(k, v)
-	}
-	fns, err := selectFunctions(app, settings, opts.Functions)
-	if err != nil {
-		return nil, err
-	}
-	exe, err := app.Executable(opts.Executable)
-	if err != nil {
-		return nil, err
-	}
 	if opts.Resume && opts.Database == "" {
 		return nil, errors.New("resume needs the database of the earlier run (-database)")
 	}
-	db, err := openDatabase(ctx, settings, opts.Database, opts.Resume)
+	ss, err := openSession(ctx, opts, opts.Resume)
 	if err != nil {
 		return nil, err
 	}
-	defer db.close(opts.KeepDatabase)
-
-	files, err := newOutFiles(opts.OutDir, opts.Resume)
-	if err != nil {
-		return nil, err
-	}
-	if !opts.Resume {
-		files.removeStale()
-	}
-	defer files.close()
-	handlerLog, err := os.Create(files.path("handler.log"))
-	if err != nil {
-		return nil, err
-	}
-	defer handlerLog.Close()
+	defer ss.close(opts.KeepDatabase)
+	app, fns, db, files := ss.app, ss.fns, ss.db, ss.files
 
 	rep := newReport(app, fns, opts, db)
-	rep.NotRun = notRun(app, settings, fns)
-	var logMu sync.Mutex // the worker, the listeners and Observe all log
-	logf := func(format string, args ...any) {
-		logMu.Lock()
-		defer logMu.Unlock()
-		fmt.Fprintf(opts.Log, "hostemu: "+format+"\n", args...)
-	}
+	rep.NotRun = notRun(app, ss.settings, fns, opts.HTTPAddr != "")
+	logf, logMu := ss.logf, &ss.logMu
 	var mu sync.Mutex
 	var invs []*hostemu.Invocation
 	res, err := chaos.Deliver(ctx, chaos.RigConfig{
-		App: app, Functions: fns, Executable: exe, Settings: settings, Messages: opts.Messages,
+		App: app, Functions: fns, Executable: ss.exe, Settings: ss.settings, Messages: opts.Messages,
 		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
 		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
 		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Kills: opts.HandlerKills, Outages: opts.Outages,
-		HandlerOutput: handlerLog, ServiceBusOut: files.serviceBus,
+		HandlerOutput: ss.handlerLog, ServiceBusOut: files.serviceBus, HTTP: ss.httpConfig(opts),
 		Log: func(s string) { logf("%s", s) },
 		Observe: func(inv *hostemu.Invocation) {
 			mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
@@ -54,11 +55,13 @@ func selectFunctions(app *hostemu.App, settings *hostemu.Settings, names []strin
 }
 
 // notRun says why each function that does not run is left out.
-func notRun(app *hostemu.App, settings *hostemu.Settings, chosen []*hostemu.Function) []string {
+func notRun(app *hostemu.App, settings *hostemu.Settings, chosen []*hostemu.Function, httpOn bool) []string {
 	var out []string
 	for _, fn := range app.Functions {
 		switch {
 		case slices.Contains(chosen, fn):
+		case httpOn && strings.EqualFold(fn.Trigger().Type, "httpTrigger"):
+			out = append(out, fn.Name+" (httpTrigger: served by the HTTP listener, not fed by the stream)")
 		case fn.ServiceBusQueue() == "":
 			out = append(out, fmt.Sprintf("%s (%s: not emulated)", fn.Name, fn.Trigger().Type))
 		case fn.Disabled || settings.FunctionDisabled(fn.Name):

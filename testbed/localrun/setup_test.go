@@ -67,7 +67,7 @@ func TestSelectFunctions(t *testing.T) {
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("functions %v, want %v", got, tt.want)
 			}
-			if left := strings.Join(notRun(app, settings, fns), ", "); !strings.Contains(left, tt.notRun) {
+			if left := strings.Join(notRun(app, settings, fns, false), ", "); !strings.Contains(left, tt.notRun) {
 				t.Errorf("not run: %s; want it to mention %s", left, tt.notRun)
 			}
 		})

@@ -2,8 +2,9 @@
 # make run: the handler under the Functions host emulator (bin/hostemu) over a
 # generated stream with the faults of at-least-once delivery, against the
 # local Cosmos emulator, or the account in COSMOS_ENDPOINT (and COSMOS_KEY).
-# Prints the summary; exits non-zero when the invariant fails. Arguments go
-# to bin/hostemu (bin/hostemu -h lists them).
+# Prints the summary; exits non-zero when the invariant fails. make serve
+# passes -serve: no stream, the HTTP triggers until Ctrl-C. Arguments go to
+# bin/hostemu (bin/hostemu -h lists them).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

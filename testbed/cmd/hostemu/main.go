@@ -11,6 +11,10 @@
 //	hostemu -stream messages.jsonl       a stream file (see testbed/orderstream.Record)
 //	hostemu -keep-database …             then ordersctl parked resubmit, then
 //	hostemu -stream .local/hostemu/send.jsonl -database NAME -resume
+//	hostemu -serve                       no stream: serve the HTTP triggers until Ctrl-C
+//
+// While it runs, the app's httpTrigger functions answer on -http-addr
+// (127.0.0.1:7071, Core Tools' port) under /api, as the host serves them.
 package main
 
 import (
@@ -79,7 +83,10 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 		appRoot   = fs.String("app", ".", "function app root (host.json, */function.json)")
 		local     = fs.String("local-settings", "local.settings.json", "Values to use where the environment has none, like Core Tools (relative to -app; empty for none)")
 		noBar     = fs.Bool("no-progress", false, "no progress bar even on a terminal")
+		serve     = fs.Bool("serve", false, "no stream and no check: serve the HTTP triggers and the queue until Ctrl-C (make serve)")
+		httpAddr  = fs.String("http-addr", defaultHTTPAddr, "where the HTTP triggers listen, or off")
 	)
+	fs.StringVar(&opts.FunctionKey, "function-key", "", "require this key (x-functions-key header or code query) from callers of authLevel function and admin functions, as Azure does; empty: no check, as Core Tools")
 	fs.StringVar(&opts.Executable, "executable", "", "handler executable (default: host.json customHandler.description.defaultExecutablePath)")
 	fs.Var(&functions, "function", "feed the queue to these functions only (comma-separated); the others are disabled")
 	fs.Var(&settings, "setting", "app setting KEY=VALUE for the handler and the host, e.g. AzureWebJobs.ProcessOrder.Disabled=true (repeatable)")
@@ -122,6 +129,14 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 		fmt.Fprintf(stderr, "hostemu: unexpected argument %q\n", fs.Arg(0))
 		return exitError
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if *httpAddr != "off" {
+		opts.HTTPAddr = *httpAddr
+		// make run goes on without the listener when the default port is
+		// taken; an address asked for must open.
+		opts.HTTPOptional = !given["http-addr"] && !*serve
+	}
 
 	opts.AppRoot, opts.Functions, opts.Settings, opts.Environ = *appRoot, functions, settings, environ
 	opts.Log = stderr
@@ -137,6 +152,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	if !filepath.IsAbs(opts.OutDir) {
 		opts.OutDir = filepath.Join(*appRoot, opts.OutDir)
 	}
+	if *serve {
+		return serveApp(ctx, opts, given, stdout, stderr)
+	}
 	if err := loadStream(&opts, *stream, gen, *writeStream); err != nil {
 		fmt.Fprintln(stderr, "hostemu:", err)
 		return exitError
@@ -149,6 +167,29 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	rep.Print(stdout)
 	if !rep.OK() {
 		return exitViolation
+	}
+	return exitOK
+}
+
+// defaultHTTPAddr is Core Tools' address.
+const defaultHTTPAddr = "127.0.0.1:7071"
+
+// serveApp is -serve: the listener and the queue until ctx ends.
+func serveApp(ctx context.Context, opts localrun.Options, given map[string]bool, stdout, stderr io.Writer) int {
+	for _, f := range []string{"stream", "write-stream", "orders", "seed", "duplicates", "bursts", "burst-size", "mismatches", "invalid", "lost-completions", "kill-handler", "outages"} {
+		if given[f] {
+			fmt.Fprintf(stderr, "hostemu: -%s is about the generated stream; -serve has none\n", f)
+			return exitError
+		}
+	}
+	if opts.HTTPAddr == "" {
+		fmt.Fprintln(stderr, "hostemu: -serve needs the HTTP listener; -http-addr off leaves nothing to serve")
+		return exitError
+	}
+	opts.Outages = nil // they follow a stream's progress
+	if err := localrun.Serve(ctx, opts, stdout); err != nil {
+		fmt.Fprintln(stderr, "hostemu:", err)
+		return exitError
 	}
 	return exitOK
 }

@@ -24,6 +24,11 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{[]string{"-mismatches", "2"}, exitError, "mismatches rate"},
 		{[]string{"-stream", missing}, exitError, "no such file"},
 		{[]string{"-app", t.TempDir()}, exitError, "host.json"},
+		{[]string{"-h"}, exitOK, "-serve"},
+		{[]string{"-serve", "-orders", "5"}, exitError, "-orders is about the generated stream"},
+		{[]string{"-serve", "-outages", "none"}, exitError, "-outages is about the generated stream"},
+		{[]string{"-serve", "-http-addr", "off"}, exitError, "-serve needs the HTTP listener"},
+		{[]string{"-serve", "-app", t.TempDir()}, exitError, "host.json"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

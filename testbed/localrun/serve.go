@@ -1,0 +1,140 @@
+package localrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+)
+
+// sampleOrder is the order the printed curl examples send, relative to the
+// app root.
+const sampleOrder = "bicep/deploy/sample-order.json"
+
+// Serve runs the handler under the host emulator with the HTTP listener and
+// the queue but no stream, until ctx ends (make serve): requests reach the
+// app's HTTP functions, their Service Bus outputs land on the queue, and the
+// queue's functions consume them. It prints the base URL and a curl example
+// per route to stdout once the listener is open, and the queue's counts at
+// the end. Nothing is judged: there is no stream to judge against.
+func Serve(ctx context.Context, opts Options, stdout io.Writer) error {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.HTTPAddr == "" {
+		return errors.New("serving needs the HTTP listener: give -http-addr")
+	}
+	if len(opts.Messages) > 0 {
+		return errors.New("serving takes no stream")
+	}
+	opts.Resume = false // a session writes its own files
+	ss, err := openSession(ctx, opts, true)
+	if err != nil {
+		return err
+	}
+	defer ss.close(opts.KeepDatabase)
+	httpCfg := ss.httpConfig(opts)
+	httpCfg.Optional = false // a session without its listener serves nothing
+	httpCfg.Listening = func(base string, routes []hostemu.HTTPRoute) {
+		printServing(stdout, base, routes, ss, opts)
+	}
+	res, err := chaos.Deliver(ctx, chaos.RigConfig{
+		App: ss.app, Functions: ss.fns, Executable: ss.exe, Settings: ss.settings,
+		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
+		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
+		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Outages: opts.Outages,
+		HandlerOutput: ss.handlerLog, ServiceBusOut: ss.files.serviceBus, HTTP: httpCfg, Serve: true,
+		Log: func(s string) { ss.logf("%s", s) },
+		Observe: func(inv *hostemu.Invocation) {
+			if opts.Verbose || !inv.OK() {
+				ss.logMu.Lock()
+				printInvocation(opts.Log, inv)
+				ss.logMu.Unlock()
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("%w%s", err, tail(ss.files.path("handler.log")))
+	}
+	if len(res.DeadLetters) > 0 {
+		if _, err := ss.files.deadLetters(ss.fns[0].ServiceBusQueue(), res.DeadLetters); err != nil {
+			return err
+		}
+	}
+	q := res.Queue
+	fmt.Fprintf(stdout, "\nstopped after %s: queue %s got %d messages, %d completed, %d dead-lettered, %d still outstanding; handler output in %s\n",
+		res.Elapsed.Round(1e9), ss.fns[0].ServiceBusQueue(), q.Sent, q.Completed, q.DeadLettered, q.Outstanding, ss.files.path("handler.log"))
+	if opts.KeepDatabase || !ss.db.fresh {
+		fmt.Fprintf(stdout, "database %s kept\n", ss.db.name)
+	}
+	return nil
+}
+
+// printServing tells the developer where the app listens and how to call it.
+func printServing(w io.Writer, base string, routes []hostemu.HTTPRoute, ss *session, opts Options) {
+	fmt.Fprintf(w, "serving %s on %s; Cosmos database %s (%s); queue %s consumed by %s\n",
+		ss.app.Root, base, ss.db.name, ss.db.endpoint, ss.fns[0].ServiceBusQueue(), functionNames(ss.fns))
+	if len(routes) == 0 {
+		fmt.Fprintln(w, "the app has no httpTrigger function: nothing to call yet")
+	}
+	sample := ""
+	if _, err := os.Stat(filepath.Join(ss.app.Root, sampleOrder)); err == nil {
+		sample = sampleOrder
+	}
+	for _, r := range routes {
+		fmt.Fprintf(w, "\n  %s\n    %s\n", r, curlExample(base, r, sample, opts.FunctionKey))
+	}
+	fmt.Fprintln(w, "\nthe host's lines go to stderr (-v: every invocation); Ctrl-C stops the listener and the handler")
+}
+
+var routeParam = regexp.MustCompile(`\{\*{0,2}([^}:?=]+)[^}]*\}`)
+
+// curlExample is one request a developer can paste: the route's first
+// method, its parameters filled in, the sample order as the body of a
+// POST, PUT or PATCH, an Idempotency-Key on a POST, the key when asked for.
+func curlExample(base string, r hostemu.HTTPRoute, sample, key string) string {
+	method := "GET"
+	if len(r.Methods) > 0 {
+		method = r.Methods[0]
+	}
+	path := routeParam.ReplaceAllStringFunc(r.Path, func(p string) string {
+		if strings.Contains(strings.ToLower(p), "orderid") {
+			return "ORD-2026-000123"
+		}
+		return routeParam.FindStringSubmatch(p)[1]
+	})
+	args := []string{"curl -i"}
+	if method != "GET" {
+		args = append(args, "-X "+method)
+	}
+	if r.Keyed {
+		args = append(args, "-H 'x-functions-key: "+key+"'")
+	}
+	switch method {
+	case "POST", "PUT", "PATCH":
+		if method == "POST" {
+			args = append(args, "-H 'Idempotency-Key: demo-1'")
+		}
+		data := "'{}'"
+		if sample != "" {
+			data = "@" + sample
+		}
+		args = append(args, "-H 'Content-Type: application/json'", "--data "+data)
+	}
+	return strings.Join(append(args, base+path), " ")
+}
+
+func functionNames(fns []*hostemu.Function) string {
+	names := make([]string, len(fns))
+	for i, fn := range fns {
+		names[i] = fn.Name
+	}
+	return strings.Join(names, ", ")
+}
