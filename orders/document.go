@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"time"
+	"unicode/utf8"
 )
 
 // Document types stored in the orders container, one logical partition per
@@ -123,7 +124,7 @@ func mergeObject(raw map[string]json.RawMessage, extra map[string]any) ([]byte, 
 // bytes never differ from its output.
 func appendString(b *bytes.Buffer, s string) {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			enc, _ := json.Marshal(s) // a string always encodes
 			b.Write(enc)
 			return

@@ -1,6 +1,7 @@
 package orders
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -93,7 +94,7 @@ func storedEvent(id string, published []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(published) < 2 || published[0] != '{' || published[1] == '}' {
+	if !bytes.HasPrefix(published, []byte(`{"`)) {
 		return nil, fmt.Errorf("event %s is not a JSON object with members", id)
 	}
 	doc := make([]byte, 0, len(head)+len(published))

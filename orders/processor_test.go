@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	. "github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
@@ -207,7 +208,10 @@ func TestProcessorChecksTheEventItWrites(t *testing.T) {
 	store := orderstest.NewMemStore()
 	var checked []json.RawMessage
 	limit := 1 << 20
-	p := &Processor{Store: store, EventBudget: func(e json.RawMessage) error {
+	// A fixed clock: acceptedAt is part of the event, and RFC 3339 drops
+	// trailing zeros, so the event's length would vary with the time.
+	at := time.Date(2026, 11, 29, 10, 0, 2, 123456789, time.UTC)
+	p := &Processor{Store: store, Now: func() time.Time { return at }, EventBudget: func(e json.RawMessage) error {
 		checked = append(checked, e)
 		if len(e) > limit {
 			return fmt.Errorf("%d bytes, over %d", len(e), limit)
