@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 func docOf(id, orderID string, size int) orders.NewDocument {
@@ -161,7 +162,7 @@ func TestCreateOrderReadsTheStoredFingerprintOnConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fp, err := store.CreateOrder(context.Background(), o, orders.Acceptance{MessageID: "A", AcceptedAt: time.Now()})
+	fp, err := store.CreateOrder(context.Background(), orderstest.Batch(t, o, orders.Acceptance{MessageID: "A", AcceptedAt: time.Now()}))
 	if err != nil || fp == nil || fp.Hash != "sha256:stored" || fp.Version != 1 {
 		t.Fatalf("fingerprint %+v, err %v", fp, err)
 	}

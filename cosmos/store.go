@@ -50,16 +50,12 @@ var noContent = &azcosmos.ItemOptions{EnableContentResponseOnWrite: false}
 // order. When the order exists the batch fails on its first operation and
 // writes nothing; Cosmos returns no body on conflict, so the stored
 // fingerprint costs one point read.
-func (s *Store) CreateOrder(ctx context.Context, o *orders.Order, a orders.Acceptance) (*orders.StoredFingerprint, error) {
-	docs, err := o.AcceptanceDocuments(a)
-	if err != nil {
-		return nil, &orders.StoreError{Op: "create order", OrderID: o.ID, Err: err}
-	}
-	exists, err := s.batchCreate(ctx, "create order", o.ID, docs)
+func (s *Store) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
+	exists, err := s.batchCreate(ctx, "create order", b.OrderID, b.Documents)
 	if err != nil || !exists {
 		return nil, err
 	}
-	return s.readFingerprint(ctx, o.ID)
+	return s.readFingerprint(ctx, b.OrderID)
 }
 
 func (s *Store) readFingerprint(ctx context.Context, orderID string) (*orders.StoredFingerprint, error) {

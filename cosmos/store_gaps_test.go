@@ -14,6 +14,7 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // A status document deleted between the read and the replace (an operator's
@@ -89,7 +90,7 @@ func TestOperationDeadlineEndsAHeldAccountLookup(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := store.CreateOrder(ctx, newOrder(t), orders.Acceptance{MessageID: "m", AcceptedAt: time.Now()})
+		_, err := store.CreateOrder(ctx, orderstest.Batch(t, newOrder(t), orders.Acceptance{MessageID: "m", AcceptedAt: time.Now()}))
 		done <- err
 	}()
 	select {
@@ -150,7 +151,7 @@ func TestDroppedReadIsStillRetriedWithinTheOperation(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	fp, err := store.CreateOrder(ctx, o, orders.Acceptance{MessageID: "m", AcceptedAt: time.Now()})
+	fp, err := store.CreateOrder(ctx, orderstest.Batch(t, o, orders.Acceptance{MessageID: "m", AcceptedAt: time.Now()}))
 	if err != nil || fp == nil || fp.Hash != o.Hash {
 		t.Fatalf("fingerprint %+v, err %v: want the stored one, read on the retry", fp, err)
 	}

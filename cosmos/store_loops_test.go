@@ -13,6 +13,7 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // The bounded loops of the store, with a transport in front of the emulator
@@ -50,7 +51,7 @@ func TestFingerprintReadAfterAConflictIsRetriedBriefly(t *testing.T) {
 	ctx := context.Background()
 	o := newOrder(t)
 	a := orders.Acceptance{MessageID: o.ID, AcceptedAt: time.Now()}
-	if fp, err := store.CreateOrder(ctx, o, a); fp != nil || err != nil {
+	if fp, err := store.CreateOrder(ctx, orderstest.Batch(t, o, a)); fp != nil || err != nil {
 		t.Fatalf("create: %+v, %v", fp, err)
 	}
 	const notFound = `{"code":"NotFound","message":"Entity with the specified id does not exist in the system."}`
@@ -66,7 +67,7 @@ func TestFingerprintReadAfterAConflictIsRetriedBriefly(t *testing.T) {
 	for _, tc := range tests {
 		before := len(tr.Exchanges("READ"))
 		answerFirst(tr, "READ", tc.misses, http.StatusNotFound, notFound)
-		fp, err := store.CreateOrder(ctx, o, a)
+		fp, err := store.CreateOrder(ctx, orderstest.Batch(t, o, a))
 		var se *orders.StoreError
 		switch {
 		case tc.found && (err != nil || fp == nil || fp.Hash != o.Hash):

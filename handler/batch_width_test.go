@@ -34,7 +34,7 @@ func newGateStore(want int) *gateStore {
 	return &gateStore{MemStore: orderstest.NewMemStore(), want: want, deadline: 10 * time.Second, open: make(chan struct{})}
 }
 
-func (g *gateStore) CreateOrder(ctx context.Context, o *orders.Order, a orders.Acceptance) (*orders.StoredFingerprint, error) {
+func (g *gateStore) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
 	g.mu.Lock()
 	g.inFlight++
 	g.peak = max(g.peak, g.inFlight)
@@ -50,9 +50,9 @@ func (g *gateStore) CreateOrder(ctx context.Context, o *orders.Order, a orders.A
 	}()
 	select {
 	case <-g.open:
-		return g.MemStore.CreateOrder(ctx, o, a)
+		return g.MemStore.CreateOrder(ctx, b)
 	case <-time.After(g.deadline):
-		return nil, &orders.StoreError{Op: "create order", OrderID: o.ID, Transient: true,
+		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Transient: true,
 			Err: fmt.Errorf("gate: fewer than %d creates in flight after %s", g.want, g.deadline)}
 	}
 }

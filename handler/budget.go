@@ -32,16 +32,22 @@ func (e *OutputTooLargeError) Error() string {
 // v, encoded as JSON, measured the way the Functions host re-serialises it
 // for the Service Bus output (indented, dates and numbers re-printed), must
 // fit a message of maxMessageBytes (zero means DefaultMaxMessageBytes) less
-// the header allowance. The error is an *OutputTooLargeError when it does not.
+// the header allowance. A [json.RawMessage] is taken as encoding/json wrote
+// it. The error is an *OutputTooLargeError when it does not fit.
 func OutputBudget(maxMessageBytes int) func(v any) error {
 	if maxMessageBytes <= 0 {
 		maxMessageBytes = DefaultMaxMessageBytes
 	}
 	budget := maxMessageBytes - headerAllowance
 	return func(v any) error {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("encode output: %w", err)
+		// An event arrives encoded (orders.AcceptanceBatch.Event): measure
+		// those bytes rather than encode them again.
+		raw, ok := v.(json.RawMessage)
+		if !ok {
+			var err error
+			if raw, err = json.Marshal(v); err != nil {
+				return fmt.Errorf("encode output: %w", err)
+			}
 		}
 		// Most outputs are far below the budget: a one-pass bound settles
 		// them without re-serialising.

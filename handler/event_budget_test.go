@@ -82,3 +82,33 @@ func TestOrderWhoseEventWouldNotFitIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// A resend of an accepted order meets the event-size rule like a new order
+// (docs/contract.md §3, event size): with the limit lowered below its event
+// it is parked as ValidationFailed, not completed as a duplicate, and the
+// stored order and event stay as they were.
+func TestResendWhoseEventNoLongerFitsIsRefused(t *testing.T) {
+	id := fmt.Sprintf("ORD-EVENT-RESEND-%d", time.Now().UnixNano())
+	body := orderWithArray(id, 2000)
+	size := eventSize(t, body, id)
+	wide := budgetServer(t, Config{})
+	narrow := budgetServer(t, Config{MaxMessageBytes: size + headerAllowance - 1})
+
+	if a := wide.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "created" {
+		t.Fatalf("first delivery: status %d, %v", a.Status, a.Logs)
+	}
+	before := partition(t, id)
+	if a := wide.invoke(t, hostInvocation(body, id, 2)); a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "duplicate" {
+		t.Fatalf("resend within the limit: status %d, %v; want a duplicate", a.Status, a.Logs)
+	}
+	a := narrow.invoke(t, hostInvocation(body, id, 3))
+	e := a.parked(t)
+	if a.Status != http.StatusOK || e == nil || e.Reason != orders.ValidationFailed ||
+		!strings.Contains(e.Description, fmt.Sprintf("OrderAccepted event would be %d bytes", size)) {
+		t.Fatalf("resend with its event %d bytes over a budget of %d: status %d, %s", size, size-1, a.Status, describe(e))
+	}
+	after := partition(t, id)
+	if fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the refused resend changed the partition:\n%v\nwas\n%v", after, before)
+	}
+}

@@ -148,12 +148,12 @@ type flakyStore struct {
 	failing map[string]bool
 }
 
-func (f flakyStore) CreateOrder(ctx context.Context, o *orders.Order, a orders.Acceptance) (*orders.StoredFingerprint, error) {
-	if f.failing[o.ID] {
-		return nil, &orders.StoreError{Op: "create order", OrderID: o.ID, Status: http.StatusServiceUnavailable, Transient: true,
+func (f flakyStore) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
+	if f.failing[b.OrderID] {
+		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Status: http.StatusServiceUnavailable, Transient: true,
 			Err: errors.New("503 Service Unavailable")}
 	}
-	return f.readableStore.CreateOrder(ctx, o, a)
+	return f.readableStore.CreateOrder(ctx, b)
 }
 
 func TestBatchWithTransientFailureIsRedeliveredWhole(t *testing.T) {

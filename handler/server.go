@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -99,7 +100,7 @@ func NewServer(cfg Config) http.Handler {
 	if cfg.Processor.EventBudget == nil {
 		// A copy: the caller's Processor is not ours to change.
 		p := *cfg.Processor
-		p.EventBudget = cfg.fitOutput
+		p.EventBudget = func(e json.RawMessage) error { return cfg.fitOutput(e) }
 		cfg.Processor = &p
 	}
 	r := chi.NewRouter()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"time"
+	"unicode/utf8"
 )
 
 // Document types stored in the orders container, one logical partition per
@@ -96,19 +97,40 @@ func mergeObject(raw map[string]json.RawMessage, extra map[string]any) ([]byte, 
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		key, _ := json.Marshal(k)
-		b.Write(key)
+		appendString(&b, k)
 		b.WriteByte(':')
-		if v, ok := extra[k]; ok {
-			enc, err := json.Marshal(v)
-			if err != nil {
-				return nil, fmt.Errorf("encode %s: %w", k, err)
-			}
-			b.Write(enc)
-		} else {
+		v, ok := extra[k]
+		if !ok {
 			b.Write(raw[k])
+			continue
 		}
+		if str, isString := v.(string); isString {
+			appendString(&b, str)
+			continue
+		}
+		enc, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", k, err)
+		}
+		b.Write(enc)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// appendString writes s as encoding/json does. Member names and the
+// consumer's own values (ids, hashes, times) are nearly always plain ASCII,
+// which needs no escaping; anything else goes through encoding/json, so the
+// bytes never differ from its output.
+func appendString(b *bytes.Buffer, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			enc, _ := json.Marshal(s) // a string always encodes
+			b.Write(enc)
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
 }

@@ -1,6 +1,7 @@
 package orders
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -36,19 +37,70 @@ func EventID(orderID, eventType string) string {
 	return orderID + ":event:" + eventType
 }
 
-// AcceptanceDocuments returns what accepting the order writes, in batch order:
-// the order document first (it is the deduplication marker: creating it fails
-// with a conflict when the order exists), then its OrderAccepted outbox event.
-func (o *Order) AcceptanceDocuments(a Acceptance) ([]NewDocument, error) {
+// AcceptanceBatch is what accepting one order writes, built once per
+// delivery: the store sends Documents as one transactional batch
+// (docs/contract.md §9), and the processor first checks Event against the
+// events topic's size budget (docs/contract.md §3, event size), so the event
+// that is checked is the event that is written.
+type AcceptanceBatch struct {
+	// OrderID is the partition every document belongs to.
+	OrderID string
+	// Documents in batch order: the order document first (it is the
+	// deduplication marker: creating it fails with a conflict when the order
+	// exists), then its OrderAccepted outbox event.
+	Documents []NewDocument
+	// Event is the OrderAccepted event exactly as the publisher will send
+	// it: the outbox document without the members only the stored form
+	// has (id, type, ttl), which [PublishableEvent] removes.
+	Event json.RawMessage
+}
+
+// AcceptanceDocuments builds what accepting the order writes: the order
+// document and its OrderAccepted outbox event ([AcceptanceBatch]).
+func (o *Order) AcceptanceDocuments(a Acceptance) (*AcceptanceBatch, error) {
 	order, err := o.Document(a)
 	if err != nil {
 		return nil, err
 	}
-	event, err := o.acceptedEvent(a)
+	e, err := o.AcceptedEvent(a)
 	if err != nil {
 		return nil, err
 	}
-	return []NewDocument{{ID: o.ID, Body: order}, {ID: EventID(o.ID, EventOrderAccepted), Body: event}}, nil
+	published, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s event of %s: %w", EventOrderAccepted, o.ID, err)
+	}
+	stored, err := storedEvent(e.EventID, published)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s outbox document of %s: %w", EventOrderAccepted, o.ID, err)
+	}
+	return &AcceptanceBatch{
+		OrderID:   o.ID,
+		Documents: []NewDocument{{ID: o.ID, Body: order}, {ID: e.EventID, Body: stored}},
+		Event:     published,
+	}, nil
+}
+
+// storedEvent is the outbox document of a published event: its members and,
+// in front of them, id, type and ttl. It is spliced from the published bytes
+// rather than encoded again because the payload copies the order's lines,
+// which may be most of a 256 KB message.
+func storedEvent(id string, published []byte) ([]byte, error) {
+	head, err := json.Marshal(struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+		TTL  int    `json:"ttl"`
+	}{id, TypeOutboxEvent, OutboxEventTTL})
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(published, []byte(`{"`)) {
+		return nil, fmt.Errorf("event %s is not a JSON object with members", id)
+	}
+	doc := make([]byte, 0, len(head)+len(published))
+	doc = append(doc, head[:len(head)-1]...)
+	doc = append(doc, ',')
+	return append(doc, published[1:]...), nil
 }
 
 // OutboxEvent is the stored form of an event, and also the body published to
@@ -74,16 +126,18 @@ var acceptedPayload = []string{"orderId", "customerId", "currency", "lines", "to
 
 // AcceptedEvent is the order's OrderAccepted event as it is published.
 func (o *Order) AcceptedEvent(a Acceptance) (*OutboxEvent, error) {
-	payload := map[string]any{
-		"messageId":  a.MessageID,
-		"acceptedAt": a.AcceptedAt.UTC().Format(time.RFC3339Nano),
-	}
+	copied := make(map[string]json.RawMessage, len(acceptedPayload))
 	for _, k := range acceptedPayload {
 		if raw, ok := o.fields[k]; ok {
-			payload[k] = raw
+			copied[k] = raw
 		}
 	}
-	p, err := json.Marshal(payload)
+	// mergeObject sorts the names as json.Marshal does a map's, and the
+	// event's encoding compacts the members as sent.
+	p, err := mergeObject(copied, map[string]any{
+		"messageId":  a.MessageID,
+		"acceptedAt": a.AcceptedAt.UTC().Format(time.RFC3339Nano),
+	})
 	if err != nil {
 		return nil, fmt.Errorf("encode %s payload of %s: %w", EventOrderAccepted, o.ID, err)
 	}
@@ -93,16 +147,6 @@ func (o *Order) AcceptedEvent(a Acceptance) (*OutboxEvent, error) {
 		OccurredAt:  a.AcceptedAt.UTC().Format(time.RFC3339Nano),
 		RequestHash: o.Hash, Payload: p,
 	}, nil
-}
-
-// acceptedEvent is the stored form of AcceptedEvent.
-func (o *Order) acceptedEvent(a Acceptance) ([]byte, error) {
-	e, err := o.AcceptedEvent(a)
-	if err != nil {
-		return nil, err
-	}
-	e.ID, e.Type, e.TTL = e.EventID, TypeOutboxEvent, OutboxEventTTL
-	return json.Marshal(e)
 }
 
 // PublishableEvent turns a document from the orders container's change feed

@@ -16,10 +16,11 @@ func TestAcceptanceDocuments(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 29, 10, 0, 2, 500, time.UTC)
-	docs, err := o.AcceptanceDocuments(Acceptance{MessageID: "MSG-1", AcceptedAt: at})
-	if err != nil || len(docs) != 2 {
-		t.Fatalf("%d documents, %v", len(docs), err)
+	b, err := o.AcceptanceDocuments(Acceptance{MessageID: "MSG-1", AcceptedAt: at})
+	if err != nil || len(b.Documents) != 2 || b.OrderID != o.ID {
+		t.Fatalf("%+v, %v", b, err)
 	}
+	docs := b.Documents
 	if docs[0].ID != o.ID || !strings.Contains(string(docs[0].Body), `"type":"order"`) {
 		t.Errorf("first document is not the order (the marker): %s", docs[0].Body)
 	}
@@ -44,14 +45,57 @@ func TestAcceptanceDocuments(t *testing.T) {
 		t.Errorf("payload = %v (members %v, want %v: no meta, no unknown members)", p, got, want)
 	}
 	again, _ := o.AcceptanceDocuments(Acceptance{MessageID: "MSG-1", AcceptedAt: at})
-	if string(again[1].Body) != string(docs[1].Body) {
+	if string(again.Documents[1].Body) != string(docs[1].Body) || string(again.Event) != string(b.Event) {
 		t.Error("the event document is not deterministic")
+	}
+}
+
+// The event the processor checks against the topic's budget is, byte for
+// byte, what the publisher sends from the stored outbox document, and what
+// AcceptedEvent encodes to: one event, however it is reached.
+func TestAcceptanceEventIsThePublishedEvent(t *testing.T) {
+	spaced := strings.NewReplacer(`,"`, ", \n \"", `":`, `" : `, `[{`, `[ {`).Replace(exampleBody)
+	for name, body := range map[string]string{
+		"compact":            exampleBody,
+		"spaced as sent":     spaced,
+		"escapes and <tags>": strings.Replace(exampleBody, `"SKU-1"`, `"S\u004bU-<1>&\u00e9"`, 1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			o, err := ParseOrder([]byte(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := Acceptance{MessageID: "MSG-1", AcceptedAt: time.Date(2026, 11, 29, 10, 0, 2, 120000000, time.UTC)}
+			b, err := o.AcceptanceDocuments(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := PublishableEvent(b.Documents[1].Body)
+			if err != nil || e == nil {
+				t.Fatalf("the stored event is not publishable: %+v, %v", e, err)
+			}
+			sent, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(sent) != string(b.Event) {
+				t.Errorf("checked event\n%s\ndiffers from the published one\n%s", b.Event, sent)
+			}
+			direct, _ := o.AcceptedEvent(a)
+			if enc, _ := json.Marshal(direct); string(enc) != string(b.Event) {
+				t.Errorf("AcceptedEvent encodes to\n%s\nnot\n%s", enc, b.Event)
+			}
+			if !json.Valid(b.Documents[1].Body) || strings.ContainsAny(string(b.Event), "\n ") {
+				t.Errorf("stored event %s, event %s: want valid, compact JSON", b.Documents[1].Body, b.Event)
+			}
+		})
 	}
 }
 
 func TestPublishableEvent(t *testing.T) {
 	o, _ := ParseOrder([]byte(exampleBody))
-	docs, _ := o.AcceptanceDocuments(Acceptance{MessageID: "MSG-1", AcceptedAt: time.Now()})
+	b, _ := o.AcceptanceDocuments(Acceptance{MessageID: "MSG-1", AcceptedAt: time.Now()})
+	docs := b.Documents
 	stored := strings.Replace(string(docs[1].Body), `{`, `{"_etag":"\"0f00\"","_rid":"x==","_ts":1796033202,"_lsn":5,`, 1)
 
 	e, err := PublishableEvent([]byte(stored))

@@ -2,6 +2,7 @@ package orders
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -19,14 +20,14 @@ type StoredFingerprint struct {
 
 // Store is what the consumer needs from the database.
 type Store interface {
-	// CreateOrder stores the order and everything that must commit with it
-	// ([Order.AcceptanceDocuments]: the order, then its OrderAccepted outbox
-	// event), all or nothing, unless the order exists. It returns nil when it
-	// created them, and the stored fingerprint when the order was there
-	// already; then nothing was written. The create is the duplicate check:
-	// there is no read before it. A [StoreError] that is not Transient means
-	// the write can never succeed (for example it exceeds a store limit).
-	CreateOrder(ctx context.Context, o *Order, a Acceptance) (*StoredFingerprint, error)
+	// CreateOrder writes the documents of b (the order, then its
+	// OrderAccepted outbox event) as they are, all or nothing, unless the
+	// order exists. It returns nil when it created them, and the stored
+	// fingerprint when the order was there already; then nothing was
+	// written. The create is the duplicate check: there is no read before
+	// it. A [StoreError] that is not Transient means the write can never
+	// succeed (for example it exceeds a store limit).
+	CreateOrder(ctx context.Context, b *AcceptanceBatch) (*StoredFingerprint, error)
 	// RecordConflict adds a conflict record beside the stored order. Recording
 	// the same conflict twice is not an error.
 	RecordConflict(ctx context.Context, c Conflict) error
@@ -52,8 +53,9 @@ type Processor struct {
 	Now func() time.Time
 	// EventBudget, when set, refuses an order whose OrderAccepted event
 	// would not fit one message of the events topic (docs/contract.md §3, rule
-	// "event size"; docs/adr/0009-output-size-budgets.md).
-	EventBudget func(event any) error
+	// "event size"; docs/adr/0009-output-size-budgets.md). It is given the
+	// event as the publisher will send it ([AcceptanceBatch.Event]).
+	EventBudget func(event json.RawMessage) error
 }
 
 // Message is one delivery of an order message.
@@ -80,12 +82,13 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 		return rejected(err, m.Body)
 	}
 	a := Acceptance{MessageID: m.MessageID, AcceptedAt: p.now()}
-	if err := p.checkEvent(o, a); err != nil {
+	b, err := p.acceptance(o, a)
+	if err != nil {
 		return rejected(err, m.Body)
 	}
 	r := Result{Kind: OrderPlaced, OrderID: o.ID, IncomingHash: o.Hash, MessageIDDiffers: messageIDDiffers(m, o.ID)}
 
-	stored, err := p.Store.CreateOrder(ctx, o, a)
+	stored, err := p.Store.CreateOrder(ctx, b)
 	if err != nil {
 		return p.failed(r, m, err)
 	}
@@ -121,20 +124,25 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 	return r
 }
 
-// checkEvent refuses an order whose OrderAccepted event could never be
-// published: the publisher would have to set it aside.
-func (p *Processor) checkEvent(o *Order, a Acceptance) error {
-	if p.EventBudget == nil {
-		return nil
-	}
-	e, err := o.AcceptedEvent(a)
+// acceptance builds what accepting the order writes, once per delivery
+// (a Retrying store resends the same batch), and refuses an order whose
+// OrderAccepted event could never be published: the publisher would have to
+// set it aside. Duplicates pass here too, because the create is the duplicate
+// check and its batch carries the documents, and because a resend whose event
+// breaks the budget is refused rather than completed (docs/contract.md §3,
+// event size; docs/adr/0009-output-size-budgets.md).
+func (p *Processor) acceptance(o *Order, a Acceptance) (*AcceptanceBatch, error) {
+	b, err := o.AcceptanceDocuments(a)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := p.EventBudget(e); err != nil {
-		return invalid("", "its %s event would be %v; it carries the order's lines as sent, so send fewer or smaller unknown line members (docs/contract.md §3, event size)", EventOrderAccepted, err)
+	if p.EventBudget == nil {
+		return b, nil
 	}
-	return nil
+	if err := p.EventBudget(b.Event); err != nil {
+		return nil, invalid("", "its %s event would be %v; it carries the order's lines as sent, so send fewer or smaller unknown line members (docs/contract.md §3, event size)", EventOrderAccepted, err)
+	}
+	return b, nil
 }
 
 // messageIDDiffers reports a MessageId set by neither rule of docs/contract.md §3:

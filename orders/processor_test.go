@@ -2,16 +2,18 @@ package orders_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	. "github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
-// exampleBody is the contract's example order.
 // exampleBody is the contract's example order.
 const exampleBody = orderstest.ExampleBody
 
@@ -165,7 +167,7 @@ type fixedStored struct {
 	fp StoredFingerprint
 }
 
-func (f fixedStored) CreateOrder(context.Context, *Order, Acceptance) (*StoredFingerprint, error) {
+func (f fixedStored) CreateOrder(context.Context, *AcceptanceBatch) (*StoredFingerprint, error) {
 	return &f.fp, nil
 }
 
@@ -194,5 +196,54 @@ func TestStoredFingerprintEdgeCases(t *testing.T) {
 				t.Errorf("reason %s, want HashMismatch", r.Reason)
 			}
 		})
+	}
+}
+
+// The event checked against the topic's budget is built once per delivery
+// and is the event written; the check holds for a duplicate too, which is
+// refused rather than completed when its event would not fit
+// (docs/contract.md §3, event size; docs/adr/0009-output-size-budgets.md).
+func TestProcessorChecksTheEventItWrites(t *testing.T) {
+	ctx := context.Background()
+	store := orderstest.NewMemStore()
+	var checked []json.RawMessage
+	limit := 1 << 20
+	// A fixed clock: acceptedAt is part of the event, and RFC 3339 drops
+	// trailing zeros, so the event's length would vary with the time.
+	at := time.Date(2026, 11, 29, 10, 0, 2, 123456789, time.UTC)
+	p := &Processor{Store: store, Now: func() time.Time { return at }, EventBudget: func(e json.RawMessage) error {
+		checked = append(checked, e)
+		if len(e) > limit {
+			return fmt.Errorf("%d bytes, over %d", len(e), limit)
+		}
+		return nil
+	}}
+	msg := Message{Body: []byte(exampleBody), MessageID: "ORD-2026-000123", DeliveryCount: 1}
+
+	if r := p.Process(ctx, msg); r.Outcome != Created || len(checked) != 1 {
+		t.Fatalf("new order: %s (%s), %d checks; want created after one check", r.Outcome, r.Description, len(checked))
+	}
+	events, _ := store.Documents(ctx, TypeOutboxEvent)
+	if len(events) != 1 {
+		t.Fatalf("%d outbox events stored, want 1", len(events))
+	}
+	e, err := PublishableEvent(events[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent, _ := json.Marshal(e); string(sent) != string(checked[0]) {
+		t.Errorf("checked\n%s\nbut the publisher sends\n%s", checked[0], sent)
+	}
+
+	if r := p.Process(ctx, msg); r.Outcome != Duplicate || len(checked) != 2 {
+		t.Errorf("redelivery: %s, %d checks; want a duplicate after one more check", r.Outcome, len(checked))
+	}
+	limit = len(checked[0]) - 1
+	r := p.Process(ctx, msg)
+	if r.Outcome != Invalid || r.Reason != ValidationFailed || !strings.Contains(r.Description, "OrderAccepted event would be") {
+		t.Errorf("redelivery whose event no longer fits: %s/%s %q; want ValidationFailed", r.Outcome, r.Reason, r.Description)
+	}
+	if store.Orders() != 1 || len(checked) != 3 {
+		t.Errorf("%d orders, %d checks after the refused redelivery; want 1 and 3", store.Orders(), len(checked))
 	}
 }

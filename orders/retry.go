@@ -33,10 +33,10 @@ type Retrying struct {
 var DefaultBackoff = Backoff{Initial: 100 * time.Millisecond, Max: time.Second}
 
 // CreateOrder is Store.CreateOrder, retried.
-func (r *Retrying) CreateOrder(ctx context.Context, o *Order, a Acceptance) (*StoredFingerprint, error) {
+func (r *Retrying) CreateOrder(ctx context.Context, b *AcceptanceBatch) (*StoredFingerprint, error) {
 	var stored *StoredFingerprint
-	err := r.do(ctx, "create order", o.ID, func(ctx context.Context) (err error) {
-		stored, err = r.Store.CreateOrder(ctx, o, a)
+	err := r.do(ctx, "create order", b.OrderID, func(ctx context.Context) (err error) {
+		stored, err = r.Store.CreateOrder(ctx, b)
 		return err
 	})
 	return stored, err

@@ -23,7 +23,7 @@ type outageStore struct {
 	created  sync.Map
 }
 
-func (s *outageStore) CreateOrder(ctx context.Context, o *Order, _ Acceptance) (*StoredFingerprint, error) {
+func (s *outageStore) CreateOrder(ctx context.Context, b *AcceptanceBatch) (*StoredFingerprint, error) {
 	s.calls.Add(1)
 	n := s.inflight.Add(1)
 	defer s.inflight.Add(-1)
@@ -31,17 +31,17 @@ func (s *outageStore) CreateOrder(ctx context.Context, o *Order, _ Acceptance) (
 		for m := s.maxDown.Load(); n > m && !s.maxDown.CompareAndSwap(m, n); m = s.maxDown.Load() {
 		}
 		time.Sleep(2 * time.Millisecond) // a refused connection is not instant
-		return nil, &StoreError{Op: "create order", OrderID: o.ID, Status: s.status, Transient: true, Err: errors.New("down")}
+		return nil, &StoreError{Op: "create order", OrderID: b.OrderID, Status: s.status, Transient: true, Err: errors.New("down")}
 	}
-	if _, loaded := s.created.LoadOrStore(o.ID, true); loaded {
-		return &StoredFingerprint{Hash: o.Hash, Version: HashVersion}, nil
+	if _, loaded := s.created.LoadOrStore(b.OrderID, true); loaded {
+		return &StoredFingerprint{Hash: "sha256:x", Version: HashVersion}, nil
 	}
 	return nil, nil
 }
 
 func (s *outageStore) RecordConflict(context.Context, Conflict) error { return nil }
 
-func testOrder(id string) *Order { return &Order{ID: id, Hash: "sha256:x"} }
+func testOrder(id string) *AcceptanceBatch { return &AcceptanceBatch{OrderID: id} }
 
 // Concurrent invocations held through an outage reach the store one at a
 // time (the probe), and are all released together once it answers.
@@ -59,7 +59,7 @@ func TestRetryingHoldsThroughAnOutageWithOneProbe(t *testing.T) {
 				go func() {
 					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 					defer cancel()
-					_, err := r.CreateOrder(ctx, testOrder(string(rune('A'+i))), Acceptance{})
+					_, err := r.CreateOrder(ctx, testOrder(string(rune('A'+i))))
 					errs <- err
 					done <- time.Now()
 				}()
@@ -110,7 +110,7 @@ func TestRetryingGivesUpAtTheDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := r.CreateOrder(ctx, testOrder("ORD-1"), Acceptance{})
+	_, err := r.CreateOrder(ctx, testOrder("ORD-1"))
 	var se *StoreError
 	if !errors.As(err, &se) || !se.Transient || se.Status != http.StatusServiceUnavailable {
 		t.Fatalf("err = %v, want the store's last transient error", err)
@@ -135,7 +135,7 @@ func TestRetryingNotAttemptedWhileDown(t *testing.T) {
 	h.mu.Lock()
 	h.probing = true
 	h.mu.Unlock()
-	_, err := r.CreateOrder(ctx, testOrder("ORD-7"), Acceptance{})
+	_, err := r.CreateOrder(ctx, testOrder("ORD-7"))
 	if err == nil || !IsTransient(err) || store.calls.Load() != 0 {
 		t.Fatalf("err = %v, calls %d", err, store.calls.Load())
 	}
@@ -148,7 +148,7 @@ func TestRetryingReturnsFinalErrorsAtOnce(t *testing.T) {
 	final := &StoreError{Op: "create order", OrderID: "ORD-1", Status: http.StatusRequestEntityTooLarge, Err: errors.New("too large")}
 	calls := 0
 	r := &Retrying{Store: storeFunc(func() error { calls++; return final })}
-	_, err := r.CreateOrder(context.Background(), testOrder("ORD-1"), Acceptance{})
+	_, err := r.CreateOrder(context.Background(), testOrder("ORD-1"))
 	if !errors.Is(err, final) || calls != 1 {
 		t.Errorf("err = %v after %d calls", err, calls)
 	}
@@ -156,7 +156,7 @@ func TestRetryingReturnsFinalErrorsAtOnce(t *testing.T) {
 
 type storeFunc func() error
 
-func (f storeFunc) CreateOrder(context.Context, *Order, Acceptance) (*StoredFingerprint, error) {
+func (f storeFunc) CreateOrder(context.Context, *AcceptanceBatch) (*StoredFingerprint, error) {
 	return nil, f()
 }
 func (f storeFunc) RecordConflict(context.Context, Conflict) error { return f() }

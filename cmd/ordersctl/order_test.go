@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // order show against the Cosmos emulator: an order accepted by the store the
@@ -21,7 +22,7 @@ func TestOrderShow(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := env.Store.CreateOrder(ctx, o, orders.Acceptance{MessageID: orders.MessageID(o.ID, body), AcceptedAt: time.Now()}); err != nil {
+	if _, err := env.Store.CreateOrder(ctx, orderstest.Batch(t, o, orders.Acceptance{MessageID: orders.MessageID(o.ID, body), AcceptedAt: time.Now()})); err != nil {
 		t.Fatal(err)
 	}
 	if err := env.Store.RecordConflict(ctx, orders.Conflict{OrderID: o.ID, MessageID: "m2", StoredHash: o.Hash,

@@ -88,7 +88,11 @@ func (h *harness) createOrder(ctx context.Context) (idempotency.Response, error)
 	if err != nil {
 		return idempotency.Response{}, idempotency.ClientError(idempotency.Response{Status: 422, Body: []byte(err.Error())})
 	}
-	if _, err := h.orders.CreateOrder(ctx, o, orders.Acceptance{MessageID: o.ID, AcceptedAt: h.clock.Now()}); err != nil {
+	b, err := o.AcceptanceDocuments(orders.Acceptance{MessageID: o.ID, AcceptedAt: h.clock.Now()})
+	if err != nil {
+		return idempotency.Response{}, err
+	}
+	if _, err := h.orders.CreateOrder(ctx, b); err != nil {
 		return idempotency.Response{}, err
 	}
 	return h.accepted(), nil

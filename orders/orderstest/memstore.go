@@ -38,36 +38,32 @@ func NewMemStore() *MemStore {
 
 // CreateOrder writes the order and its outbox event, all or nothing, unless
 // the order exists; then it returns the stored fingerprint.
-func (s *MemStore) CreateOrder(ctx context.Context, o *orders.Order, a orders.Acceptance) (*orders.StoredFingerprint, error) {
+func (s *MemStore) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
 	const op = "create order"
-	docs, err := o.AcceptanceDocuments(a)
-	if err != nil {
-		return nil, &orders.StoreError{Op: op, OrderID: o.ID, Err: err}
-	}
 	size := 0
-	for _, d := range docs {
+	for _, d := range b.Documents {
 		size += len(d.Body)
 	}
 	if size > MaxBatchBytes {
-		return nil, &orders.StoreError{Op: op, OrderID: o.ID,
+		return nil, &orders.StoreError{Op: op, OrderID: b.OrderID,
 			Err: fmt.Errorf("acceptance batch of %d bytes: Cosmos DB accepts at most %d bytes (2 MB) in one batch", size, MaxBatchBytes)}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.failure(ctx, op, o.ID); err != nil {
+	if err := s.failure(ctx, op, b.OrderID); err != nil {
 		return nil, err
 	}
-	p := s.partition(o.ID)
-	if stored, ok := p[o.ID]; ok {
-		return fingerprintOf(o.ID, stored)
+	p := s.partition(b.OrderID)
+	if stored, ok := p[b.OrderID]; ok {
+		return fingerprintOf(b.OrderID, stored)
 	}
-	for _, d := range docs[1:] {
+	for _, d := range b.Documents[1:] {
 		if _, ok := p[d.ID]; ok {
 			// Cosmos DB rolls the batch back; no redelivery can fix this.
-			return nil, &orders.StoreError{Op: op, OrderID: o.ID, Err: fmt.Errorf("document %s exists without its order", d.ID)}
+			return nil, &orders.StoreError{Op: op, OrderID: b.OrderID, Err: fmt.Errorf("document %s exists without its order", d.ID)}
 		}
 	}
-	for _, d := range docs {
+	for _, d := range b.Documents {
 		p[d.ID] = d.Body
 	}
 	return nil, nil

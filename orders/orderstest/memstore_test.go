@@ -1,9 +1,11 @@
 package orderstest_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,16 +23,26 @@ func TestMemStore(t *testing.T) {
 // claimsTwice creates an order again instead of returning its fingerprint.
 type claimsTwice struct{ *orderstest.MemStore }
 
-func (s claimsTwice) CreateOrder(ctx context.Context, o *orders.Order, a orders.Acceptance) (*orders.StoredFingerprint, error) {
-	_, err := s.MemStore.CreateOrder(ctx, o, a)
+func (s claimsTwice) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
+	_, err := s.MemStore.CreateOrder(ctx, b)
 	return nil, err
 }
 
 // ignoresContext writes after the invocation's deadline has passed.
 type ignoresContext struct{ *orderstest.MemStore }
 
-func (s ignoresContext) CreateOrder(_ context.Context, o *orders.Order, a orders.Acceptance) (*orders.StoredFingerprint, error) {
-	return s.MemStore.CreateOrder(context.Background(), o, a)
+func (s ignoresContext) CreateOrder(_ context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
+	return s.MemStore.CreateOrder(context.Background(), b)
+}
+
+// rewritesEvent stores an event other than the one it was given.
+type rewritesEvent struct{ *orderstest.MemStore }
+
+func (s rewritesEvent) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
+	c := *b
+	c.Documents = slices.Clone(b.Documents)
+	c.Documents[1].Body = bytes.Replace(c.Documents[1].Body, []byte(`"OrderAccepted"`), []byte(`"OrderCreated"`), 1)
+	return s.MemStore.CreateOrder(ctx, &c)
 }
 
 // appliesStale says every status change was applied.
@@ -49,6 +61,7 @@ var brokenStores = map[string]struct {
 }{
 	"claimsTwice":    {func() orderstest.Backend { return claimsTwice{orderstest.NewMemStore()} }, "RedeliveryReturnsStoredFingerprint"},
 	"ignoresContext": {func() orderstest.Backend { return ignoresContext{orderstest.NewMemStore()} }, "EndedContextIsTransient"},
+	"rewritesEvent":  {func() orderstest.Backend { return rewritesEvent{orderstest.NewMemStore()} }, "CreateWritesTheDocumentsAsGiven"},
 	"appliesStale":   {func() orderstest.Backend { return appliesStale{orderstest.NewMemStore()} }, "StatusAppliesOnlyNewerVersions"},
 }
 

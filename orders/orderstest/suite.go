@@ -42,6 +42,7 @@ func TestStore(t *testing.T, f Features, newStore func(t *testing.T) Backend) {
 		run  func(t *testing.T, s Backend, f Features)
 	}{
 		{"CreateWritesOrderAndOutboxEvent", testCreate},
+		{"CreateWritesTheDocumentsAsGiven", testCreateAsGiven},
 		{"RedeliveryReturnsStoredFingerprint", testRedelivery},
 		{"OtherContentReturnsFirstFingerprint", testOtherContent},
 		{"ConcurrentCreatesClaimOnce", testConcurrentCreates},
@@ -79,8 +80,19 @@ func orderWithID(t *testing.T, id, extra string) *orders.Order {
 	return o
 }
 
-func accept(o *orders.Order) orders.Acceptance {
-	return orders.Acceptance{MessageID: o.ID, AcceptedAt: time.Date(2026, 11, 29, 10, 0, 2, 0, time.UTC)}
+func accept(t *testing.T, o *orders.Order) *orders.AcceptanceBatch {
+	return Batch(t, o, orders.Acceptance{MessageID: o.ID, AcceptedAt: time.Date(2026, 11, 29, 10, 0, 2, 0, time.UTC)})
+}
+
+// Batch builds what accepting o under a writes, as the processor does, for
+// tests that call [orders.Store.CreateOrder] themselves.
+func Batch(t testing.TB, o *orders.Order, a orders.Acceptance) *orders.AcceptanceBatch {
+	t.Helper()
+	b, err := o.AcceptanceDocuments(a)
+	if err != nil {
+		t.Fatalf("acceptance documents of %s: %v", o.ID, err)
+	}
+	return b
 }
 
 // documents maps each document of the partition by id to its type.

@@ -155,7 +155,11 @@ func acceptance(id string) ([]orders.NewDocument, error) {
 	if err != nil {
 		return nil, err
 	}
-	return o.AcceptanceDocuments(orders.Acceptance{MessageID: id, AcceptedAt: time.Now()})
+	b, err := o.AcceptanceDocuments(orders.Acceptance{MessageID: id, AcceptedAt: time.Now()})
+	if err != nil {
+		return nil, err
+	}
+	return b.Documents, nil
 }
 
 // noContent is what package cosmos sends on every write.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 func testOrder(t *testing.T, id string) *orders.Order {
@@ -37,7 +38,7 @@ func TestProxyWithTheCosmosSDK(t *testing.T) {
 	acc := orders.Acceptance{MessageID: "m", AcceptedAt: time.Now()}
 
 	first := testOrder(t, "CHAOS-SDK-1")
-	if stored, err := store.CreateOrder(ctx, first, acc); err != nil || stored != nil {
+	if stored, err := store.CreateOrder(ctx, orderstest.Batch(t, first, acc)); err != nil || stored != nil {
 		t.Fatalf("create through the proxy: %v, %v", stored, err)
 	}
 	if c := p.Counts(); c.Requests-c.Metadata < 1 {
@@ -48,7 +49,7 @@ func TestProxyWithTheCosmosSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	lost := testOrder(t, "CHAOS-SDK-2")
-	_, err = store.CreateOrder(ctx, lost, acc)
+	_, err = store.CreateOrder(ctx, orderstest.Batch(t, lost, acc))
 	var se *orders.StoreError
 	if !errors.As(err, &se) || !se.Transient {
 		t.Fatalf("create with its answer lost: %v, want a transient store error", err)
@@ -56,7 +57,7 @@ func TestProxyWithTheCosmosSDK(t *testing.T) {
 	if err := p.SetRates(Rates{}); err != nil {
 		t.Fatal(err)
 	}
-	stored, err := store.CreateOrder(ctx, lost, acc)
+	stored, err := store.CreateOrder(ctx, orderstest.Batch(t, lost, acc))
 	if err != nil || stored == nil || stored.Hash != lost.Hash {
 		t.Fatalf("retry after the lost answer: %+v, %v; want the stored fingerprint %s", stored, err, lost.Hash)
 	}
@@ -82,7 +83,7 @@ func TestProxyFaultsAsTheStoreSeesThem(t *testing.T) {
 	}
 	acc := orders.Acceptance{MessageID: "m", AcceptedAt: time.Now()}
 	// Warm up: the account and container reads happen on first use.
-	if _, err := store.CreateOrder(context.Background(), testOrder(t, "CHAOS-FAULT-warm"), acc); err != nil {
+	if _, err := store.CreateOrder(context.Background(), orderstest.Batch(t, testOrder(t, "CHAOS-FAULT-warm"), acc)); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range Faults {
@@ -97,7 +98,7 @@ func TestProxyFaultsAsTheStoreSeesThem(t *testing.T) {
 				ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
 			}
 			defer cancel()
-			_, err := store.CreateOrder(ctx, testOrder(t, "CHAOS-FAULT-"+f.String()), acc)
+			_, err := store.CreateOrder(ctx, orderstest.Batch(t, testOrder(t, "CHAOS-FAULT-"+f.String()), acc))
 			if !orders.IsTransient(err) || err == nil {
 				t.Errorf("CreateOrder under %s: %v, want a transient error", f, err)
 			}
