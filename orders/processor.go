@@ -212,12 +212,3 @@ func (p *Processor) now() time.Time {
 	}
 	return time.Now()
 }
-
-// CheckEvent refuses an order whose OrderAccepted event could never be
-// published: the publisher would have to set it aside. Every way in (the
-// queue, SubmitOrder) applies it after [ParseOrder], so an order is judged
-// alike whichever way it comes.
-func (p *Processor) CheckEvent(o *Order, a Acceptance) error {
-	_, err := p.acceptance(o, a)
-	return err
-}
