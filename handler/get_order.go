@@ -10,14 +10,14 @@ import (
 	"github.com/ordersink/orders-consumer/orders"
 )
 
-// SubmissionFinder finds the idempotency key record through which a client
-// submitted an order: GetOrder answers "submitted" with it while the order
+// SubmissionFinder finds the idempotency key records through which a client
+// submitted an order: GetOrder answers "submitted" with one while the order
 // is on its way through the queue. cosmos.KeyStore and idemtest.MemStore
 // implement it.
 type SubmissionFinder interface {
-	// FindByOrderID returns a record of client and operation that names
-	// orderID, or idempotency.ErrNotFound.
-	FindByOrderID(ctx context.Context, client, operation, orderID string) (idempotency.Record, error)
+	// FindByOrderID returns the records of client and operation that name
+	// orderID, in any state; none when there are none.
+	FindByOrderID(ctx context.Context, client, operation, orderID string) ([]idempotency.Record, error)
 }
 
 // orderState is GetOrder's answer (docs/http-api.md).
@@ -79,16 +79,29 @@ func (cfg Config) lookUp(ctx context.Context, x *exchange, orderID string) {
 		x.answerJSON("found", state)
 		return
 	}
-	rec, err := cfg.Submissions.FindByOrderID(ctx, x.client, FunctionSubmitOrder, orderID)
-	switch {
-	case errors.Is(err, idempotency.ErrNotFound):
-		x.refuse("notFound", problemNotFound, "No order with this orderId was accepted, nor submitted by you.")
-	case err != nil:
+	recs, err := cfg.Submissions.FindByOrderID(ctx, x.client, FunctionSubmitOrder, orderID)
+	if err != nil {
 		x.storeFailed(err)
-	default:
+		return
+	}
+	if rec, ok := sent(recs); ok {
 		state.State, state.RequestHash = "submitted", rec.RequestHash
 		x.answerJSON("submitted", state)
+		return
 	}
+	x.refuse("notFound", problemNotFound, "No order with this orderId was accepted, nor submitted by you.")
+}
+
+// sent returns a record whose request was answered 2xx, and so sent the
+// order: a record still started belongs to a request in flight, or to one
+// that failed before its answer (503), and neither sent anything.
+func sent(recs []idempotency.Record) (idempotency.Record, bool) {
+	for _, r := range recs {
+		if r.State == idempotency.Succeeded && r.Response != nil && r.Response.Status/100 == 2 {
+			return r, true
+		}
+	}
+	return idempotency.Record{}, false
 }
 
 // answerJSON answers 200 with v.

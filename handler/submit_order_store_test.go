@@ -59,10 +59,8 @@ func TestSubmitOrderWhileTheFirstIsInFlight(t *testing.T) {
 	// Another payload is refused even while the first runs.
 	_, other := uniqueOrder(t)
 	wantProblem(t, d.submit(t, key, other), http.StatusUnprocessableEntity, "idempotency-key-reused")
-	// The order is on its way: its submitter can see so.
-	if s := decodeState(t, d.get(t, id, nil)); s.State != "submitted" {
-		t.Errorf("GET while in flight: %+v", s)
-	}
+	// Nothing is sent before the answer: GET does not say submitted yet.
+	wantProblem(t, d.get(t, id, nil), http.StatusNotFound, "order-not-found")
 
 	close(gate.open)
 	first := <-firstDone
@@ -71,6 +69,9 @@ func TestSubmitOrderWhileTheFirstIsInFlight(t *testing.T) {
 	}
 	if again := d.submit(t, key, body); again.StatusCode != http.StatusAccepted || again.Header.Get(headerReplayed) != "true" || string(again.Body) != string(first.Body) {
 		t.Errorf("after the first finished: %d %s", again.StatusCode, again.Body)
+	}
+	if s := decodeState(t, d.get(t, id, nil)); s.State != "submitted" {
+		t.Errorf("GET after the 202: %+v", s)
 	}
 }
 
@@ -173,6 +174,8 @@ func TestSubmitOrderTakesOverTheKeyOfADeadRequest(t *testing.T) {
 
 	died := d.submit(t, key, body)
 	wantProblem(t, died, http.StatusServiceUnavailable, "service-unavailable")
+	// The dead request sent nothing: its record does not make the order submitted.
+	wantProblem(t, d.get(t, id, nil), http.StatusNotFound, "order-not-found")
 	// The key stays claimed by the dead request until its lease ends.
 	inFlight := d.submit(t, key, body)
 	wantProblem(t, inFlight, http.StatusConflict, "request-in-progress")
