@@ -13,7 +13,8 @@ import (
 const (
 	headerIdempotencyKey = "Idempotency-Key"
 	// headerPrincipalID is set by App Service Authentication (Easy Auth),
-	// which strips any copy the caller sent, so it cannot be forged.
+	// which strips any copy the caller sent; without it in front, a caller
+	// could send any value (Config.EasyAuth).
 	headerPrincipalID = "X-Ms-Client-Principal-Id"
 	headerFunctionKey = "X-Functions-Key"
 	// headerReplayed marks a stored answer given again (the IETF draft
@@ -88,12 +89,13 @@ func unquoteSFString(s string) (string, error) {
 
 // clientScope names who sent a request, so that two callers never share a
 // key space (design: docs/http-api.md, "Keys and scope"). The Easy Auth
-// principal when the platform vouches for one; else the function key the
-// caller presented, hashed (every partner gets a key of its own, and the
-// key itself is never stored or logged); else "anonymous", for local runs
-// where nothing is enforced.
-func clientScope(r *httpRequest) string {
-	if id := strings.TrimSpace(r.Header.Get(headerPrincipalID)); id != "" {
+// principal when App Service Authentication runs in front (easyAuth) and
+// so vouches for the header; else the function key the caller presented,
+// hashed (every partner gets a key of its own, and the key itself is never
+// stored or logged); else "anonymous", for local runs where nothing is
+// enforced.
+func clientScope(r *httpRequest, easyAuth bool) string {
+	if id := strings.TrimSpace(r.Header.Get(headerPrincipalID)); id != "" && easyAuth {
 		return "principal:" + id
 	}
 	// The host checks the header first, then the query, whose names it

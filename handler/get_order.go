@@ -43,7 +43,7 @@ func handleGetOrder(cfg Config) http.HandlerFunc {
 		defer cancel()
 		ctx, charge := orders.WithRequestCharge(ctx)
 		if req, ok := x.readRequest(w, r, cfg.MaxRequestBytes); ok {
-			x.client = clientScope(req)
+			x.client = clientScope(req, cfg.EasyAuth)
 			cfg.lookUp(ctx, &x, req.Params["orderId"])
 		}
 		x.requestCharge = charge.Units()

@@ -82,6 +82,11 @@ type Config struct {
 	// Submissions finds the key records of orders not yet accepted, for
 	// GetOrder; nil means Idempotency.Store, when it is a SubmissionFinder.
 	Submissions SubmissionFinder
+	// EasyAuth says that App Service Authentication runs in front of the
+	// app (WEBSITE_AUTH_ENABLED): only then is X-MS-CLIENT-PRINCIPAL-ID the
+	// platform's, and the client scope of an Idempotency-Key; without it the
+	// header is ignored, since any caller could send one.
+	EasyAuth bool
 	// SubmitDeadline bounds a SubmitOrder or GetOrder invocation; keep it
 	// below functionTimeout and the idempotency lease. Zero means
 	// DefaultSubmitDeadline.

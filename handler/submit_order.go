@@ -71,7 +71,7 @@ func (cfg Config) submit(ctx context.Context, x *exchange, req *httpRequest) map
 		return nil
 	}
 	key, err := idempotencyKey(req.Header)
-	x.client = clientScope(req)
+	x.client = clientScope(req, cfg.EasyAuth)
 	switch {
 	case errors.Is(err, errMissingKey):
 		x.refuse("noKey", problemKeyMissing, "Send an Idempotency-Key header (for example a UUID) and send the same key with every retry of this order.")

@@ -102,6 +102,10 @@ func TestSubmitOrderReadsEveryHostSpelling(t *testing.T) {
 			c.header.Set("Content-Type", "application/octet-stream")
 			return hostHTTPInvocation(FunctionSubmitOrder, c)
 		}},
+		{"a principal header, without Easy Auth in front", func(c httpCall) []byte {
+			c.header.Set("X-Ms-Client-Principal-Id", "another-partner")
+			return hostHTTPInvocation(FunctionSubmitOrder, c)
+		}},
 		{"function key in the query", func(c httpCall) []byte {
 			c.header.Del("X-Functions-Key")
 			c.target += "?code=" + partnerKey
@@ -134,16 +138,21 @@ func (d *frontDoor) wantKeyOf(t *testing.T, client, key string) {
 
 func TestSubmitOrderClientScope(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		header http.Header
-		query  string
-		want   string
+		name     string
+		easyAuth bool
+		header   http.Header
+		query    string
+		want     string
 	}{
-		{"Easy Auth principal wins", http.Header{"X-Ms-Client-Principal-Id": {"0b6f2c1e"}, "X-Functions-Key": {partnerKey}}, "", "principal:0b6f2c1e"},
-		{"function key header", http.Header{"X-Functions-Key": {partnerKey}}, "?code=other", "key:" + shortSHA256(partnerKey)},
-		{"function key in the query", nil, "?code=" + partnerKey, "key:" + shortSHA256(partnerKey)},
-		{"the query name in another case", nil, "?Code=" + partnerKey, "key:" + shortSHA256(partnerKey)},
-		{"nothing: a local run", nil, "", "anonymous"},
+		{"Easy Auth principal wins", true, http.Header{"X-Ms-Client-Principal-Id": {"0b6f2c1e"}, "X-Functions-Key": {partnerKey}}, "", "principal:0b6f2c1e"},
+		// Without Easy Auth in front nothing strips the header: a caller
+		// could take another's scope with it.
+		{"a principal header without Easy Auth", false, http.Header{"X-Ms-Client-Principal-Id": {"0b6f2c1e"}, "X-Functions-Key": {partnerKey}}, "", "key:" + shortSHA256(partnerKey)},
+		{"function key header", false, http.Header{"X-Functions-Key": {partnerKey}}, "?code=other", "key:" + shortSHA256(partnerKey)},
+		{"function key in the query", false, nil, "?code=" + partnerKey, "key:" + shortSHA256(partnerKey)},
+		{"the query name in another case", false, nil, "?Code=" + partnerKey, "key:" + shortSHA256(partnerKey)},
+		{"nothing: a local run", false, nil, "", "anonymous"},
+		{"Easy Auth without a principal", true, nil, "", "anonymous"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u, _ := url.Parse(ordersPath + tc.query)
@@ -154,7 +163,7 @@ func TestSubmitOrderClientScope(t *testing.T) {
 			for k, v := range u.Query() {
 				r.Query[k] = v[0]
 			}
-			if got := clientScope(r); got != tc.want {
+			if got := clientScope(r, tc.easyAuth); got != tc.want {
 				t.Errorf("scope %q, want %q", got, tc.want)
 			}
 		})

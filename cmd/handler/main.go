@@ -59,6 +59,7 @@ func run(ctx context.Context, stdout io.Writer) error {
 			Idempotency:          keys,
 			Orders:               store,
 			SubmitDeadline:       cfg.SubmitDeadline,
+			EasyAuth:             cfg.EasyAuth,
 			Logger:               log,
 			MaxRequestBytes:      cfg.MaxRequestBytes,
 			MaxMessageBytes:      cfg.MaxMessageBytes,

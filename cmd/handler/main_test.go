@@ -72,7 +72,7 @@ func unsetConfig(t *testing.T) {
 	for _, k := range []string{"FUNCTIONS_CUSTOMHANDLER_PORT", "COSMOS_ENDPOINT", "COSMOS_KEY", "COSMOS_DATABASE", "COSMOS_CONTAINER",
 		"RETRY_BUDGET_DELIVERY_COUNT", "MAX_REQUEST_BYTES", "SERVICEBUS_MAX_MESSAGE_BYTES", "MAX_BATCH_REQUEST_BYTES", "BATCH_PARALLELISM", "COSMOS_OPERATION_TIMEOUT", "COSMOS_MAX_CONNS", "LOG_LEVEL",
 		"MESSAGE_DEADLINE", "BATCH_DEADLINE", "COSMOS_PROBE_INTERVAL", "AUTH_ALARM_AFTER", "HOST_JSON", "HOST_FUNCTION_TIMEOUT",
-		"HOST_MAX_AUTO_LOCK_RENEWAL", "QUEUE_LOCK_DURATION", "IDEMPOTENCY_CONTAINER", "IDEMPOTENCY_KEY_TTL", "IDEMPOTENCY_LEASE", "SUBMIT_DEADLINE"} {
+		"HOST_MAX_AUTO_LOCK_RENEWAL", "QUEUE_LOCK_DURATION", "IDEMPOTENCY_CONTAINER", "IDEMPOTENCY_KEY_TTL", "IDEMPOTENCY_LEASE", "SUBMIT_DEADLINE", "WEBSITE_AUTH_ENABLED"} {
 		t.Setenv(k, "") // restores the old value after the test
 		os.Unsetenv(k)
 	}
@@ -200,5 +200,25 @@ func TestKeyServiceFollowsSettings(t *testing.T) {
 	}
 	if _, ok := svc.Store.(*cosmos.KeyStore); !ok || svc.Lease != 20*time.Second || svc.TTL != time.Hour {
 		t.Errorf("service %+v, want a cosmos.KeyStore, lease 20s, TTL 1h", svc)
+	}
+}
+
+// WEBSITE_AUTH_ENABLED, which the platform sets when App Service
+// Authentication runs in front, is what lets SubmitOrder trust the principal
+// header.
+func TestLoadConfigReadsEasyAuth(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  bool
+	}{{"", false}, {"True", true}, {"false", false}} {
+		unsetConfig(t)
+		t.Setenv("COSMOS_ENDPOINT", "http://127.0.0.1:8081/")
+		if tc.value != "" {
+			t.Setenv("WEBSITE_AUTH_ENABLED", tc.value)
+		}
+		c, err := loadConfig()
+		if err != nil || c.EasyAuth != tc.want {
+			t.Errorf("WEBSITE_AUTH_ENABLED=%q: EasyAuth %v, %v; want %v", tc.value, c.EasyAuth, err, tc.want)
+		}
 	}
 }
