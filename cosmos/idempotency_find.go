@@ -1,0 +1,47 @@
+package cosmos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/ordersink/orders-consumer/idempotency"
+)
+
+// FindByOrderID returns the key records of client and operation that name
+// orderID (idempotency.WithOrderID), in any state, none when there are
+// none: GetOrder answers "submitted" with one while the order is still on
+// its way through the queue. Records are partitioned by their id, so this is a query across
+// partitions, served by the container's index on /orderId; GetOrder asks
+// only when the orders container has no such order. At the front door's
+// scale (a record per request, kept a day) that is a few RU; a pointer
+// document per order would make it a point read at the cost of a second
+// write per submission.
+func (k *KeyStore) FindByOrderID(ctx context.Context, client, operation, orderID string) ([]idempotency.Record, error) {
+	const op = "find idempotency key"
+	cc, err := k.store.conn.Load().client.NewContainer(k.store.database, k.containerID)
+	if err != nil {
+		return nil, classify(op, orderID, err)
+	}
+	q := "SELECT * FROM c WHERE c.orderId = @o AND c.client = @c AND c.operation = @op"
+	opts := &azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{
+		{Name: "@o", Value: orderID}, {Name: "@c", Value: client}, {Name: "@op", Value: operation}}}
+	var out []idempotency.Record
+	pager := cc.NewQueryItemsPager(q, azcosmos.NewPartitionKey(), opts)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, classify(op, orderID, err)
+		}
+		for _, it := range page.Items {
+			var r idempotency.Record
+			if err := json.Unmarshal(it, &r); err != nil {
+				return nil, classify(op, orderID, fmt.Errorf("stored key record is not one: %w", err))
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,70 @@
+package handler
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/ordersink/orders-consumer/idempotency"
+	"github.com/ordersink/orders-consumer/idempotency/idemtest"
+	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
+)
+
+// FuzzSubmitOrder drives SubmitOrder with any key and body over in-memory
+// stores: the host is always answered 200 with a caller's answer; a 202
+// sends the body as the order and is replayed byte for byte; every other
+// answer is a problem of its own status that sends nothing.
+func FuzzSubmitOrder(f *testing.F) {
+	f.Add("7c9e6679", []byte(exampleBody))
+	f.Add(`"quoted\"key"`, []byte(exampleBody))
+	f.Add("", []byte(exampleBody))
+	f.Add("k", []byte(`{"orderId":"a","orderId":"b"}`))
+	f.Add("k", []byte(strings.Replace(exampleBody, `"EUR"`, `"eur"`, 1)))
+	f.Add("schlüssel", []byte(`[]`))
+	keys, store := idemtest.NewMemStore(), orderstest.NewMemStore()
+	srv := NewServer(Config{Processor: &orders.Processor{Store: store}, Idempotency: &idempotency.Service{Store: keys},
+		Orders: store, Submissions: keys, MaxRequestBytes: 1 << 20})
+	allowed := map[int]bool{202: true, 400: true, 409: true, 413: true, 422: true}
+	f.Fuzz(func(t *testing.T, key string, body []byte) {
+		call := func() callerAnswer {
+			rec := httptest.NewRecorder()
+			inv := hostHTTPInvocation(FunctionSubmitOrder, submitCall(key, body))
+			srv.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/"+FunctionSubmitOrder, bytes.NewReader(inv)))
+			var out struct{ Outputs map[string]json.RawMessage }
+			if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+				t.Fatalf("host answer %d is not JSON: %s", rec.Code, rec.Body.Bytes())
+			}
+			a, err := decodeCallerAnswer(answer{Status: rec.Code, Outputs: out.Outputs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return a
+		}
+		a := call()
+		if !allowed[a.StatusCode] {
+			t.Fatalf("status %d: %s", a.StatusCode, a.Body)
+		}
+		if a.StatusCode != http.StatusAccepted {
+			var p problem
+			if err := json.Unmarshal(a.Body, &p); err != nil || p.Status != a.StatusCode || !strings.HasPrefix(p.Type, ProblemTypeBase) ||
+				a.Header.Get("Content-Type") != "application/problem+json" {
+				t.Fatalf("%d answer is not its problem: %s", a.StatusCode, a.Body)
+			}
+			if _, ok := a.Outputs[OrderBinding]; ok {
+				t.Fatalf("a %d sends the order", a.StatusCode)
+			}
+			return
+		}
+		var q map[string]Requeued
+		if err := json.Unmarshal(a.Outputs[OrderBinding], &q); err != nil || q[requeueKey].Body != string(body) {
+			t.Fatalf("202 without the body as its order: %s", a.Outputs[OrderBinding])
+		}
+		if again := call(); again.StatusCode != http.StatusAccepted || !bytes.Equal(again.Body, a.Body) || again.Header.Get(headerReplayed) != "true" {
+			t.Fatalf("retry: %d %s, first %s", again.StatusCode, again.Body, a.Body)
+		}
+	})
+}
