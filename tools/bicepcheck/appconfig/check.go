@@ -25,9 +25,16 @@ const (
 	RequeueBinding       = "requeue"
 	EventsBinding        = "events"
 	ServiceBusConnection = "ServiceBusConnection"
-	CosmosConnection     = "CosmosDBConnection"
-	LeaseContainer       = "leases"
-	ExtensionBundleID    = "Microsoft.Azure.Functions.ExtensionBundle"
+	// SubmitBinding is SubmitOrder's output to the orders queue: an accepted HTTP order
+	// enters the queue path there (docs/adr/0011-idempotency-key-scope-and-ttl.md).
+	SubmitBinding = "order"
+	// HTTPRequestBinding and HTTPResponseBinding are the names every HTTP function uses:
+	// the handler reads Data.req and answers in Outputs.res.
+	HTTPRequestBinding  = "req"
+	HTTPResponseBinding = "res"
+	CosmosConnection    = "CosmosDBConnection"
+	LeaseContainer      = "leases"
+	ExtensionBundleID   = "Microsoft.Azure.Functions.ExtensionBundle"
 
 	// EmulatorKey is the Cosmos DB emulator's published, well-known key: the one key
 	// local.settings.json may hold.
@@ -41,6 +48,7 @@ const (
 	RuleLocalSettings = "local-settings"
 	RuleSecrets       = "local-secrets"
 	RuleFuncIgnore    = "funcignore"
+	RuleSettings      = "settings"
 )
 
 // Problem is one disagreement between the configuration files and the contract.
@@ -71,6 +79,7 @@ func Check(app *App) []Problem {
 	c.functions()
 	c.localSettings()
 	c.funcIgnore()
+	c.settings()
 	return c.problems
 }
 
@@ -141,6 +150,13 @@ func (c *checker) functions() {
 			c.orderTrigger(fn, true)
 		case "PublishOrderEvents":
 			c.publisher(fn)
+		case "SubmitOrder":
+			c.httpFunction(fn, "post", "orders")
+			if o := fn.Binding(SubmitBinding); o == nil || !strings.EqualFold(o.Type, "serviceBus") || o.Direction != "out" || o.QueueName != OrdersQueue {
+				c.addf(RuleFunctions, fn.Path, "needs the output binding %q: type serviceBus, direction out, queueName %q", SubmitBinding, OrdersQueue)
+			}
+		case "GetOrder":
+			c.httpFunction(fn, "get", "orders/{orderId}")
 		}
 	}
 }
@@ -170,8 +186,9 @@ func (c *checker) bindings(fn *Function) {
 				c.addf(RuleFunctions, fn.Path, "binding %q: triggers on %q, but the only queue the consumer reads is %q", b.Name, b.QueueName, OrdersQueue)
 			}
 			requeue := fn.Name == "ProcessOrderBatch" && b.Name == RequeueBinding && b.QueueName == OrdersQueue
-			if !b.IsTrigger() && b.QueueName != ParkingQueue && b.TopicName != EventsTopic && !requeue {
-				c.addf(RuleFunctions, fn.Path, "binding %q: writes to queue %q / topic %q; the app may send only to queue %q, topic %q, and (ProcessOrderBatch's %q) queue %q", b.Name, b.QueueName, b.TopicName, ParkingQueue, EventsTopic, RequeueBinding, OrdersQueue)
+			submit := fn.Name == "SubmitOrder" && b.Name == SubmitBinding && b.QueueName == OrdersQueue
+			if !b.IsTrigger() && b.QueueName != ParkingQueue && b.TopicName != EventsTopic && !requeue && !submit {
+				c.addf(RuleFunctions, fn.Path, "binding %q: writes to queue %q / topic %q; the app may send only to queue %q, topic %q, and (ProcessOrderBatch's %q, SubmitOrder's %q) queue %q", b.Name, b.QueueName, b.TopicName, ParkingQueue, EventsTopic, RequeueBinding, SubmitBinding, OrdersQueue)
 			}
 			if b.AutoCompleteMessages != nil && !*b.AutoCompleteMessages {
 				c.addf(RuleFunctions, fn.Path, "binding %q: autoCompleteMessages false: a custom handler cannot complete messages itself", b.Name)
@@ -208,6 +225,27 @@ func (c *checker) orderTrigger(fn *Function, batch bool) {
 	p := fn.Binding(ParkingBinding)
 	if p == nil || !strings.EqualFold(p.Type, "serviceBus") || p.Direction != "out" || p.QueueName != ParkingQueue {
 		c.addf(RuleFunctions, fn.Path, "needs the output binding %q: type serviceBus, direction out, queueName %q", ParkingBinding, ParkingQueue)
+	}
+}
+
+// httpFunction checks an HTTP-triggered function against the routes of docs/contract.md: the
+// request arrives as Data.req, the answer leaves as Outputs.res, and the route and method are
+// the ones the contract gives. Who may call is rule http-auth's business (tools/bicepcheck).
+func (c *checker) httpFunction(fn *Function, method, route string) {
+	t := fn.Trigger()
+	if t == nil || !strings.EqualFold(t.Type, "httpTrigger") || t.Name != HTTPRequestBinding {
+		c.addf(RuleFunctions, fn.Path, "the trigger must be an httpTrigger named %q", HTTPRequestBinding)
+		return
+	}
+	if got, _ := t.Raw["route"].(string); got != route {
+		c.addf(RuleFunctions, fn.Path, "route is %q, want %q (served as /api/%s)", got, route, route)
+	}
+	methods, _ := t.Raw["methods"].([]any)
+	if len(methods) != 1 || !strings.EqualFold(fmt.Sprint(methods[0]), method) {
+		c.addf(RuleFunctions, fn.Path, "methods is %v, want [%q]: any other method must get the host's 404, not the handler", methods, method)
+	}
+	if r := fn.Binding(HTTPResponseBinding); r == nil || !strings.EqualFold(r.Type, "http") || r.Direction != "out" {
+		c.addf(RuleFunctions, fn.Path, "needs the output binding %q: type http, direction out (the handler answers in Outputs.%s)", HTTPResponseBinding, HTTPResponseBinding)
 	}
 }
 
