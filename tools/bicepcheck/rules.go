@@ -54,7 +54,7 @@ var Rules = []Rule{
 	{RuleEntities, "every queue, topic and container a function.json names is declared", checkEntities},
 	{RuleFlexSiteConfig, "a site that can run on Flex Consumption sends Flex only the siteConfig properties Flex accepts", checkFlexSiteConfig},
 	{RuleScaler, "the app holds Service Bus Data Owner on its trigger queue (target-based scaling) and nowhere else", checkScaler},
-	{RuleAlerts, "the parking queue's ActiveMessages metric (never sampled) has an alert", checkAlerts},
+	{RuleAlerts, "the parking queue's ActiveMessages metric (never sampled) has an alert; with HTTP functions, log alerts on their 5xx rate and on reused Idempotency-Keys", checkAlerts},
 	{RuleNetwork, "vnetEnabled exists; private endpoints for blob, queue, table and Cosmos DB each have a DNS zone group, zones are linked, public access follows the switch, the site integrates, the subnet delegation matches the plan", checkNetwork},
 	{RuleIndexing, "the orders container indexes only the paths a query filters on (/orderId/?, /type/?) and excludes /*", checkIndexing},
 	{RuleHTTPAuth, "every httpTrigger has authLevel function; sites are HTTPS-only with TLS 1.2+; App Service Authentication, when declared, answers 401 without a valid Entra ID token and fails the deployment on Flex Consumption", checkHTTPAuth},

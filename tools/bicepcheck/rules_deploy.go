@@ -18,6 +18,7 @@ const (
 const (
 	typeSite        = "Microsoft.Web/sites"
 	typeMetricAlert = "Microsoft.Insights/metricAlerts"
+	typeLogAlert    = "Microsoft.Insights/scheduledQueryRules"
 )
 
 // flexSiteConfigKeys are the siteConfig properties a Flex Consumption site accepts as far as
@@ -125,9 +126,14 @@ func namesTriggerQueue(f *File, v *Value) bool {
 	return f.Literal(v) == appconfig.OrdersQueue || textOf(v) == "ordersQueueName"
 }
 
-// checkAlerts requires a metric alert on ActiveMessages of the parking queue: Service Bus
-// metrics are never sampled, so it fires even when Application Insights drops traces.
+// checkAlerts requires a metric alert on ActiveMessages of the parking queue (Service Bus
+// metrics are never sampled, so it fires even when Application Insights drops traces) and, when
+// the app has HTTP functions, the front door's log alerts (checkFrontDoorAlerts).
 func checkAlerts(p *Project) []Finding {
+	return append(checkParkingAlert(p), checkFrontDoorAlerts(p)...)
+}
+
+func checkParkingAlert(p *Project) []Finding {
 	for _, a := range p.resources(typeMetricAlert) {
 		for _, c := range a.Body.Get("properties", "criteria", "allOf").itemsOrNil() {
 			if a.File.Literal(c.Get("metricName")) != "ActiveMessages" {
@@ -146,6 +152,55 @@ func checkAlerts(p *Project) []Finding {
 		}
 	}
 	return []Finding{{Rule: RuleAlerts, File: p.Files[0].Path, Line: 1, Message: fmt.Sprintf("no metric alert on ActiveMessages with EntityName %s: parked orders would be noticed only through sampled traces", appconfig.ParkingQueue)}}
+}
+
+// keyReusedOutcome is the outcome SubmitOrder's request line gives a key reused with another
+// payload (docs/contract.md, the HTTP front door): the only way to tell it from an invalid
+// order, both being 422.
+const keyReusedOutcome = `"outcome":"keyReused"`
+
+// checkFrontDoorAlerts: a log alert on the 5xx answers of every HTTP function (requests, by
+// resultCode) and, with SubmitOrder, one on reused Idempotency-Keys (its request line).
+func checkFrontDoorAlerts(p *Project) []Finding {
+	var http []string
+	for _, fn := range p.App.Functions {
+		if t := fn.Trigger(); t != nil && strings.EqualFold(t.Type, "httpTrigger") {
+			http = append(http, fn.Name)
+		}
+	}
+	if len(http) == 0 {
+		return nil
+	}
+	var queries []string
+	for _, a := range p.resources(typeLogAlert) {
+		for _, c := range a.Body.Get("properties", "criteria", "allOf").itemsOrNil() {
+			queries = append(queries, a.File.Literal(c.Get("query")))
+		}
+	}
+	errorsCovered, reuseCovered := false, false
+	for _, q := range queries {
+		if strings.HasPrefix(strings.TrimSpace(q), "requests") && strings.Contains(q, "resultCode") && containsAll(q, http) {
+			errorsCovered = true
+		}
+		reuseCovered = reuseCovered || strings.Contains(q, keyReusedOutcome)
+	}
+	var out []Finding
+	if !errorsCovered {
+		out = append(out, Finding{Rule: RuleAlerts, File: p.Files[0].Path, Line: 1, Message: fmt.Sprintf("no log alert on the 5xx answers of the HTTP functions %v (requests by resultCode, every function named)", http)})
+	}
+	if p.App.Function("SubmitOrder") != nil && !reuseCovered {
+		out = append(out, Finding{Rule: RuleAlerts, File: p.Files[0].Path, Line: 1, Message: fmt.Sprintf("no log alert counts SubmitOrder's %s lines: reused Idempotency-Keys (orders refused) would go unnoticed among invalid orders", keyReusedOutcome)})
+	}
+	return out
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, part := range parts {
+		if !strings.Contains(s, `"`+part+`"`) {
+			return false
+		}
+	}
+	return true
 }
 
 func (v *Value) itemsOrNil() []*Value {
