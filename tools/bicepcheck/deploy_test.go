@@ -17,7 +17,7 @@ import (
 // Forbidden, FAKE_PRINCIPAL_NOT_FOUND deployments fail with
 // PrincipalNotFound (FAKE_DEPLOY_ERROR replaces that text), FAKE_HEALTH lists the home page's
 // status codes in turn (the last one repeats), FAKE_FUNCTIONS is how many functions the
-// platform lists. sleep returns at once.
+// platform lists, FAKE_HTTP_AUTH the site's orders-http-auth tag. sleep returns at once.
 
 const fakeTool = `#!/usr/bin/env bash
 echo "$(basename "$0") $*" >>"$FAKE_LOG"
@@ -33,6 +33,7 @@ case "$(basename "$0") $*" in
   if [ "$(take func)" -le "${FAKE_DENY_PUBLISH:-0}" ]; then echo "Error uploading archive (Forbidden)." >&2; exit 1; fi ;;
 "az functionapp list"*) echo rg-test ;;
 "az functionapp show"*defaultHostName*) echo func-x.azurewebsites.net ;;
+"az functionapp show"*orders-http-auth*) echo "${FAKE_HTTP_AUTH:-FunctionKeys}" ;;
 "az functionapp show"*) printf '%s\n' /subscriptions/s/resourceGroups/rg-test/providers/Microsoft.Web/sites/func-x "$FAKE_PLAN" stpackages app-package ;;
 "az functionapp function list"*) for i in $(seq "${FAKE_FUNCTIONS:-3}"); do echo "func-x/F$i"; done ;;
 "az deployment group create"*)
