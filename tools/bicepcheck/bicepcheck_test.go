@@ -38,6 +38,7 @@ func TestReaderSeesTheDeployment(t *testing.T) {
 		{typeTopic, "order-events"},
 		{typeContainer, "orders"},
 		{typeContainer, "leases"},
+		{typeContainer, "idempotency-keys"},
 		{typeCosmosDatabase, "shop"},
 	} {
 		if _, ok := p.named(want.typ, want.name); !ok {

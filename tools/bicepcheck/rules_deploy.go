@@ -210,22 +210,37 @@ func (v *Value) itemsOrNil() []*Value {
 	return v.Items
 }
 
-// RuleIndexing: the orders container indexes only what a query filters on.
+// RuleIndexing: the orders and idempotency-keys containers index only what a query filters on.
 const RuleIndexing = "indexing"
 
-// queriedPaths are the only paths a query of this repository filters on (cosmos.Store:
-// PartitionDocuments on orderId, Documents on type). The hot path uses point reads, batches
-// and the change feed, which need no index.
-var queriedPaths = map[string]bool{"/orderId/?": true, "/type/?": true}
+// queriedPaths are, per container, the only paths a query of this repository filters on. The
+// orders container: cosmos.Store's PartitionDocuments (orderId) and Documents (type); the hot
+// path uses point reads, batches and the change feed, which need no index. idempotency-keys:
+// GET /api/orders/{orderId} looks a key record up by orderId; claim, complete, take-over and
+// release are point operations (docs/adr/0011-idempotency-key-scope-and-ttl.md).
+var queriedPaths = map[string]map[string]bool{
+	"orders":           {"/orderId/?": true, "/type/?": true},
+	"idempotency-keys": {"/orderId/?": true},
+}
 
 func checkIndexing(p *Project) []Finding {
-	c, ok := p.named(typeContainer, "orders")
-	if !ok {
+	if _, ok := p.named(typeContainer, "orders"); !ok {
 		return []Finding{{Rule: RuleIndexing, File: p.Files[0].Path, Line: 1, Message: `no Cosmos DB container named "orders" is declared`}}
 	}
+	var out []Finding
+	for _, name := range sortedKeys(queriedPaths) {
+		if c, ok := p.named(typeContainer, name); ok {
+			out = append(out, checkContainerIndexing(c, queriedPaths[name])...)
+		}
+	}
+	return out
+}
+
+func checkContainerIndexing(c located, queried map[string]bool) []Finding {
+	name := c.Name()
 	policy := c.Body.Get("properties", "resource", "indexingPolicy")
 	if policy == nil {
-		return []Finding{c.finding(RuleIndexing, "the orders container has no indexingPolicy: by default every path is indexed and every write pays for it")}
+		return []Finding{c.finding(RuleIndexing, "the %s container has no indexingPolicy: by default every path is indexed and every write pays for it", name)}
 	}
 	var out []Finding
 	excludesAll := false
@@ -235,15 +250,15 @@ func checkIndexing(p *Project) []Finding {
 		}
 	}
 	if !excludesAll {
-		out = append(out, c.finding(RuleIndexing, "indexingPolicy.excludedPaths must hold /*: only queried paths are indexed"))
+		out = append(out, c.finding(RuleIndexing, "%s: indexingPolicy.excludedPaths must hold /*: only queried paths are indexed", name))
 	}
 	for _, i := range policy.Get("includedPaths").itemsOrNil() {
-		if path := c.File.Literal(i.Get("path")); !queriedPaths[path] {
-			out = append(out, c.finding(RuleIndexing, "indexingPolicy includes %s, which no query filters on (indexed: /orderId/?, /type/?)", path))
+		if path := c.File.Literal(i.Get("path")); !queried[path] {
+			out = append(out, c.finding(RuleIndexing, "%s: indexingPolicy includes %s, which no query filters on (indexed: %s)", name, path, strings.Join(sortedKeys(queried), ", ")))
 		}
 	}
 	if mode := c.File.Literal(policy.Get("indexingMode")); mode != "consistent" {
-		out = append(out, c.finding(RuleIndexing, "indexingMode is %q, want consistent", mode))
+		out = append(out, c.finding(RuleIndexing, "%s: indexingMode is %q, want consistent", name, mode))
 	}
 	return out
 }
