@@ -109,14 +109,14 @@ func TestPublishWaitsForEveryFunctionToBeListed(t *testing.T) {
 func TestPublishHealthBehindAppServiceAuthentication(t *testing.T) {
 	t.Run("EntraID", func(t *testing.T) {
 		r := newDeployRun(t)
-		out, err := r.runEnv([]string{"FAKE_HTTP_AUTH=EntraID", "FAKE_HEALTH=401"}, "ElasticPremium", "publish.sh", "func-x")
+		out, err := r.runEnv([]string{"FAKE_HTTP_AUTH=EntraID", "FAKE_HEALTH=401", "FAKE_FUNCTIONS=20"}, "ElasticPremium", "publish.sh", "func-x")
 		if err != nil || !strings.Contains(out, "func-x is running: host answers 401") || !strings.Contains(out, "App Service Authentication is on") {
 			t.Fatalf("err %v, output:\n%s", err, out)
 		}
 	})
 	t.Run("FunctionKeys", func(t *testing.T) {
 		r := newDeployRun(t)
-		out, err := r.runEnv([]string{"FAKE_HEALTH=401", "HEALTH_WAIT_SECONDS=15"}, "ElasticPremium", "publish.sh", "func-x")
+		out, err := r.runEnv([]string{"FAKE_HEALTH=401", "FAKE_FUNCTIONS=20", "HEALTH_WAIT_SECONDS=15"}, "ElasticPremium", "publish.sh", "func-x")
 		if err == nil || !strings.Contains(out, "host answers HTTP 401") {
 			t.Fatalf("a 401 without App Service Authentication was taken for a running host: err %v, output:\n%s", err, out)
 		}
