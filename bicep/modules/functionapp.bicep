@@ -84,7 +84,8 @@ var commonSettings = {
   COSMOS_CONTAINER: cosmosContainerName
   // The HTTP front door (SubmitOrder, GetOrder; docs/contract.md §2, docs/adr/0011-idempotency-
   // key-scope-and-ttl.md). The lease outlives SUBMIT_DEADLINE, so a live attempt is never taken
-  // over; the key lives 24 h (tools/bicepcheck checks TTL >= lease > deadline).
+  // over; the key lives 24 h (tools/bicepcheck checks these against the handler's start checks:
+  // TTL >= lease, deadline at most 90 % of the lease and of functionTimeout).
   IDEMPOTENCY_CONTAINER: idempotencyContainerName
   IDEMPOTENCY_KEY_TTL: '24h'
   IDEMPOTENCY_LEASE: '60s'

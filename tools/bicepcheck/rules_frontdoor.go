@@ -248,11 +248,13 @@ func parsesAs(goType, v string) error {
 	return nil
 }
 
-// frontDoorClocks: IDEMPOTENCY_KEY_TTL >= IDEMPOTENCY_LEASE > SUBMIT_DEADLINE, and the deadline
-// below host.json's functionTimeout. A lease shorter than the deadline would let a second
-// request take over a key whose first attempt is still running; a TTL shorter than the lease
-// would expire a started record under its owner. Each value is the deployment's literal or the
-// handler's default; a comparison with an unknown side is skipped.
+// frontDoorClocks mirrors the checks the handler makes at start (cmd/handler), on the values the
+// template gives it: IDEMPOTENCY_LEASE > 0, IDEMPOTENCY_KEY_TTL at least the lease and at most
+// what Cosmos DB takes as a ttl, and SUBMIT_DEADLINE at most 90 % of the lease and of host.json's
+// functionTimeout. A deadline near the lease would let a retry take over a key whose first
+// attempt still runs; a TTL below the lease would expire a started record under its owner. Each
+// value is the template's literal or the handler's default; a comparison with an unknown side is
+// skipped.
 func (p *Project) frontDoorClocks(s appSettings) []Finding {
 	value := func(name string) (time.Duration, bool) {
 		v := ""
@@ -262,7 +264,7 @@ func (p *Project) frontDoorClocks(s appSettings) []Finding {
 			v = h.Default
 		}
 		d, err := time.ParseDuration(v)
-		return d, err == nil && d > 0
+		return d, err == nil
 	}
 	var out []Finding
 	bad := func(format string, args ...any) {
@@ -271,14 +273,26 @@ func (p *Project) frontDoorClocks(s appSettings) []Finding {
 	ttl, okTTL := value("IDEMPOTENCY_KEY_TTL")
 	lease, okLease := value("IDEMPOTENCY_LEASE")
 	deadline, okDeadline := value("SUBMIT_DEADLINE")
+	if okLease && lease <= 0 {
+		bad("IDEMPOTENCY_LEASE %s must be positive", lease)
+	}
 	if okTTL && okLease && ttl < lease {
 		bad("IDEMPOTENCY_KEY_TTL %s is shorter than IDEMPOTENCY_LEASE %s: a started record would expire under the attempt that owns it", ttl, lease)
 	}
-	if okLease && okDeadline && lease <= deadline {
-		bad("IDEMPOTENCY_LEASE %s must be longer than SUBMIT_DEADLINE %s: otherwise a retry takes over a key whose first attempt is still running", lease, deadline)
+	if okTTL && ttl > maxCosmosTTL {
+		bad("IDEMPOTENCY_KEY_TTL %s exceeds what Cosmos DB takes as a ttl (%d seconds)", ttl, int64(maxCosmosTTL/time.Second))
 	}
-	if timeout, err := funcapp.ParseTimeSpan(p.App.Host.FunctionTimeout); okDeadline && err == nil && deadline >= timeout {
-		bad("SUBMIT_DEADLINE %s must be below host.json functionTimeout %s", deadline, timeout)
+	if most := share(lease); okLease && okDeadline && deadline > most {
+		bad("SUBMIT_DEADLINE %s exceeds 90 %% of IDEMPOTENCY_LEASE %s (%s): a retry would take over a key whose first attempt is still running", deadline, lease, most)
+	}
+	if timeout, err := funcapp.ParseTimeSpan(p.App.Host.FunctionTimeout); okDeadline && err == nil && deadline > share(timeout) {
+		bad("SUBMIT_DEADLINE %s exceeds 90 %% of host.json functionTimeout %s (%s)", deadline, timeout, share(timeout))
 	}
 	return out
 }
+
+// maxCosmosTTL is the largest item ttl Cosmos DB accepts: 2^31 - 1 seconds.
+const maxCosmosTTL = (1<<31 - 1) * time.Second
+
+// share is the part of a platform clock a deadline may take, as cmd/handler allows it.
+func share(d time.Duration) time.Duration { return time.Duration(float64(d) * 0.9) }

@@ -22,23 +22,26 @@ const (
 	// RequeueBinding is ProcessOrderBatch's output back to the orders queue:
 	// a batch completed for a message on its last delivery gives its young
 	// transient messages back through it (docs/adr/0007-holding-through-outages.md).
-	RequeueBinding       = "requeue"
+	RequeueBinding = "requeue"
+	// SubmitBinding is SubmitOrder's output to the orders queue: the HTTP
+	// front door sends accepted submissions through it (docs/http-api.md).
+	SubmitBinding        = "order"
 	EventsBinding        = "events"
 	ServiceBusConnection = "ServiceBusConnection"
-	// SubmitBinding is SubmitOrder's output to the orders queue: an accepted HTTP order
-	// enters the queue path there (docs/adr/0011-idempotency-key-scope-and-ttl.md).
-	SubmitBinding = "order"
-	// HTTPRequestBinding and HTTPResponseBinding are the names every HTTP function uses:
-	// the handler reads Data.req and answers in Outputs.res.
-	HTTPRequestBinding  = "req"
-	HTTPResponseBinding = "res"
-	CosmosConnection    = "CosmosDBConnection"
-	LeaseContainer      = "leases"
-	ExtensionBundleID   = "Microsoft.Azure.Functions.ExtensionBundle"
+	CosmosConnection     = "CosmosDBConnection"
+	LeaseContainer       = "leases"
+	ExtensionBundleID    = "Microsoft.Azure.Functions.ExtensionBundle"
 
 	// EmulatorKey is the Cosmos DB emulator's published, well-known key: the one key
 	// local.settings.json may hold.
 	EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
+)
+
+// HTTPRequestBinding and HTTPResponseBinding are the names every HTTP function uses: the
+// handler reads Data.req and answers in Outputs.res (docs/host-wire-format.md).
+const (
+	HTTPRequestBinding  = "req"
+	HTTPResponseBinding = "res"
 )
 
 // Rule ids of Check's problems.
@@ -185,9 +188,8 @@ func (c *checker) bindings(fn *Function) {
 			if b.IsTrigger() && b.QueueName != OrdersQueue {
 				c.addf(RuleFunctions, fn.Path, "binding %q: triggers on %q, but the only queue the consumer reads is %q", b.Name, b.QueueName, OrdersQueue)
 			}
-			requeue := fn.Name == "ProcessOrderBatch" && b.Name == RequeueBinding && b.QueueName == OrdersQueue
-			submit := fn.Name == "SubmitOrder" && b.Name == SubmitBinding && b.QueueName == OrdersQueue
-			if !b.IsTrigger() && b.QueueName != ParkingQueue && b.TopicName != EventsTopic && !requeue && !submit {
+			toOrders := b.QueueName == OrdersQueue && (fn.Name == "ProcessOrderBatch" && b.Name == RequeueBinding || fn.Name == "SubmitOrder" && b.Name == SubmitBinding)
+			if !b.IsTrigger() && b.QueueName != ParkingQueue && b.TopicName != EventsTopic && !toOrders {
 				c.addf(RuleFunctions, fn.Path, "binding %q: writes to queue %q / topic %q; the app may send only to queue %q, topic %q, and (ProcessOrderBatch's %q, SubmitOrder's %q) queue %q", b.Name, b.QueueName, b.TopicName, ParkingQueue, EventsTopic, RequeueBinding, SubmitBinding, OrdersQueue)
 			}
 			if b.AutoCompleteMessages != nil && !*b.AutoCompleteMessages {

@@ -1,4 +1,4 @@
-// want: SUBMIT_DEADLINE 6m0s must be below host.json functionTimeout 5m0s
+// want: SUBMIT_DEADLINE 6m0s exceeds 90 % of host.json functionTimeout 5m0s
 param name string
 
 resource site 'Microsoft.Web/sites@2024-04-01' existing = {
