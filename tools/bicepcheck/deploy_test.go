@@ -17,7 +17,7 @@ import (
 // Forbidden, FAKE_PRINCIPAL_NOT_FOUND deployments fail with
 // PrincipalNotFound (FAKE_DEPLOY_ERROR replaces that text), FAKE_HEALTH lists the home page's
 // status codes in turn (the last one repeats), FAKE_FUNCTIONS is how many functions the
-// platform lists, FAKE_HTTP_AUTH the site's orders-http-auth tag. sleep returns at once.
+// platform lists. sleep returns at once.
 
 const fakeTool = `#!/usr/bin/env bash
 echo "$(basename "$0") $*" >>"$FAKE_LOG"

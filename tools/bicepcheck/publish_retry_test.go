@@ -105,7 +105,8 @@ func TestPublishWaitsForEveryFunctionToBeListed(t *testing.T) {
 }
 
 // Behind App Service Authentication the unauthenticated probe gets the platform's 401, never the
-// host's 200: that is the expected answer there, and only there.
+// host's 200: that is the expected answer there, and only there. FAKE_HTTP_AUTH is the site's
+// orders-http-auth tag as the fake az reports it (FunctionKeys by default).
 func TestPublishHealthBehindAppServiceAuthentication(t *testing.T) {
 	t.Run("EntraID", func(t *testing.T) {
 		r := newDeployRun(t)
