@@ -90,6 +90,15 @@ param enableBatchFunction bool = false
 @description('true: private networking. A virtual network with the app\'s outbound integration, private endpoints and DNS zones for the host storage (blob, queue, table) and Cosmos DB, whose public network access is then off. Service Bus stays public (Standard tier; identity-only access). Publishing and data-plane commands must then run from inside the network (docs/deploy.md#private-networking).')
 param vnetEnabled bool = false
 
+@description('HTTP front door (SubmitOrder, GetOrder): Entra ID application (client) id of the API app registration callers get tokens for. Empty (default): callers authenticate with function keys only (docs/security.md#http-front-door). Set: App Service Authentication answers 401 to requests without a valid token, in front of the function keys. Elastic Premium only: the deployment fails with it on Flex Consumption.')
+param easyAuthClientId string = ''
+
+@description('App Service Authentication: audiences a token may carry. Empty: api://<easyAuthClientId>.')
+param easyAuthAllowedAudiences array = []
+
+@description('App Service Authentication: client application ids allowed to call (one per partner). Empty: any application of the tenant that holds a token for the audience.')
+param easyAuthAllowedClientApplications array = []
+
 @description('Extra tags for every resource.')
 param tags object = {}
 
@@ -219,6 +228,10 @@ module functionApp 'modules/functionapp.bicep' = {
     cosmosEndpoint: cosmos.outputs.endpoint
     cosmosDatabaseName: cosmos.outputs.databaseName
     cosmosContainerName: cosmos.outputs.ordersContainerName
+    idempotencyContainerName: cosmos.outputs.idempotencyContainerName
+    easyAuthClientId: easyAuthClientId
+    easyAuthAllowedAudiences: easyAuthAllowedAudiences
+    easyAuthAllowedClientApplications: easyAuthAllowedClientApplications
     retryBudgetDeliveryCount: serviceBus.outputs.ordersMaxDeliveryCount - 1
     enableBatchFunction: enableBatchFunction
     appSubnetId: vnetEnabled ? network.outputs.appSubnetId : ''
@@ -253,6 +266,9 @@ output SERVICEBUS_EVENTS_TOPIC string = serviceBus.outputs.eventsTopicName
 output COSMOS_ENDPOINT string = cosmos.outputs.endpoint
 output COSMOS_DATABASE string = cosmos.outputs.databaseName
 output COSMOS_CONTAINER string = cosmos.outputs.ordersContainerName
+output IDEMPOTENCY_CONTAINER string = cosmos.outputs.idempotencyContainerName
+output FUNCTION_APP_HOSTNAME string = functionApp.outputs.defaultHostName
+output HTTP_AUTH string = functionApp.outputs.httpAuth
 output STORAGE_ACCOUNT_NAME string = storage.outputs.name
 output PACKAGE_CONTAINER string = storage.outputs.packageContainerName
 output APPLICATIONINSIGHTS_NAME string = monitoring.outputs.appInsightsName

@@ -62,16 +62,23 @@ retry_auth() {
 
 # wait_healthy N waits until the app's host answers its home page with 200 (503 while the host
 # is not running) and the platform lists at least N functions (the trigger sync reached it),
-# checking every 15 s for at most HEALTH_WAIT_SECONDS (default 300).
+# checking every 15 s for at most HEALTH_WAIT_SECONDS (default 300). With App Service
+# Authentication in front (tag orders-http-auth EntraID) the platform answers this unauthenticated
+# probe 401 before the host sees it, so 401 is the expected answer and only the function list
+# says the host indexed the functions.
 wait_healthy() {
-  local want=$1 waited=0 budget=${HEALTH_WAIT_SECONDS:-300} host code listed
+  local want=$1 waited=0 budget=${HEALTH_WAIT_SECONDS:-300} host code listed expect=200
   host=$(az functionapp show -g "$RG" -n "$APP" --query defaultHostName -o tsv)
-  echo "waiting up to ${budget}s for $APP to run: https://$host/ must answer 200 and $want functions be listed"
+  if [ "$(az functionapp show -g "$RG" -n "$APP" --query 'tags."orders-http-auth"' -o tsv)" = EntraID ]; then
+    expect=401
+    echo "App Service Authentication is on: the home page answers 401 to this probe; the functions the platform lists show the host runs"
+  fi
+  echo "waiting up to ${budget}s for $APP to run: https://$host/ must answer $expect and $want functions be listed"
   while :; do
     code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "https://$host/" || true)
     listed=$(az functionapp function list -g "$RG" -n "$APP" --query "[].name" -o tsv 2>/dev/null | grep -c . || true)
-    if [ "$code" = 200 ] && [ "$listed" -ge "$want" ]; then
-      echo "$APP is running: host answers 200, $listed functions listed"
+    if [ "$code" = "$expect" ] && [ "$listed" -ge "$want" ]; then
+      echo "$APP is running: host answers $expect, $listed functions listed"
       return 0
     fi
     if [ "$waited" -ge "$budget" ]; then

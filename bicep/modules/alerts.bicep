@@ -1,8 +1,10 @@
-// The three alerts of docs/runbook.md:
+// The alerts of docs/runbook.md:
 //   parked-orders      the parking queue holds messages (every parked message needs a person)
 //   orders-deadlettered the broker dead-lettered messages of the orders queue (the handler
 //                       failed for a message maxDeliveryCount times in a row)
 //   hash-mismatch      the handler logged an orderId that came back with a different payload
+//   front-door-5xx     more than 5 % of the HTTP front door's requests failed (500/503)
+//   idempotency-key-reused  callers keep reusing Idempotency-Keys with other payloads (422)
 // Service Bus metrics cannot be exported through diagnostic settings, so the first two are
 // metric alerts on the namespace, split by the EntityName dimension.
 param actionGroupName string
@@ -156,6 +158,94 @@ resource hashMismatch 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
           timeAggregation: 'Count'
           operator: 'GreaterThan'
           threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    actions: {
+      actionGroups: hasReceiver ? [
+        actionGroup.id
+      ] : []
+    }
+  }
+}
+
+// The HTTP front door (SubmitOrder, GetOrder). The host records one `requests` item per
+// invocation with the HTTP status the handler answered as resultCode, and host.json keeps
+// requests out of sampling, so the rate is exact. 503 (Cosmos DB unavailable, Retry-After) and
+// 500 (the handler or the host failed, including a failed send of SubmitOrder's order output
+// after a 202) both count: callers retry them, but a lasting rate means orders are not getting in.
+// At least 20 requests in the window, so two failures of a quiet hour do not page anyone.
+resource frontDoorErrors 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
+  name: 'front-door-5xx-${appInsightsName}'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'HTTP front door failing (5xx rate above 5 %)'
+    description: 'More than 5 % of SubmitOrder and GetOrder requests answered 5xx in 15 minutes. 503: Cosmos DB unavailable; 500: the handler or the host failed (a failed send of the order output fails the invocation after the key was completed; the caller\'s retry replays and sends again). See docs/runbook.md#front-door-5xx.'
+    severity: 2
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT15M'
+    autoMitigate: true
+    criteria: {
+      allOf: [
+        {
+          query: 'requests | where name in ("SubmitOrder", "GetOrder") | summarize total = count(), failed = countif(toint(resultCode) >= 500) | where total >= 20 | extend failedPercent = 100.0 * failed / total'
+          timeAggregation: 'Maximum'
+          metricMeasureColumn: 'failedPercent'
+          operator: 'GreaterThan'
+          threshold: 5
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    actions: {
+      actionGroups: hasReceiver ? [
+        actionGroup.id
+      ] : []
+    }
+  }
+}
+
+// A reused key is a client bug (a partner's key generator repeating itself, or a key kept
+// across different orders): every such order is refused, so a burst means orders are being
+// lost on the caller's side. resultCode 422 alone would also count invalid orders, so the
+// alert counts the handler's request line, whose outcome says which 422 it was
+// (docs/contract.md, the HTTP front door's log line).
+resource keyReused 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
+  name: 'idempotency-key-reused-${appInsightsName}'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Idempotency-Keys reused with other payloads (422)'
+    description: 'SubmitOrder refused more than 5 requests in 15 minutes because their Idempotency-Key had been used with another payload. The orders were not accepted; the caller must send each new order with a new key. See docs/runbook.md#idempotency-key-reused.'
+    severity: 3
+    enabled: true
+    scopes: [
+      appInsights.id
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT15M'
+    autoMitigate: true
+    criteria: {
+      allOf: [
+        {
+          query: 'traces | where message has "keyReused" | where message contains \'"outcome":"keyReused"\''
+          timeAggregation: 'Count'
+          operator: 'GreaterThan'
+          threshold: 5
           failingPeriods: {
             numberOfEvaluationPeriods: 1
             minFailingPeriodsToAlert: 1

@@ -1,5 +1,6 @@
 // Cosmos DB for NoSQL account with key authentication switched off (Entra data-plane roles only),
-// the shop database, the orders container and the change-feed lease container.
+// the shop database, the orders container, the change-feed lease container and the container of
+// the HTTP front door's idempotency keys.
 // Serverless by default; Autoscale puts shared autoscale throughput on the database.
 param name string
 param location string
@@ -132,8 +133,53 @@ resource leasesContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
   }
 }
 
+// One record per Idempotency-Key of the HTTP front door (SubmitOrder; docs/adr/0011-idempotency-
+// key-scope-and-ttl.md). Its own container, not documents in orders: the orders container feeds
+// the change feed (PublishOrderEvents would be invoked for every key record), and the keys have
+// another partition key and another lifetime.
+// id = partition key = hex SHA-256 of (client, operation, key): the claim is a create that Cosmos
+// refuses with 409 when the key exists, like an order's create-as-claim (ADR 0002), and every
+// other operation is a point operation on one logical partition.
+// defaultTtl -1: TTL on, nothing expires by default; every record carries its own ttl
+// (IDEMPOTENCY_KEY_TTL, 24 h), so a deployment changes the window without touching the container.
+// Indexing: claim, complete, take-over and release are point operations and need no index; only
+// GET /api/orders/{orderId} looks a record up by orderId (a cross-partition query while no order
+// document exists yet), so /orderId/? is the one path indexed.
+resource idempotencyKeysContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
+  parent: database
+  name: 'idempotency-keys'
+  properties: {
+    resource: {
+      id: 'idempotency-keys'
+      partitionKey: {
+        paths: [
+          '/id'
+        ]
+        kind: 'Hash'
+        version: 2
+      }
+      defaultTtl: -1
+      indexingPolicy: {
+        indexingMode: 'consistent'
+        automatic: true
+        includedPaths: [
+          {
+            path: '/orderId/?'
+          }
+        ]
+        excludedPaths: [
+          {
+            path: '/*'
+          }
+        ]
+      }
+    }
+  }
+}
+
 output name string = account.name
 output endpoint string = account.properties.documentEndpoint
 output databaseName string = database.name
 output ordersContainerName string = ordersContainer.name
 output leasesContainerName string = leasesContainer.name
+output idempotencyContainerName string = idempotencyKeysContainer.name

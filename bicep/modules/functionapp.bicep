@@ -26,6 +26,16 @@ param serviceBusFullyQualifiedNamespace string
 param cosmosEndpoint string
 param cosmosDatabaseName string
 param cosmosContainerName string
+param idempotencyContainerName string
+
+@description('Entra ID application (client) id of the API app registration callers get tokens for. Empty: no App Service Authentication, callers present function keys only.')
+param easyAuthClientId string = ''
+
+@description('Audiences a token may carry (App Service Authentication only). Empty: api://<easyAuthClientId>.')
+param easyAuthAllowedAudiences array = []
+
+@description('Client application ids allowed to call (App Service Authentication only). Empty: any application of the tenant that holds a token for the audience.')
+param easyAuthAllowedClientApplications array = []
 
 @description('The handler parks a message as RetryBudgetExhausted once DeliveryCount reaches this value: one below the orders queue maxDeliveryCount.')
 param retryBudgetDeliveryCount int
@@ -72,6 +82,14 @@ var commonSettings = {
   COSMOS_ENDPOINT: cosmosEndpoint
   COSMOS_DATABASE: cosmosDatabaseName
   COSMOS_CONTAINER: cosmosContainerName
+  // The HTTP front door (SubmitOrder, GetOrder; docs/contract.md §2, docs/adr/0011-idempotency-
+  // key-scope-and-ttl.md). The lease outlives SUBMIT_DEADLINE, so a live attempt is never taken
+  // over; the key lives 24 h (tools/bicepcheck checks these against the handler's start checks:
+  // TTL >= lease, deadline at most 90 % of the lease and of functionTimeout).
+  IDEMPOTENCY_CONTAINER: idempotencyContainerName
+  IDEMPOTENCY_KEY_TTL: '24h'
+  IDEMPOTENCY_LEASE: '60s'
+  SUBMIT_DEADLINE: '20s'
   RETRY_BUDGET_DELIVERY_COUNT: string(retryBudgetDeliveryCount)
   'AzureWebJobs.ProcessOrder.Disabled': enableBatchFunction ? 'true' : 'false'
   'AzureWebJobs.ProcessOrderBatch.Disabled': enableBatchFunction ? 'false' : 'true'
@@ -149,6 +167,7 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
     'orders-hosting-plan': hostingPlan
     'orders-package-account': storage.name
     'orders-package-container': packageContainerName
+    'orders-http-auth': easyAuthEnabled ? 'EntraID' : 'FunctionKeys'
   })
   kind: 'functionapp,linux'
   identity: {
@@ -177,6 +196,57 @@ resource appSettings 'Microsoft.Web/sites/config@2024-04-01' = {
   properties: union(commonSettings, isFlex ? {} : premiumSettings)
 }
 
+// App Service Authentication (Easy Auth) in front of the HTTP functions, when easyAuthClientId is
+// given: a request without a valid Entra ID bearer token for the API is answered 401 by the
+// platform before the host sees it, and the platform strips client-sent X-MS-CLIENT-PRINCIPAL-*
+// headers and sets them from the token, so the handler can scope idempotency keys by principal.
+// Function keys stay required behind it (authLevel function): the two layers are independent.
+// No client secret: validating bearer tokens needs only the client id and the issuer; the token
+// store is off because the app never calls anything on the caller's behalf.
+// Flex Consumption is refused: Microsoft's Flex documentation says Easy Auth is not supported
+// there and unauthenticated callers are not blocked, so the template fails instead of deploying
+// a front door that looks protected and is not.
+var easyAuthEnabled = !empty(easyAuthClientId)
+
+resource authSettings 'Microsoft.Web/sites/config@2024-04-01' = if (easyAuthEnabled) {
+  parent: site
+  name: 'authsettingsV2'
+  properties: {
+    platform: {
+      enabled: isFlex ? fail('App Service Authentication (easyAuthClientId) is not enforced on Flex Consumption: use hostingPlan=ElasticPremium, or function keys alone.') : true
+    }
+    globalValidation: {
+      requireAuthentication: true
+      unauthenticatedClientAction: 'Return401'
+    }
+    httpSettings: {
+      requireHttps: true
+    }
+    identityProviders: {
+      azureActiveDirectory: {
+        enabled: true
+        registration: {
+          clientId: easyAuthClientId
+          openIdIssuer: '${environment().authentication.loginEndpoint}${tenant().tenantId}/v2.0'
+        }
+        validation: {
+          allowedAudiences: empty(easyAuthAllowedAudiences) ? [
+            'api://${easyAuthClientId}'
+          ] : easyAuthAllowedAudiences
+          defaultAuthorizationPolicy: {
+            allowedApplications: easyAuthAllowedClientApplications
+          }
+        }
+      }
+    }
+    login: {
+      tokenStore: {
+        enabled: false
+      }
+    }
+  }
+}
+
 // Publishing uses Entra tokens (Core Tools, az CLI); basic-auth publishing credentials stay off.
 resource scmBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2023-12-01' = {
   parent: site
@@ -196,3 +266,5 @@ resource ftpBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@20
 
 output name string = site.name
 output id string = site.id
+output defaultHostName string = site.properties.defaultHostName
+output httpAuth string = easyAuthEnabled ? 'EntraID' : 'FunctionKeys'

@@ -3,7 +3,8 @@
 // The app identity gets: Data Owner on the orders queue only (the trigger's target-based scaler
 // needs the Manage right; docs/adr/0008-service-bus-data-owner-for-scaling.md); Sender on the parking queue and the
 // events topic only; the Cosmos DB built-in Data Contributor on the shop database (data plane,
-// covers the orders and leases containers; no control-plane role, so it cannot create or delete
+// covers the orders, leases and idempotency-keys containers: a role scoped to /dbs/<database>
+// covers every container in it; no control-plane role, so it cannot create or delete
 // containers); Blob Data Owner + Table Data Contributor on its own host storage account; and
 // Monitoring Metrics Publisher on the Application Insights component.
 //

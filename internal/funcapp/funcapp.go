@@ -103,19 +103,28 @@ func Load(root string) (*App, error) {
 	if app.Host, err = LoadHost(filepath.Join(root, "host.json")); err != nil {
 		return nil, err
 	}
+	if app.Functions, err = LoadFunctions(root); err != nil {
+		return nil, err
+	}
+	return app, nil
+}
+
+// LoadFunctions reads every <dir>/function.json under root, in name order.
+func LoadFunctions(root string) ([]Function, error) {
 	paths, err := filepath.Glob(filepath.Join(root, "*", "function.json"))
 	if err != nil {
 		return nil, err
 	}
 	sort.Strings(paths)
+	var fns []Function
 	for _, p := range paths {
 		fn, err := readFunction(p)
 		if err != nil {
 			return nil, err
 		}
-		app.Functions = append(app.Functions, fn)
+		fns = append(fns, fn)
 	}
-	return app, nil
+	return fns, nil
 }
 
 // Function returns the function with the given name, or nil.

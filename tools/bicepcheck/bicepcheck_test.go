@@ -38,6 +38,7 @@ func TestReaderSeesTheDeployment(t *testing.T) {
 		{typeTopic, "order-events"},
 		{typeContainer, "orders"},
 		{typeContainer, "leases"},
+		{typeContainer, "idempotency-keys"},
 		{typeCosmosDatabase, "shop"},
 	} {
 		if _, ok := p.named(want.typ, want.name); !ok {
@@ -46,7 +47,13 @@ func TestReaderSeesTheDeployment(t *testing.T) {
 	}
 	s, ok := p.appSettings()
 	if !ok || len(s.values) < 15 {
-		t.Errorf("found %d app settings, want at least 15", len(s.values))
+		t.Fatalf("found %d app settings, want at least 15", len(s.values))
+	}
+	// The container settings are parameters filled from module outputs two files away.
+	for setting, container := range map[string]string{"COSMOS_CONTAINER": "orders", "IDEMPOTENCY_CONTAINER": "idempotency-keys"} {
+		if got := p.literalAcross(s.file, s.values[setting]); got != container {
+			t.Errorf("%s resolves to %q across the modules, want %q", setting, got, container)
+		}
 	}
 	guids, assignments, outputs := 0, 0, 0
 	for _, f := range p.Files {
@@ -63,38 +70,64 @@ func TestReaderSeesTheDeployment(t *testing.T) {
 	}
 }
 
-// Every fixture under testdata/<rule>/ breaks one rule; its first line names the message.
+// frontDoor holds SubmitOrder and GetOrder as docs/contract.md gives them. They are created on
+// another branch; every project below sees them, so the rules are proven on them before they land.
+var frontDoor = filepath.Join("testdata", "front-door")
+
+func loadApp(t *testing.T, overlays ...string) *appconfig.App {
+	t.Helper()
+	app, err := appconfig.Load(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range append([]string{frontDoor}, overlays...) {
+		if err := app.Overlay(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return app
+}
+
+func TestRepositoryWithFrontDoorPassesEveryRule(t *testing.T) {
+	p, err := Load(bicepDir, repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.App = loadApp(t)
+	for _, f := range p.Check() {
+		t.Error(f)
+	}
+}
+
+// Every fixture under testdata/<rule>/ breaks one rule and names the message it must produce.
+// A file <name>.bicep is a one-file project; its first line is `// want: <message fragment>`.
+// A folder <name>/ holds want.txt (the fragment), and either .bicep files (the project, modules
+// in subfolders) or none (the repository's bicep/), and any <Function>/function.json folders,
+// laid over the repository's functions.
 func TestEachBrokenFixtureFailsItsRule(t *testing.T) {
-	fixtures, err := filepath.Glob(filepath.Join("testdata", "*", "*.bicep"))
+	files, err := filepath.Glob(filepath.Join("testdata", "*", "*.bicep"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := filepath.Glob(filepath.Join("testdata", "*", "*", "want.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	covered := map[string]bool{}
-	for _, path := range fixtures {
-		rule := filepath.Base(filepath.Dir(path))
+	for _, path := range append(files, dirs...) {
+		fixture := strings.TrimSuffix(path, string(filepath.Separator)+"want.txt")
+		rule := filepath.Base(filepath.Dir(fixture))
 		covered[rule] = true
-		t.Run(rule+"/"+filepath.Base(path), func(t *testing.T) {
-			src, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
+		t.Run(rule+"/"+filepath.Base(fixture), func(t *testing.T) {
+			p, want := loadFixture(t, fixture)
+			if rule != RuleSyntax {
+				for _, f := range p.Files {
+					if len(f.Syntax) > 0 {
+						t.Fatalf("fixture does not parse, so it proves nothing about %s: %v", rule, f.Syntax)
+					}
+				}
 			}
-			first, _, _ := strings.Cut(string(src), "\n")
-			want, ok := strings.CutPrefix(first, "// want: ")
-			if !ok {
-				t.Fatalf("the first line must be `// want: <message fragment>`, got %q", first)
-			}
-			f, err := Parse(path, src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rule != RuleSyntax && len(f.Syntax) > 0 {
-				t.Fatalf("fixture does not parse, so it proves nothing about %s: %v", rule, f.Syntax)
-			}
-			app, err := appconfig.Load(repoRoot)
-			if err != nil {
-				t.Fatal(err)
-			}
-			findings := (&Project{Files: []*File{f}, App: app}).Check()
+			findings := p.Check()
 			for _, got := range findings {
 				if got.Rule == rule && strings.Contains(got.Message, want) {
 					return
@@ -108,6 +141,41 @@ func TestEachBrokenFixtureFailsItsRule(t *testing.T) {
 			t.Errorf("rule %s has no broken fixture under testdata/%s/", r.ID, r.ID)
 		}
 	}
+}
+
+// loadFixture reads a fixture (a .bicep file or a folder, see above) and the message it wants.
+func loadFixture(t *testing.T, fixture string) (*Project, string) {
+	t.Helper()
+	if strings.HasSuffix(fixture, ".bicep") {
+		src, err := os.ReadFile(fixture)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, _, _ := strings.Cut(string(src), "\n")
+		want, ok := strings.CutPrefix(first, "// want: ")
+		if !ok {
+			t.Fatalf("the first line must be `// want: <message fragment>`, got %q", first)
+		}
+		f, err := Parse(fixture, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &Project{Files: []*File{f}, App: loadApp(t)}, want
+	}
+	want, err := os.ReadFile(filepath.Join(fixture, "want.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bicep := bicepDir
+	if own, _ := filepath.Glob(filepath.Join(fixture, "*.bicep")); len(own) > 0 {
+		bicep = fixture
+	}
+	p, err := Load(bicep, repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.App = loadApp(t, fixture)
+	return p, strings.TrimSpace(string(want))
 }
 
 func join(findings []Finding) string {

@@ -33,6 +33,7 @@ case "$(basename "$0") $*" in
   if [ "$(take func)" -le "${FAKE_DENY_PUBLISH:-0}" ]; then echo "Error uploading archive (Forbidden)." >&2; exit 1; fi ;;
 "az functionapp list"*) echo rg-test ;;
 "az functionapp show"*defaultHostName*) echo func-x.azurewebsites.net ;;
+"az functionapp show"*orders-http-auth*) echo "${FAKE_HTTP_AUTH:-FunctionKeys}" ;;
 "az functionapp show"*) printf '%s\n' /subscriptions/s/resourceGroups/rg-test/providers/Microsoft.Web/sites/func-x "$FAKE_PLAN" stpackages app-package ;;
 "az functionapp function list"*) for i in $(seq "${FAKE_FUNCTIONS:-$(cd "$FAKE_DIR" && ls -d ./*/function.json | wc -l)}"); do echo "func-x/F$i"; done ;;
 "az deployment group create"*)

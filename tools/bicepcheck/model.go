@@ -90,6 +90,15 @@ func (r Resource) Name(f *File) string {
 	return f.Literal(r.Body.Get("name"))
 }
 
+// Module is one module declaration: Path is the referenced file as written (relative to the
+// declaring file), Body the declaration's object (name, params, ...).
+type Module struct {
+	Symbol string
+	Path   string
+	Body   *Value
+	Line   int
+}
+
 // Output is one output declaration.
 type Output struct {
 	Name       string
@@ -118,6 +127,7 @@ type Param struct {
 type File struct {
 	Path      string
 	Resources []Resource
+	Modules   []Module
 	Outputs   []Output
 	Vars      []Variable
 	Params    []Param

@@ -98,8 +98,10 @@ func (r *reader) declarations(root *sitter.Node) {
 			r.file.Outputs = append(r.file.Outputs, o)
 		case "resource_declaration":
 			r.resource(n)
+		case "module_declaration":
+			r.module(n)
 		default:
-			// module, import, type, func, metadata, targetScope: walk them for string literals.
+			// import, type, func, metadata, targetScope: walk them for string literals.
 			r.walkStrings(n)
 		}
 		decorators = nil
@@ -144,6 +146,34 @@ func (r *reader) resource(n *sitter.Node) {
 		res.Body = r.value(body)
 	}
 	r.file.Resources = append(r.file.Resources, res)
+}
+
+// module reads a module declaration: its symbol, the file it names and its params object.
+func (r *reader) module(n *sitter.Node) {
+	m := Module{Symbol: r.childText(n, "identifier"), Line: line(n)}
+	var body *sitter.Node
+	for i := uint(0); i < n.NamedChildCount(); i++ {
+		switch c := n.NamedChild(i); c.Kind() {
+		case "string":
+			if m.Path == "" {
+				m.Path = r.value(c).Str
+			}
+		case "object", "if_statement", "for_statement":
+			body = c
+		}
+	}
+	for body != nil && body.Kind() != "object" {
+		if body.Kind() == "for_statement" {
+			body = body.ChildByFieldName("body")
+			continue
+		}
+		body = lastChildOfKind(body, "object")
+	}
+	m.Body = &Value{Kind: KindObject, Line: m.Line}
+	if body != nil {
+		m.Body = r.value(body)
+	}
+	r.file.Modules = append(r.file.Modules, m)
 }
 
 func (r *reader) childText(n *sitter.Node, kind string) string {

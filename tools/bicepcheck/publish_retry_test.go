@@ -107,6 +107,26 @@ func TestPublishWaitsForEveryFunctionToBeListed(t *testing.T) {
 	}
 }
 
+// Behind App Service Authentication the unauthenticated probe gets the platform's 401, never the
+// host's 200: that is the expected answer there, and only there. FAKE_HTTP_AUTH is the site's
+// orders-http-auth tag as the fake az reports it (FunctionKeys by default).
+func TestPublishHealthBehindAppServiceAuthentication(t *testing.T) {
+	t.Run("EntraID", func(t *testing.T) {
+		r := newDeployRun(t)
+		out, err := r.runEnv([]string{"FAKE_HTTP_AUTH=EntraID", "FAKE_HEALTH=401", "FAKE_FUNCTIONS=20"}, "ElasticPremium", "publish.sh", "func-x")
+		if err != nil || !strings.Contains(out, "func-x is running: host answers 401") || !strings.Contains(out, "App Service Authentication is on") {
+			t.Fatalf("err %v, output:\n%s", err, out)
+		}
+	})
+	t.Run("FunctionKeys", func(t *testing.T) {
+		r := newDeployRun(t)
+		out, err := r.runEnv([]string{"FAKE_HEALTH=401", "FAKE_FUNCTIONS=20", "HEALTH_WAIT_SECONDS=15"}, "ElasticPremium", "publish.sh", "func-x")
+		if err == nil || !strings.Contains(out, "host answers HTTP 401") {
+			t.Fatalf("a 401 without App Service Authentication was taken for a running host: err %v, output:\n%s", err, out)
+		}
+	})
+}
+
 // The two spellings of a principal Entra ID does not know yet: ARM's for role assignments and
 // Cosmos DB's for sqlRoleAssignments (which take no principalType that would make ARM wait).
 func TestDeployRetriesOnceOnPrincipalNotFound(t *testing.T) {

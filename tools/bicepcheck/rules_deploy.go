@@ -18,6 +18,7 @@ const (
 const (
 	typeSite        = "Microsoft.Web/sites"
 	typeMetricAlert = "Microsoft.Insights/metricAlerts"
+	typeLogAlert    = "Microsoft.Insights/scheduledQueryRules"
 )
 
 // flexSiteConfigKeys are the siteConfig properties a Flex Consumption site accepts as far as
@@ -125,9 +126,14 @@ func namesTriggerQueue(f *File, v *Value) bool {
 	return f.Literal(v) == appconfig.OrdersQueue || textOf(v) == "ordersQueueName"
 }
 
-// checkAlerts requires a metric alert on ActiveMessages of the parking queue: Service Bus
-// metrics are never sampled, so it fires even when Application Insights drops traces.
+// checkAlerts requires a metric alert on ActiveMessages of the parking queue (Service Bus
+// metrics are never sampled, so it fires even when Application Insights drops traces) and, when
+// the app has HTTP functions, the front door's log alerts (checkFrontDoorAlerts).
 func checkAlerts(p *Project) []Finding {
+	return append(checkParkingAlert(p), checkFrontDoorAlerts(p)...)
+}
+
+func checkParkingAlert(p *Project) []Finding {
 	for _, a := range p.resources(typeMetricAlert) {
 		for _, c := range a.Body.Get("properties", "criteria", "allOf").itemsOrNil() {
 			if a.File.Literal(c.Get("metricName")) != "ActiveMessages" {
@@ -148,6 +154,55 @@ func checkAlerts(p *Project) []Finding {
 	return []Finding{{Rule: RuleAlerts, File: p.Files[0].Path, Line: 1, Message: fmt.Sprintf("no metric alert on ActiveMessages with EntityName %s: parked orders would be noticed only through sampled traces", appconfig.ParkingQueue)}}
 }
 
+// keyReusedOutcome is the outcome SubmitOrder's request line gives a key reused with another
+// payload (docs/contract.md, the HTTP front door): the only way to tell it from an invalid
+// order, both being 422.
+const keyReusedOutcome = `"outcome":"keyReused"`
+
+// checkFrontDoorAlerts: a log alert on the 5xx answers of every HTTP function (requests, by
+// resultCode) and, with SubmitOrder, one on reused Idempotency-Keys (its request line).
+func checkFrontDoorAlerts(p *Project) []Finding {
+	var http []string
+	for _, fn := range p.App.Functions {
+		if t := fn.Trigger(); t != nil && strings.EqualFold(t.Type, "httpTrigger") {
+			http = append(http, fn.Name)
+		}
+	}
+	if len(http) == 0 {
+		return nil
+	}
+	var queries []string
+	for _, a := range p.resources(typeLogAlert) {
+		for _, c := range a.Body.Get("properties", "criteria", "allOf").itemsOrNil() {
+			queries = append(queries, a.File.Literal(c.Get("query")))
+		}
+	}
+	errorsCovered, reuseCovered := false, false
+	for _, q := range queries {
+		if strings.HasPrefix(strings.TrimSpace(q), "requests") && strings.Contains(q, "resultCode") && containsAll(q, http) {
+			errorsCovered = true
+		}
+		reuseCovered = reuseCovered || strings.Contains(q, keyReusedOutcome)
+	}
+	var out []Finding
+	if !errorsCovered {
+		out = append(out, Finding{Rule: RuleAlerts, File: p.Files[0].Path, Line: 1, Message: fmt.Sprintf("no log alert on the 5xx answers of the HTTP functions %v (requests by resultCode, every function named)", http)})
+	}
+	if p.App.Function("SubmitOrder") != nil && !reuseCovered {
+		out = append(out, Finding{Rule: RuleAlerts, File: p.Files[0].Path, Line: 1, Message: fmt.Sprintf("no log alert counts SubmitOrder's %s lines: reused Idempotency-Keys (orders refused) would go unnoticed among invalid orders", keyReusedOutcome)})
+	}
+	return out
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, part := range parts {
+		if !strings.Contains(s, `"`+part+`"`) {
+			return false
+		}
+	}
+	return true
+}
+
 func (v *Value) itemsOrNil() []*Value {
 	if v == nil || v.Kind != KindArray {
 		return nil
@@ -155,22 +210,37 @@ func (v *Value) itemsOrNil() []*Value {
 	return v.Items
 }
 
-// RuleIndexing: the orders container indexes only what a query filters on.
+// RuleIndexing: the orders and idempotency-keys containers index only what a query filters on.
 const RuleIndexing = "indexing"
 
-// queriedPaths are the only paths a query of this repository filters on (cosmos.Store:
-// PartitionDocuments on orderId, Documents on type). The hot path uses point reads, batches
-// and the change feed, which need no index.
-var queriedPaths = map[string]bool{"/orderId/?": true, "/type/?": true}
+// queriedPaths are, per container, the only paths a query of this repository filters on. The
+// orders container: cosmos.Store's PartitionDocuments (orderId) and Documents (type); the hot
+// path uses point reads, batches and the change feed, which need no index. idempotency-keys:
+// GET /api/orders/{orderId} looks a key record up by orderId; claim, complete, take-over and
+// release are point operations (docs/adr/0011-idempotency-key-scope-and-ttl.md).
+var queriedPaths = map[string]map[string]bool{
+	"orders":           {"/orderId/?": true, "/type/?": true},
+	"idempotency-keys": {"/orderId/?": true},
+}
 
 func checkIndexing(p *Project) []Finding {
-	c, ok := p.named(typeContainer, "orders")
-	if !ok {
+	if _, ok := p.named(typeContainer, "orders"); !ok {
 		return []Finding{{Rule: RuleIndexing, File: p.Files[0].Path, Line: 1, Message: `no Cosmos DB container named "orders" is declared`}}
 	}
+	var out []Finding
+	for _, name := range sortedKeys(queriedPaths) {
+		if c, ok := p.named(typeContainer, name); ok {
+			out = append(out, checkContainerIndexing(c, queriedPaths[name])...)
+		}
+	}
+	return out
+}
+
+func checkContainerIndexing(c located, queried map[string]bool) []Finding {
+	name := c.Name()
 	policy := c.Body.Get("properties", "resource", "indexingPolicy")
 	if policy == nil {
-		return []Finding{c.finding(RuleIndexing, "the orders container has no indexingPolicy: by default every path is indexed and every write pays for it")}
+		return []Finding{c.finding(RuleIndexing, "the %s container has no indexingPolicy: by default every path is indexed and every write pays for it", name)}
 	}
 	var out []Finding
 	excludesAll := false
@@ -180,15 +250,15 @@ func checkIndexing(p *Project) []Finding {
 		}
 	}
 	if !excludesAll {
-		out = append(out, c.finding(RuleIndexing, "indexingPolicy.excludedPaths must hold /*: only queried paths are indexed"))
+		out = append(out, c.finding(RuleIndexing, "%s: indexingPolicy.excludedPaths must hold /*: only queried paths are indexed", name))
 	}
 	for _, i := range policy.Get("includedPaths").itemsOrNil() {
-		if path := c.File.Literal(i.Get("path")); !queriedPaths[path] {
-			out = append(out, c.finding(RuleIndexing, "indexingPolicy includes %s, which no query filters on (indexed: /orderId/?, /type/?)", path))
+		if path := c.File.Literal(i.Get("path")); !queried[path] {
+			out = append(out, c.finding(RuleIndexing, "%s: indexingPolicy includes %s, which no query filters on (indexed: %s)", name, path, strings.Join(sortedKeys(queried), ", ")))
 		}
 	}
 	if mode := c.File.Literal(policy.Get("indexingMode")); mode != "consistent" {
-		out = append(out, c.finding(RuleIndexing, "indexingMode is %q, want consistent", mode))
+		out = append(out, c.finding(RuleIndexing, "%s: indexingMode is %q, want consistent", name, mode))
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -25,6 +26,10 @@ type App struct {
 	// binaries the Makefile and go build write into bin/ (they may exist on a developer's
 	// machine but not in a clean checkout).
 	Files []string
+	// Handler are the settings cmd/handler reads (its envconfig tags) and Contract the rows of
+	// docs/contract.md §2; nil when the app root has no handler sources or no contract.
+	Handler  []Setting
+	Contract []Documented
 }
 
 // Host is host.json; Function is one function folder and Binding one entry of its
@@ -58,6 +63,12 @@ func Load(root string) (*App, error) {
 	if app.Files, err = packageCandidates(root); err != nil {
 		return nil, err
 	}
+	if app.Handler, err = HandlerSettings(filepath.Join(root, HandlerDir)); err != nil {
+		return nil, err
+	}
+	if app.Contract, err = ContractSettings(filepath.Join(root, ContractPath)); err != nil {
+		return nil, err
+	}
 	return app, nil
 }
 
@@ -83,4 +94,28 @@ func packageCandidates(root string) ([]string, error) {
 	}
 	sort.Strings(files)
 	return files, nil
+}
+
+// Overlay reads every <dir>/function.json under dir as if it were a function folder of the app:
+// it replaces the function of the same name or adds one, and its function.json joins the files
+// Core Tools considers for the package. Tests use it to check function folders other branches
+// create, or broken ones, against the repository's real configuration.
+func (a *App) Overlay(dir string) error {
+	fns, err := funcapp.LoadFunctions(dir)
+	if err != nil {
+		return err
+	}
+	for _, fn := range fns {
+		if old := a.Function(fn.Name); old != nil {
+			*old = fn
+		} else {
+			a.Functions = append(a.Functions, fn)
+		}
+		if f := fn.Name + "/function.json"; !slices.Contains(a.Files, f) {
+			a.Files = append(a.Files, f)
+		}
+	}
+	sort.Slice(a.Functions, func(i, j int) bool { return a.Functions[i].Name < a.Functions[j].Name })
+	sort.Strings(a.Files)
+	return nil
 }

@@ -106,6 +106,14 @@ func TestCheckCatchesEachBreak(t *testing.T) {
 		{"executable excluded", RuleFuncIgnore, func(a *App) { a.FuncIgnore = withoutLine(a.FuncIgnore, "!bin/handler") }},
 		{"function.json excluded", RuleFuncIgnore, func(a *App) { a.FuncIgnore = withoutLine(a.FuncIgnore, "!*/function.json") }},
 		{"no .funcignore", RuleFuncIgnore, func(a *App) { a.FuncIgnore = nil }},
+		{"setting read but not documented", RuleSettings, func(a *App) {
+			a.Handler = append(a.Handler, Setting{Name: "IDEMPOTENCY_TTL", Type: "time.Duration", Default: "24h"})
+		}},
+		{"setting documented but not read", RuleSettings, func(a *App) {
+			a.Contract = append(a.Contract, Documented{Names: []string{"SUBMIT_TIMEOUT"}, Default: "`20s`"})
+		}},
+		{"documented default differs", RuleSettings, func(a *App) { a.HandlerSetting("MESSAGE_DEADLINE").Default = "5m" }},
+		{"required setting documented with a default", RuleSettings, func(a *App) { a.HandlerSetting("COSMOS_DATABASE").Required = true }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,6 +127,28 @@ func TestCheckCatchesEachBreak(t *testing.T) {
 			}
 			t.Errorf("no %q problem; got %v", tc.rule, problems)
 		})
+	}
+}
+
+// The settings check passes vacuously if the readers stop seeing the tags or the table.
+func TestSettingsReadersSeeCodeAndContract(t *testing.T) {
+	app := loadRepo(t)
+	if len(app.Handler) < 20 || len(app.Contract) < 15 {
+		t.Fatalf("read %d envconfig tags and %d contract rows; the readers lost track", len(app.Handler), len(app.Contract))
+	}
+	endpoint, deadline := app.HandlerSetting("COSMOS_ENDPOINT"), app.HandlerSetting("MESSAGE_DEADLINE")
+	if endpoint == nil || !endpoint.Required || deadline == nil || deadline.Default != "4m" || deadline.Type != "time.Duration" {
+		t.Fatalf("COSMOS_ENDPOINT = %+v, MESSAGE_DEADLINE = %+v", endpoint, deadline)
+	}
+	if !app.IsDocumented("HOST_MAX_AUTO_LOCK_RENEWAL") {
+		t.Error("the second name of a two-name row of §2 is not seen")
+	}
+	for _, d := range []struct{ cell, want string }{
+		{"`4m`", "4m"}, {"`262144` (Standard)", "262144"}, {"required", "required"}, {"unset", ""}, {"from `host.json`", ""},
+	} {
+		if got := (Documented{Default: d.cell}).DocumentedDefault(); got != d.want {
+			t.Errorf("DocumentedDefault(%q) = %q, want %q", d.cell, got, d.want)
+		}
 	}
 }
 
@@ -150,4 +180,64 @@ func withoutLine(lines []string, drop string) []string {
 		}
 	}
 	return out
+}
+
+// frontDoor is the function folders SubmitOrder and GetOrder as docs/contract.md gives them
+// (created on another branch; the checks must hold for them before they land).
+var frontDoor = filepath.Join("..", "testdata", "front-door")
+
+func loadRepoWithFrontDoor(t *testing.T) *App {
+	t.Helper()
+	app := loadRepo(t)
+	if err := app.Overlay(frontDoor); err != nil {
+		t.Fatalf("overlay %s: %v", frontDoor, err)
+	}
+	return app
+}
+
+func TestFrontDoorFunctionsAgreeWithContract(t *testing.T) {
+	app := loadRepoWithFrontDoor(t)
+	for _, name := range []string{"SubmitOrder", "GetOrder"} {
+		if app.Function(name) == nil {
+			t.Fatalf("%s not loaded from %s", name, frontDoor)
+		}
+	}
+	// Besides the functions themselves, this proves .funcignore packages both folders.
+	for _, p := range Check(app) {
+		t.Error(p)
+	}
+}
+
+func TestCheckCatchesEachFrontDoorBreak(t *testing.T) {
+	cases := []struct {
+		name   string
+		rule   string
+		mutate func(a *App)
+	}{
+		{"submit on GET", RuleFunctions, func(a *App) { a.Function("SubmitOrder").Trigger().Raw["methods"] = []any{"get", "post"} }},
+		{"lookup on another route", RuleFunctions, func(a *App) { a.Function("GetOrder").Trigger().Raw["route"] = "order/{id}" }},
+		{"trigger renamed", RuleFunctions, func(a *App) { a.Function("GetOrder").Trigger().Name = "request" }},
+		{"no http output", RuleFunctions, func(a *App) { a.Function("SubmitOrder").Binding(HTTPResponseBinding).Name = "$return" }},
+		{"order output missing", RuleFunctions, func(a *App) { a.Function("SubmitOrder").Binding(SubmitBinding).Name = "message" }},
+		{"order output to the parking queue", RuleFunctions, func(a *App) { a.Function("SubmitOrder").Binding(SubmitBinding).QueueName = ParkingQueue }},
+		{"GetOrder sends to the orders queue", RuleFunctions, func(a *App) {
+			fn := a.Function("GetOrder")
+			fn.Bindings = append(fn.Bindings, Binding{Name: SubmitBinding, Type: "serviceBus", Direction: "out", QueueName: OrdersQueue, Connection: ServiceBusConnection})
+		}},
+		{"front door left out of the package", RuleFuncIgnore, func(a *App) {
+			a.FuncIgnore = []string{"*", "!host.json", "!bin/handler", "!Process*/function.json", "!PublishOrderEvents/function.json"}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			app := loadRepoWithFrontDoor(t)
+			tc.mutate(app)
+			for _, p := range Check(app) {
+				if p.Rule == tc.rule {
+					return
+				}
+			}
+			t.Errorf("no %q problem; got %v", tc.rule, Check(app))
+		})
+	}
 }

@@ -37,6 +37,13 @@ const (
 	EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
 )
 
+// HTTPRequestBinding and HTTPResponseBinding are the names every HTTP function uses: the
+// handler reads Data.req and answers in Outputs.res (docs/host-wire-format.md).
+const (
+	HTTPRequestBinding  = "req"
+	HTTPResponseBinding = "res"
+)
+
 // Rule ids of Check's problems.
 const (
 	RuleHost          = "host"
@@ -44,6 +51,7 @@ const (
 	RuleLocalSettings = "local-settings"
 	RuleSecrets       = "local-secrets"
 	RuleFuncIgnore    = "funcignore"
+	RuleSettings      = "settings"
 )
 
 // Problem is one disagreement between the configuration files and the contract.
@@ -74,6 +82,7 @@ func Check(app *App) []Problem {
 	c.functions()
 	c.localSettings()
 	c.funcIgnore()
+	c.settings()
 	return c.problems
 }
 
@@ -144,6 +153,13 @@ func (c *checker) functions() {
 			c.orderTrigger(fn, true)
 		case "PublishOrderEvents":
 			c.publisher(fn)
+		case "SubmitOrder":
+			c.httpFunction(fn, "post", "orders")
+			if o := fn.Binding(SubmitBinding); o == nil || !strings.EqualFold(o.Type, "serviceBus") || o.Direction != "out" || o.QueueName != OrdersQueue {
+				c.addf(RuleFunctions, fn.Path, "needs the output binding %q: type serviceBus, direction out, queueName %q", SubmitBinding, OrdersQueue)
+			}
+		case "GetOrder":
+			c.httpFunction(fn, "get", "orders/{orderId}")
 		}
 	}
 }
@@ -211,6 +227,27 @@ func (c *checker) orderTrigger(fn *Function, batch bool) {
 	p := fn.Binding(ParkingBinding)
 	if p == nil || !strings.EqualFold(p.Type, "serviceBus") || p.Direction != "out" || p.QueueName != ParkingQueue {
 		c.addf(RuleFunctions, fn.Path, "needs the output binding %q: type serviceBus, direction out, queueName %q", ParkingBinding, ParkingQueue)
+	}
+}
+
+// httpFunction checks an HTTP-triggered function against the routes of docs/contract.md: the
+// request arrives as Data.req, the answer leaves as Outputs.res, and the route and method are
+// the ones the contract gives. Who may call is rule http-auth's business (tools/bicepcheck).
+func (c *checker) httpFunction(fn *Function, method, route string) {
+	t := fn.Trigger()
+	if t == nil || !strings.EqualFold(t.Type, "httpTrigger") || t.Name != HTTPRequestBinding {
+		c.addf(RuleFunctions, fn.Path, "the trigger must be an httpTrigger named %q", HTTPRequestBinding)
+		return
+	}
+	if got, _ := t.Raw["route"].(string); got != route {
+		c.addf(RuleFunctions, fn.Path, "route is %q, want %q (served as /api/%s)", got, route, route)
+	}
+	methods, _ := t.Raw["methods"].([]any)
+	if len(methods) != 1 || !strings.EqualFold(fmt.Sprint(methods[0]), method) {
+		c.addf(RuleFunctions, fn.Path, "methods is %v, want [%q]: any other method must get the host's 404, not the handler", methods, method)
+	}
+	if r := fn.Binding(HTTPResponseBinding); r == nil || !strings.EqualFold(r.Type, "http") || r.Direction != "out" {
+		c.addf(RuleFunctions, fn.Path, "needs the output binding %q: type http, direction out (the handler answers in Outputs.%s)", HTTPResponseBinding, HTTPResponseBinding)
 	}
 }
 

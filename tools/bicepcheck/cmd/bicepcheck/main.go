@@ -32,7 +32,7 @@ func run(args []string, stdout io.Writer) error {
 	}
 	if *list {
 		for _, r := range bicepcheck.Rules {
-			fmt.Fprintf(stdout, "%-14s %s\n", r.ID, r.Doc)
+			fmt.Fprintf(stdout, "%-17s %s\n", r.ID, r.Doc)
 		}
 		return nil
 	}

@@ -1,0 +1,66 @@
+// want: no log alert on the 5xx answers of the HTTP functions [GetOrder SubmitOrder]
+param namespaceId string
+param appInsightsId string
+
+resource parked 'Microsoft.Insights/metricAlerts@2018-03-01' = {
+  name: 'parked-orders'
+  location: 'global'
+  properties: {
+    severity: 2
+    enabled: true
+    scopes: [
+      namespaceId
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT5M'
+    criteria: {
+      'odata.type': 'Microsoft.Azure.Monitor.SingleResourceMultipleMetricCriteria'
+      allOf: [
+        {
+          criterionType: 'StaticThresholdCriterion'
+          name: 'Parked'
+          metricNamespace: 'Microsoft.ServiceBus/namespaces'
+          metricName: 'ActiveMessages'
+          dimensions: [
+            {
+              name: 'EntityName'
+              operator: 'Include'
+              values: [
+                'orders-deadletter'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          timeAggregation: 'Maximum'
+        }
+      ]
+    }
+  }
+}
+
+// Counts SubmitOrder only: GetOrder's failures would go unseen.
+resource submitErrors 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
+  name: 'submit-5xx'
+  location: 'westeurope'
+  kind: 'LogAlert'
+  properties: {
+    severity: 2
+    enabled: true
+    scopes: [
+      appInsightsId
+    ]
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT15M'
+    criteria: {
+      allOf: [
+        {
+          query: 'requests | where name == "SubmitOrder" | where toint(resultCode) >= 500'
+          timeAggregation: 'Count'
+          operator: 'GreaterThan'
+          threshold: 0
+        }
+      ]
+    }
+  }
+}

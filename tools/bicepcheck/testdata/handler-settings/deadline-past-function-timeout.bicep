@@ -1,0 +1,15 @@
+// want: SUBMIT_DEADLINE 6m0s exceeds 90 % of host.json functionTimeout 5m0s
+param name string
+
+resource site 'Microsoft.Web/sites@2024-04-01' existing = {
+  name: name
+}
+
+resource appSettings 'Microsoft.Web/sites/config@2024-04-01' = {
+  parent: site
+  name: 'appsettings'
+  properties: {
+    IDEMPOTENCY_LEASE: '10m'
+    SUBMIT_DEADLINE: '6m'
+  }
+}

@@ -1,0 +1,16 @@
+// want: SUBMIT_DEADLINE 20s exceeds 90 % of IDEMPOTENCY_LEASE 15s
+param name string
+
+resource site 'Microsoft.Web/sites@2024-04-01' existing = {
+  name: name
+}
+
+resource appSettings 'Microsoft.Web/sites/config@2024-04-01' = {
+  parent: site
+  name: 'appsettings'
+  properties: {
+    IDEMPOTENCY_KEY_TTL: '24h'
+    IDEMPOTENCY_LEASE: '15s'
+    SUBMIT_DEADLINE: '20s'
+  }
+}

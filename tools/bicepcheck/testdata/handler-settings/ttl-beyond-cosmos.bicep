@@ -1,0 +1,16 @@
+// want: IDEMPOTENCY_KEY_TTL 700000h0m0s exceeds what Cosmos DB takes as a ttl
+param name string
+
+resource site 'Microsoft.Web/sites@2024-04-01' existing = {
+  name: name
+}
+
+resource appSettings 'Microsoft.Web/sites/config@2024-04-01' = {
+  parent: site
+  name: 'appsettings'
+  properties: {
+    IDEMPOTENCY_KEY_TTL: '700000h'
+    IDEMPOTENCY_LEASE: '60s'
+    SUBMIT_DEADLINE: '20s'
+  }
+}
