@@ -181,7 +181,7 @@ func (x *exchange) judged(res idempotency.Result, err error, order map[string]Re
 	case idempotency.Mismatch:
 		x.refuse("keyReused", problemKeyReused, "This Idempotency-Key was used with another payload. Use a new key for a new order; retry an order with its own key and its exact payload.")
 	case idempotency.InFlight:
-		x.refuse("inFlight", problemInFlight, "A request with this Idempotency-Key is still being processed. Retry with the same key and payload after Retry-After seconds.")
+		x.refuse("inFlight", problemInFlight, "A request with this Idempotency-Key is still being processed. "+x.retryHint())
 		x.retryAfter = res.RetryAfter
 	default:
 		x.fail(fmt.Errorf("idempotency: unexpected outcome %v", res.Outcome))
@@ -197,7 +197,7 @@ func (x *exchange) storeFailed(err error) {
 	if errors.Is(err, idempotency.ErrFenced) {
 		// This attempt's lease ended before it completed: another attempt
 		// owns the key now, and a retry gets that one's answer.
-		x.refuse("inFlight", problemInFlight, "Another request with this Idempotency-Key took over. Retry with the same key and payload after Retry-After seconds.")
+		x.refuse("inFlight", problemInFlight, "Another request with this Idempotency-Key took over. "+x.retryHint())
 		x.retryAfter = time.Second
 		return
 	}

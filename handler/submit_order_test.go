@@ -201,6 +201,9 @@ func TestSubmitOrderRefusesBadRequestsBeforeClaimingTheKey(t *testing.T) {
 		{"rule broken", "k-" + id, bytes.Replace(body, []byte(`"EUR"`), []byte(`"euro"`), 1), 422, "invalid-order", "currency"},
 		{"total wrong", "k-" + id, bytes.Replace(body, []byte(`"44.98"`), []byte(`"44.99"`), 1), 422, "invalid-order", "total"},
 		{"too large for one message", "k-" + id, big, 413, "order-too-large", "bytes"},
+		// The queue path's rule of docs/contract.md §3 "event size": the
+		// host indents each array element on a line of its own.
+		{"event too large", "k-" + id, orderWithArray(id, 9000), 422, "invalid-order", "OrderAccepted event"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := submitCall(tc.key, tc.body)
@@ -215,8 +218,8 @@ func TestSubmitOrderRefusesBadRequestsBeforeClaimingTheKey(t *testing.T) {
 			if p.Instance != ordersPath {
 				t.Errorf("instance %q, want %s", p.Instance, ordersPath)
 			}
-			if tc.anchor == "invalid-order" && p.Field == "" {
-				t.Errorf("422 names no field: %+v", p)
+			if tc.anchor == "invalid-order" && (tc.detail == "currency" || tc.detail == "total") && p.Field != tc.detail {
+				t.Errorf("422 names field %q, want %q", p.Field, tc.detail)
 			}
 		})
 	}
