@@ -1,15 +1,9 @@
 package handler
 
-import (
-	"testing"
+import "testing"
 
-	"github.com/ordersink/orders-consumer/idempotency/idemtest"
-)
-
-// cosmosKeyStore is the key store of the tests that run on Cosmos DB.
-// Until cosmos.KeyStore lands (branch idem), the keys are kept in memory
-// while the orders go to Cosmos DB.
+// cosmosKeyStore is the idempotency-keys container of the test database.
 func cosmosKeyStore(t testing.TB) keyStore {
 	t.Helper()
-	return idemtest.NewMemStore()
+	return cosmosDB.Env(t).Keys
 }

@@ -66,6 +66,11 @@ func (c *config) checkClocks() error {
 		return fmt.Errorf("COSMOS_OPERATION_TIMEOUT %s exceeds MESSAGE_DEADLINE %s or BATCH_DEADLINE %s: one attempt must fit in an invocation",
 			c.OperationTimeout, c.MessageDeadline, c.BatchDeadline)
 	}
+	// A SubmitOrder still running when its key's lease ends would be taken
+	// over by its own retry, which would run the work beside it.
+	if most := time.Duration(float64(c.KeyLease) * deadlineShare); c.SubmitDeadline > most {
+		return fmt.Errorf("SUBMIT_DEADLINE %s exceeds IDEMPOTENCY_LEASE %s: it may take at most %s (90%%), or a retry takes the running request's key over", c.SubmitDeadline, c.KeyLease, most)
+	}
 	if c.ProbeInterval > c.BatchDeadline {
 		return fmt.Errorf("COSMOS_PROBE_INTERVAL %s exceeds BATCH_DEADLINE %s", c.ProbeInterval, c.BatchDeadline)
 	}
