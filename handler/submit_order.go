@@ -114,14 +114,8 @@ type orderOutput struct {
 // nothing has been claimed then: the same body is refused on every retry,
 // so there is no answer worth storing.
 func (cfg Config) admit(x *exchange, body []byte) (*orders.Order, orderOutput, bool) {
-	o, err := orders.ParseOrder(body)
-	if err == nil {
-		x.orderID = o.ID
-		a := orders.Acceptance{MessageID: orders.MessageID(o.ID, body), AcceptedAt: cfg.Now()}
-		err = cfg.Processor.CheckEvent(o, a)
-	} else {
-		x.orderID = orders.PeekOrderID(body)
-	}
+	o, err := cfg.Processor.Admit(body)
+	x.orderID = orders.PeekOrderID(body)
 	var re *orders.RejectError
 	switch {
 	case errors.As(err, &re) && re.Reason == orders.MalformedMessage:

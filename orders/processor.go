@@ -80,7 +80,7 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 		return rejected(err, m.Body)
 	}
 	a := Acceptance{MessageID: m.MessageID, AcceptedAt: p.now()}
-	if err := p.CheckEvent(o, a); err != nil {
+	if err := p.checkEvent(o, a); err != nil {
 		return rejected(err, m.Body)
 	}
 	r := Result{Kind: OrderPlaced, OrderID: o.ID, IncomingHash: o.Hash, MessageIDDiffers: messageIDDiffers(m, o.ID)}
@@ -121,11 +121,9 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 	return r
 }
 
-// CheckEvent refuses an order whose OrderAccepted event could never be
-// published: the publisher would have to set it aside. Every way in (the
-// queue, SubmitOrder) applies it after [ParseOrder], so an order is judged
-// alike whichever way it comes.
-func (p *Processor) CheckEvent(o *Order, a Acceptance) error {
+// checkEvent refuses an order whose OrderAccepted event could never be
+// published: the publisher would have to set it aside.
+func (p *Processor) checkEvent(o *Order, a Acceptance) error {
 	if p.EventBudget == nil {
 		return nil
 	}
