@@ -96,9 +96,13 @@ func clientScope(r *httpRequest) string {
 	if id := strings.TrimSpace(r.Header.Get(headerPrincipalID)); id != "" {
 		return "principal:" + id
 	}
+	// The host checks the header first, then the query, whose names it
+	// compares in any case (docs/host-wire-format.md §6.1).
 	key := r.Header.Get(headerFunctionKey)
-	if key == "" {
-		key = r.Query["code"]
+	for name, v := range r.Query {
+		if key == "" && strings.EqualFold(name, "code") {
+			key = v
+		}
 	}
 	if key != "" {
 		return "key:" + shortSHA256(key)

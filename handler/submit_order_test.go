@@ -304,6 +304,7 @@ func TestSubmitOrderClientScope(t *testing.T) {
 		{"Easy Auth principal wins", http.Header{"X-Ms-Client-Principal-Id": {"0b6f2c1e"}, "X-Functions-Key": {partnerKey}}, "", "principal:0b6f2c1e"},
 		{"function key header", http.Header{"X-Functions-Key": {partnerKey}}, "?code=other", "key:" + shortSHA256(partnerKey)},
 		{"function key in the query", nil, "?code=" + partnerKey, "key:" + shortSHA256(partnerKey)},
+		{"the query name in another case", nil, "?Code=" + partnerKey, "key:" + shortSHA256(partnerKey)},
 		{"nothing: a local run", nil, "", "anonymous"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
