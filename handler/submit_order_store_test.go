@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ordersink/orders-consumer/idempotency"
+	"github.com/ordersink/orders-consumer/idempotency/idemtest"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -142,5 +144,54 @@ func TestSubmitOrderAnswersBeforeItsDeadline(t *testing.T) {
 	wantProblem(t, a, http.StatusServiceUnavailable, "service-unavailable")
 	if took < deadline || took > deadline+2*time.Second {
 		t.Errorf("answered after %s, want just after the deadline of %s", took, deadline)
+	}
+}
+
+// dyingKeys loses the first completion of a key, as a handler killed
+// between claiming the key and completing it would: the record stays
+// started until its lease ends.
+type dyingKeys struct {
+	keyStore
+	died atomic.Bool
+}
+
+func (k *dyingKeys) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
+	if r.State == idempotency.Succeeded && k.died.CompareAndSwap(false, true) {
+		return "", &orders.StoreError{Op: "replace idempotency key", OrderID: r.ID, Transient: true, Err: errors.New("connection reset")}
+	}
+	return k.keyStore.Replace(ctx, r, etag)
+}
+
+func TestSubmitOrderTakesOverTheKeyOfADeadRequest(t *testing.T) {
+	const lease = 30 * time.Second
+	clock := idemtest.NewClock(time.Now().UTC())
+	d := startFrontDoor(t, func(c *Config) {
+		c.Idempotency = &idempotency.Service{Store: &dyingKeys{keyStore: c.Submissions.(keyStore)}, Lease: lease, Now: clock.Now}
+	})
+	id, body := uniqueOrder(t)
+	key := "dies-" + id
+
+	died := d.submit(t, key, body)
+	wantProblem(t, died, http.StatusServiceUnavailable, "service-unavailable")
+	// The key stays claimed by the dead request until its lease ends.
+	inFlight := d.submit(t, key, body)
+	wantProblem(t, inFlight, http.StatusConflict, "request-in-progress")
+	if s, _ := strconv.Atoi(inFlight.Header.Get("Retry-After")); s < int(lease/time.Second)-1 || s > int(lease/time.Second) {
+		t.Errorf("Retry-After %q, want about the lease (%s)", inFlight.Header.Get("Retry-After"), lease)
+	}
+
+	clock.Advance(lease + time.Second)
+	a := d.submit(t, key, body)
+	if a.StatusCode != http.StatusAccepted || a.Header.Get(headerReplayed) != "" {
+		t.Fatalf("after the lease: %d %s, want a first 202", a.StatusCode, a.Body)
+	}
+	if log := d.logsOf(a.answer); !strings.Contains(log, `"tookOver":true`) {
+		t.Errorf("the take-over is not logged: %s", log)
+	}
+	if p := d.deliver(t, a); !strings.Contains(p.Logs[0], "created "+id) {
+		t.Errorf("ProcessOrder: %q", p.Logs[0])
+	}
+	if again := d.submit(t, key, body); again.Header.Get(headerReplayed) != "true" || string(again.Body) != string(a.Body) {
+		t.Errorf("retry after the take-over: %d %s", again.StatusCode, again.Body)
 	}
 }
