@@ -137,7 +137,7 @@ func (cfg Config) admit(x *exchange, body []byte) (*orders.Order, orderOutput, b
 	var tooLarge *OutputTooLargeError
 	switch {
 	case errors.As(err, &tooLarge):
-		x.refuse("tooLarge", problemTooLarge, fmt.Sprintf("The order would be a queue message of %d bytes; at most %d fit. Send fewer or smaller lines.", tooLarge.Size, tooLarge.Budget))
+		x.refuse("tooLarge", problemTooLarge, fmt.Sprintf("The order would be a queue message of %d bytes; at most %d fit. Send a smaller order.", tooLarge.Size, tooLarge.Budget))
 		return nil, orderOutput{}, false
 	case err != nil:
 		x.fail(err)
