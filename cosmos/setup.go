@@ -55,12 +55,18 @@ func (s *Store) DeleteDatabase(ctx context.Context) error {
 }
 
 // PartitionDocuments returns every document in an order's partition: the
-// order and whatever was written beside it. For tests and checks.
+// order and whatever was written beside it (orders.OrderReader: GetOrder,
+// ordersctl order show, tests). One single-partition query; its errors are
+// *orders.StoreError, transient or not as a write's are.
 func (s *Store) PartitionDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error) {
 	// The emulators ignore the partition key of a query, so filter on it too.
 	q := "SELECT * FROM c WHERE c.orderId = @o"
 	opts := &azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@o", Value: orderID}}}
-	return s.query(ctx, q, azcosmos.NewPartitionKeyString(orderID), opts)
+	docs, err := s.query(ctx, q, azcosmos.NewPartitionKeyString(orderID), opts)
+	if err != nil {
+		return nil, classify("read order", orderID, err)
+	}
+	return docs, nil
 }
 
 // Documents returns every document of a type (order, conflict, outboxEvent…)

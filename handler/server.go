@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -71,6 +72,20 @@ type Config struct {
 	// envelope; nil means Processor.Store, when it is a BodyStore.
 	Bodies BodyStore
 
+	// Idempotency runs SubmitOrder once per Idempotency-Key
+	// (docs/http-api.md); without it SubmitOrder answers 500.
+	Idempotency *idempotency.Service
+	// Orders reads orders for GetOrder; nil means Processor.Store, when it
+	// is an orders.OrderReader.
+	Orders orders.OrderReader
+	// Submissions finds the key records of orders not yet accepted, for
+	// GetOrder; nil means Idempotency.Store, when it is a SubmissionFinder.
+	Submissions SubmissionFinder
+	// SubmitDeadline bounds a SubmitOrder or GetOrder invocation; keep it
+	// below functionTimeout and the idempotency lease. Zero means
+	// DefaultSubmitDeadline.
+	SubmitDeadline time.Duration
+
 	fitOutput func(v any) error
 }
 
@@ -92,6 +107,7 @@ func NewServer(cfg Config) http.Handler {
 		cfg.MaxBatchRequestBytes = DefaultMaxBatchRequestBytes
 	}
 	cfg.setClockDefaults()
+	cfg.setFrontDoorDefaults()
 	cfg.fitOutput = OutputBudget(cfg.MaxMessageBytes)
 	if cfg.Bodies == nil {
 		cfg.Bodies, _ = cfg.Processor.Store.(BodyStore)
@@ -111,6 +127,9 @@ func NewServer(cfg Config) http.Handler {
 	r.Post("/"+FunctionProcessOrder, handleProcessOrder(cfg))
 	r.Post("/"+FunctionProcessOrderBatch, handleProcessOrderBatch(cfg))
 	r.Post("/"+FunctionPublishOrderEvents, handlePublishOrderEvents(cfg))
+	// HTTP triggers are invoked by function name, not by their route.
+	r.Post("/"+FunctionSubmitOrder, handleSubmitOrder(cfg))
+	r.Post("/"+FunctionGetOrder, handleGetOrder(cfg))
 	return r
 }
 

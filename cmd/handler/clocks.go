@@ -42,7 +42,7 @@ func (c *config) checkClocks() error {
 		name  string
 		value time.Duration
 	}{{"COSMOS_OPERATION_TIMEOUT", c.OperationTimeout}, {"MESSAGE_DEADLINE", c.MessageDeadline}, {"BATCH_DEADLINE", c.BatchDeadline},
-		{"COSMOS_PROBE_INTERVAL", c.ProbeInterval}, {"AUTH_ALARM_AFTER", c.AuthAlarmAfter}} {
+		{"COSMOS_PROBE_INTERVAL", c.ProbeInterval}, {"AUTH_ALARM_AFTER", c.AuthAlarmAfter}, {"SUBMIT_DEADLINE", c.SubmitDeadline}} {
 		if d.value <= 0 {
 			return fmt.Errorf("%s must be positive, got %s", d.name, d.value)
 		}
@@ -55,6 +55,7 @@ func (c *config) checkClocks() error {
 		{"MESSAGE_DEADLINE", "maxAutoLockRenewalDuration", c.MessageDeadline, h.LockRenewal},
 		{"BATCH_DEADLINE", "the queue's lock duration (QUEUE_LOCK_DURATION; batches are never lock-renewed)", c.BatchDeadline, h.LockDuration},
 		{"BATCH_DEADLINE", "functionTimeout", c.BatchDeadline, h.FunctionTimeout},
+		{"SUBMIT_DEADLINE", "functionTimeout", c.SubmitDeadline, h.FunctionTimeout},
 	}
 	for _, l := range limits {
 		if most := time.Duration(float64(l.limit) * deadlineShare); l.value > most {
@@ -64,6 +65,11 @@ func (c *config) checkClocks() error {
 	if c.OperationTimeout > c.BatchDeadline || c.OperationTimeout > c.MessageDeadline {
 		return fmt.Errorf("COSMOS_OPERATION_TIMEOUT %s exceeds MESSAGE_DEADLINE %s or BATCH_DEADLINE %s: one attempt must fit in an invocation",
 			c.OperationTimeout, c.MessageDeadline, c.BatchDeadline)
+	}
+	// A SubmitOrder still running when its key's lease ends would be taken
+	// over by its own retry, which would run the work beside it.
+	if most := time.Duration(float64(c.KeyLease) * deadlineShare); c.SubmitDeadline > most {
+		return fmt.Errorf("SUBMIT_DEADLINE %s exceeds IDEMPOTENCY_LEASE %s: it may take at most %s (90%%), or a retry takes the running request's key over", c.SubmitDeadline, c.KeyLease, most)
 	}
 	if c.ProbeInterval > c.BatchDeadline {
 		return fmt.Errorf("COSMOS_PROBE_INTERVAL %s exceeds BATCH_DEADLINE %s", c.ProbeInterval, c.BatchDeadline)

@@ -43,6 +43,10 @@ type config struct {
 	// ProbeInterval: the longest pause between two probes of a store that
 	// is down, and between two retries of one operation.
 	ProbeInterval time.Duration `envconfig:"COSMOS_PROBE_INTERVAL" default:"1s"`
+	// SubmitDeadline bounds a SubmitOrder or GetOrder invocation: the
+	// caller has its answer by then. Below functionTimeout and the
+	// idempotency lease, so that a live attempt is never taken over.
+	SubmitDeadline time.Duration `envconfig:"SUBMIT_DEADLINE" default:"20s"`
 	// AuthAlarmAfter: 401/403 answers that last longer are logged at ERROR.
 	AuthAlarmAfter time.Duration `envconfig:"AUTH_ALARM_AFTER" default:"1m"`
 	// Host holds the platform's clocks the deadlines must fit in.

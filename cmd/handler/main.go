@@ -48,10 +48,17 @@ func run(ctx context.Context, stdout io.Writer) error {
 	health := &orders.Health{ProbeInterval: cfg.ProbeInterval}
 	retrying := &orders.Retrying{Store: store, Health: health, AttemptTimeout: cfg.OperationTimeout,
 		Backoff: orders.Backoff{Initial: cfg.ProbeInterval / 10, Max: cfg.ProbeInterval}}
+	keys, err := cfg.keyService(store)
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{
 		Handler: handler.NewServer(handler.Config{
 			Processor:            &orders.Processor{Store: retrying, RetryBudget: cfg.RetryBudget},
 			Bodies:               store,
+			Idempotency:          keys,
+			Orders:               store,
+			SubmitDeadline:       cfg.SubmitDeadline,
 			Logger:               log,
 			MaxRequestBytes:      cfg.MaxRequestBytes,
 			MaxMessageBytes:      cfg.MaxMessageBytes,
@@ -80,6 +87,7 @@ func run(ctx context.Context, stdout io.Writer) error {
 	log.Info("listening", "addr", ln.Addr().String(), "cosmosEndpoint", cfg.CosmosEndpoint,
 		"database", cfg.CosmosDatabase, "container", cfg.CosmosContainer, "auth", auth,
 		"messageDeadline", cfg.MessageDeadline.String(), "batchDeadline", cfg.BatchDeadline.String(),
+		"submitDeadline", cfg.SubmitDeadline.String(), "keyContainer", cfg.KeyContainer, "keyLease", cfg.KeyLease.String(),
 		"functionTimeout", cfg.Host.FunctionTimeout.String(), "maxAutoLockRenewal", cfg.Host.LockRenewal.String(),
 		"queueLockDuration", cfg.Host.LockDuration.String(), "toleratedOutage", cfg.tolerated().String())
 

@@ -38,6 +38,9 @@ func TestLoadConfigNamesTheBadSetting(t *testing.T) {
 		{"batch deadline past the lock", map[string]string{"BATCH_DEADLINE": "1m"}, "BATCH_DEADLINE 1m0s exceeds the host's the queue's lock duration"},
 		{"batch deadline past a configured lock", map[string]string{"QUEUE_LOCK_DURATION": "30s"}, "BATCH_DEADLINE 40s exceeds"},
 		{"attempt longer than the batch", map[string]string{"COSMOS_OPERATION_TIMEOUT": "45s"}, "COSMOS_OPERATION_TIMEOUT 45s exceeds"},
+		{"submit deadline past functionTimeout", map[string]string{"SUBMIT_DEADLINE": "4m40s"}, "SUBMIT_DEADLINE 4m40s exceeds the host's functionTimeout 5m0s"},
+		{"submit deadline past the key lease", map[string]string{"SUBMIT_DEADLINE": "30s", "IDEMPOTENCY_LEASE": "30s"}, "SUBMIT_DEADLINE 30s exceeds IDEMPOTENCY_LEASE 30s"},
+		{"submit deadline zero", map[string]string{"SUBMIT_DEADLINE": "0s"}, "SUBMIT_DEADLINE must be positive"},
 		{"probe interval zero", map[string]string{"COSMOS_PROBE_INTERVAL": "0s"}, "COSMOS_PROBE_INTERVAL"},
 		{"host.json unreadable", map[string]string{"HOST_JSON": "testdata/host-bad.json"}, "functionTimeout"},
 		{"key lease zero", map[string]string{"IDEMPOTENCY_LEASE": "0s"}, "IDEMPOTENCY_LEASE must be positive"},
@@ -69,7 +72,7 @@ func unsetConfig(t *testing.T) {
 	for _, k := range []string{"FUNCTIONS_CUSTOMHANDLER_PORT", "COSMOS_ENDPOINT", "COSMOS_KEY", "COSMOS_DATABASE", "COSMOS_CONTAINER",
 		"RETRY_BUDGET_DELIVERY_COUNT", "MAX_REQUEST_BYTES", "SERVICEBUS_MAX_MESSAGE_BYTES", "MAX_BATCH_REQUEST_BYTES", "BATCH_PARALLELISM", "COSMOS_OPERATION_TIMEOUT", "COSMOS_MAX_CONNS", "LOG_LEVEL",
 		"MESSAGE_DEADLINE", "BATCH_DEADLINE", "COSMOS_PROBE_INTERVAL", "AUTH_ALARM_AFTER", "HOST_JSON", "HOST_FUNCTION_TIMEOUT",
-		"HOST_MAX_AUTO_LOCK_RENEWAL", "QUEUE_LOCK_DURATION", "IDEMPOTENCY_CONTAINER", "IDEMPOTENCY_KEY_TTL", "IDEMPOTENCY_LEASE"} {
+		"HOST_MAX_AUTO_LOCK_RENEWAL", "QUEUE_LOCK_DURATION", "IDEMPOTENCY_CONTAINER", "IDEMPOTENCY_KEY_TTL", "IDEMPOTENCY_LEASE", "SUBMIT_DEADLINE"} {
 		t.Setenv(k, "") // restores the old value after the test
 		os.Unsetenv(k)
 	}
@@ -182,6 +185,7 @@ func TestKeyServiceFollowsSettings(t *testing.T) {
 	t.Setenv("COSMOS_KEY", "a2V5")
 	t.Setenv("IDEMPOTENCY_LEASE", "20s")
 	t.Setenv("IDEMPOTENCY_KEY_TTL", "1h")
+	t.Setenv("SUBMIT_DEADLINE", "15s") // below 90 % of the lease
 	c, err := loadConfig()
 	if err != nil {
 		t.Fatal(err)

@@ -157,3 +157,45 @@ func TestSettingsReachTheRunningHandler(t *testing.T) {
 		})
 	}
 }
+
+// TestSubmitDeadlineReachesTheRunningHandler shows through the program's own
+// wiring that SubmitOrder is served (the key container, the service) and
+// that SUBMIT_DEADLINE bounds it: against a Cosmos that holds every request,
+// the caller gets 503 with Retry-After just after the deadline, far inside
+// the SDK's own 65 s per attempt.
+func TestSubmitDeadlineReachesTheRunningHandler(t *testing.T) {
+	const deadline = 500 * time.Millisecond
+	url := startProgram(t, map[string]string{
+		"COSMOS_ENDPOINT": holdingCosmos(t, false),
+		"COSMOS_KEY":      "a2V5",
+		"SUBMIT_DEADLINE": deadline.String(),
+	})
+	body := `{"orderId":"ORD-SET-2","customerId":"CUST-42","currency":"EUR","lines":[{"sku":"SKU-1","quantity":1,"unitPrice":"5.00"}],"total":"5.00","placedAt":"2026-11-29T10:00:00Z"}`
+	req := map[string]any{"Url": "http://127.0.0.1:7071/api/orders", "Method": "POST", "Query": map[string]string{},
+		"Headers": map[string][]string{"Idempotency-Key": {"k-1"}, "Content-Type": {"application/json"}}, "Body": body}
+	inv, _ := json.Marshal(map[string]any{"Data": map[string]any{"req": req}, "Metadata": map[string]any{}})
+	start := time.Now()
+	resp, err := (&http.Client{Timeout: 20 * time.Second}).Post(url+"/SubmitOrder", "application/json", bytes.NewReader(inv))
+	if err != nil {
+		t.Fatalf("SubmitOrder: %v (the held Cosmos request was not bounded)", err)
+	}
+	defer resp.Body.Close()
+	took := time.Since(start)
+	var answer struct {
+		Outputs struct {
+			Res struct {
+				StatusCode int               `json:"statusCode"`
+				Headers    map[string]string `json:"headers"`
+			} `json:"res"`
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("host answer %d, %v", resp.StatusCode, err)
+	}
+	if res := answer.Outputs.Res; res.StatusCode != http.StatusServiceUnavailable || res.Headers["Retry-After"] == "" {
+		t.Errorf("caller's answer %+v, want 503 with Retry-After", res)
+	}
+	if took < deadline || took > deadline+3*time.Second {
+		t.Errorf("answered after %s, want just after SUBMIT_DEADLINE %s", took, deadline)
+	}
+}

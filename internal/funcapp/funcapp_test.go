@@ -19,7 +19,7 @@ func TestLoadReadsTheRepositoryApp(t *testing.T) {
 	for _, f := range app.Functions {
 		names = append(names, f.Name)
 	}
-	if got := strings.Join(names, ","); got != "ProcessOrder,ProcessOrderBatch,PublishOrderEvents" {
+	if got := strings.Join(names, ","); got != "GetOrder,ProcessOrder,ProcessOrderBatch,PublishOrderEvents,SubmitOrder" {
 		t.Fatalf("functions %s", got)
 	}
 	po := app.Function("ProcessOrder")

@@ -17,7 +17,7 @@ import (
 // Forbidden, FAKE_PRINCIPAL_NOT_FOUND deployments fail with
 // PrincipalNotFound (FAKE_DEPLOY_ERROR replaces that text), FAKE_HEALTH lists the home page's
 // status codes in turn (the last one repeats), FAKE_FUNCTIONS is how many functions the
-// platform lists. sleep returns at once.
+// platform lists (by default, as many as the app has). sleep returns at once.
 
 const fakeTool = `#!/usr/bin/env bash
 echo "$(basename "$0") $*" >>"$FAKE_LOG"
@@ -34,7 +34,7 @@ case "$(basename "$0") $*" in
 "az functionapp list"*) echo rg-test ;;
 "az functionapp show"*defaultHostName*) echo func-x.azurewebsites.net ;;
 "az functionapp show"*) printf '%s\n' /subscriptions/s/resourceGroups/rg-test/providers/Microsoft.Web/sites/func-x "$FAKE_PLAN" stpackages app-package ;;
-"az functionapp function list"*) for i in $(seq "${FAKE_FUNCTIONS:-3}"); do echo "func-x/F$i"; done ;;
+"az functionapp function list"*) for i in $(seq "${FAKE_FUNCTIONS:-$(cd "$FAKE_DIR" && ls -d ./*/function.json | wc -l)}"); do echo "func-x/F$i"; done ;;
 "az deployment group create"*)
   if [ "$(take deploy)" -le "${FAKE_PRINCIPAL_NOT_FOUND:-0}" ]; then
     echo "${FAKE_DEPLOY_ERROR:-ERROR: PrincipalNotFound: Principal 1234 does not exist in the directory 5678.}" >&2; exit 1

@@ -22,7 +22,10 @@ const (
 	// RequeueBinding is ProcessOrderBatch's output back to the orders queue:
 	// a batch completed for a message on its last delivery gives its young
 	// transient messages back through it (docs/adr/0007-holding-through-outages.md).
-	RequeueBinding       = "requeue"
+	RequeueBinding = "requeue"
+	// SubmitBinding is SubmitOrder's output to the orders queue: the HTTP
+	// front door sends accepted submissions through it (docs/http-api.md).
+	SubmitBinding        = "order"
 	EventsBinding        = "events"
 	ServiceBusConnection = "ServiceBusConnection"
 	CosmosConnection     = "CosmosDBConnection"
@@ -169,9 +172,9 @@ func (c *checker) bindings(fn *Function) {
 			if b.IsTrigger() && b.QueueName != OrdersQueue {
 				c.addf(RuleFunctions, fn.Path, "binding %q: triggers on %q, but the only queue the consumer reads is %q", b.Name, b.QueueName, OrdersQueue)
 			}
-			requeue := fn.Name == "ProcessOrderBatch" && b.Name == RequeueBinding && b.QueueName == OrdersQueue
-			if !b.IsTrigger() && b.QueueName != ParkingQueue && b.TopicName != EventsTopic && !requeue {
-				c.addf(RuleFunctions, fn.Path, "binding %q: writes to queue %q / topic %q; the app may send only to queue %q, topic %q, and (ProcessOrderBatch's %q) queue %q", b.Name, b.QueueName, b.TopicName, ParkingQueue, EventsTopic, RequeueBinding, OrdersQueue)
+			toOrders := b.QueueName == OrdersQueue && (fn.Name == "ProcessOrderBatch" && b.Name == RequeueBinding || fn.Name == "SubmitOrder" && b.Name == SubmitBinding)
+			if !b.IsTrigger() && b.QueueName != ParkingQueue && b.TopicName != EventsTopic && !toOrders {
+				c.addf(RuleFunctions, fn.Path, "binding %q: writes to queue %q / topic %q; the app may send only to queue %q, topic %q, and (ProcessOrderBatch's %q, SubmitOrder's %q) queue %q", b.Name, b.QueueName, b.TopicName, ParkingQueue, EventsTopic, RequeueBinding, SubmitBinding, OrdersQueue)
 			}
 			if b.AutoCompleteMessages != nil && !*b.AutoCompleteMessages {
 				c.addf(RuleFunctions, fn.Path, "binding %q: autoCompleteMessages false: a custom handler cannot complete messages itself", b.Name)

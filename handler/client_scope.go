@@ -1,0 +1,118 @@
+package handler
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Request headers of the HTTP front door.
+const (
+	headerIdempotencyKey = "Idempotency-Key"
+	// headerPrincipalID is set by App Service Authentication (Easy Auth),
+	// which strips any copy the caller sent, so it cannot be forged.
+	headerPrincipalID = "X-Ms-Client-Principal-Id"
+	headerFunctionKey = "X-Functions-Key"
+	// headerReplayed marks a stored answer given again (the IETF draft
+	// "The Idempotency-Key HTTP Header Field" and Stripe use this name).
+	headerReplayed = "Idempotent-Replayed"
+)
+
+// maxIdempotencyKeyLength bounds a key: long enough for any UUID, ULID or
+// composite key a client builds, short enough to keep in every record.
+const maxIdempotencyKeyLength = 255
+
+// idempotencyKey reads the Idempotency-Key header: 1 to 255 visible ASCII
+// characters (0x21-0x7E). The IETF draft defines the field as an RFC 8941
+// sf-string ("abc", quotes included); clients also send the bare value, so
+// a quoted value is unquoted first and both spellings name the same key.
+func idempotencyKey(h http.Header) (string, error) {
+	values := h.Values(headerIdempotencyKey)
+	switch {
+	case len(values) == 0:
+		return "", errMissingKey
+	case len(values) > 1:
+		return "", fmt.Errorf("the header is sent %d times; send it once", len(values))
+	}
+	key := strings.TrimSpace(values[0])
+	if strings.HasPrefix(key, `"`) {
+		var err error
+		if key, err = unquoteSFString(key); err != nil {
+			return "", err
+		}
+	}
+	switch {
+	case key == "":
+		return "", errors.New("the key is empty")
+	case len(key) > maxIdempotencyKeyLength:
+		return "", fmt.Errorf("the key is %d characters long; at most %d are allowed", len(key), maxIdempotencyKeyLength)
+	}
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x21 || c > 0x7e {
+			return "", fmt.Errorf("the key has a character outside visible ASCII (0x21-0x7E) at position %d", i+1)
+		}
+	}
+	return key, nil
+}
+
+var errMissingKey = errors.New("the Idempotency-Key header is missing")
+
+// unquoteSFString decodes an RFC 8941 §3.3.3 string: DQUOTE, characters
+// with \" and \\ as the only escapes, DQUOTE.
+func unquoteSFString(s string) (string, error) {
+	if len(s) < 2 || !strings.HasSuffix(s, `"`) {
+		return "", errors.New("a quoted key must end with a double quote")
+	}
+	var b strings.Builder
+	inner := s[1 : len(s)-1]
+	for i := 0; i < len(inner); i++ {
+		c := inner[i]
+		switch {
+		case c == '\\':
+			if i+1 == len(inner) || (inner[i+1] != '"' && inner[i+1] != '\\') {
+				return "", errors.New(`a quoted key may escape only " and \`)
+			}
+			i++
+			b.WriteByte(inner[i])
+		case c == '"':
+			return "", errors.New("a quoted key has an unescaped double quote inside")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), nil
+}
+
+// clientScope names who sent a request, so that two callers never share a
+// key space (design: docs/http-api.md, "Keys and scope"). The Easy Auth
+// principal when the platform vouches for one; else the function key the
+// caller presented, hashed (every partner gets a key of its own, and the
+// key itself is never stored or logged); else "anonymous", for local runs
+// where nothing is enforced.
+func clientScope(r *httpRequest) string {
+	if id := strings.TrimSpace(r.Header.Get(headerPrincipalID)); id != "" {
+		return "principal:" + id
+	}
+	// The host checks the header first, then the query, whose names it
+	// compares in any case (docs/host-wire-format.md §6.1).
+	key := r.Header.Get(headerFunctionKey)
+	for name, v := range r.Query {
+		if key == "" && strings.EqualFold(name, "code") {
+			key = v
+		}
+	}
+	if key != "" {
+		return "key:" + shortSHA256(key)
+	}
+	return "anonymous"
+}
+
+// shortSHA256 is the first 16 hex digits of the SHA-256 of s: enough to tell
+// callers and keys apart in logs and reasons without revealing them.
+func shortSHA256(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:8])
+}

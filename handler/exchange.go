@@ -1,0 +1,142 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+// exchange is one request of the HTTP front door and the answer it gets,
+// with what the log line of docs/contract.md §12 says about it.
+type exchange struct {
+	function, invocationID string
+	// instance is the request's path, without the query (which may carry
+	// the function key): the problem's "instance".
+	instance string
+	client   string // the client scope (clientScope)
+	keyID    string // the idempotency key's record id: a hash, never the key
+	orderID  string
+	// outcome names the answer in logs: accepted, replayed, found,
+	// submitted, or the refusal (keyReused, inFlight, invalid, …).
+	outcome       string
+	res           httpResponse
+	problem       *problem
+	retryAfter    time.Duration
+	tookOver      bool
+	requestCharge float64
+	err           error
+}
+
+// readRequest decodes the invocation's HTTP request; when it cannot, the
+// answer is set and ok is false.
+func (x *exchange) readRequest(w http.ResponseWriter, r *http.Request, limit int64) (req *httpRequest, ok bool) {
+	x.instance = ordersPath
+	inv, err := readInvocation(w, r, limit)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		x.refuse("tooLarge", problemTooLarge, fmt.Sprintf("The request is larger than %d bytes.", limit))
+		return nil, false
+	}
+	if err == nil {
+		req, err = inv.httpTrigger(HTTPTriggerBinding)
+	}
+	if err != nil {
+		// Not the caller's fault: a renamed binding, a host or tool bug.
+		x.fail(err)
+		return nil, false
+	}
+	if u, err := url.Parse(req.URL); err == nil && u.Path != "" {
+		x.instance = u.Path
+	}
+	return req, true
+}
+
+// refuse answers with a problem of type t.
+func (x *exchange) refuse(outcome string, t problemType, detail string) {
+	x.outcome = outcome
+	x.problem = &problem{Type: ProblemTypeBase + t.anchor, Title: t.title, Status: t.status, Detail: detail}
+}
+
+// fail answers 500 for a failure of ours; err goes to the log only.
+func (x *exchange) fail(err error) {
+	x.err = err
+	x.retryAfter = unavailableRetryAfter
+	x.refuse("error", problemInternal, "The request could not be processed. "+x.retryHint()+" If it keeps failing, report the invocationId.")
+}
+
+// retryHint tells the client how to retry: a submission with its key and
+// payload unchanged, so that it is never done twice.
+func (x *exchange) retryHint() string {
+	if x.keyID != "" {
+		return "Retry with the same Idempotency-Key and payload after Retry-After seconds."
+	}
+	return "Retry after Retry-After seconds."
+}
+
+// finish answers the host and logs the exchange.
+func (cfg Config) finish(w http.ResponseWriter, x *exchange, outputs map[string]any, start time.Time) {
+	if p := x.problem; p != nil {
+		p.Instance, p.InvocationID = x.instance, x.invocationID
+		var h map[string]string
+		if x.retryAfter > 0 {
+			h = map[string]string{"Retry-After": retryAfter(x.retryAfter.Seconds())}
+		}
+		x.res = p.response(h)
+	}
+	cfg.logExchange(x, cfg.Now().Sub(start))
+	line := fmt.Sprintf("%s: %d %s", x.function, x.res.StatusCode, x.outcome)
+	if x.orderID != "" {
+		line += " " + x.orderID
+	}
+	respond(w, cfg.Logger, x.res, outputs, line)
+}
+
+// logExchange writes the structured line of one request (docs/contract.md
+// §12): refusals the client must fix and answers that ask for a retry at
+// WARN, failures of ours at ERROR.
+func (cfg Config) logExchange(x *exchange, took time.Duration) {
+	level := slog.LevelInfo
+	switch {
+	case x.res.StatusCode >= 500 && x.res.StatusCode != http.StatusServiceUnavailable:
+		level = slog.LevelError
+	case x.res.StatusCode >= 400 && x.res.StatusCode != http.StatusNotFound:
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{
+		slog.String("function", x.function),
+		slog.String("invocationId", x.invocationID),
+		slog.String("outcome", x.outcome),
+		slog.Int("httpStatus", x.res.StatusCode),
+		slog.String("orderId", x.orderID),
+		slog.Float64("durationMs", float64(took.Microseconds())/1000),
+	}
+	if x.client != "" {
+		attrs = append(attrs, slog.String("clientHash", shortSHA256(x.client)))
+	}
+	if x.keyID != "" {
+		attrs = append(attrs, slog.String("keyHash", x.keyID))
+	}
+	if x.requestCharge > 0 {
+		attrs = append(attrs, slog.Float64("requestCharge", x.requestCharge))
+	}
+	if x.tookOver {
+		attrs = append(attrs, slog.Bool("tookOver", true))
+	}
+	if x.problem != nil && x.err == nil {
+		attrs = append(attrs, slog.String("description", x.problem.Detail))
+	}
+	if x.err != nil {
+		attrs = append(attrs, slog.String("err", x.err.Error()))
+		var se *orders.StoreError
+		if errors.As(x.err, &se) && se.Status != 0 {
+			attrs = append(attrs, slog.Int("status", se.Status), slog.Int("subStatus", se.SubStatus))
+		}
+	}
+	cfg.Logger.LogAttrs(context.Background(), level, "invocation", attrs...)
+}

@@ -1,0 +1,59 @@
+package handler
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// ProblemTypeBase prefixes every problem type URI: the anchors are the
+// sections of docs/http-api.md that say what each problem means and what the
+// client should do.
+const ProblemTypeBase = "https://github.com/ordersink/orders-consumer/blob/main/docs/http-api.md#"
+
+// problemType is one kind of refusal of the HTTP front door.
+type problemType struct {
+	anchor string
+	title  string
+	status int
+}
+
+// The problem types of docs/http-api.md; the anchors are part of the contract.
+var (
+	problemKeyMissing   = problemType{"idempotency-key-missing", "Idempotency-Key header required", http.StatusBadRequest}
+	problemKeyMalformed = problemType{"idempotency-key-malformed", "Idempotency-Key header malformed", http.StatusBadRequest}
+	problemBodyMissing  = problemType{"body-missing", "Request body required", http.StatusBadRequest}
+	problemMalformed    = problemType{"malformed-order", "Request body is not an order document", http.StatusBadRequest}
+	problemInvalid      = problemType{"invalid-order", "Order breaks a rule", http.StatusUnprocessableEntity}
+	problemTooLarge     = problemType{"order-too-large", "Order too large", http.StatusRequestEntityTooLarge}
+	problemKeyReused    = problemType{"idempotency-key-reused", "Idempotency-Key reused with another payload", http.StatusUnprocessableEntity}
+	problemInFlight     = problemType{"request-in-progress", "A request with this Idempotency-Key is in progress", http.StatusConflict}
+	problemUnavailable  = problemType{"service-unavailable", "Service temporarily unavailable", http.StatusServiceUnavailable}
+	problemNotFound     = problemType{"order-not-found", "Order not found", http.StatusNotFound}
+	problemInternal     = problemType{"internal-error", "Internal error", http.StatusInternalServerError}
+)
+
+// problem is an RFC 9457 problem details object. Detail speaks to the
+// client: it says what was wrong with the request, never how the service
+// failed (error texts of the store stay in the log).
+type problem struct {
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail"`
+	Instance string `json:"instance,omitempty"`
+	// Field names the member of the order that broke a rule (invalid-order).
+	Field string `json:"field,omitempty"`
+	// InvocationID lets support find the request in the logs.
+	InvocationID string `json:"invocationId,omitempty"`
+}
+
+// response renders the problem as the caller's answer; headers are added
+// to it (Retry-After).
+func (p problem) response(headers map[string]string) httpResponse {
+	b, _ := json.Marshal(p) // strings and ints only: it cannot fail
+	h := map[string]string{"Content-Type": "application/problem+json"}
+	for k, v := range headers {
+		h[k] = v
+	}
+	return httpResponse{StatusCode: p.Status, Headers: h, Body: string(b)}
+}
