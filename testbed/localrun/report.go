@@ -87,7 +87,7 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "not run: %s\n", strings.Join(r.NotRun, ", "))
 	}
 	if in := r.SubmitInjected; in != nil {
-		fmt.Fprintf(w, "HTTP (POST /api/orders): %d orders under %d keys: %d first attempts timed out, %d keys sent %d times at once, %d keys reused with another payload, %d orders again under a new key, %d output sends refused\n",
+		fmt.Fprintf(w, "HTTP (POST /api/orders): %d orders under %d keys: %d first attempts timed out, %d keys sent as %d identical requests at once, %d keys reused with another payload, %d orders again under a new key, %d output sends refused\n",
 			in.Orders, in.Keys, in.Timeouts, in.Concurrent, in.ConcurrentCopies, in.Reused, in.NewKeys, in.FailedSends)
 	}
 	if in := r.Injected; in != nil {
