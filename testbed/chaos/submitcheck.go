@@ -24,8 +24,11 @@ const problemKeyReused = "#idempotency-key-reused"
 //   - every replay is identical to the first answer: every 2xx of a key has
 //     the same status, body and Location;
 //   - every same-key conflict is refused: the other payload gets 422
-//     idempotency-key-reused, never a 2xx.
-func SubmitChecks(subs []orderstream.Submission, answers []Answer) []*Check {
+//     idempotency-key-reused, never a 2xx;
+//   - every accepted order is stored (stored holds the orderIds with an
+//     order document): a 202 whose output send failed must be repaired by
+//     the replay re-sending it.
+func SubmitChecks(subs []orderstream.Submission, answers []Answer, stored map[string]bool) []*Check {
 	byKey := map[string][]Answer{}
 	for _, a := range answers {
 		byKey[a.Key] = append(byKey[a.Key], a)
@@ -40,6 +43,24 @@ func SubmitChecks(subs []orderstream.Submission, answers []Answer) []*Check {
 	once := &Check{Name: "HTTP: one execution per Idempotency-Key (at most one 2xx not marked Idempotent-Replayed)"}
 	same := &Check{Name: "HTTP: every replay identical to the first answer (status, body, Location)"}
 	refused := &Check{Name: "HTTP: every same-key conflict refused (422 idempotency-key-reused)"}
+	kept := &Check{Name: "HTTP: every accepted order stored (a failed output send repaired by the replay)"}
+	acceptedIDs := map[string]bool{}
+	for _, a := range answers {
+		if !a.Reuse && a.Status/100 == 2 {
+			acceptedIDs[a.OrderID] = true
+		}
+	}
+	ids := make([]string, 0, len(acceptedIDs))
+	for id := range acceptedIDs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		kept.Checked++
+		if !stored[id] {
+			kept.fail("order %s was accepted over HTTP but has no order document", id)
+		}
+	}
 	for _, k := range keys {
 		as := byKey[k]
 		accepted.Checked++
@@ -93,7 +114,7 @@ func SubmitChecks(subs []orderstream.Submission, answers []Answer) []*Check {
 			accepted.fail("key %s: never sent", k)
 		}
 	}
-	return []*Check{accepted, once, same, refused}
+	return []*Check{accepted, once, same, refused, kept}
 }
 
 func describe(a Answer) string {

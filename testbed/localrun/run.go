@@ -171,7 +171,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if len(opts.Submissions) > 0 {
 		counts := submits.Counts()
 		rep.Submits = &counts
-		rep.Findings.Checks = append(rep.Findings.Checks, chaos.SubmitChecks(opts.Submissions, submits.Answers())...)
+		have := make(map[string]bool, len(stored))
+		for _, o := range stored {
+			have[o.OrderID] = true
+		}
+		rep.Findings.Checks = append(rep.Findings.Checks, chaos.SubmitChecks(opts.Submissions, submits.Answers(), have)...)
 	}
 	rep.Recoveries = rep.Findings.Recoveries
 	if err := files.close(); err != nil {
