@@ -46,10 +46,10 @@ type RigConfig struct {
 	// delivery ends.
 	HTTP *HTTPConfig
 	// Traffic, when set, runs beside the queue delivery once the HTTP
-	// listener is open, given its base URL and the share of the queue
-	// settled so far; the queue stays open until it returns (make run's
-	// HTTP submissions). It needs HTTP.
-	Traffic func(ctx context.Context, baseURL string, settled func() float64) error
+	// listener is open, given its base URL, the share of the queue settled
+	// so far and whether a Cosmos outage is on; the queue stays open until
+	// it returns (make run's HTTP submissions). It needs HTTP.
+	Traffic func(ctx context.Context, baseURL string, settled func() float64, inOutage func() bool) error
 	// Enqueued and SendFault go to hostemu.Options: a message an output
 	// binding put on the queue, and a broker refusing an output send.
 	Enqueued  func(*hostemu.Invocation, *hostemu.Message)
@@ -170,10 +170,14 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 		if base == "" {
 			return nil, errors.New("HTTP traffic needs the HTTP listener")
 		}
+		inOutage := func() bool { return false }
+		if proxy != nil {
+			inOutage = proxy.InOutage
+		}
 		release := queue.Hold()
 		go func() {
 			defer release()
-			trafficDone <- cfg.Traffic(trafficCtx, base, settled)
+			trafficDone <- cfg.Traffic(trafficCtx, base, settled, inOutage)
 		}()
 	} else {
 		trafficDone <- nil

@@ -20,7 +20,6 @@ import (
 // SubmitConfig is the HTTP traffic of a run: clients posting orders to
 // SubmitOrder with an Idempotency-Key and retrying as a careful client does.
 type SubmitConfig struct {
-	Submissions []orderstream.Submission
 	// FunctionKey goes in x-functions-key when set.
 	FunctionKey string
 	// Clients is how many submissions run at once (default 8).
@@ -107,9 +106,14 @@ func (l *SubmitLedger) book(a Answer) {
 	l.mu.Unlock()
 }
 
-// Submit runs the submissions against base (the listener's URL), each once
-// progress() reaches its At, until all are answered or ctx ends.
-func Submit(ctx context.Context, base string, cfg SubmitConfig, l *SubmitLedger, progress func() float64) error {
+// Submit runs the ledger's submissions against base (the listener's URL),
+// each once progress() reaches its At (or, for those asking, once
+// inOutage() says Cosmos is in an outage), until all are answered or ctx
+// ends. inOutage may be nil (no outages).
+func Submit(ctx context.Context, base string, cfg SubmitConfig, l *SubmitLedger, progress func() float64, inOutage func() bool) error {
+	if inOutage == nil {
+		inOutage = func() bool { return false }
+	}
 	if cfg.Clients <= 0 {
 		cfg.Clients = 8
 	}
@@ -126,7 +130,7 @@ func Submit(ctx context.Context, base string, cfg SubmitConfig, l *SubmitLedger,
 	slots := make(chan struct{}, cfg.Clients)
 	var wg sync.WaitGroup
 	for _, s := range l.subs {
-		if !waitFor(ctx, func() bool { return progress() >= s.At }) {
+		if !waitFor(ctx, func() bool { return progress() >= s.At || s.DuringOutage && inOutage() }) {
 			break
 		}
 		select {

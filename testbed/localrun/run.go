@@ -120,7 +120,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	var mu sync.Mutex
 	var invs []*hostemu.Invocation
 	tracker := chaos.NewTracker(opts.Messages)
-	submits := chaos.NewSubmitLedger(opts.Submissions)
+	submits := chaos.NewSubmitLedger(meetOutages(opts.Submissions, opts.Outages))
 	traffic, err := submitTraffic(app, opts, submits)
 	if err != nil {
 		return nil, err
@@ -187,7 +187,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 
 // submitTraffic is the HTTP clients of opts.Submissions, or nil without
 // any.
-func submitTraffic(app *hostemu.App, opts Options, ledger *chaos.SubmitLedger) (func(context.Context, string, func() float64) error, error) {
+func submitTraffic(app *hostemu.App, opts Options, ledger *chaos.SubmitLedger) (func(context.Context, string, func() float64, func() bool) error, error) {
 	if len(opts.Submissions) == 0 {
 		return nil, nil
 	}
@@ -197,10 +197,24 @@ func submitTraffic(app *hostemu.App, opts Options, ledger *chaos.SubmitLedger) (
 	if app.Function("SubmitOrder") == nil {
 		return nil, fmt.Errorf("HTTP submissions go to SubmitOrder, which %s does not have (-http-orders 0 for none)", app.Root)
 	}
-	cfg := chaos.SubmitConfig{Submissions: opts.Submissions, FunctionKey: opts.FunctionKey}
-	return func(ctx context.Context, base string, settled func() float64) error {
-		return chaos.Submit(ctx, base, cfg, ledger, settled)
+	cfg := chaos.SubmitConfig{FunctionKey: opts.FunctionKey}
+	return func(ctx context.Context, base string, settled func() float64, inOutage func() bool) error {
+		return chaos.Submit(ctx, base, cfg, ledger, settled, inOutage)
 	}, nil
+}
+
+// meetOutages starts every tenth submission once an outage is on (or at the
+// end of the stream if none comes), so that clients meet SubmitOrder's 503
+// and Retry-After and retry through it.
+func meetOutages(subs []orderstream.Submission, outages []chaos.Outage) []orderstream.Submission {
+	if len(outages) == 0 {
+		return subs
+	}
+	out := slices.Clone(subs)
+	for i := 0; i < len(out); i += 10 {
+		out[i].DuringOutage, out[i].At = true, 1
+	}
+	return out
 }
 
 // delivered is the messages the queue accepted: those duplicate detection

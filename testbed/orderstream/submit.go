@@ -61,6 +61,9 @@ type Submission struct {
 	// At is the share of the queue stream settled (0 to 1) when the
 	// submission starts: HTTP and queue traffic interleave.
 	At float64
+	// DuringOutage starts the submission as soon as Cosmos is in an outage,
+	// if one comes before At.
+	DuringOutage bool
 }
 
 // SubmitInjected counts what the submissions hold on purpose.
