@@ -74,6 +74,9 @@ type OutageRecord struct {
 // SetOutage makes every request from now on fail as kind; 0 ends the outage.
 func (p *Proxy) SetOutage(kind OutageKind) { p.outage.Store(int32(kind)) }
 
+// InOutage reports whether an outage is on.
+func (p *Proxy) InOutage() bool { return p.outage.Load() != 0 }
+
 // serveOutage answers a request during an outage and reports whether it did.
 func (p *Proxy) serveOutage(w http.ResponseWriter) bool {
 	switch OutageKind(p.outage.Load()) {

@@ -45,6 +45,15 @@ type RigConfig struct {
 	// httpTrigger functions once the handler is ready; it closes when the
 	// delivery ends.
 	HTTP *HTTPConfig
+	// Traffic, when set, runs beside the queue delivery once the HTTP
+	// listener is open, given its base URL, the share of the queue settled
+	// so far and whether a Cosmos outage is on; the queue stays open until
+	// it returns (make run's HTTP submissions). It needs HTTP.
+	Traffic func(ctx context.Context, baseURL string, settled func() float64, inOutage func() bool) error
+	// Enqueued and SendFault go to hostemu.Options: a message an output
+	// binding put on the queue, and a broker refusing an output send.
+	Enqueued  func(*hostemu.Invocation, *hostemu.Message)
+	SendFault func(*hostemu.Invocation, hostemu.OutputMessage) error
 	// Serve keeps the queue open until ctx ends instead of ending the
 	// delivery once it is drained: messages arrive through the HTTP
 	// functions' output bindings (make serve). ctx ending is then no error.
@@ -66,8 +75,8 @@ type HTTPConfig struct {
 	FunctionKey string
 	// Observe receives every HTTP invocation.
 	Observe func(*hostemu.Invocation)
-	// Optional: a listener that cannot open (the default port taken) is
-	// logged and left out rather than failing the run.
+	// Optional: when Addr cannot be opened (the default port taken), the
+	// listener opens on a free loopback port instead of failing the run.
 	Optional bool
 	// Listening is called once the listener is open, with its base URL and
 	// the routes it serves.
@@ -145,11 +154,34 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 	if _, err := worker.Endpoint(ctx); err != nil {
 		return nil, &StartError{err}
 	}
-	stopHTTP, err := listenHTTP(ctx, &cfg, host)
+	base, stopHTTP, err := listenHTTP(ctx, &cfg, host)
 	if err != nil {
 		return nil, err
 	}
 	defer stopHTTP()
+	settled := func() float64 {
+		q := queue.Counts()
+		return float64(q.Completed+q.DeadLettered) / float64(max(q.Sent, 1))
+	}
+	trafficDone := make(chan error, 1)
+	trafficCtx, cancelTraffic := context.WithCancel(ctx)
+	defer cancelTraffic()
+	if cfg.Traffic != nil {
+		if base == "" {
+			return nil, errors.New("HTTP traffic needs the HTTP listener")
+		}
+		inOutage := func() bool { return false }
+		if proxy != nil {
+			inOutage = proxy.InOutage
+		}
+		release := queue.Hold()
+		go func() {
+			defer release()
+			trafficDone <- cfg.Traffic(trafficCtx, base, settled, inOutage)
+		}()
+	} else {
+		trafficDone <- nil
+	}
 	if cfg.Serve {
 		release := queue.Hold()
 		stopHolding := context.AfterFunc(ctx, release)
@@ -163,14 +195,17 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 	outageCtx, endOutages := context.WithCancel(ctx)
 	outages := &OutageSchedule{}
 	if proxy != nil {
-		outages = StartOutages(outageCtx, cfg.Outages, proxy, func() float64 {
-			q := queue.Counts()
-			return float64(q.Completed+q.DeadLettered) / float64(max(q.Sent, 1))
-		}, logf)
+		outages = StartOutages(outageCtx, cfg.Outages, proxy, settled, logf)
 	}
 	runErr := host.Run(ctx)
+	if runErr != nil {
+		cancelTraffic() // the delivery failed: the clients stop too
+	}
 	if cfg.Serve && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
 		runErr = nil // the session ended as asked
+	}
+	if err := <-trafficDone; err != nil && runErr == nil && !errors.Is(err, context.Canceled) {
+		runErr = fmt.Errorf("HTTP traffic: %w", err)
 	}
 	stopHTTP()
 	endOutages()
@@ -206,36 +241,37 @@ func newHost(cfg *RigConfig, clocks hostemu.Clocks, worker *hostemu.Worker) (*ho
 		MaxMessageBytes: cfg.Settings.Int("SERVICEBUS_MAX_MESSAGE_BYTES"),
 		Kills:           cfg.Kills, Kill: worker.Kill,
 		Observe: cfg.Observe, Log: cfg.Log, ServiceBusOut: cfg.ServiceBusOut,
+		Enqueued: cfg.Enqueued, SendFault: cfg.SendFault,
 	})
 	return queue, host, err
 }
 
 // listenHTTP opens the HTTP listener when the run asks for one; stop closes
 // it and waits for the callers in flight (it may be called more than once).
-func listenHTTP(ctx context.Context, cfg *RigConfig, host *hostemu.Host) (stop func(), err error) {
+func listenHTTP(ctx context.Context, cfg *RigConfig, host *hostemu.Host) (baseURL string, stop func(), err error) {
 	if cfg.HTTP == nil {
-		return func() {}, nil
+		return "", func() {}, nil
 	}
 	front, err := host.HTTP(hostemu.HTTPOptions{Functions: cfg.App.Functions, RoutePrefix: cfg.App.Host.RoutePrefix,
 		FunctionKey: cfg.HTTP.FunctionKey, Observe: cfg.HTTP.Observe})
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	httpCtx, cancel := context.WithCancel(ctx)
 	base, wait, err := front.Listen(httpCtx, cfg.HTTP.Addr)
+	if err != nil && cfg.HTTP.Optional {
+		cfg.Log(err.Error() + "; listening on a free port instead")
+		base, wait, err = front.Listen(httpCtx, "127.0.0.1:0")
+	}
 	if err != nil {
 		cancel()
-		if cfg.HTTP.Optional {
-			cfg.Log(err.Error() + "; running without HTTP triggers")
-			return func() {}, nil
-		}
-		return nil, err
+		return "", nil, err
 	}
 	if cfg.HTTP.Listening != nil {
 		cfg.HTTP.Listening(base, front.Routes())
 	}
 	var once sync.Once
-	return func() {
+	return base, func() {
 		once.Do(func() {
 			cancel()
 			if err := wait(); err != nil {

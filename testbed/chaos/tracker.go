@@ -48,16 +48,44 @@ type Tracker struct {
 	failures    map[string]int
 	// badEnvelopes are parking outputs that are no envelope.
 	badEnvelopes []string
+	// given maps a message an output binding put on the queue to the
+	// message it stands for (Enqueued); added lists those in order.
+	given map[*hostemu.Message]*hostemu.Message
+	added []*hostemu.Message
 }
 
 // NewTracker follows msgs.
 func NewTracker(msgs []*hostemu.Message) *Tracker {
 	t := &Tracker{byMsg: map[*hostemu.Message]*fate{}, settlements: map[hostemu.Settlement]int{},
-		failures: map[string]int{}}
+		failures: map[string]int{}, given: map[*hostemu.Message]*hostemu.Message{}}
 	for _, m := range msgs {
 		t.byMsg[m] = &fate{}
 	}
 	return t
+}
+
+// Enqueued follows a message an output binding put on the queue (pass it
+// as hostemu.Options.Enqueued): a given-back message (SubmitOrder's order, a
+// batch's requeue) is followed as the message it stands for, which is what
+// the consumer reads and what the checks judge.
+func (t *Tracker) Enqueued(_ *hostemu.Invocation, m *hostemu.Message) {
+	logical, ok := orderstream.Unwrap(m)
+	if !ok {
+		logical = m
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.given[m] = logical
+	t.byMsg[logical] = &fate{}
+	t.added = append(t.added, logical)
+}
+
+// Added returns the messages output bindings put on the queue, as the
+// messages they stand for, in the order they were sent.
+func (t *Tracker) Added() []*hostemu.Message {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]*hostemu.Message(nil), t.added...)
 }
 
 // Observe books one finished invocation; pass it as hostemu.Options.Observe.
@@ -83,6 +111,9 @@ func (t *Tracker) Observe(inv *hostemu.Invocation) {
 		t.failures[failureCause(inv)]++
 	}
 	for i, d := range inv.Deliveries {
+		if logical, ok := t.given[d.Message]; ok {
+			d.Message = logical
+		}
 		f := t.byMsg[d.Message]
 		if f == nil {
 			continue

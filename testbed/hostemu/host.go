@@ -73,6 +73,10 @@ type Options struct {
 	Log func(string)
 	// ServiceBusOut receives the messages Service Bus output bindings send.
 	ServiceBusOut func(*Invocation, OutputMessage) error
+	// Enqueued is called with each message an output binding puts on Queue
+	// (an HTTP function's order, a batch giving a message back), before the
+	// queue can deliver it.
+	Enqueued func(*Invocation, *Message)
 	// MaxMessageBytes is the broker's limit for one output message
 	// (0: DefaultMaxMessageBytes, Standard).
 	MaxMessageBytes int
@@ -349,7 +353,7 @@ func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []b
 	}
 	inv.Outputs, inv.IgnoredOutputs = outs, ignored
 	h.send(inv, outs)
-	h.sendToOwnQueue(inv.Outputs)
+	h.sendToOwnQueue(inv, inv.Outputs)
 	return a
 }
 

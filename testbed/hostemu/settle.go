@@ -8,10 +8,14 @@ import (
 // sendToOwnQueue enqueues the output messages addressed to the queue the
 // trigger reads (a batch giving messages back), as the broker would: new
 // messages with a MessageId of their own and DeliveryCount 1.
-func (h *Host) sendToOwnQueue(outs []OutputMessage) {
+func (h *Host) sendToOwnQueue(inv *Invocation, outs []OutputMessage) {
 	for _, m := range outs {
 		if m.ContentType != "" && strings.EqualFold(m.Type, "serviceBus") && m.Entity == h.opts.Queue.Name {
-			h.opts.Queue.Send(&Message{Body: []byte(m.Text), ContentType: m.ContentType, MessageID: newGUID()})
+			msg := &Message{Body: []byte(m.Text), ContentType: m.ContentType, MessageID: newGUID()}
+			if h.opts.Enqueued != nil {
+				h.opts.Enqueued(inv, msg)
+			}
+			h.opts.Queue.Send(msg)
 		}
 	}
 }

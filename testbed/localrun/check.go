@@ -60,7 +60,10 @@ func (r *Report) count(msgs []*hostemu.Message, invs []*hostemu.Invocation, stor
 // content is, and its parking envelopes by reason.
 func (r *Report) countInvocation(inv *hostemu.Invocation, classes map[*hostemu.Message]orderstream.Class, storedHash map[string]string) {
 	for _, d := range inv.Deliveries {
-		c := classes[d.Message]
+		c, ok := classes[d.Message]
+		if given, isGiven := orderstream.Unwrap(d.Message); !ok && isGiven {
+			c = orderstream.Classify(given) // an order SubmitOrder or a batch put on the queue
+		}
 		switch {
 		case c.OtherType:
 			r.OtherTypeDeliveries++

@@ -19,8 +19,7 @@ var DefaultOutages = []chaos.Outage{{Kind: chaos.Unreachable, After: 0.25, For: 
 // run's invocations), the broker's and the handler's counts, and the proxy's
 // ledger when the run had one (outages). only, when not nil, limits the
 // documents read back to those orderIds (a resumed run).
-func judge(ctx context.Context, db *ordersDB, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *chaos.RigResult, only map[string]bool) (*chaos.Findings, error) {
-	t := chaos.NewTracker(msgs)
+func judge(ctx context.Context, db *ordersDB, t *chaos.Tracker, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *chaos.RigResult, only map[string]bool) (*chaos.Findings, error) {
 	for _, inv := range invs {
 		t.Observe(inv)
 	}

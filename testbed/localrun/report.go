@@ -14,17 +14,19 @@ import (
 
 // Report is the outcome of a run: counts, and the problems the check found.
 type Report struct {
-	Functions    []string
-	Batch        bool
-	Queue        hostemu.QueueCounts
-	Concurrency  int
-	BatchSize    int
-	MaxDelivery  int
-	Database     string
-	Seed         uint64
-	Injected     *orderstream.Injected
-	ParkingQueue string
-	NotRun       []string // functions left out, and why
+	Functions   []string
+	Batch       bool
+	Queue       hostemu.QueueCounts
+	Concurrency int
+	BatchSize   int
+	MaxDelivery int
+	Database    string
+	Seed        uint64
+	Injected    *orderstream.Injected
+	// SubmitInjected is what the HTTP submissions hold (nil without).
+	SubmitInjected *orderstream.SubmitInjected
+	ParkingQueue   string
+	NotRun         []string // functions left out, and why
 
 	Messages            int
 	Invocations         int
@@ -50,6 +52,8 @@ type Report struct {
 	Incidents []*chaos.Check
 	Elapsed   time.Duration
 	Files     []string
+	// Submits are the figures of the HTTP submissions (nil without).
+	Submits *chaos.SubmitCounts
 	// Findings are the verdicts of the invariant checks make chaos runs
 	// too (chaos.Judge).
 	Findings                *chaos.Findings
@@ -57,7 +61,7 @@ type Report struct {
 }
 
 func newReport(app *hostemu.App, fns []*hostemu.Function, opts Options, db *ordersDB) *Report {
-	r := &Report{Batch: fns[0].Trigger().Many(), Database: db.name, Seed: opts.Seed, Injected: opts.Injected,
+	r := &Report{Batch: fns[0].Trigger().Many(), Database: db.name, Seed: opts.Seed, Injected: opts.Injected, SubmitInjected: opts.SubmitInjected,
 		ParkingQueue: opts.ParkingQueue, Messages: len(opts.Messages),
 		Concurrency: firstPositive(opts.MaxConcurrentCalls, app.Host.MaxConcurrentCalls),
 		BatchSize:   firstPositive(opts.MaxMessageBatchSize, app.Host.MaxMessageBatchSize),
@@ -82,6 +86,10 @@ func (r *Report) Print(w io.Writer) {
 	if len(r.NotRun) > 0 {
 		fmt.Fprintf(w, "not run: %s\n", strings.Join(r.NotRun, ", "))
 	}
+	if in := r.SubmitInjected; in != nil {
+		fmt.Fprintf(w, "HTTP (POST /api/orders): %d orders under %d keys: %d first attempts timed out, %d keys sent as %d identical requests at once, %d keys reused with another payload, %d orders again under a new key, %d output sends refused\n",
+			in.Orders, in.Keys, in.Timeouts, in.Concurrent, in.ConcurrentCopies, in.Reused, in.NewKeys, in.FailedSends)
+	}
 	if in := r.Injected; in != nil {
 		fmt.Fprintf(w, "stream (seed %d): %d orders + %d duplicates + %d burst copies (%d bursts) + %d mismatches + %d invalid; %d lost completions\n",
 			r.Seed, in.Orders, in.Duplicates, in.BurstCopies, in.Bursts, in.Mismatches, in.Invalid, in.LostCompletions)
@@ -89,6 +97,9 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintln(w)
 	row := func(name string, n any, note string) { fmt.Fprintf(w, "  %-20s %8v   %s\n", name, n, note) }
 	row("messages", r.Messages, "sent to the queue")
+	if r.Submits != nil {
+		row("HTTP submissions", r.Submits.Keys, r.Submits.String())
+	}
 	if r.Queue.Dropped > 0 {
 		row("dropped", r.Queue.Dropped, "by the queue's duplicate detection (same MessageId inside the window): never delivered")
 	}

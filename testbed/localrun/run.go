@@ -40,6 +40,10 @@ type Options struct {
 	Messages []*hostemu.Message
 	Injected *orderstream.Injected // what a generated stream holds; nil for a file
 	Seed     uint64
+	// Submissions are orders posted to SubmitOrder while the stream runs
+	// (they need HTTPAddr); SubmitInjected what they hold.
+	Submissions    []orderstream.Submission
+	SubmitInjected *orderstream.SubmitInjected
 
 	Database     string // "" = a fresh database, deleted afterwards
 	KeepDatabase bool
@@ -115,7 +119,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	logf, logMu := ss.logf, &ss.logMu
 	var mu sync.Mutex
 	var invs []*hostemu.Invocation
+	tracker := chaos.NewTracker(opts.Messages)
+	submits := chaos.NewSubmitLedger(meetOutages(opts.Submissions, opts.Outages))
+	traffic, err := submitTraffic(app, opts, submits)
+	if err != nil {
+		return nil, err
+	}
 	res, err := chaos.Deliver(ctx, chaos.RigConfig{
+		Traffic: traffic, Enqueued: tracker.Enqueued, SendFault: submits.SendFault,
 		App: app, Functions: fns, Executable: ss.exe, Settings: ss.settings, Messages: opts.Messages,
 		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
 		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
@@ -147,15 +158,24 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the stored orders back: %w", err)
 	}
-	msgs := delivered(opts.Messages, res.Dropped)
+	msgs := append(delivered(opts.Messages, res.Dropped), tracker.Added()...)
 	var only map[string]bool // a resumed run counts and judges only its own orders
 	if opts.Resume {
-		only = orderIDs(opts.Messages)
+		only = orderIDs(msgs)
 		stored = slices.DeleteFunc(stored, func(o storedOrder) bool { return !only[o.OrderID] })
 	}
 	rep.count(msgs, invs, stored, res.DeadLetters)
-	if rep.Findings, err = judge(ctx, db, msgs, invs, res, only); err != nil {
+	if rep.Findings, err = judge(ctx, db, tracker, msgs, invs, res, only); err != nil {
 		return nil, err
+	}
+	if len(opts.Submissions) > 0 {
+		counts := submits.Counts()
+		rep.Submits = &counts
+		have := make(map[string]bool, len(stored))
+		for _, o := range stored {
+			have[o.OrderID] = true
+		}
+		rep.Findings.Checks = append(rep.Findings.Checks, chaos.SubmitChecks(opts.Submissions, submits.Answers(), have)...)
 	}
 	rep.Recoveries = rep.Findings.Recoveries
 	if err := files.close(); err != nil {
@@ -163,6 +183,38 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	rep.Files = append(files.written(), files.path("handler.log"))
 	return rep, nil
+}
+
+// submitTraffic is the HTTP clients of opts.Submissions, or nil without
+// any.
+func submitTraffic(app *hostemu.App, opts Options, ledger *chaos.SubmitLedger) (func(context.Context, string, func() float64, func() bool) error, error) {
+	if len(opts.Submissions) == 0 {
+		return nil, nil
+	}
+	if opts.HTTPAddr == "" {
+		return nil, errors.New("HTTP submissions need the HTTP listener (-http-addr)")
+	}
+	if app.Function("SubmitOrder") == nil {
+		return nil, fmt.Errorf("HTTP submissions go to SubmitOrder, which %s does not have (-http-orders 0 for none)", app.Root)
+	}
+	cfg := chaos.SubmitConfig{FunctionKey: opts.FunctionKey}
+	return func(ctx context.Context, base string, settled func() float64, inOutage func() bool) error {
+		return chaos.Submit(ctx, base, cfg, ledger, settled, inOutage)
+	}, nil
+}
+
+// meetOutages starts every tenth submission once an outage is on (or at the
+// end of the stream if none comes), so that clients meet SubmitOrder's 503
+// and Retry-After and retry through it.
+func meetOutages(subs []orderstream.Submission, outages []chaos.Outage) []orderstream.Submission {
+	if len(outages) == 0 {
+		return subs
+	}
+	out := slices.Clone(subs)
+	for i := 0; i < len(out); i += 10 {
+		out[i].DuringOutage, out[i].At = true, 1
+	}
+	return out
 }
 
 // delivered is the messages the queue accepted: those duplicate detection

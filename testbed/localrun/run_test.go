@@ -209,3 +209,40 @@ func TestEndToEndBatchPastItsLock(t *testing.T) {
 		}
 	}
 }
+
+// The HTTP front door beside the queue: orders submitted to SubmitOrder by
+// clients that time out, send one key several times at once, reuse a key
+// with another payload, resend an order under a new key and meet refused
+// output sends; the checks cover both paths.
+func TestEndToEndHTTPSubmissions(t *testing.T) {
+	root := endToEnd(t)
+	subs, in, err := orderstream.GenerateSubmissions(orderstream.SubmitOptions{Orders: 40, Seed: 19, Timeouts: 0.2,
+		Concurrent: 0.15, ConcurrentSize: 6, Reused: 0.15, NewKeys: 0.15, FailedSends: 0.15})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := orderstream.Generate(orderstream.Options{Orders: 100, Seed: 19, Duplicates: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := deliver(t, root, s, 19, Options{Functions: []string{"ProcessOrder"}, HTTPAddr: "127.0.0.1:0", FunctionKey: "test-key",
+		Submissions: subs, SubmitInjected: &in})
+	if !rep.OK() {
+		t.Fatal("the invariant does not hold")
+	}
+	httpChecks := 0
+	for _, c := range rep.Findings.Checks {
+		if strings.HasPrefix(c.Name, "HTTP:") && c.Checked > 0 {
+			httpChecks++
+		}
+	}
+	c := rep.Submits
+	switch {
+	case httpChecks != 5:
+		t.Errorf("%d HTTP checks ran with something to check, want 5", httpChecks)
+	case rep.StoredOrders != 100+in.Orders:
+		t.Errorf("stored %d orders, want the stream's 100 and the %d submitted", rep.StoredOrders, in.Orders)
+	case c.Refused != in.FailedSends || c.ByStatus[500] == 0 || c.ByStatus[422] < in.Reused || c.Replays == 0:
+		t.Errorf("figures %s: want every injected fault seen", c)
+	}
+}

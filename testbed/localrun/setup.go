@@ -112,6 +112,13 @@ func openDatabase(ctx context.Context, settings *hostemu.Settings, name string, 
 		if err := store.CreateContainers(ctx); err != nil {
 			return nil, fmt.Errorf("create a fresh database (give an empty one with -database when the account does not allow it): %w", err)
 		}
+		keys, _ := settings.Get("IDEMPOTENCY_CONTAINER")
+		if keys == "" {
+			keys = cosmos.KeyContainer
+		}
+		if err := store.KeyStore(keys).CreateContainer(ctx); err != nil {
+			return nil, fmt.Errorf("create the idempotency key container %s: %w", keys, err)
+		}
 		return db, nil
 	}
 	docs, err := store.Documents(ctx, "order")

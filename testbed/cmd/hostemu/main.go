@@ -98,6 +98,14 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	fs.Float64Var(&gen.Mismatches, "mismatches", gen.Mismatches, "orders re-sent with other content (same orderId), as a fraction of orders")
 	fs.Float64Var(&gen.Invalid, "invalid", gen.Invalid, "invalid messages, as a fraction of orders")
 	fs.Float64Var(&gen.LostCompletions, "lost-completions", gen.LostCompletions, "messages whose completion the broker drops, as a fraction")
+	sub := orderstream.DefaultSubmitOptions()
+	fs.IntVar(&sub.Orders, "http-orders", sub.Orders, "orders also submitted to SubmitOrder over HTTP while the stream runs (0: none)")
+	fs.Float64Var(&sub.Timeouts, "http-timeouts", sub.Timeouts, "HTTP submissions whose first attempt the client gives up on after a few ms, as a fraction")
+	fs.Float64Var(&sub.Concurrent, "http-concurrent", sub.Concurrent, "HTTP submissions sent as up to -http-concurrent-size identical requests at once, as a fraction")
+	fs.IntVar(&sub.ConcurrentSize, "http-concurrent-size", sub.ConcurrentSize, "most identical requests at once with one Idempotency-Key")
+	fs.Float64Var(&sub.Reused, "http-reused", sub.Reused, "HTTP keys sent again with another payload, as a fraction")
+	fs.Float64Var(&sub.NewKeys, "http-new-keys", sub.NewKeys, "HTTP orders submitted again under a new key, as a fraction")
+	fs.Float64Var(&sub.FailedSends, "http-failed-sends", sub.FailedSends, "HTTP orders whose first output send the broker refuses (the caller gets 500), as a fraction")
 	writeStream := fs.String("write-stream", "", "also write the generated stream to this JSONL file")
 	fs.IntVar(&opts.MaxConcurrentCalls, "concurrency", 0, "invocations in flight (default: host.json maxConcurrentCalls, else 16)")
 	fs.IntVar(&opts.MaxMessageBatchSize, "batch-size", 0, "messages per batch (default: host.json maxMessageBatchSize, else 1000)")
@@ -159,6 +167,10 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 		fmt.Fprintln(stderr, "hostemu:", err)
 		return exitError
 	}
+	if err := addSubmissions(&opts, sub, gen.Seed, given); err != nil {
+		fmt.Fprintln(stderr, "hostemu:", err)
+		return exitError
+	}
 	rep, err := localrun.Run(ctx, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "hostemu:", err)
@@ -176,7 +188,8 @@ const defaultHTTPAddr = "127.0.0.1:7071"
 
 // serveApp is -serve: the listener and the queue until ctx ends.
 func serveApp(ctx context.Context, opts localrun.Options, given map[string]bool, stdout, stderr io.Writer) int {
-	for _, f := range []string{"stream", "write-stream", "orders", "seed", "duplicates", "bursts", "burst-size", "mismatches", "invalid", "lost-completions", "kill-handler", "outages"} {
+	for _, f := range []string{"stream", "write-stream", "orders", "seed", "duplicates", "bursts", "burst-size", "mismatches", "invalid", "lost-completions", "kill-handler", "outages",
+		"http-orders", "http-timeouts", "http-concurrent", "http-concurrent-size", "http-reused", "http-new-keys", "http-failed-sends"} {
 		if given[f] {
 			fmt.Fprintf(stderr, "hostemu: -%s is about the generated stream; -serve has none\n", f)
 			return exitError
@@ -192,6 +205,25 @@ func serveApp(ctx context.Context, opts localrun.Options, given map[string]bool,
 		return exitError
 	}
 	return exitOK
+}
+
+// addSubmissions generates the HTTP submissions, when the listener is on.
+func addSubmissions(opts *localrun.Options, sub orderstream.SubmitOptions, seed uint64, given map[string]bool) error {
+	if opts.HTTPAddr == "" {
+		if given["http-orders"] && sub.Orders > 0 {
+			return errors.New("-http-orders needs the HTTP listener; -http-addr is off")
+		}
+		return nil
+	}
+	sub.Seed = seed
+	subs, in, err := orderstream.GenerateSubmissions(sub)
+	if err != nil {
+		return err
+	}
+	if len(subs) > 0 {
+		opts.Submissions, opts.SubmitInjected = subs, &in
+	}
+	return nil
 }
 
 func loadStream(opts *localrun.Options, path string, gen orderstream.Options, writeTo string) error {

@@ -29,6 +29,10 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{[]string{"-serve", "-outages", "none"}, exitError, "-outages is about the generated stream"},
 		{[]string{"-serve", "-http-addr", "off"}, exitError, "-serve needs the HTTP listener"},
 		{[]string{"-serve", "-app", t.TempDir()}, exitError, "host.json"},
+		{[]string{"-serve", "-http-orders", "5"}, exitError, "-http-orders is about the generated stream"},
+		{[]string{"-http-addr", "off", "-http-orders", "5"}, exitError, "-http-orders needs the HTTP listener"},
+		{[]string{"-http-orders", "-1"}, exitError, "HTTP orders must be from 0"},
+		{[]string{"-http-reused", "1.5"}, exitError, "reused rate must be from 0 to 1"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

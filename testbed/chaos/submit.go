@@ -1,0 +1,290 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
+)
+
+// SubmitConfig is the HTTP traffic of a run: clients posting orders to
+// SubmitOrder with an Idempotency-Key and retrying as a careful client does.
+type SubmitConfig struct {
+	// FunctionKey goes in x-functions-key when set.
+	FunctionKey string
+	// Clients is how many submissions run at once (default 8).
+	Clients int
+	// AttemptTimeout bounds one attempt (default 30 s); Patience all the
+	// attempts of one request (default 3 minutes, past a Cosmos outage).
+	AttemptTimeout, Patience time.Duration
+}
+
+// Answer is one HTTP answer a client got (or its failure to get one).
+type Answer struct {
+	Key     string
+	OrderID string
+	// Copy is which of the identical requests sent at once it answers (0
+	// for a single one); Attempt counts from 1; Reuse marks the request
+	// with the other payload.
+	Copy, Attempt int
+	Reuse         bool
+	Status        int // 0: no answer (timeout, connection error)
+	Err           string
+	Replayed      bool
+	Location      string
+	ContentType   string
+	Body          string
+	ProblemType   string
+}
+
+// SubmitLedger is every answer of a run's HTTP traffic.
+type SubmitLedger struct {
+	mu      sync.Mutex
+	answers []Answer
+	subs    []orderstream.Submission
+	// sendFaults counts, per orderId, the output sends still to refuse.
+	sendFaults map[string]int
+	refused    int
+}
+
+// NewSubmitLedger prepares the ledger of subs; its SendFault refuses the
+// output sends the submissions ask to fail.
+func NewSubmitLedger(subs []orderstream.Submission) *SubmitLedger {
+	l := &SubmitLedger{subs: subs, sendFaults: map[string]int{}}
+	for _, s := range subs {
+		l.sendFaults[s.OrderID] += s.FailSends
+	}
+	return l
+}
+
+// errSendRefused is the broker refusing an output send on purpose.
+var errSendRefused = errors.New("sending to the queue failed: ServiceBusy (injected)")
+
+// SendFault is a hostemu.Options.SendFault: it refuses the first sends of
+// the orders that ask for it (orderId read from the given-back message).
+func (l *SubmitLedger) SendFault(_ *hostemu.Invocation, m hostemu.OutputMessage) error {
+	given, ok := orderstream.Unwrap(&hostemu.Message{Body: []byte(m.Text)})
+	if !ok {
+		return nil
+	}
+	var o struct {
+		OrderID string `json:"orderId"`
+	}
+	if json.Unmarshal(given.Body, &o) != nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sendFaults[o.OrderID] > 0 {
+		l.sendFaults[o.OrderID]--
+		l.refused++
+		return errSendRefused
+	}
+	return nil
+}
+
+// Answers returns every answer in the order they came.
+func (l *SubmitLedger) Answers() []Answer {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Answer(nil), l.answers...)
+}
+
+func (l *SubmitLedger) book(a Answer) {
+	l.mu.Lock()
+	l.answers = append(l.answers, a)
+	l.mu.Unlock()
+}
+
+// Submit runs the ledger's submissions against base (the listener's URL),
+// each once progress() reaches its At (or, for those asking, once
+// inOutage() says Cosmos is in an outage), until all are answered or ctx
+// ends. inOutage may be nil (no outages).
+func Submit(ctx context.Context, base string, cfg SubmitConfig, l *SubmitLedger, progress func() float64, inOutage func() bool) error {
+	if inOutage == nil {
+		inOutage = func() bool { return false }
+	}
+	if cfg.Clients <= 0 {
+		cfg.Clients = 8
+	}
+	if cfg.AttemptTimeout <= 0 {
+		cfg.AttemptTimeout = 30 * time.Second
+	}
+	if cfg.Patience <= 0 {
+		cfg.Patience = 3 * time.Minute
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 4 * cfg.Clients
+	c := &client{base: base, cfg: cfg, ledger: l, http: &http.Client{Transport: t}}
+	defer t.CloseIdleConnections()
+	slots := make(chan struct{}, cfg.Clients)
+	var wg sync.WaitGroup
+	for _, s := range l.subs {
+		if !waitFor(ctx, func() bool { return progress() >= s.At || s.DuringOutage && inOutage() }) {
+			break
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			c.submission(ctx, s)
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+type client struct {
+	base   string
+	cfg    SubmitConfig
+	ledger *SubmitLedger
+	http   *http.Client
+}
+
+// submission sends the copies of one key at once, then, when it asks, the
+// key again with the other payload.
+func (c *client) submission(ctx context.Context, s orderstream.Submission) {
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	for i := range max(s.Copies, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-release
+			c.request(ctx, s, i, s.Body, false)
+		}()
+	}
+	close(release)
+	wg.Wait()
+	if s.Reuse != nil {
+		c.request(ctx, s, 0, s.Reuse, true)
+	}
+}
+
+// request retries one request as a careful client: the same key and body
+// again after a timeout, a 409 (in flight), a 500 or a 503, waiting as
+// Retry-After asks (at most a second), until a final answer or Patience.
+func (c *client) request(ctx context.Context, s orderstream.Submission, copyNo int, body []byte, reuse bool) {
+	deadline := time.Now().Add(c.cfg.Patience)
+	for attempt := 1; ; attempt++ {
+		timeout := c.cfg.AttemptTimeout
+		if attempt == 1 && s.FirstTimeout > 0 {
+			timeout = s.FirstTimeout
+		}
+		a := c.post(ctx, s, body, timeout)
+		a.Copy, a.Attempt, a.Reuse = copyNo, attempt, reuse
+		c.ledger.book(a)
+		wait, again := retryAfter(a)
+		if !again || time.Now().Add(wait).After(deadline) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// retryAfter says whether a client retries after a, and after how long.
+func retryAfter(a Answer) (time.Duration, bool) {
+	switch {
+	case a.Status == 0, a.Status == http.StatusInternalServerError:
+		return 100 * time.Millisecond, true
+	case a.Status == http.StatusConflict, a.Status == http.StatusServiceUnavailable:
+		return time.Second, true
+	}
+	return 0, false
+}
+
+func (c *client) post(ctx context.Context, s orderstream.Submission, body []byte, timeout time.Duration) Answer {
+	a := Answer{Key: s.Key, OrderID: s.OrderID}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/api/orders", bytes.NewReader(body))
+	if err != nil {
+		a.Err = err.Error()
+		return a
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", s.Key)
+	if c.cfg.FunctionKey != "" {
+		req.Header.Set("x-functions-key", c.cfg.FunctionKey)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		a.Err = err.Error()
+		return a
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		a.Err = err.Error()
+		return a
+	}
+	a.Status, a.Body = resp.StatusCode, string(b)
+	a.Replayed = strings.EqualFold(resp.Header.Get("Idempotent-Replayed"), "true")
+	a.Location, a.ContentType = resp.Header.Get("Location"), resp.Header.Get("Content-Type")
+	if strings.HasPrefix(a.ContentType, "application/problem+json") {
+		var p struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(b, &p)
+		a.ProblemType = p.Type
+	}
+	return a
+}
+
+// SubmitCounts sums up a run's HTTP traffic for the summary.
+type SubmitCounts struct {
+	Keys, Requests   int
+	ByStatus         map[int]int
+	Replays, Refused int // answers marked replayed; output sends refused on purpose
+	NoAnswer         int
+}
+
+// Counts returns the traffic's figures.
+func (l *SubmitLedger) Counts() SubmitCounts {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := SubmitCounts{Keys: len(l.subs), Requests: len(l.answers), ByStatus: map[int]int{}, Refused: l.refused}
+	for _, a := range l.answers {
+		if a.Status == 0 {
+			c.NoAnswer++
+			continue
+		}
+		c.ByStatus[a.Status]++
+		if a.Replayed {
+			c.Replays++
+		}
+	}
+	return c
+}
+
+func (c SubmitCounts) String() string {
+	var parts []string
+	for _, s := range []int{200, 201, 202, 400, 401, 404, 409, 413, 422, 500, 503} {
+		if n := c.ByStatus[s]; n > 0 {
+			parts = append(parts, strconv.Itoa(s)+": "+strconv.Itoa(n))
+		}
+	}
+	return fmt.Sprintf("%d keys, %d requests (%s; %d without an answer), %d replays, %d output sends refused on purpose",
+		c.Keys, c.Requests, strings.Join(parts, ", "), c.NoAnswer, c.Replays, c.Refused)
+}

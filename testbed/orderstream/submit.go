@@ -1,0 +1,171 @@
+package orderstream
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+)
+
+// SubmitOptions shape the orders a stream also submits over HTTP (POST
+// /api/orders with an Idempotency-Key, docs/http-api.md), with the faults of
+// clients that retry. Rates are fractions of Orders.
+type SubmitOptions struct {
+	// Orders submitted over HTTP, with orderIds of their own (WEB-…).
+	Orders int
+	Seed   uint64
+	// Timeouts: the client gives up on its first attempt after a few
+	// milliseconds and retries with the same key and body, while the first
+	// may still run.
+	Timeouts float64
+	// Concurrent: 2 to ConcurrentSize identical requests with one key at
+	// the same moment.
+	Concurrent     float64
+	ConcurrentSize int
+	// Reused: once answered, the key is sent again with another payload
+	// (one quantity changed), which must be refused.
+	Reused float64
+	// NewKeys: the same order submitted again under a new key, which is
+	// accepted and stored once.
+	NewKeys float64
+	// FailedSends: the first send of the order's output message fails at
+	// the broker, so the caller gets 500 although the handler accepted it,
+	// and retries.
+	FailedSends float64
+}
+
+// DefaultSubmitOptions are the submissions `make run` mixes into its stream.
+func DefaultSubmitOptions() SubmitOptions {
+	return SubmitOptions{Orders: 200, Seed: 1, Timeouts: 0.1, Concurrent: 0.05, ConcurrentSize: 8, Reused: 0.05,
+		NewKeys: 0.05, FailedSends: 0.05}
+}
+
+// Submission is one Idempotency-Key's requests.
+type Submission struct {
+	Key     string
+	OrderID string
+	Body    []byte
+	// Copies are the identical requests sent at once (at least 1).
+	Copies int
+	// FirstTimeout, when set, is how long the client waits for its first
+	// attempt before it gives up and retries.
+	FirstTimeout time.Duration
+	// Reuse, when set, is another payload sent with Key after the answer.
+	Reuse []byte
+	// FailSends is how many sends of this order's output message the broker
+	// refuses.
+	FailSends int
+	// At is the share of the queue stream settled (0 to 1) when the
+	// submission starts: HTTP and queue traffic interleave.
+	At float64
+	// DuringOutage starts the submission as soon as Cosmos is in an outage,
+	// if one comes before At.
+	DuringOutage bool
+}
+
+// SubmitInjected counts what the submissions hold on purpose.
+type SubmitInjected struct {
+	Orders, Keys, Timeouts, Concurrent, ConcurrentCopies, Reused, NewKeys, FailedSends int
+}
+
+// GenerateSubmissions builds the HTTP submissions; the same options give the
+// same submissions.
+func GenerateSubmissions(opts SubmitOptions) ([]Submission, SubmitInjected, error) {
+	var in SubmitInjected
+	if opts.Orders < 0 || opts.Orders > 100_000 {
+		return nil, in, fmt.Errorf("HTTP orders must be from 0 to 100000, got %d", opts.Orders)
+	}
+	for name, r := range map[string]float64{"timeouts": opts.Timeouts, "concurrent": opts.Concurrent, "reused": opts.Reused,
+		"new keys": opts.NewKeys, "failed sends": opts.FailedSends} {
+		if r < 0 || r > 1 {
+			return nil, in, fmt.Errorf("%s rate must be from 0 to 1, got %g", name, r)
+		}
+	}
+	if opts.Orders == 0 {
+		return nil, in, nil
+	}
+	opts.ConcurrentSize = max(opts.ConcurrentSize, 2)
+	g := &generator{rng: rand.New(rand.NewPCG(opts.Seed^0x5ab517, opts.Seed^0xc0ffee))}
+	n := opts.Orders
+	subs := make([]Submission, n)
+	for i := range n {
+		o := g.order(2_000_000 + i)
+		o.OrderID = fmt.Sprintf("WEB-2026-%06d", i+1)
+		o.Meta.Producer = "web-shop"
+		body, _ := json.Marshal(o) // plain strings and ints always marshal
+		subs[i] = Submission{Key: g.key(), OrderID: o.OrderID, Body: body, Copies: 1, At: g.rng.Float64()}
+	}
+	for _, i := range g.pick(n, opts.Timeouts) {
+		subs[i].FirstTimeout = time.Duration(1+g.rng.IntN(20)) * time.Millisecond
+		in.Timeouts++
+	}
+	for _, i := range g.pick(n, opts.Concurrent) {
+		subs[i].Copies = 2 + g.rng.IntN(opts.ConcurrentSize-1)
+		in.Concurrent++
+		in.ConcurrentCopies += subs[i].Copies
+	}
+	for _, i := range g.pick(n, opts.Reused) {
+		var o order
+		_ = json.Unmarshal(subs[i].Body, &o)
+		subs[i].Reuse, _ = json.Marshal(g.mutate(&o))
+		in.Reused++
+	}
+	for _, i := range g.pick(n, opts.FailedSends) {
+		subs[i].FailSends = 1
+		in.FailedSends++
+	}
+	for _, i := range g.pick(n, opts.NewKeys) {
+		again := subs[i]
+		again.Key, again.Copies, again.FirstTimeout, again.Reuse, again.FailSends = g.key(), 1, 0, nil, 0
+		again.At = min(1, again.At+g.rng.Float64()/4)
+		subs = append(subs, again)
+		in.NewKeys++
+	}
+	in.Orders, in.Keys = n, len(subs)
+	return subs, in, nil
+}
+
+// key is an Idempotency-Key as clients make them: a random UUID.
+func (g *generator) key() string {
+	b := make([]byte, 16)
+	for i := range b {
+		b[i] = byte(g.rng.UintN(256))
+	}
+	b[6], b[8] = b[6]&0x0f|0x40, b[8]&0x3f|0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// requeued is a message given back to the queue (docs/contract.md §7).
+type requeued struct {
+	Envelope *struct {
+		Body         string `json:"body"`
+		BodyEncoding string `json:"bodyEncoding"`
+		MessageID    string `json:"messageId"`
+		Subject      string `json:"subject"`
+	} `json:"orderConsumerRequeued"`
+}
+
+// Unwrap returns the message a given-back message stands for
+// (docs/contract.md §7: a batch's requeue, SubmitOrder's order output): the
+// original body, messageId and subject, which is what the consumer reads.
+// ok is false for any other message.
+func Unwrap(m *hostemu.Message) (_ *hostemu.Message, ok bool) {
+	var r requeued
+	if json.Unmarshal(m.Body, &r) != nil || r.Envelope == nil || r.Envelope.MessageID == "" {
+		return nil, false
+	}
+	body := []byte(r.Envelope.Body)
+	if r.Envelope.BodyEncoding == "base64" {
+		b, err := base64.StdEncoding.DecodeString(r.Envelope.Body)
+		if err != nil {
+			return nil, false
+		}
+		body = b
+	}
+	u := *m
+	u.Body, u.MessageID, u.Subject = body, r.Envelope.MessageID, r.Envelope.Subject
+	return &u, true
+}

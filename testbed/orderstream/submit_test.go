@@ -1,0 +1,85 @@
+package orderstream
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/ordersink/orders-consumer/internal/hostjson"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+)
+
+func TestGenerateSubmissionsIsWhatItSays(t *testing.T) {
+	opts := DefaultSubmitOptions()
+	subs, in, err := GenerateSubmissions(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Orders != 200 || in.Keys != 210 || len(subs) != 210 || in.Timeouts != 20 || in.Concurrent != 10 || in.Reused != 10 ||
+		in.NewKeys != 10 || in.FailedSends != 10 {
+		t.Fatalf("injected %+v, %d submissions", in, len(subs))
+	}
+	again, _, _ := GenerateSubmissions(opts)
+	if !reflect.DeepEqual(subs, again) {
+		t.Error("the same options gave other submissions")
+	}
+	keys, orders := map[string]bool{}, map[string]int{}
+	for _, s := range subs {
+		if keys[s.Key] {
+			t.Errorf("key %s used by two submissions", s.Key)
+		}
+		keys[s.Key] = true
+		orders[s.OrderID]++
+		c := classifyOrder(s.Body)
+		if !c.Valid || c.OrderID != s.OrderID || s.Copies < 1 || s.At < 0 || s.At > 1 {
+			t.Errorf("submission %+v: valid %v", s, c.Valid)
+		}
+		if s.Reuse != nil {
+			r := classifyOrder(s.Reuse)
+			if !r.Valid || r.OrderID != s.OrderID || r.Content == c.Content {
+				t.Errorf("reused key %s: the other payload must be a valid order with the same id and other content", s.Key)
+			}
+		}
+	}
+	twice := 0
+	for _, n := range orders {
+		if n == 2 {
+			twice++
+		}
+	}
+	if twice != in.NewKeys {
+		t.Errorf("%d orders under two keys, want %d", twice, in.NewKeys)
+	}
+	if _, _, err := GenerateSubmissions(SubmitOptions{Orders: 10, Reused: 2}); err == nil {
+		t.Error("a rate over 1 was accepted")
+	}
+}
+
+// A given-back message is read as the consumer reads it, from the text the
+// host sends (Newtonsoft's indented form).
+func TestUnwrap(t *testing.T) {
+	body := []byte(`{"orderId":"WEB-1","total":"19.90"}`)
+	for name, env := range map[string]map[string]any{
+		"text":   {"body": string(body), "messageId": "WEB-1:abc", "subject": "OrderPlaced", "deliveries": 0},
+		"base64": {"body": base64.StdEncoding.EncodeToString(body), "bodyEncoding": "base64", "messageId": "WEB-1:abc", "subject": "OrderPlaced"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			raw, _ := json.Marshal(map[string]any{"orderConsumerRequeued": env})
+			text, err := hostjson.Indent(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, ok := Unwrap(&hostemu.Message{Body: text, MessageID: "guid", ContentType: "text/plain"})
+			if !ok || !bytes.Equal(m.Body, body) || m.MessageID != "WEB-1:abc" || m.Subject != "OrderPlaced" || m.ContentType != "text/plain" {
+				t.Errorf("unwrapped %+v, ok %v", m, ok)
+			}
+		})
+	}
+	for _, body := range []string{`{"orderId":"A"}`, `not json`, `{"orderConsumerRequeued":{"body":"x"}}`} {
+		if _, ok := Unwrap(&hostemu.Message{Body: []byte(body)}); ok {
+			t.Errorf("%s was read as a given-back message", body)
+		}
+	}
+}
