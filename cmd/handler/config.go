@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
@@ -65,8 +67,8 @@ type config struct {
 	// MaxConns sizes the Cosmos connection pool (>= maxConcurrentCalls, and
 	// >= BatchParallelism). Idle connections are only kept, never opened
 	// ahead, so a large pool costs nothing to ProcessOrder.
-	MaxConns int    `envconfig:"COSMOS_MAX_CONNS" default:"100"`
-	LogLevel string `envconfig:"LOG_LEVEL" default:"info"`
+	MaxConns int      `envconfig:"COSMOS_MAX_CONNS" default:"100"`
+	LogLevel logLevel `envconfig:"LOG_LEVEL" default:"info"`
 	// KeyContainer holds SubmitOrder's idempotency key records, apart from
 	// the orders (cosmos.KeyStore says why).
 	KeyContainer string `envconfig:"IDEMPOTENCY_CONTAINER" default:"idempotency-keys"`
@@ -127,4 +129,26 @@ func loadConfig() (config, error) {
 // the Store's database, with the configured lease and TTL.
 func (c config) keyService(store *cosmos.Store) (*idempotency.Service, error) {
 	return idempotency.NewService(store.KeyStore(c.KeyContainer), c.KeyLease, c.KeyTTL)
+}
+
+// logLevel is LOG_LEVEL: one of debug, info, warn, error (any case).
+// Anything else stops the handler at start, like every invalid setting: a
+// misspelt "eror" silently logging at info would hide what it meant to show.
+type logLevel slog.Level
+
+// Decode implements envconfig.Decoder.
+func (l *logLevel) Decode(s string) error {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "debug":
+		*l = logLevel(slog.LevelDebug)
+	case "info":
+		*l = logLevel(slog.LevelInfo)
+	case "warn":
+		*l = logLevel(slog.LevelWarn)
+	case "error":
+		*l = logLevel(slog.LevelError)
+	default:
+		return fmt.Errorf("%q is not one of debug, info, warn, error", s)
+	}
+	return nil
 }

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -37,7 +36,7 @@ func run(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: parseLevel(cfg.LogLevel)}))
+	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: slog.Level(cfg.LogLevel)}))
 
 	store, err := cosmos.Open(cosmos.Options{Endpoint: cfg.CosmosEndpoint, Key: cfg.CosmosKey, MaxConnsPerHost: cfg.MaxConns},
 		cfg.CosmosDatabase, cfg.CosmosContainer)
@@ -108,12 +107,4 @@ func run(ctx context.Context, stdout io.Writer) error {
 	}
 	log.Info("stopped")
 	return nil
-}
-
-func parseLevel(s string) slog.Level {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {
-		return slog.LevelInfo
-	}
-	return l
 }

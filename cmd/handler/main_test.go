@@ -48,6 +48,7 @@ func TestLoadConfigNamesTheBadSetting(t *testing.T) {
 		{"key TTL below the lease", map[string]string{"IDEMPOTENCY_KEY_TTL": "30s"}, "IDEMPOTENCY_KEY_TTL (30s) must be at least IDEMPOTENCY_LEASE (1m0s)"},
 		{"key TTL past Cosmos DB's ttl", map[string]string{"IDEMPOTENCY_KEY_TTL": "600000h"}, "IDEMPOTENCY_KEY_TTL 600000h0m0s exceeds"},
 		{"key container empty", map[string]string{"IDEMPOTENCY_CONTAINER": ""}, "IDEMPOTENCY_CONTAINER must not be empty"},
+		{"log level misspelt", map[string]string{"LOG_LEVEL": "eror"}, "LOG_LEVEL"},
 		{"message limit tiny", map[string]string{"SERVICEBUS_MAX_MESSAGE_BYTES": "1000"}, "SERVICEBUS_MAX_MESSAGE_BYTES"},
 		{"Premium messages, request limit left at its default", map[string]string{"SERVICEBUS_MAX_MESSAGE_BYTES": "10485760"}, "MAX_REQUEST_BYTES"},
 	}
