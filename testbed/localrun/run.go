@@ -82,6 +82,12 @@ type Options struct {
 	// HTTPOptional: a listener that cannot open is logged and left out
 	// (make run's default port may be taken); Serve needs it.
 	HTTPOptional bool
+	// HoldKeyCompletions (Serve only), when positive, holds each
+	// completion of an idempotency key record until another request has
+	// read the record, for at most this long (completionHold): a second
+	// request with a key meets the first in flight (make http-demo). It
+	// must stay below SUBMIT_DEADLINE.
+	HoldKeyCompletions time.Duration
 
 	Verbose  bool      // print each invocation's Logs and failures
 	Progress io.Writer // progress bar target, nil for none
