@@ -52,8 +52,7 @@ func Serve(ctx context.Context, opts Options, stdout io.Writer) error {
 		return err
 	}
 	res, err := chaos.Deliver(ctx, chaos.RigConfig{
-		Proxy: proxy,
-		App: ss.app, Functions: ss.fns, Executable: ss.exe, Settings: ss.settings,
+		App: ss.app, Functions: ss.fns, Executable: ss.exe, Settings: ss.settings, Proxy: proxy,
 		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
 		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
 		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Outages: opts.Outages,
