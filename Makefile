@@ -9,7 +9,7 @@ GO    ?= go
 BIN   := bin/handler
 HOSTEMU := bin/hostemu
 
-.PHONY: build run serve test test-unit test-race emulator-start emulator-stop clean vet
+.PHONY: build run serve http-demo test test-unit test-race emulator-start emulator-stop clean vet
 
 ## build: the executable host.json names (static, for the Functions host)
 build:
@@ -31,6 +31,14 @@ run: build
 serve: build
 	$(GO) build -o $(HOSTEMU) ./testbed/cmd/hostemu
 	./testbed/scripts/run-local.sh -serve $(SERVE_ARGS)
+
+## http-demo: every answer of the HTTP front door with curl -i against the host emulator (202,
+##            the replay, 409 in flight, 422 reused key, 400, GET 200 and 404), each one checked;
+##            starts the local Cosmos emulator unless COSMOS_ENDPOINT is set (a loopback http://
+##            one: the 409 needs the proxy in front of it); docs/http-api.md "Try it locally"
+http-demo: build
+	$(GO) build -o $(HOSTEMU) ./testbed/cmd/hostemu
+	./testbed/scripts/http-demo.sh
 
 ## test: everything CI runs (starts the emulator unless COSMOS_ENDPOINT is set)
 test: vet check-infra

@@ -19,5 +19,23 @@ go test -race -count=1 -timeout 10m ./...
 # local/sendorder is its own module (docs/local-stack.md): keep it building on the producer package.
 (cd local/sendorder && go vet . && go build -o /dev/null .)
 
+# The front door's answers with curl against the host emulator (make http-demo,
+# docs/http-api.md "Try it locally"); it holds a key's completion in a proxy in
+# front of Cosmos, which needs a loopback http:// endpoint such as the emulator.
+if [[ $COSMOS_ENDPOINT =~ ^http://(127\.0\.0\.1|localhost|\[::1\])[:/] ]]; then
+  CGO_ENABLED=0 go build -trimpath -o bin/handler ./cmd/handler
+  go build -o bin/hostemu ./testbed/cmd/hostemu
+  demo=$(mktemp)
+  if ! ./testbed/scripts/http-demo.sh >"$demo" 2>&1; then
+    cat "$demo"
+    rm -f "$demo"
+    exit 1
+  fi
+  tail -n 1 "$demo"
+  rm -f "$demo"
+else
+  echo "http-demo skipped: COSMOS_ENDPOINT is not a loopback http:// endpoint"
+fi
+
 # A short bounded fuzz run of every fuzz target (docs/fuzzing.md has the long one).
 ./scripts/fuzz.sh "${FUZZTIME:-10s}"

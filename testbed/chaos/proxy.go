@@ -40,6 +40,12 @@ type ProxyConfig struct {
 	Latency time.Duration
 	// Seed seeds fault selection; 0 picks one at random.
 	Seed uint64
+	// Hold, when set, is called with every request before it is forwarded
+	// and may block to hold it back: the client waits and Cosmos has not
+	// seen the request yet (a write still in flight). It gets a channel
+	// that closes when the proxy closes and must return by then at the
+	// latest. Called concurrently.
+	Hold func(method, path string, closing <-chan struct{})
 	// Observe, when set, sees every exchange Cosmos answered, also those
 	// whose answer the client never got. It is called concurrently.
 	Observe func(Exchange)
@@ -197,6 +203,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if p.cfg.Hold != nil {
+		p.cfg.Hold(r.Method, r.URL.Path, p.closing)
+	}
 	resp, answer, err := p.forward(r, body)
 	if err != nil {
 		p.n.upstreamErrors.Add(1)

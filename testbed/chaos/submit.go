@@ -55,6 +55,7 @@ type SubmitLedger struct {
 	// sendFaults counts, per orderId, the output sends still to refuse.
 	sendFaults map[string]int
 	refused    int
+	views      []OrderView // ReadBack's
 }
 
 // NewSubmitLedger prepares the ledger of subs; its SendFault refuses the

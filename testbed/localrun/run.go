@@ -82,6 +82,12 @@ type Options struct {
 	// HTTPOptional: a listener that cannot open is logged and left out
 	// (make run's default port may be taken); Serve needs it.
 	HTTPOptional bool
+	// HoldKeyCompletions (Serve only), when positive, holds each
+	// completion of an idempotency key record until another request has
+	// read the record, for at most this long (completionHold): a second
+	// request with a key meets the first in flight (make http-demo). It
+	// must stay below SUBMIT_DEADLINE.
+	HoldKeyCompletions time.Duration
 
 	Verbose  bool      // print each invocation's Logs and failures
 	Progress io.Writer // progress bar target, nil for none
@@ -172,10 +178,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		counts := submits.Counts()
 		rep.Submits = &counts
 		have := make(map[string]bool, len(stored))
+		hashes := make(map[string]string, len(stored))
 		for _, o := range stored {
-			have[o.OrderID] = true
+			have[o.OrderID], hashes[o.OrderID] = true, o.RequestHash
 		}
 		rep.Findings.Checks = append(rep.Findings.Checks, chaos.SubmitChecks(opts.Submissions, submits.Answers(), have)...)
+		rep.Findings.Checks = append(rep.Findings.Checks, chaos.ReadBackCheck(submits.Views(), hashes))
 	}
 	rep.Recoveries = rep.Findings.Recoveries
 	if err := files.close(); err != nil {
@@ -199,9 +207,23 @@ func submitTraffic(app *hostemu.App, opts Options, ledger *chaos.SubmitLedger) (
 	}
 	cfg := chaos.SubmitConfig{FunctionKey: opts.FunctionKey}
 	return func(ctx context.Context, base string, settled func() float64, inOutage func() bool) error {
-		return chaos.Submit(ctx, base, cfg, ledger, settled, inOutage)
+		if err := chaos.Submit(ctx, base, cfg, ledger, settled, inOutage); err != nil {
+			return err
+		}
+		// While the queue is still open: GetOrder for a sample of what
+		// was accepted, judged by chaos.ReadBackCheck.
+		ledger.ReadBack(ctx, base, cfg, readBackSample, readBackPatience)
+		return nil
 	}, nil
 }
+
+// readBackSample is how many orders accepted over HTTP are read back
+// through GetOrder; readBackPatience how long the consumer may take to
+// store them once the last submission is answered.
+const (
+	readBackSample   = 20
+	readBackPatience = time.Minute
+)
 
 // meetOutages starts every tenth submission once an outage is on (or at the
 // end of the stream if none comes), so that clients meet SubmitOrder's 503

@@ -238,8 +238,8 @@ func TestEndToEndHTTPSubmissions(t *testing.T) {
 	}
 	c := rep.Submits
 	switch {
-	case httpChecks != 5:
-		t.Errorf("%d HTTP checks ran with something to check, want 5", httpChecks)
+	case httpChecks != 6:
+		t.Errorf("%d HTTP checks ran with something to check, want 6 (chaos.SubmitChecks and ReadBackCheck)", httpChecks)
 	case rep.StoredOrders != 100+in.Orders:
 		t.Errorf("stored %d orders, want the stream's 100 and the %d submitted", rep.StoredOrders, in.Orders)
 	case c.Refused != in.FailedSends || c.ByStatus[500] == 0 || c.ByStatus[422] < in.Reused || c.Replays == 0:

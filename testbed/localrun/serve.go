@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
+	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
@@ -45,8 +47,12 @@ func Serve(ctx context.Context, opts Options, stdout io.Writer) error {
 	httpCfg.Listening = func(base string, routes []hostemu.HTTPRoute) {
 		printServing(stdout, base, routes, ss, opts)
 	}
+	proxy, err := holdProxy(ss, opts.HoldKeyCompletions)
+	if err != nil {
+		return err
+	}
 	res, err := chaos.Deliver(ctx, chaos.RigConfig{
-		App: ss.app, Functions: ss.fns, Executable: ss.exe, Settings: ss.settings,
+		App: ss.app, Functions: ss.fns, Executable: ss.exe, Settings: ss.settings, Proxy: proxy,
 		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
 		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
 		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Outages: opts.Outages,
@@ -77,6 +83,32 @@ func Serve(ctx context.Context, opts Options, stdout io.Writer) error {
 	return nil
 }
 
+// holdProxy is the proxy that holds key completions for at most d, or nil
+// when d is not positive.
+func holdProxy(ss *session, d time.Duration) (*chaos.ProxyConfig, error) {
+	if d <= 0 {
+		return nil, nil
+	}
+	deadline := defaultSubmitDeadline
+	if v, ok := ss.settings.Get("SUBMIT_DEADLINE"); ok && v != "" {
+		var err error
+		if deadline, err = time.ParseDuration(v); err != nil {
+			return nil, fmt.Errorf("SUBMIT_DEADLINE %q: %w", v, err)
+		}
+	}
+	if d >= deadline {
+		return nil, fmt.Errorf("holding key completions for %s would outlast SUBMIT_DEADLINE (%s): the held request would answer 503", d, deadline)
+	}
+	keys, _ := ss.settings.Get("IDEMPOTENCY_CONTAINER")
+	if keys == "" {
+		keys = cosmos.KeyContainer
+	}
+	return newCompletionHold(keys, d, ss.logf).proxy(), nil
+}
+
+// defaultSubmitDeadline is cmd/handler's SUBMIT_DEADLINE default.
+const defaultSubmitDeadline = 20 * time.Second
+
 // printServing tells the developer where the app listens and how to call it.
 func printServing(w io.Writer, base string, routes []hostemu.HTTPRoute, ss *session, opts Options) {
 	fmt.Fprintf(w, "serving %s on %s; Cosmos database %s (%s); queue %s consumed by %s\n",
@@ -90,6 +122,9 @@ func printServing(w io.Writer, base string, routes []hostemu.HTTPRoute, ss *sess
 	}
 	for _, r := range routes {
 		fmt.Fprintf(w, "\n  %s\n    %s\n", r, curlExample(base, r, sample, opts.FunctionKey))
+	}
+	if opts.HoldKeyCompletions > 0 {
+		fmt.Fprintf(w, "\neach idempotency key's completion waits until another request reads its record (at most %s): a second request with a key meets the first in flight\n", opts.HoldKeyCompletions)
 	}
 	fmt.Fprintln(w, "\nthe host's lines go to stderr (-v: every invocation); Ctrl-C stops the listener and the handler")
 }

@@ -12,6 +12,7 @@
 //	hostemu -keep-database …             then ordersctl parked resubmit, then
 //	hostemu -stream .local/hostemu/send.jsonl -database NAME -resume
 //	hostemu -serve                       no stream: serve the HTTP triggers until Ctrl-C
+//	hostemu -serve -hold-key-completions 10s   the same, a key's second request meets the first in flight
 //
 // While it runs, the app's httpTrigger functions answer on -http-addr
 // (127.0.0.1:7071, Core Tools' port) under /api, as the host serves them.
@@ -87,6 +88,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 		httpAddr  = fs.String("http-addr", defaultHTTPAddr, "where the HTTP triggers listen, or off")
 	)
 	fs.StringVar(&opts.FunctionKey, "function-key", "", "require this key (x-functions-key header or code query) from callers of authLevel function and admin functions, as Azure does; empty: no check, as Core Tools")
+	fs.DurationVar(&opts.HoldKeyCompletions, "hold-key-completions", 0, "-serve: hold each completion of an idempotency key record until another request reads the record, at most this long (below SUBMIT_DEADLINE), so a second request with a key meets the first in flight (make http-demo)")
 	fs.StringVar(&opts.Executable, "executable", "", "handler executable (default: host.json customHandler.description.defaultExecutablePath)")
 	fs.Var(&functions, "function", "feed the queue to these functions only (comma-separated); the others are disabled")
 	fs.Var(&settings, "setting", "app setting KEY=VALUE for the handler and the host, e.g. AzureWebJobs.ProcessOrder.Disabled=true (repeatable)")
@@ -159,6 +161,10 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	}
 	if !filepath.IsAbs(opts.OutDir) {
 		opts.OutDir = filepath.Join(*appRoot, opts.OutDir)
+	}
+	if given["hold-key-completions"] && !*serve {
+		fmt.Fprintln(stderr, "hostemu: -hold-key-completions is for -serve")
+		return exitError
 	}
 	if *serve {
 		return serveApp(ctx, opts, given, stdout, stderr)

@@ -32,6 +32,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 		{[]string{"-serve", "-http-orders", "5"}, exitError, "-http-orders is about the generated stream"},
 		{[]string{"-http-addr", "off", "-http-orders", "5"}, exitError, "-http-orders needs the HTTP listener"},
 		{[]string{"-http-orders", "-1"}, exitError, "HTTP orders must be from 0"},
+		{[]string{"-hold-key-completions", "5s"}, exitError, "-hold-key-completions is for -serve"},
 		{[]string{"-http-reused", "1.5"}, exitError, "reused rate must be from 0 to 1"},
 	}
 	for _, tt := range tests {

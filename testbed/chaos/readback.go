@@ -1,0 +1,131 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"time"
+)
+
+// OrderView is the last answer of GET /api/orders/{orderId} (GetOrder,
+// docs/http-api.md) for an order a client submitted.
+type OrderView struct {
+	OrderID     string
+	Status      int // 0: no answer
+	Err         string
+	State       string // accepted or submitted
+	RequestHash string
+}
+
+// ReadBack asks GetOrder for up to n of the orders accepted over HTTP,
+// spread evenly over their orderIds, as a client following Location does:
+// each until it answers `accepted` (the consumer may still be storing it)
+// or patience for the whole read-back runs out. The views are kept for
+// ReadBackCheck.
+func (l *SubmitLedger) ReadBack(ctx context.Context, base string, cfg SubmitConfig, n int, patience time.Duration) {
+	ids := acceptedOrders(l.Answers())
+	if len(ids) > n {
+		sample := make([]string, n)
+		for i := range sample {
+			sample[i] = ids[i*len(ids)/n]
+		}
+		ids = sample
+	}
+	ctx, cancel := context.WithTimeout(ctx, patience)
+	defer cancel()
+	c := &http.Client{Timeout: max(cfg.AttemptTimeout, time.Second)}
+	for _, id := range ids {
+		var v OrderView
+		waitFor(ctx, func() bool {
+			v = getOrder(ctx, c, base, cfg.FunctionKey, id)
+			return v.State == "accepted"
+		})
+		l.mu.Lock()
+		l.views = append(l.views, v)
+		l.mu.Unlock()
+	}
+}
+
+// Views returns what ReadBack got.
+func (l *SubmitLedger) Views() []OrderView {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]OrderView(nil), l.views...)
+}
+
+// acceptedOrders is the orderIds that got a 2xx for their own payload,
+// sorted.
+func acceptedOrders(answers []Answer) []string {
+	seen := map[string]bool{}
+	var ids []string
+	for _, a := range answers {
+		if !a.Reuse && a.Status/100 == 2 && !seen[a.OrderID] {
+			seen[a.OrderID] = true
+			ids = append(ids, a.OrderID)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+func getOrder(ctx context.Context, c *http.Client, base, functionKey, id string) OrderView {
+	v := OrderView{OrderID: id}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/orders/"+url.PathEscape(id), nil)
+	if err != nil {
+		v.Err = err.Error()
+		return v
+	}
+	if functionKey != "" {
+		req.Header.Set("x-functions-key", functionKey)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		v.Err = err.Error()
+		return v
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		v.Err = err.Error()
+		return v
+	}
+	v.Status = resp.StatusCode
+	var o struct {
+		State       string `json:"state"`
+		RequestHash string `json:"requestHash"`
+	}
+	if resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(b, &o); err != nil {
+			v.Err = "answer is not an order view: " + err.Error()
+		}
+	}
+	v.State, v.RequestHash = o.State, o.RequestHash
+	return v
+}
+
+// ReadBackCheck judges the views against the stored orders (orderId to the
+// requestHash of its order document): every sampled order is `accepted`
+// with the fingerprint the consumer stored. It checks nothing when no order
+// was read back.
+func ReadBackCheck(views []OrderView, stored map[string]string) *Check {
+	c := &Check{Name: "HTTP: GET answers accepted with the stored fingerprint (a sample of the orders accepted over HTTP)"}
+	for _, v := range views {
+		c.Checked++
+		switch {
+		case v.Status != http.StatusOK:
+			c.fail("GET %s: %s", v.OrderID, describe(Answer{Status: v.Status, Err: v.Err}))
+		case v.Err != "":
+			c.fail("GET %s: %s", v.OrderID, v.Err)
+		case v.State != "accepted":
+			c.fail("GET %s: state %q, want accepted", v.OrderID, v.State)
+		case stored[v.OrderID] == "":
+			c.fail("GET %s: accepted, but no order document was stored", v.OrderID)
+		case v.RequestHash != stored[v.OrderID]:
+			c.fail("GET %s: requestHash %s, the stored order's is %s", v.OrderID, v.RequestHash, stored[v.OrderID])
+		}
+	}
+	return c
+}

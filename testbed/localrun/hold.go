@@ -1,0 +1,88 @@
+package localrun
+
+import (
+	"fmt"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ordersink/orders-consumer/testbed/chaos"
+)
+
+// completionHold keeps the completion of an idempotency key record (the
+// ETag-conditional replace of its document, docs/contract.md §13) from
+// reaching Cosmos until another request has read that record, or for at
+// most max. The first request with a key is then provably still in flight
+// when a second one with the key meets its `started` record, so the second
+// is answered 409 whatever the machine's speed: make http-demo shows the
+// in-flight answer this way instead of racing two requests. Nothing is
+// faked: the handler, its claim and its read are the real ones; only the
+// first request's last write waits.
+type completionHold struct {
+	docs string // "/colls/<key container>/docs/"
+	max  time.Duration
+	logf func(format string, args ...any)
+
+	mu   sync.Mutex
+	held map[string]chan struct{} // by document path
+}
+
+func newCompletionHold(keyContainer string, max time.Duration, logf func(string, ...any)) *completionHold {
+	return &completionHold{docs: "/colls/" + keyContainer + "/docs/", max: max, logf: logf, held: map[string]chan struct{}{}}
+}
+
+// proxy is the fault proxy configuration that applies the hold (no faults).
+func (h *completionHold) proxy() *chaos.ProxyConfig {
+	return &chaos.ProxyConfig{Hold: h.hold, Observe: h.observe}
+}
+
+// keyRecord reports whether p is the path of one key record's document.
+func (h *completionHold) keyRecord(p string) bool {
+	_, id, ok := strings.Cut(p, h.docs)
+	return ok && id != "" && !strings.Contains(id, "/")
+}
+
+// hold is chaos.ProxyConfig.Hold: a replace of a key record waits.
+func (h *completionHold) hold(method, p string, closing <-chan struct{}) {
+	if method != http.MethodPut || !h.keyRecord(p) {
+		return
+	}
+	release := make(chan struct{})
+	h.mu.Lock()
+	h.held[p] = release
+	h.mu.Unlock()
+	id := path.Base(p)
+	h.logf("holding the completion of key record %s until another request reads the record (at most %s)", id, h.max)
+	t := time.NewTimer(h.max)
+	defer t.Stop()
+	why := "another request read the record"
+	select {
+	case <-release:
+	case <-t.C:
+		why = fmt.Sprintf("no request read it within %s", h.max)
+	case <-closing:
+		why = "the proxy closed"
+	}
+	h.mu.Lock()
+	if h.held[p] == release {
+		delete(h.held, p)
+	}
+	h.mu.Unlock()
+	h.logf("released the completion of key record %s: %s", id, why)
+}
+
+// observe is chaos.ProxyConfig.Observe: Cosmos answered a read of a held
+// record, so the reader has seen it `started`; its completion may go on.
+func (h *completionHold) observe(x chaos.Exchange) {
+	if x.Method != http.MethodGet || !h.keyRecord(x.Path) {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if release, ok := h.held[x.Path]; ok {
+		close(release)
+		delete(h.held, x.Path)
+	}
+}
