@@ -54,7 +54,7 @@ func handleGetOrder(cfg Config) http.HandlerFunc {
 // lookUp answers with the order's state: its partition in the orders
 // container, or else the caller's key record naming it.
 func (cfg Config) lookUp(ctx context.Context, x *exchange, orderID string) {
-	x.orderID = orderID
+	x.orderID = clip(orderID)
 	if cfg.Orders == nil || cfg.Submissions == nil {
 		x.fail(errors.New("GetOrder is not configured: the handler has no order reader or no key record finder"))
 		return

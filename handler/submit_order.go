@@ -115,7 +115,9 @@ type orderOutput struct {
 // so there is no answer worth storing.
 func (cfg Config) admit(x *exchange, body []byte) (*orders.Order, orderOutput, bool) {
 	o, err := cfg.Processor.Admit(body)
-	x.orderID = orders.PeekOrderID(body)
+	// Cut: a refused orderId may be as long as the request, and is logged
+	// twice (the log line, the host's Logs).
+	x.orderID = clip(orders.PeekOrderID(body))
 	var re *orders.RejectError
 	switch {
 	case errors.As(err, &re) && re.Reason == orders.MalformedMessage:
