@@ -56,7 +56,7 @@ func handleSubmitOrder(cfg Config) http.HandlerFunc {
 // the Config already names.
 func (cfg *Config) setFrontDoorDefaults() {
 	if cfg.Orders == nil {
-		cfg.Orders, _ = cfg.Processor.Store.(orders.OrderReader)
+		cfg.Orders, _ = cfg.Processor.Store.(orders.ViewReader)
 	}
 	if cfg.Submissions == nil && cfg.Idempotency != nil {
 		cfg.Submissions, _ = cfg.Idempotency.Store.(SubmissionFinder)
