@@ -99,7 +99,14 @@ func (cfg Config) submit(ctx context.Context, x *exchange, req *httpRequest) map
 			"Content-Type": "application/json", "Location": ordersPath + "/" + url.PathEscape(o.ID)}}, nil
 	}
 	res, err := cfg.Idempotency.Execute(ctx, scope, o.Hash, accepted, idempotency.WithOrderID(o.ID))
-	return x.judged(res, err, out.value)
+	outputs := x.judged(res, err, out.value)
+	if err == nil && res.Outcome == idempotency.InFlight {
+		// A live first request answers within its deadline (and settles its
+		// key within SettleTimeout after); only one that died holds the key
+		// for the rest of its lease. Come back when a live one has answered.
+		x.retryAfter = min(x.retryAfter, cfg.SubmitDeadline+idempotency.SettleTimeout)
+	}
+	return outputs
 }
 
 // orderOutput is what SubmitOrder sends to the orders queue.
