@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/ordersink/orders-consumer/orders"
 )
 
 // PartitionKeyPath is the orders container's partition key path: the orderId
@@ -68,6 +71,31 @@ func (s *Store) PartitionDocuments(ctx context.Context, orderID string) ([]json.
 	}
 	return docs, nil
 }
+
+// ViewDocuments returns the documents of an order's partition that
+// orders.ReadView interprets, projected to the members it reads
+// (orders.ViewReader): GetOrder's read, which must not carry the bodies
+// that conflict records keep. One single-partition query.
+func (s *Store) ViewDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error) {
+	docs, err := s.query(ctx, viewQuery, azcosmos.NewPartitionKeyString(orderID), &azcosmos.QueryOptions{
+		QueryParameters: []azcosmos.QueryParameter{{Name: "@o", Value: orderID}}})
+	if err != nil {
+		return nil, classify("read order", orderID, err)
+	}
+	return docs, nil
+}
+
+// viewQuery selects orders.ViewFields of the orders.ViewTypes documents of
+// one order (filtered on orderId too: the emulators ignore a query's
+// partition key).
+var viewQuery = func() string {
+	fields := make([]string, len(orders.ViewFields))
+	for i, f := range orders.ViewFields {
+		fields[i] = "c." + f
+	}
+	return fmt.Sprintf("SELECT %s FROM c WHERE c.orderId = @o AND c.type IN (\"%s\")",
+		strings.Join(fields, ", "), strings.Join(orders.ViewTypes, `", "`))
+}()
 
 // Documents returns every document of a type (order, conflict, outboxEvent…)
 // across partitions. For tests and local checks, not for the hot path.

@@ -25,13 +25,21 @@ type orderState struct {
 	OrderID string `json:"orderId"`
 	// State is "accepted" (the consumer stored the order) or "submitted"
 	// (SubmitOrder sent it, the consumer has not stored it yet).
-	State       string                `json:"state"`
-	RequestHash string                `json:"requestHash"`
-	MessageID   string                `json:"messageId,omitempty"`
-	AcceptedAt  string                `json:"acceptedAt,omitempty"`
-	Status      *orders.ViewStatus    `json:"status,omitempty"`
-	Conflicts   []orders.ViewConflict `json:"conflicts"`
+	State       string             `json:"state"`
+	RequestHash string             `json:"requestHash"`
+	MessageID   string             `json:"messageId,omitempty"`
+	AcceptedAt  string             `json:"acceptedAt,omitempty"`
+	Status      *orders.ViewStatus `json:"status,omitempty"`
+	// Conflicts are the newest maxConflictsShown of the ConflictCount
+	// resends with other content, oldest first.
+	Conflicts     []orders.ViewConflict `json:"conflicts"`
+	ConflictCount int                   `json:"conflictCount"`
 }
+
+// maxConflictsShown bounds the conflicts GET lists: any caller of
+// SubmitOrder can add one per content it sends, and the answer must keep a
+// size budget (about 250 bytes a conflict).
+const maxConflictsShown = 100
 
 // handleGetOrder is GET /api/orders/{orderId}: the order as the store has
 // it, or as its caller submitted it.
@@ -54,7 +62,7 @@ func handleGetOrder(cfg Config) http.HandlerFunc {
 // lookUp answers with the order's state: its partition in the orders
 // container, or else the caller's key record naming it.
 func (cfg Config) lookUp(ctx context.Context, x *exchange, orderID string) {
-	x.orderID = orderID
+	x.orderID = clip(orderID)
 	if cfg.Orders == nil || cfg.Submissions == nil {
 		x.fail(errors.New("GetOrder is not configured: the handler has no order reader or no key record finder"))
 		return
@@ -64,7 +72,7 @@ func (cfg Config) lookUp(ctx context.Context, x *exchange, orderID string) {
 		x.refuse("notFound", problemNotFound, "No order has this orderId.")
 		return
 	}
-	docs, err := cfg.Orders.PartitionDocuments(ctx, orderID)
+	docs, err := cfg.Orders.ViewDocuments(ctx, orderID)
 	var view *orders.View
 	if err == nil {
 		view, err = orders.ReadView(orderID, docs)
@@ -73,7 +81,8 @@ func (cfg Config) lookUp(ctx context.Context, x *exchange, orderID string) {
 		x.storeFailed(err)
 		return
 	}
-	state := orderState{OrderID: orderID, Status: view.Status, Conflicts: view.Conflicts}
+	state := orderState{OrderID: orderID, Status: view.Status, ConflictCount: len(view.Conflicts),
+		Conflicts: view.Conflicts[max(0, len(view.Conflicts)-maxConflictsShown):]}
 	if o := view.Order; o != nil {
 		state.State, state.RequestHash, state.MessageID, state.AcceptedAt = "accepted", o.RequestHash, o.MessageID, o.AcceptedAt
 		x.answerJSON("found", state)

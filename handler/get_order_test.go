@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -86,7 +88,7 @@ func TestGetOrderUnknownOrImpossibleIDs(t *testing.T) {
 // failingReader is an order store that cannot be read.
 type failingReader struct{ err error }
 
-func (f failingReader) PartitionDocuments(context.Context, string) ([]json.RawMessage, error) {
+func (f failingReader) ViewDocuments(context.Context, string) ([]json.RawMessage, error) {
 	return nil, f.err
 }
 
@@ -112,4 +114,51 @@ func TestGetOrderStoreDown(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Anyone with a function key can make an order collect conflicts (a new key
+// and other content per submission, each parked as a HashMismatch with its
+// body kept for 90 days). GET must stay bounded however many there are: it
+// neither reads the kept bodies nor lists every conflict.
+func TestGetOrderIsBoundedWhateverTheConflicts(t *testing.T) {
+	d := startFrontDoor(t)
+	id, body := uniqueOrder(t)
+	d.deliver(t, d.submit(t, "bounded-"+id, body))
+	const n = maxConflictsShown + 20
+	note := strings.Repeat("n", 20<<10)
+	for i := range n {
+		changed := bytes.Replace(body, []byte(`"total"`), []byte(fmt.Sprintf(`"note":"%d %s","total"`, i, note)), 1)
+		changed = bytes.Replace(changed, []byte(`"CUST-42"`), []byte(fmt.Sprintf(`"CUST-%d"`, 1000+i)), 1)
+		if a := d.invoke(t, hostInvocation(changed, orders.MessageID(id, changed), 1)); a.parked(t) == nil {
+			t.Fatalf("resend %d is not parked: %v", i, a.Logs)
+		}
+	}
+	reader := &measuringReader{ViewReader: d.store}
+	d.testServer = startServerWith(t, Config{Processor: &orders.Processor{Store: d.store},
+		Idempotency: &idempotency.Service{Store: d.keys}, Orders: reader, Submissions: d.keys})
+	a := d.get(t, id, nil)
+	s := decodeState(t, a)
+	if s.State != "accepted" || len(s.Conflicts) != maxConflictsShown || s.ConflictCount != n {
+		t.Errorf("%d conflicts shown of %d counted, want %d of %d", len(s.Conflicts), s.ConflictCount, maxConflictsShown, n)
+	}
+	if len(a.Body) > 64<<10 {
+		t.Errorf("the answer is %d bytes", len(a.Body))
+	}
+	if reader.bytes > 256<<10 {
+		t.Errorf("GET read %d bytes of documents for %d conflicts: the kept bodies travel", reader.bytes, n)
+	}
+}
+
+// measuringReader counts the bytes of documents GET reads.
+type measuringReader struct {
+	orders.ViewReader
+	bytes int
+}
+
+func (m *measuringReader) ViewDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error) {
+	docs, err := m.ViewReader.ViewDocuments(ctx, orderID)
+	for _, d := range docs {
+		m.bytes += len(d)
+	}
+	return docs, err
 }

@@ -77,8 +77,8 @@ type Config struct {
 	// (docs/http-api.md); without it SubmitOrder answers 500.
 	Idempotency *idempotency.Service
 	// Orders reads orders for GetOrder; nil means Processor.Store, when it
-	// is an orders.OrderReader.
-	Orders orders.OrderReader
+	// is an orders.ViewReader.
+	Orders orders.ViewReader
 	// Submissions finds the key records of orders not yet accepted, for
 	// GetOrder; nil means Idempotency.Store, when it is a SubmissionFinder.
 	Submissions SubmissionFinder

@@ -56,7 +56,7 @@ func handleSubmitOrder(cfg Config) http.HandlerFunc {
 // the Config already names.
 func (cfg *Config) setFrontDoorDefaults() {
 	if cfg.Orders == nil {
-		cfg.Orders, _ = cfg.Processor.Store.(orders.OrderReader)
+		cfg.Orders, _ = cfg.Processor.Store.(orders.ViewReader)
 	}
 	if cfg.Submissions == nil && cfg.Idempotency != nil {
 		cfg.Submissions, _ = cfg.Idempotency.Store.(SubmissionFinder)
@@ -99,7 +99,14 @@ func (cfg Config) submit(ctx context.Context, x *exchange, req *httpRequest) map
 			"Content-Type": "application/json", "Location": ordersPath + "/" + url.PathEscape(o.ID)}}, nil
 	}
 	res, err := cfg.Idempotency.Execute(ctx, scope, o.Hash, accepted, idempotency.WithOrderID(o.ID))
-	return x.judged(res, err, out.value)
+	outputs := x.judged(res, err, out.value)
+	if err == nil && res.Outcome == idempotency.InFlight {
+		// A live first request answers within its deadline (and settles its
+		// key within SettleTimeout after); only one that died holds the key
+		// for the rest of its lease. Come back when a live one has answered.
+		x.retryAfter = min(x.retryAfter, cfg.SubmitDeadline+idempotency.SettleTimeout)
+	}
+	return outputs
 }
 
 // orderOutput is what SubmitOrder sends to the orders queue.
@@ -115,7 +122,9 @@ type orderOutput struct {
 // so there is no answer worth storing.
 func (cfg Config) admit(x *exchange, body []byte) (*orders.Order, orderOutput, bool) {
 	o, err := cfg.Processor.Admit(body)
-	x.orderID = orders.PeekOrderID(body)
+	// Cut: a refused orderId may be as long as the request, and is logged
+	// twice (the log line, the host's Logs).
+	x.orderID = clip(orders.PeekOrderID(body))
 	var re *orders.RejectError
 	switch {
 	case errors.As(err, &re) && re.Reason == orders.MalformedMessage:

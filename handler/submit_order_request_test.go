@@ -189,3 +189,24 @@ func TestSubmitOrderHostEnvelopeProblems(t *testing.T) {
 		wantProblem(t, a, http.StatusRequestEntityTooLarge, "order-too-large")
 	})
 }
+
+// An orderId the rules refuse is still named in the log line and the
+// host's Logs, but cut: a caller's request may hold megabytes of it
+// (MAX_REQUEST_BYTES), and every byte would be written twice per request.
+func TestSubmitOrderLogsARefusedOrderIDCut(t *testing.T) {
+	d := startFrontDoor(t)
+	_, body := uniqueOrder(t)
+	long := strings.Repeat("O", 1<<20)
+	body = []byte(`{"orderId":"` + long + `"` + string(body[bytes.IndexByte(body, ','):]))
+	a := d.submit(t, "long-order-id", body)
+	wantProblem(t, a, http.StatusBadRequest, "malformed-order")
+	line := d.logsOf(a.answer)
+	for name, got := range map[string]int{"log line": len(line), "host Logs": len(strings.Join(a.Logs, ""))} {
+		if got > 4<<10 {
+			t.Errorf("the %s is %d bytes for a %d-byte orderId", name, got, len(long))
+		}
+	}
+	if !strings.Contains(line, strings.Repeat("O", 100)) {
+		t.Errorf("the log line does not name the orderId's start: %.300s", line)
+	}
+}

@@ -179,8 +179,10 @@ func TestSubmitOrderTakesOverTheKeyOfADeadRequest(t *testing.T) {
 	// The key stays claimed by the dead request until its lease ends.
 	inFlight := d.submit(t, key, body)
 	wantProblem(t, inFlight, http.StatusConflict, "request-in-progress")
-	if s, _ := strconv.Atoi(inFlight.Header.Get("Retry-After")); s < int(lease/time.Second)-1 || s > int(lease/time.Second) {
-		t.Errorf("Retry-After %q, want about the lease (%s)", inFlight.Header.Get("Retry-After"), lease)
+	// Retry-After is when a live first request would have answered
+	// (DefaultSubmitDeadline and the settling of its key), below the lease.
+	if s, _ := strconv.Atoi(inFlight.Header.Get("Retry-After")); s != int((DefaultSubmitDeadline+idempotency.SettleTimeout)/time.Second) {
+		t.Errorf("Retry-After %q, want %s", inFlight.Header.Get("Retry-After"), DefaultSubmitDeadline+idempotency.SettleTimeout)
 	}
 
 	clock.Advance(lease + time.Second)
@@ -196,5 +198,37 @@ func TestSubmitOrderTakesOverTheKeyOfADeadRequest(t *testing.T) {
 	}
 	if again := d.submit(t, key, body); again.Header.Get(headerReplayed) != "true" || string(again.Body) != string(a.Body) {
 		t.Errorf("retry after the take-over: %d %s", again.StatusCode, again.Body)
+	}
+}
+
+// A request in flight answers within SUBMIT_DEADLINE (and the few seconds
+// it may take to settle its key), far sooner than its lease ends: the 409
+// asks the retry to come back when a live first request will have answered,
+// not to wait out a lease kept for requests that died.
+func TestSubmitOrderInFlightRetryAfterIsTheFirstRequestsDeadline(t *testing.T) {
+	const deadline = 3 * time.Second
+	var gate *gatedKeys
+	d := startFrontDoor(t, func(c *Config) {
+		gate = &gatedKeys{keyStore: c.Submissions.(keyStore), entered: make(chan struct{}, 1), open: make(chan struct{})}
+		c.Idempotency = &idempotency.Service{Store: gate, Lease: time.Minute}
+		c.SubmitDeadline = deadline
+	})
+	id, body := uniqueOrder(t)
+	key := "retry-after-" + id
+	firstDone := make(chan error, 1)
+	go func() {
+		_, err := d.testServer.call(FunctionSubmitOrder, hostHTTPInvocation(FunctionSubmitOrder, submitCall(key, body)))
+		firstDone <- err
+	}()
+	<-gate.entered
+	a := d.submit(t, key, body)
+	close(gate.open)
+	wantProblem(t, a, http.StatusConflict, "request-in-progress")
+	most := int((deadline + idempotency.SettleTimeout) / time.Second)
+	if s, err := strconv.Atoi(a.Header.Get("Retry-After")); err != nil || s < 1 || s > most {
+		t.Errorf("Retry-After %q, want 1 to %d seconds (SUBMIT_DEADLINE and the settling of the key), not the 60 s lease", a.Header.Get("Retry-After"), most)
+	}
+	if err := <-firstDone; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -22,12 +22,13 @@ const (
 // with a transient error: each change means another request made progress.
 const maxJudgements = 4
 
-// settleTimeout bounds the write that settles a key after its work ended
+// SettleTimeout bounds the write that settles a key after its work ended
 // (completion or release). It runs even when the request's context has
 // ended, often the very reason the work stopped: a key left started makes
 // every retry wait for the lease, where a settled one is replayed or run
-// again at once.
-const settleTimeout = 5 * time.Second
+// again at once. Execute may thus return up to SettleTimeout after its
+// context's deadline.
+const SettleTimeout = 5 * time.Second
 
 // Service runs work at most once per key and payload (executeOnce); see the
 // package documentation for the protocol.
@@ -175,7 +176,7 @@ func (s *Service) run(ctx context.Context, rec Record, etag string, work Work, t
 	wctx, cancel := context.WithTimeout(ctx, s.lease())
 	resp, err := work(wctx)
 	cancel()
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), SettleTimeout)
 	defer cancel()
 	if err == nil {
 		rec.State = Succeeded

@@ -15,6 +15,23 @@ type OrderReader interface {
 	PartitionDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error)
 }
 
+// ViewReader reads what a [View] shows of an order: its documents of the
+// [ViewTypes], each with only the [ViewFields]. Not the whole partition:
+// conflict records keep the body of every resend with other content (any
+// caller of SubmitOrder can add them), and the order document the order's
+// own members, so a reader of whole documents would read megabytes to show
+// a few hashes and dates. cosmos.Store and orderstest.MemStore implement it.
+type ViewReader interface {
+	ViewDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error)
+}
+
+// ViewTypes are the document types [ReadView] interprets.
+var ViewTypes = []string{TypeOrder, TypeOrderStatus, TypeConflict}
+
+// ViewFields are the members of those documents [ReadView] reads.
+var ViewFields = []string{"type", "requestHash", "hashVersion", "messageId", "acceptedAt",
+	"status", "version", "changedAt", "incomingHash", "detectedAt"}
+
 // View is an order as the store has it (docs/http-api.md, GET): nil Order
 // when no order document exists (never accepted, or expired).
 type View struct {

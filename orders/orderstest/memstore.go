@@ -148,6 +148,35 @@ func (s *MemStore) PartitionDocuments(_ context.Context, orderID string) ([]json
 	return out, nil
 }
 
+// ViewDocuments returns the documents of orders.ViewTypes of an order with
+// only their orders.ViewFields, as cosmos.Store's projection does.
+func (s *MemStore) ViewDocuments(_ context.Context, orderID string) ([]json.RawMessage, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []json.RawMessage
+	for _, d := range s.partitions[orderID] {
+		if !slices.Contains(orders.ViewTypes, typeOf(d)) {
+			continue
+		}
+		var all map[string]json.RawMessage
+		if err := json.Unmarshal(d, &all); err != nil {
+			return nil, err
+		}
+		view := make(map[string]json.RawMessage, len(orders.ViewFields))
+		for _, f := range orders.ViewFields {
+			if v, ok := all[f]; ok {
+				view[f] = v
+			}
+		}
+		b, err := json.Marshal(view)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
 // Documents returns every document of a type across partitions.
 func (s *MemStore) Documents(_ context.Context, docType string) ([]json.RawMessage, error) {
 	s.mu.Lock()

@@ -31,6 +31,25 @@ type HTTPRequest struct {
 	RouteHasParams bool
 }
 
+// LogURL is URL with the value of the code query parameter (a function
+// key, in any case of its name) hidden, as the Functions host's log
+// sanitizer hides credentials: the URL to print, where URL is the one the
+// handler gets.
+func (r HTTPRequest) LogURL() string {
+	base, query, ok := strings.Cut(r.URL, "?")
+	if !ok {
+		return r.URL
+	}
+	params := strings.Split(query, "&")
+	for i, p := range params {
+		name, _, _ := strings.Cut(p, "=")
+		if n, err := url.QueryUnescape(name); err == nil && strings.EqualFold(n, "code") {
+			params[i] = name + "=[Hidden Credential]"
+		}
+	}
+	return base + "?" + strings.Join(params, "&")
+}
+
 // anonymousIdentity is the one identity the host serializes for a caller that
 // presented no platform identity (an unauthenticated ClaimsIdentity); the
 // shape is the reference's (docs/host-wire-format.md §6.1) and a handler must

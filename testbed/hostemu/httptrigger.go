@@ -212,7 +212,7 @@ func (f *HTTPFront) invoke(ctx context.Context, fn *Function, req HTTPRequest) H
 	inv.Took = time.Since(inv.Started)
 	inv.Response = &resp
 	if !inv.OK() {
-		h.opts.Log(fmt.Sprintf("%s invocation %s: %s %s failed, answered 500: %s", fn.Name, inv.ID, req.Method, req.URL, inv.Failure))
+		h.opts.Log(fmt.Sprintf("%s invocation %s: %s %s failed, answered 500: %s", fn.Name, inv.ID, req.Method, req.LogURL(), inv.Failure))
 	}
 	if f.opts.Observe != nil {
 		f.opts.Observe(inv)

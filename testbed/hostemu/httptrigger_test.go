@@ -574,3 +574,32 @@ func TestHTTPListen(t *testing.T) {
 		t.Error("still serving after the context ended")
 	}
 }
+
+// A function key in the query is a credential: what the emulator logs of a
+// request (its failure line, and LogURL for make run's lines) hides it, as
+// the Functions host's log sanitizer does.
+func TestHTTPLogsHideTheFunctionKey(t *testing.T) {
+	const key = "k-secret-123"
+	var mu sync.Mutex
+	var logged []string
+	rig := newHTTPRig(t, Options{Log: func(s string) { mu.Lock(); logged = append(logged, s); mu.Unlock() }},
+		HTTPOptions{FunctionKey: key}, nil)
+	w := rig.do("POST", "/api/orders?dryRun=1&CODE="+key, "{}", http.Header{"X-Test-Answer": {"status:500"}})
+	inv := <-rig.invs
+	if w.Code != 500 {
+		t.Fatalf("caller got %d, want the failed invocation's 500", w.Code)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, line := range append(logged, inv.Request.LogURL()) {
+		if strings.Contains(line, key) {
+			t.Errorf("logged the function key: %s", line)
+		}
+	}
+	if got := inv.Request.LogURL(); !strings.Contains(got, "/api/orders?dryRun=1") {
+		t.Errorf("LogURL %q lost the rest of the URL", got)
+	}
+	if !strings.Contains(inv.Request.URL, key) {
+		t.Error("the envelope's Url must keep code, as the host's does")
+	}
+}

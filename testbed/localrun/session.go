@@ -121,12 +121,12 @@ func printHTTPInvocation(w io.Writer, inv *hostemu.Invocation) {
 		status = inv.Response.Status
 	}
 	if !inv.OK() {
-		fmt.Fprintf(w, "[Error] %s %s %s -> %d: %s\n", inv.Function, inv.Request.Method, inv.Request.URL, status, inv.Failure)
+		fmt.Fprintf(w, "[Error] %s %s %s -> %d: %s\n", inv.Function, inv.Request.Method, inv.Request.LogURL(), status, inv.Failure)
 		return
 	}
 	for _, l := range inv.Logs {
 		fmt.Fprintf(w, "[Information] %s\n", l)
 	}
 	fmt.Fprintf(w, "[Information] Executed 'Functions.%s' (Succeeded, Id=%s, Duration=%dms): %s %s -> %d\n",
-		inv.Function, inv.ID, inv.Took.Milliseconds(), inv.Request.Method, inv.Request.URL, status)
+		inv.Function, inv.ID, inv.Took.Milliseconds(), inv.Request.Method, inv.Request.LogURL(), status)
 }
