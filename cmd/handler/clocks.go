@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/internal/funcapp"
 )
 
@@ -67,9 +68,12 @@ func (c *config) checkClocks() error {
 			c.OperationTimeout, c.MessageDeadline, c.BatchDeadline)
 	}
 	// A SubmitOrder still running when its key's lease ends would be taken
-	// over by its own retry, which would run the work beside it.
-	if most := time.Duration(float64(c.KeyLease) * deadlineShare); c.SubmitDeadline > most {
-		return fmt.Errorf("SUBMIT_DEADLINE %s exceeds IDEMPOTENCY_LEASE %s: it may take at most %s (90%%), or a retry takes the running request's key over", c.SubmitDeadline, c.KeyLease, most)
+	// over by its own retry, which would run the work beside it. The
+	// request ends by its deadline, and the write settling its key by
+	// idempotency.SettleTimeout after that.
+	if most, held := time.Duration(float64(c.KeyLease)*deadlineShare), c.SubmitDeadline+idempotency.SettleTimeout; held > most {
+		return fmt.Errorf("SUBMIT_DEADLINE %s plus the %s that settle its key exceed IDEMPOTENCY_LEASE %s: together they may take at most %s (90%%), or a retry takes the running request's key over",
+			c.SubmitDeadline, idempotency.SettleTimeout, c.KeyLease, most)
 	}
 	if c.ProbeInterval > c.BatchDeadline {
 		return fmt.Errorf("COSMOS_PROBE_INTERVAL %s exceeds BATCH_DEADLINE %s", c.ProbeInterval, c.BatchDeadline)

@@ -8,7 +8,10 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
-require github.com/mattn/go-pointer v0.0.1 // indirect
+require (
+	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/mattn/go-pointer v0.0.1 // indirect
+)
 
 // The host.json and function.json reader is shared with the host emulator
 // (internal/funcapp, standard library only); this module is nested in the

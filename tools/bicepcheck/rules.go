@@ -59,7 +59,7 @@ var Rules = []Rule{
 	{RuleIndexing, "the orders and idempotency-keys containers index only the paths a query filters on (orders: /orderId/?, /type/?; idempotency-keys: /orderId/?) and exclude /*", checkIndexing},
 	{RuleHTTPAuth, "every httpTrigger has authLevel function; sites are HTTPS-only with TLS 1.2+; App Service Authentication, when declared, answers 401 without a valid Entra ID token and fails the deployment on Flex Consumption", checkHTTPAuth},
 	{RuleContainers, "every container a setting names (COSMOS_CONTAINER, IDEMPOTENCY_CONTAINER) is declared with the partition key the code relies on, TTL on, and a Cosmos DB data role covering it", checkContainers},
-	{RuleHandlerSettings, "the handler's app settings are read by cmd/handler (envconfig) and documented in docs/contract.md §2, required ones are set, literals parse, and the front door's clocks pass the handler's start checks (IDEMPOTENCY_KEY_TTL >= IDEMPOTENCY_LEASE, SUBMIT_DEADLINE at most 90 % of the lease and of functionTimeout)", checkHandlerSettings},
+	{RuleHandlerSettings, "the handler's app settings are read by cmd/handler (envconfig) and documented in docs/contract.md §2, required ones are set, literals parse, and the front door's clocks pass the handler's start checks (IDEMPOTENCY_KEY_TTL >= IDEMPOTENCY_LEASE, SUBMIT_DEADLINE plus idempotency.SettleTimeout at most 90 % of the lease, the deadline at most 90 % of functionTimeout)", checkHandlerSettings},
 	{RuleLocalStack, "local/compose.yaml parses and runs every emulator on loopback; the Service Bus emulator declares every Bicep queue and topic with the same duplicate detection, delivery count and lock, and every function.json entity", checkLocalStack},
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/internal/funcapp"
 )
 
@@ -282,8 +283,8 @@ func (p *Project) frontDoorClocks(s appSettings) []Finding {
 	if okTTL && ttl > maxCosmosTTL {
 		bad("IDEMPOTENCY_KEY_TTL %s exceeds what Cosmos DB takes as a ttl (%d seconds)", ttl, int64(maxCosmosTTL/time.Second))
 	}
-	if most := share(lease); okLease && okDeadline && deadline > most {
-		bad("SUBMIT_DEADLINE %s exceeds 90 %% of IDEMPOTENCY_LEASE %s (%s): a retry would take over a key whose first attempt is still running", deadline, lease, most)
+	if most := share(lease); okLease && okDeadline && deadline+idempotency.SettleTimeout > most {
+		bad("SUBMIT_DEADLINE %s plus the %s that settle its key exceed 90 %% of IDEMPOTENCY_LEASE %s (%s): a retry would take over a key whose first attempt is still running", deadline, idempotency.SettleTimeout, lease, most)
 	}
 	if timeout, err := funcapp.ParseTimeSpan(p.App.Host.FunctionTimeout); okDeadline && err == nil && deadline > share(timeout) {
 		bad("SUBMIT_DEADLINE %s exceeds 90 %% of host.json functionTimeout %s (%s)", deadline, timeout, share(timeout))

@@ -1,0 +1,16 @@
+// want: SUBMIT_DEADLINE 23s plus the 5s that settle its key exceed 90 % of IDEMPOTENCY_LEASE 30s (27s)
+param name string
+
+resource site 'Microsoft.Web/sites@2024-04-01' existing = {
+  name: name
+}
+
+resource appSettings 'Microsoft.Web/sites/config@2024-04-01' = {
+  parent: site
+  name: 'appsettings'
+  properties: {
+    IDEMPOTENCY_KEY_TTL: '24h'
+    IDEMPOTENCY_LEASE: '30s'
+    SUBMIT_DEADLINE: '23s'
+  }
+}
