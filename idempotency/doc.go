@@ -54,7 +54,10 @@
 // request's fault: its response is stored (state failed) and replayed, the
 // same request being refused again anyway. Any other error releases the key
 // (a delete conditional on the claim's ETag), so the retry runs the work
-// again instead of waiting for the lease. Completing or releasing is tried
+// again instead of waiting for the lease. So does a completion the store
+// refused (throttled, unreachable): its answer was not stored, and the
+// release, conditional on the same ETag, is fenced in the one case where
+// the completion landed and only its answer was lost. Completing or releasing is tried
 // even when the request's context ended meanwhile (within a few seconds of
 // its own), for the same reason.
 //

@@ -197,8 +197,16 @@ func (s *Service) run(ctx context.Context, rec Record, etag string, work Work, t
 		if errors.Is(err, ErrFenced) {
 			return Result{}, fmt.Errorf("complete idempotency key %s: %w", rec.ID, err)
 		}
-		// The record stays Started: after its lease a retry takes it over
-		// and runs the work again, which the work must tolerate.
+		// The answer was not stored: free the key, so a retry runs the work
+		// again at once rather than waiting out the lease (the work must
+		// tolerate a second run either way). When the completion did land
+		// and only its answer was lost, the release is fenced by the ETag
+		// and the stored answer stands for the retry.
+		if rerr := s.Store.Release(sctx, rec.ID, etag); rerr != nil && !errors.Is(rerr, ErrFenced) {
+			// The record stays Started: after its lease a retry takes it
+			// over.
+			return Result{}, fmt.Errorf("%w (and releasing the key failed: %v)", err, rerr)
+		}
 		return Result{}, err
 	}
 	return Result{Outcome: Executed, Response: resp, TookOver: tookOver}, nil

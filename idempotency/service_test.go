@@ -115,6 +115,29 @@ func (s failing) Replace(ctx context.Context, r idempotency.Record, etag string)
 	return s.Store.Replace(ctx, r, etag)
 }
 
+// TestFailedCompletionFreesTheKey: when the answer could not be stored, the
+// key is released, so the client's retry runs the work again at once
+// instead of meeting a started record (409) until the lease ends.
+func TestFailedCompletionFreesTheKey(t *testing.T) {
+	throttled := &orders.StoreError{Op: "complete idempotency key", OrderID: scope.ID(), Status: 429, Transient: true, Err: errors.New("429 Too Many Requests")}
+	mem := idemtest.NewMemStore()
+	now := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	runs := 0
+	work := func(context.Context) (idempotency.Response, error) { runs++; return ok, nil }
+	first := &idempotency.Service{Store: failing{Store: mem, replace: throttled}, Now: func() time.Time { return now }}
+	if _, err := first.Execute(context.Background(), scope, fp, work); !orders.IsTransient(err) {
+		t.Fatalf("first: %v, want the transient completion failure", err)
+	}
+	if _, err := mem.Read(context.Background(), scope.ID()); !errors.Is(err, idempotency.ErrNotFound) {
+		t.Fatalf("the key record after a failed completion: %v, want it released", err)
+	}
+	retry := &idempotency.Service{Store: mem, Now: func() time.Time { return now.Add(time.Second) }}
+	res, err := retry.Execute(context.Background(), scope, fp, work)
+	if err != nil || res.Outcome != idempotency.Executed || runs != 2 {
+		t.Fatalf("retry: %+v, %v after %d runs; want it executed at once", res, err, runs)
+	}
+}
+
 // TestExecuteStoreFailures: what the store could not do is returned as its
 // error, and the work does not run unless the key is claimed.
 func TestExecuteStoreFailures(t *testing.T) {
