@@ -148,12 +148,12 @@ func TestSubmitOrderAnswersBeforeItsDeadline(t *testing.T) {
 	}
 }
 
-// dyingKeys loses the first completion of a key, as a handler killed
-// between claiming the key and completing it would: the record stays
-// started until its lease ends.
+// dyingKeys loses the first completion of a key and the release that
+// follows it, as a handler killed between claiming the key and completing
+// it would: the record stays started until its lease ends.
 type dyingKeys struct {
 	keyStore
-	died atomic.Bool
+	died, buried atomic.Bool
 }
 
 func (k *dyingKeys) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
@@ -161,6 +161,13 @@ func (k *dyingKeys) Replace(ctx context.Context, r idempotency.Record, etag stri
 		return "", &orders.StoreError{Op: "replace idempotency key", OrderID: r.ID, Transient: true, Err: errors.New("connection reset")}
 	}
 	return k.keyStore.Replace(ctx, r, etag)
+}
+
+func (k *dyingKeys) Release(ctx context.Context, id, etag string) error {
+	if k.died.Load() && k.buried.CompareAndSwap(false, true) {
+		return &orders.StoreError{Op: "release idempotency key", OrderID: id, Transient: true, Err: errors.New("connection reset")}
+	}
+	return k.keyStore.Release(ctx, id, etag)
 }
 
 func TestSubmitOrderTakesOverTheKeyOfADeadRequest(t *testing.T) {
