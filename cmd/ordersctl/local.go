@@ -96,7 +96,19 @@ func (l *localQueues) parse(queue string, n int, b []byte) (Parked, error) {
 	return fromDeadLetter(seq, line.MessageID, line.DeliveryCount, line.Reason, line.Description, line.Subject, body), nil
 }
 
+// noLocalQueuesError is a local listing without the emulator's folder: most
+// likely an operator who meant Azure and forgot --namespace, who must not
+// read an empty listing as "nothing is parked".
+type noLocalQueuesError struct{ dir string }
+
+func (e *noLocalQueuesError) Error() string {
+	return fmt.Sprintf("no --namespace (or SERVICEBUS_FULLY_QUALIFIED_NAMESPACE) for Azure, and no local host emulator files in %s (--local)", e.dir)
+}
+
 func (l *localQueues) List(context.Context) ([]Parked, error) {
+	if info, err := os.Stat(l.dir); errors.Is(err, fs.ErrNotExist) || err == nil && !info.IsDir() {
+		return nil, &noLocalQueuesError{dir: l.dir}
+	}
 	var out []Parked
 	for _, queue := range []string{parkingQueue, deadLetterQueue} {
 		lines, err := readLines(l.file(queue))
