@@ -97,8 +97,7 @@ COSMOS_CONTAINER (orders), Entra ID, or COSMOS_KEY for a local emulator.
 Every command takes --help (with examples) and --output table|json; every change takes --dry-run.
 
 Exit codes: 0 done, 1 failed (or some message not settled), 2 usage (also: no namespace and no
-local files), 3 nothing matched,
-4 declined at the confirmation prompt.
+local files), 3 nothing matched, 4 declined at the confirmation prompt.
 `
 
 // help is a command's --help text, flags included.
