@@ -26,7 +26,7 @@ const maxPeek = 1000
 // opTimeout bounds each call to Service Bus (a peek, a complete, an
 // abandon), so a namespace that stops answering fails the command instead
 // of hanging the operator's shell.
-const opTimeout = 30 * time.Second
+var opTimeout = 30 * time.Second
 
 // receiveWait is how long Settle waits for the next message before it takes
 // the queue for empty; tests shorten it.
@@ -136,11 +136,7 @@ func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64
 	r := a.receiver(queue)
 	results := map[int64]error{}
 	var passed []*azservicebus.ReceivedMessage
-	defer func() {
-		for _, m := range passed {
-			abandon(ctx, r, m) // an expired lock gives it back anyway
-		}
-	}()
+	defer func() { giveBack(ctx, r, passed) }()
 	for walked := 0; len(results) < len(chosen) && walked < maxPeek; {
 		wait, cancel := context.WithTimeout(ctx, receiveWait)
 		batch, err := r.ReceiveMessages(wait, 10, nil)
@@ -154,11 +150,16 @@ func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64
 		for _, m := range batch {
 			walked++
 			seq := seqOf(m)
-			if _, seen := results[seq]; !chosen[seq] || seen {
+			switch _, seen := results[seq]; {
+			case !chosen[seq] || seen:
 				passed = append(passed, m)
-				continue
+			case ctx.Err() != nil:
+				// Interrupted: the rest of the batch goes back unsent.
+				results[seq] = fmt.Errorf("interrupted before it was settled: %w", ctx.Err())
+				passed = append(passed, m)
+			default:
+				results[seq] = a.settleOne(ctx, r, queue, m, act)
 			}
-			results[seq] = a.settleOne(ctx, r, queue, m, act)
 		}
 	}
 	return results, nil
@@ -170,7 +171,7 @@ func (a *azureQueues) settleOne(ctx context.Context, r receiver, queue string, m
 		err = act(p)
 	}
 	if err != nil {
-		abandon(ctx, r, m)
+		giveBack(ctx, r, []*azservicebus.ReceivedMessage{m})
 		return err
 	}
 	completeCtx, cancel := context.WithTimeout(ctx, opTimeout)
@@ -183,18 +184,30 @@ func (a *azureQueues) settleOne(ctx context.Context, r receiver, queue string, m
 	return nil
 }
 
-// abandon gives a locked message back, even when ctx has ended (an
-// interrupted run); its error is not the operator's concern, since an
-// expired lock gives the message back too.
-func abandon(ctx context.Context, r receiver, m *azservicebus.ReceivedMessage) {
+// giveBack abandons locked messages, even when ctx has ended (an
+// interrupted run), all within one opTimeout: a namespace that stopped
+// answering must not hold the operator's shell for one deadline per
+// message. What it leaves, and its errors, are not the operator's concern:
+// an expired lock gives a message back too.
+func giveBack(ctx context.Context, r receiver, msgs []*azservicebus.ReceivedMessage) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer cancel()
-	_ = r.AbandonMessage(ctx, m, nil)
+	for _, m := range msgs {
+		if ctx.Err() != nil {
+			return
+		}
+		_ = r.AbandonMessage(ctx, m, nil)
+	}
 }
 
 func (a *azureQueues) Sender() (messageSender, error) { return a.sender() }
 
-func (a *azureQueues) Close(ctx context.Context) { a.close(ctx) }
+// Close closes the client's links within opTimeout, interrupted or not.
+func (a *azureQueues) Close(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
+	defer cancel()
+	a.close(ctx)
+}
 
 func seqOf(m *azservicebus.ReceivedMessage) int64 {
 	if m.SequenceNumber == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -28,6 +29,9 @@ type fakeQueue struct {
 	peekAt              int
 	failComplete        bool
 	peekErr             error
+	// stuckAbandon makes abandons hang until their context ends, as on a
+	// connection that stopped answering.
+	stuckAbandon bool
 }
 
 func newFakeQueue(msgs ...*azservicebus.ReceivedMessage) *fakeQueue {
@@ -69,16 +73,23 @@ func (f *fakeQueue) ReceiveMessages(ctx context.Context, max int, _ *azservicebu
 	return out, nil
 }
 
-func (f *fakeQueue) CompleteMessage(_ context.Context, m *azservicebus.ReceivedMessage, _ *azservicebus.CompleteMessageOptions) error {
+func (f *fakeQueue) CompleteMessage(ctx context.Context, m *azservicebus.ReceivedMessage, _ *azservicebus.CompleteMessageOptions) error {
 	if f.failComplete {
 		return errors.New("lock lost")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	f.completed = append(f.completed, seqOf(m))
 	f.msgs = slices.DeleteFunc(f.msgs, func(x *azservicebus.ReceivedMessage) bool { return x == m })
 	return nil
 }
 
-func (f *fakeQueue) AbandonMessage(_ context.Context, m *azservicebus.ReceivedMessage, _ *azservicebus.AbandonMessageOptions) error {
+func (f *fakeQueue) AbandonMessage(ctx context.Context, m *azservicebus.ReceivedMessage, _ *azservicebus.AbandonMessageOptions) error {
+	if f.stuckAbandon {
+		<-ctx.Done()
+		return ctx.Err()
+	}
 	f.abandons = append(f.abandons, seqOf(m))
 	delete(f.locked, seqOf(m))
 	return nil
@@ -87,13 +98,21 @@ func (f *fakeQueue) AbandonMessage(_ context.Context, m *azservicebus.ReceivedMe
 type fakeSender struct {
 	sent []*azservicebus.Message
 	fail error
+	// afterSend runs once a message is sent: an operator's Ctrl-C, say.
+	afterSend func()
 }
 
-func (f *fakeSender) SendMessage(_ context.Context, m *azservicebus.Message, _ *azservicebus.SendMessageOptions) error {
+func (f *fakeSender) SendMessage(ctx context.Context, m *azservicebus.Message, _ *azservicebus.SendMessageOptions) error {
 	if f.fail != nil {
 		return f.fail
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	f.sent = append(f.sent, m)
+	if f.afterSend != nil {
+		f.afterSend()
+	}
 	return nil
 }
 
@@ -319,5 +338,32 @@ func TestResubmitMessageIDDiffersFromTheOriginalAndFits(t *testing.T) {
 	id := resubmitMessageID(long, body, time.Date(2286, 11, 20, 17, 46, 39, 0, time.UTC)) // 10-digit Unix time
 	if id == orders.MessageID(long, body) || len([]rune(id)) > orders.MaxMessageIDLength {
 		t.Errorf("resubmission MessageId %q (%d characters)", id, len([]rune(id)))
+	}
+}
+
+// Ctrl-C, or a namespace that stopped answering, must end the command within
+// one Service Bus deadline, not one per message it holds: the locks it gives
+// up expire by themselves.
+func TestAzureGivingBackIsBoundedByOneDeadline(t *testing.T) {
+	old := opTimeout
+	opTimeout = 100 * time.Millisecond
+	t.Cleanup(func() { opTimeout = old })
+	var msgs []*azservicebus.ReceivedMessage
+	for i := range 10 {
+		msgs = append(msgs, envelopeMessage(t, map[string]any{"reason": "HashMismatch", "orderId": fmt.Sprintf("ORD-%d", i+1), "body": "{}"}))
+	}
+	q := newFakeQueue(msgs...)
+	q.stuckAbandon = true
+	vars := withAzure(t, q, newFakeQueue(), nil)
+	start := time.Now()
+	code, _, errs := ctlEnv(t, vars, "parked", "complete", "--yes", "10") // walks past nine
+	if took := time.Since(start); code != exitOK || took > 4*opTimeout {
+		t.Errorf("exit %d (%s) after %v; want 0 within a few times %v (nine stuck abandons)", code, errs, took, opTimeout)
+	}
+	var deadline bool
+	a := &azureQueues{close: func(ctx context.Context) { _, deadline = ctx.Deadline() }}
+	a.Close(context.Background())
+	if !deadline {
+		t.Error("Close without a deadline: a hung connection holds the operator's shell")
 	}
 }
