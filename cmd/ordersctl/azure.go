@@ -174,7 +174,9 @@ func (a *azureQueues) settleOne(ctx context.Context, r receiver, queue string, m
 		giveBack(ctx, r, []*azservicebus.ReceivedMessage{m})
 		return err
 	}
-	completeCtx, cancel := context.WithTimeout(ctx, opTimeout)
+	// Once act has sent a resubmission, an interrupt must not stop the
+	// complete: the message would stay parked and be sent a second time.
+	completeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer cancel()
 	if err := r.CompleteMessage(completeCtx, m, nil); err != nil {
 		// After a resubmission: sent but still parked. A second resubmit

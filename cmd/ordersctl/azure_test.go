@@ -367,3 +367,24 @@ func TestAzureGivingBackIsBoundedByOneDeadline(t *testing.T) {
 		t.Error("Close without a deadline: a hung connection holds the operator's shell")
 	}
 }
+
+// A resubmission that was sent is completed even when the operator presses
+// Ctrl-C just after: otherwise it stays parked and is sent twice.
+func TestAzureInterruptAfterSendStillCompletes(t *testing.T) {
+	q := parkingQueueFake(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	snd := &fakeSender{afterSend: cancel}
+	vars := withAzure(t, q, newFakeQueue(), snd)
+	var out, errb strings.Builder
+	c := &cli{getenv: func(k string) string { return vars[k] }, stdout: &out, stderr: &errb}
+	code := run(ctx, []string{"parked", "resubmit", "--output", "json"}, c)
+	// 1 was sent, then Ctrl-C: 1 must be completed, 3 neither sent nor
+	// completed, and the run must say it did not finish.
+	if code != exitError || len(snd.sent) != 1 || !slices.Equal(q.completed, []int64{1}) {
+		t.Fatalf("exit %d, sent %d, completed %v\n%s%s", code, len(snd.sent), q.completed, out.String(), errb.String())
+	}
+	if r := decodeResult(t, out.String()); r.Summary.Done != 1 || r.Summary.Gone != 0 || r.Summary.Failed != 1 {
+		t.Errorf("%+v: want 1 done and 3 failed (interrupted), none gone", r.Summary)
+	}
+}
