@@ -38,6 +38,7 @@ type azureQueues struct {
 	parking, deadLetters receiver
 	sender               func() (messageSender, error)
 	close                func(context.Context)
+	cut                  []string // queues the last List stopped reading at maxPeek
 }
 
 // newAzureQueues opens the queues with Microsoft Entra ID (az login, a
@@ -90,8 +91,9 @@ func parkedFrom(queue string, m *azservicebus.ReceivedMessage) (Parked, error) {
 
 func (a *azureQueues) List(ctx context.Context) ([]Parked, error) {
 	var out []Parked
+	a.cut = nil
 	for _, queue := range []string{parkingQueue, deadLetterQueue} {
-		err := peekAll(ctx, a.receiver(queue), func(m *azservicebus.ReceivedMessage) error {
+		more, err := peekAll(ctx, a.receiver(queue), func(m *azservicebus.ReceivedMessage) error {
 			p, err := parkedFrom(queue, m)
 			out = append(out, p)
 			return err
@@ -99,29 +101,39 @@ func (a *azureQueues) List(ctx context.Context) ([]Parked, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s queue: %w", queue, err)
 		}
+		if more {
+			a.cut = append(a.cut, queue)
+		}
 	}
 	return out, nil
 }
 
-func peekAll(ctx context.Context, r receiver, f func(*azservicebus.ReceivedMessage) error) error {
-	for n := 0; n < maxPeek; {
+func (a *azureQueues) Cut() []string { return a.cut }
+
+// peekAll hands f the first maxPeek messages of r's queue and says whether
+// the queue holds more: it peeks one beyond the limit to know.
+func peekAll(ctx context.Context, r receiver, f func(*azservicebus.ReceivedMessage) error) (more bool, err error) {
+	for n := 0; n <= maxPeek; {
 		peekCtx, cancel := context.WithTimeout(ctx, opTimeout)
-		batch, err := r.PeekMessages(peekCtx, min(100, maxPeek-n), nil)
+		batch, err := r.PeekMessages(peekCtx, min(100, maxPeek+1-n), nil)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("peek: %w", err)
+			return false, fmt.Errorf("peek: %w", err)
 		}
 		if len(batch) == 0 {
-			return nil
+			return false, nil
 		}
 		for _, m := range batch {
+			if n == maxPeek {
+				return true, nil
+			}
+			n++
 			if err := f(m); err != nil {
-				return err
+				return false, err
 			}
 		}
-		n += len(batch)
 	}
-	return nil
+	return false, nil
 }
 
 // Settle receives in peek-lock from the head of the queue until every

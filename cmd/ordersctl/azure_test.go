@@ -125,6 +125,7 @@ func withAzure(t *testing.T, parking, dl *fakeQueue, snd *fakeSender) map[string
 		if ns != testNamespace || queue != "orders-deadletter" {
 			t.Errorf("opened %s/%s", ns, queue)
 		}
+		parking.peekAt, dl.peekAt = 0, 0 // each command peeks with receivers of its own
 		return &azureQueues{parking: parking, deadLetters: dl,
 			sender: func() (messageSender, error) { return snd, nil }, close: func(context.Context) {}}, nil
 	}
@@ -386,5 +387,30 @@ func TestAzureInterruptAfterSendStillCompletes(t *testing.T) {
 	}
 	if r := decodeResult(t, out.String()); r.Summary.Done != 1 || r.Summary.Gone != 0 || r.Summary.Failed != 1 {
 		t.Errorf("%+v: want 1 done and 3 failed (interrupted), none gone", r.Summary)
+	}
+}
+
+// A listing stops at maxPeek messages a queue; it must say so, or an
+// operator takes the first thousand for all there is.
+func TestAzureListSaysWhenItStopsAtTheLimit(t *testing.T) {
+	var msgs []*azservicebus.ReceivedMessage
+	for i := range maxPeek + 1 {
+		msgs = append(msgs, envelopeMessage(t, map[string]any{"reason": "RetryBudgetExhausted", "orderId": fmt.Sprintf("ORD-%d", i+1), "body": "{}"}))
+	}
+	vars := withAzure(t, newFakeQueue(msgs...), newFakeQueue(), &fakeSender{})
+	code, out, errs := ctlEnv(t, vars, "parked", "list", "--output", "json")
+	var got []Parked
+	if code != exitOK || json.Unmarshal([]byte(out), &got) != nil || len(got) != maxPeek {
+		t.Fatalf("exit %d, %d listed (%s)", code, len(got), errs)
+	}
+	if !strings.Contains(errs, "warning: the parking queue holds more than 1000 messages") {
+		t.Errorf("stderr %q: want a warning that the listing is cut", errs)
+	}
+	if _, _, errs := ctlEnv(t, vars, "parked", "resubmit", "--dry-run"); !strings.Contains(errs, "warning: the parking queue holds more than 1000") {
+		t.Errorf("resubmit: stderr %q: want the same warning", errs)
+	}
+	vars = withAzure(t, newFakeQueue(msgs[:maxPeek]...), newFakeQueue(), &fakeSender{})
+	if _, _, errs := ctlEnv(t, vars, "parked", "list"); strings.Contains(errs, "warning") {
+		t.Errorf("exactly %d: stderr %q, want no warning", maxPeek, errs)
 	}
 }

@@ -29,6 +29,9 @@ type queues interface {
 	// per chosen message found: nil when completed, else why not. Messages
 	// not chosen are left as they are.
 	Settle(ctx context.Context, queue string, chosen map[int64]bool, act func(Parked) error) (map[int64]error, error)
+	// Cut names the queues the last List stopped reading at its limit
+	// (maxPeek in Azure), which hold more than it returned.
+	Cut() []string
 	// Sender is the orders queue.
 	Sender() (messageSender, error)
 	Close(ctx context.Context)
@@ -186,6 +189,9 @@ func stamp(line *[]byte, seq int64) error {
 func (l *localQueues) Sender() (messageSender, error) { return streamFile(l.stream), nil }
 
 func (l *localQueues) Close(context.Context) {}
+
+// Cut is nil: the local files are read whole.
+func (l *localQueues) Cut() []string { return nil }
 
 // readLines returns a file's lines; a file that does not exist is an empty
 // queue.

@@ -162,7 +162,8 @@ var parkedListCmd = &command{
 	synopsis: "[--namespace NS | --local DIR] [--reason R]... [--order ID] [--older-than D] [--output table|json]",
 	about: `Lists the parking queue, then orders' dead-letter sub-queue: sequence number, orderId,
 messageId, reason, deliveries, parked at and a one-line description. In Azure the queues are
-peeked (nothing is locked or changed; up to 1000 messages each).`,
+peeked (nothing is locked or changed; up to 1000 messages each, with a warning on stderr when
+a queue holds more).`,
 	examples: []string{
 		"ordersctl parked list",
 		"ordersctl parked list --namespace \"$NS\" --reason RetryBudgetExhausted --older-than 1h",
@@ -188,7 +189,7 @@ func parkedList(ctx context.Context, c *cli, cmd *command, args []string) error 
 	if fs.NArg() > 0 {
 		return usagef(cmd, "unexpected argument %q", fs.Arg(0))
 	}
-	all, err := list(ctx, &qf)
+	all, err := list(ctx, c, &qf)
 	if err != nil {
 		return err
 	}
@@ -196,13 +197,26 @@ func parkedList(ctx context.Context, c *cli, cmd *command, args []string) error 
 }
 
 // list reads every parked and dead-lettered message the flags name.
-func list(ctx context.Context, qf *queueFlags) ([]Parked, error) {
+func list(ctx context.Context, c *cli, qf *queueFlags) ([]Parked, error) {
 	q, err := qf.open()
 	if err != nil {
 		return nil, err
 	}
 	defer q.Close(context.WithoutCancel(ctx))
-	return q.List(ctx)
+	return listWarning(ctx, c, q)
+}
+
+// listWarning lists q, warning on stderr of any queue that holds more than
+// a listing reads: those beyond are neither shown nor chosen.
+func listWarning(ctx context.Context, c *cli, q queues) ([]Parked, error) {
+	all, err := q.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, queue := range q.Cut() {
+		fmt.Fprintf(c.stderr, "warning: the %s queue holds more than %d messages; only the first %d (the oldest) are listed or chosen\n", queue, maxPeek, maxPeek)
+	}
+	return all, nil
 }
 
 var parkedShowCmd = &command{
@@ -230,7 +244,7 @@ func parkedShow(ctx context.Context, c *cli, cmd *command, args []string) error 
 	if fs.NArg() != 1 {
 		return usagef(cmd, "give one orderId, messageId or sequence number")
 	}
-	all, err := list(ctx, &qf)
+	all, err := list(ctx, c, &qf)
 	if err != nil {
 		return err
 	}

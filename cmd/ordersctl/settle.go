@@ -81,7 +81,7 @@ func outcomeOf(p Parked, action string) outcome {
 // and done name the action ("complete", "completed"), confirm says whether
 // the operator must say yes first.
 func (ch *change) apply(ctx context.Context, c *cli, q queues, plan func(Parked) step, verb, done string, confirm bool) error {
-	all, err := q.List(ctx)
+	all, err := listWarning(ctx, c, q)
 	if err != nil {
 		return err
 	}
