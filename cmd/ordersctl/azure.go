@@ -73,30 +73,24 @@ func (a *azureQueues) receiver(queue string) receiver {
 }
 
 // parkedFrom describes a message received from queue.
-func parkedFrom(queue string, m *azservicebus.ReceivedMessage) (Parked, error) {
+func parkedFrom(queue string, m *azservicebus.ReceivedMessage) Parked {
 	if queue == parkingQueue {
-		p, err := fromEnvelope(seqOf(m), m.Body)
-		if err != nil {
-			return p, fmt.Errorf("parking queue message %d: %w", seqOf(m), err)
-		}
-		return p, nil
+		return fromEnvelope(seqOf(m), m.MessageID, m.Body)
 	}
 	p := fromDeadLetter(seqOf(m), m.MessageID, int(m.DeliveryCount), deref(m.DeadLetterReason),
 		deref(m.DeadLetterErrorDescription), deref(m.Subject), m.Body)
 	if m.EnqueuedTime != nil {
 		p.ParkedAt = m.EnqueuedTime.UTC().Format(time.RFC3339)
 	}
-	return p, nil
+	return p
 }
 
 func (a *azureQueues) List(ctx context.Context) ([]Parked, error) {
 	var out []Parked
 	a.cut = nil
 	for _, queue := range []string{parkingQueue, deadLetterQueue} {
-		more, err := peekAll(ctx, a.receiver(queue), func(m *azservicebus.ReceivedMessage) error {
-			p, err := parkedFrom(queue, m)
-			out = append(out, p)
-			return err
+		more, err := peekAll(ctx, a.receiver(queue), func(m *azservicebus.ReceivedMessage) {
+			out = append(out, parkedFrom(queue, m))
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s queue: %w", queue, err)
@@ -112,7 +106,7 @@ func (a *azureQueues) Cut() []string { return a.cut }
 
 // peekAll hands f the first maxPeek messages of r's queue and says whether
 // the queue holds more: it peeks one beyond the limit to know.
-func peekAll(ctx context.Context, r receiver, f func(*azservicebus.ReceivedMessage) error) (more bool, err error) {
+func peekAll(ctx context.Context, r receiver, f func(*azservicebus.ReceivedMessage)) (more bool, err error) {
 	for n := 0; n <= maxPeek; {
 		peekCtx, cancel := context.WithTimeout(ctx, opTimeout)
 		batch, err := r.PeekMessages(peekCtx, min(100, maxPeek+1-n), nil)
@@ -128,9 +122,7 @@ func peekAll(ctx context.Context, r receiver, f func(*azservicebus.ReceivedMessa
 				return true, nil
 			}
 			n++
-			if err := f(m); err != nil {
-				return false, err
-			}
+			f(m)
 		}
 	}
 	return false, nil
@@ -178,11 +170,7 @@ func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64
 }
 
 func (a *azureQueues) settleOne(ctx context.Context, r receiver, queue string, m *azservicebus.ReceivedMessage, act func(Parked) error) error {
-	p, err := parkedFrom(queue, m)
-	if err == nil {
-		err = act(p)
-	}
-	if err != nil {
+	if err := act(parkedFrom(queue, m)); err != nil {
 		giveBack(ctx, r, []*azservicebus.ReceivedMessage{m})
 		return err
 	}

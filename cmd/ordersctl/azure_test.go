@@ -414,3 +414,34 @@ func TestAzureListSaysWhenItStopsAtTheLimit(t *testing.T) {
 		t.Errorf("exactly %d: stderr %q, want no warning", maxPeek, errs)
 	}
 }
+
+// One message in the parking queue that is not an envelope (sent by hand, a
+// future envelope's shape) must not stop the operator from listing,
+// resubmitting or completing all the others, nor from removing it.
+func TestAzureAMessageThatIsNotAnEnvelope(t *testing.T) {
+	queue := func() *fakeQueue {
+		return newFakeQueue(&azservicebus.ReceivedMessage{MessageID: "by-hand", Body: []byte("hello")},
+			envelopeMessage(t, map[string]any{"reason": "RetryBudgetExhausted", "orderId": "ORD-1", "body": `{"orderId":"ORD-1"}`}))
+	}
+	q, snd := queue(), &fakeSender{}
+	vars := withAzure(t, q, newFakeQueue(), snd)
+	code, out, errs := ctlEnv(t, vars, "parked", "list", "--output", "json")
+	var got []Parked
+	if code != exitOK || json.Unmarshal([]byte(out), &got) != nil || len(got) != 2 {
+		t.Fatalf("list: exit %d (%s)\n%s", code, errs, out)
+	}
+	if got[0].Reason != notAnEnvelope || got[0].MessageID != "by-hand" || got[0].Body != "hello" || !strings.Contains(got[0].Description, "not a parking envelope") {
+		t.Errorf("listed as %+v", got[0])
+	}
+	if code, _, errs := ctlEnv(t, vars, "parked", "resubmit"); code != exitOK || len(snd.sent) != 1 || !slices.Equal(q.completed, []int64{2}) {
+		t.Errorf("resubmit: exit %d (%s), sent %d, completed %v", code, errs, len(snd.sent), q.completed)
+	}
+	q, snd = queue(), &fakeSender{}
+	vars = withAzure(t, q, newFakeQueue(), snd)
+	if code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "1"); code != exitError || len(snd.sent) != 0 || !strings.Contains(out, "skipped") {
+		t.Errorf("resubmit named: exit %d, sent %d; want it skipped\n%s", code, len(snd.sent), out)
+	}
+	if code, _, errs := ctlEnv(t, vars, "parked", "complete", "--yes", "1"); code != exitOK || !slices.Equal(q.completed, []int64{1}) {
+		t.Errorf("complete: exit %d (%s), completed %v", code, errs, q.completed)
+	}
+}

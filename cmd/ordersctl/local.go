@@ -87,7 +87,7 @@ func (l *localQueues) parse(queue string, n int, b []byte) (Parked, error) {
 		seq = int64(n)
 	}
 	if queue == parkingQueue {
-		return fromEnvelope(seq, []byte(line.Body))
+		return fromEnvelope(seq, "", []byte(line.Body)), nil
 	}
 	body := []byte(line.Body)
 	if line.BodyBase64 != "" {

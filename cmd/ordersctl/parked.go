@@ -48,14 +48,30 @@ type bodyRef struct {
 	PartitionKey string `json:"partitionKey"`
 }
 
+// notAnEnvelope is the reason ordersctl gives a parking-queue message that
+// is not a parking envelope (docs/contract.md §6): listed and shown with its
+// body so it can be dealt with and completed, never resubmitted.
+const notAnEnvelope = "NotAnEnvelope"
+
 // fromEnvelope reads a parking envelope (contract §6).
-func fromEnvelope(seq int64, b []byte) (Parked, error) {
-	p := Parked{Queue: parkingQueue, SequenceNumber: seq}
+// A message that is not one is described as notAnEnvelope, messageID being
+// its own MessageId, so one stray message never stops the work on the others.
+func fromEnvelope(seq int64, messageID string, b []byte) Parked {
+	var p Parked
 	if err := json.Unmarshal(b, &p); err != nil {
-		return p, fmt.Errorf("parking envelope: %w", err)
+		p = Parked{MessageID: messageID, Reason: notAnEnvelope, Description: "not a parking envelope (docs/contract.md §6): " + err.Error()}
+		p.setBody(b)
 	}
 	p.Queue, p.SequenceNumber = parkingQueue, seq // not the envelope's to say
-	return p, nil
+	return p
+}
+
+// setBody keeps b as text, or in base64 when it is not UTF-8.
+func (p *Parked) setBody(b []byte) {
+	p.Body, p.BodyEncoding = string(b), ""
+	if !utf8.Valid(b) {
+		p.Body, p.BodyEncoding = base64.StdEncoding.EncodeToString(b), "base64"
+	}
 }
 
 // fromDeadLetter describes a message the broker dead-lettered: its body is
@@ -66,10 +82,8 @@ func fromDeadLetter(seq int64, messageID string, deliveries int, reason, descrip
 	}
 	_ = json.Unmarshal(body, &head) // a body that is not an order has no orderId
 	p := Parked{Queue: deadLetterQueue, SequenceNumber: seq, OrderID: head.OrderID, MessageID: messageID, Reason: reason,
-		DeliveryCount: deliveries, Description: description, Subject: subject, Body: string(body)}
-	if !utf8.Valid(body) {
-		p.Body, p.BodyEncoding = base64.StdEncoding.EncodeToString(body), "base64"
-	}
+		DeliveryCount: deliveries, Description: description, Subject: subject}
+	p.setBody(body)
 	return p
 }
 

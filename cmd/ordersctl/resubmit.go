@@ -117,6 +117,9 @@ func resubmission(ctx context.Context, p Parked, bodies *parkedBodies, now time.
 	if p.Truncated {
 		return nil, errors.New("the envelope holds only the start of the body")
 	}
+	if p.Reason == notAnEnvelope {
+		return nil, errors.New("not a parking envelope, so not known to be an order: deal with it, then complete it")
+	}
 	if p.Reason == string(orders.Unpublishable) {
 		// Its body is an outbox event document, not an order: orders would
 		// park it again. The fix is to the document (docs/runbook.md).
