@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -328,6 +329,30 @@ func TestResubmissionReadsABodyKeptInCosmos(t *testing.T) {
 	_, err = resubmission(context.Background(), p, &parkedBodies{getenv: func(string) string { return "" }}, time.Now())
 	if err == nil || !strings.Contains(err.Error(), "COSMOS_ENDPOINT") {
 		t.Errorf("no Cosmos configured: %v", err)
+	}
+}
+
+// The body an envelope carries is checked against its bodySha256 too (base64
+// or text): a resubmission sends the bytes the producer sent or nothing.
+func TestResubmissionChecksAnInlineBody(t *testing.T) {
+	body := []byte("{\"orderId\":\"ORD-7\",\"note\":\"caf\xe9\"}") // not UTF-8
+	for _, tc := range []struct {
+		name   string
+		p      Parked
+		wantOK bool
+	}{
+		{"base64, digest matches", Parked{Body: base64.StdEncoding.EncodeToString(body), BodyEncoding: "base64", BodySHA256: orders.BodySHA256(body)}, true},
+		{"text, digest matches", Parked{Body: `{"orderId":"ORD-7"}`, BodySHA256: orders.BodySHA256([]byte(`{"orderId":"ORD-7"}`))}, true},
+		{"no digest (an older envelope)", Parked{Body: `{"orderId":"ORD-7"}`}, true},
+		{"text, digest of other bytes", Parked{Body: `{"orderId":"ORD-7"}`, BodySHA256: orders.BodySHA256(body)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.p.OrderID, tc.p.Reason = "ORD-7", "RetryBudgetExhausted"
+			_, err := resubmission(context.Background(), tc.p, nil, time.Now())
+			if (err == nil) != tc.wantOK || err != nil && !strings.Contains(err.Error(), "bodySha256") {
+				t.Errorf("err %v, want ok %v", err, tc.wantOK)
+			}
+		})
 	}
 }
 

@@ -138,6 +138,14 @@ func resubmission(ctx context.Context, p Parked, bodies *parkedBodies, now time.
 			return nil, fmt.Errorf("body is not base64: %w", err)
 		}
 	}
+	// A body kept in Cosmos DB was checked as it was joined; one the
+	// envelope carries is checked here, so what goes back to orders is the
+	// producer's bytes (its MessageId and fingerprint with them) or nothing.
+	if p.BodyRef == nil && p.BodySHA256 != "" {
+		if got := orders.BodySHA256(body); got != p.BodySHA256 {
+			return nil, fmt.Errorf("the envelope's body hashes to %s, not to its bodySha256 %s", got, p.BodySHA256)
+		}
+	}
 	id := p.OrderID
 	if id == "" {
 		id = p.MessageID
