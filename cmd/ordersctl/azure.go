@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
@@ -35,10 +36,11 @@ var receiveWait = 5 * time.Second
 // azureQueues are the parking queue and orders' dead-letter sub-queue in
 // Azure Service Bus.
 type azureQueues struct {
-	parking, deadLetters receiver
-	sender               func() (messageSender, error)
-	close                func(context.Context)
-	cut                  []string // queues the last List stopped reading at maxPeek
+	namespace, parkingName string // for the errors
+	parking, deadLetters   receiver
+	sender                 func() (messageSender, error)
+	close                  func(context.Context)
+	cut                    []string // queues the last List stopped reading at maxPeek
 }
 
 // newAzureQueues opens the queues with Microsoft Entra ID (az login, a
@@ -60,7 +62,7 @@ func newAzureQueues(namespace, parking string) (*azureQueues, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &azureQueues{parking: pr, deadLetters: dr,
+	return &azureQueues{namespace: namespace, parkingName: parking, parking: pr, deadLetters: dr,
 		sender: func() (messageSender, error) { return client.NewSender("orders", nil) },
 		close:  func(ctx context.Context) { _ = client.Close(ctx) }}, nil
 }
@@ -93,7 +95,7 @@ func (a *azureQueues) List(ctx context.Context) ([]Parked, error) {
 			out = append(out, parkedFrom(queue, m))
 		})
 		if err != nil {
-			return nil, fmt.Errorf("%s queue: %w", queue, err)
+			return nil, a.explain(fmt.Errorf("%s queue: %w", queue, err))
 		}
 		if more {
 			a.cut = append(a.cut, queue)
@@ -146,7 +148,7 @@ func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64
 		batch, err := r.ReceiveMessages(wait, 10, nil)
 		cancel()
 		if err != nil && !(errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil) {
-			return results, fmt.Errorf("receive from the %s queue: %w", queue, err)
+			return results, a.explain(fmt.Errorf("receive from the %s queue: %w", queue, err))
 		}
 		if len(batch) == 0 {
 			break
@@ -172,7 +174,7 @@ func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64
 func (a *azureQueues) settleOne(ctx context.Context, r receiver, queue string, m *azservicebus.ReceivedMessage, act func(Parked) error) error {
 	if err := act(parkedFrom(queue, m)); err != nil {
 		giveBack(ctx, r, []*azservicebus.ReceivedMessage{m})
-		return err
+		return a.explain(err)
 	}
 	// Once act has sent a resubmission, an interrupt must not stop the
 	// complete: the message would stay parked and be sent a second time.
@@ -181,9 +183,29 @@ func (a *azureQueues) settleOne(ctx context.Context, r receiver, queue string, m
 	if err := r.CompleteMessage(completeCtx, m, nil); err != nil {
 		// After a resubmission: sent but still parked. A second resubmit
 		// gives the consumer a duplicate, which it absorbs.
-		return fmt.Errorf("done, but completing it failed (it is still in the queue): %w", err)
+		return a.explain(fmt.Errorf("done, but completing it failed (it is still in the queue): %w", err))
 	}
 	return nil
+}
+
+// explain adds to err what the operator can do about it, when Service Bus
+// or Microsoft Entra ID said why it failed.
+func (a *azureQueues) explain(err error) error {
+	var (
+		sbErr   *azservicebus.Error
+		authErr *azidentity.AuthenticationFailedError
+	)
+	switch {
+	case errors.As(err, &sbErr) && sbErr.Code == azservicebus.CodeUnauthorizedAccess:
+		return fmt.Errorf("%w; %s refused the signed-in identity: it needs the role Azure Service Bus Data Receiver on the queues and Data Sender on orders, the deployer roles of bicep/modules/rbac.bicep", err, a.namespace)
+	case errors.As(err, &sbErr) && sbErr.Code == azservicebus.CodeNotFound:
+		return fmt.Errorf("%w; a queue does not exist in %s: check --namespace, and --parking-queue (%s)", err, a.namespace, a.parkingName)
+	// A chain with no credential available has no exported error type; its
+	// message names the chain.
+	case errors.As(err, &authErr) || strings.Contains(err.Error(), "DefaultAzureCredential"):
+		return fmt.Errorf("%w; no Microsoft Entra ID token for %s: run az login (or give the machine a managed identity)", err, a.namespace)
+	}
+	return err
 }
 
 // giveBack abandons locked messages, even when ctx has ended (an

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 
 	"github.com/ordersink/orders-consumer/orders"
@@ -127,7 +128,7 @@ func withAzure(t *testing.T, parking, dl *fakeQueue, snd *fakeSender) map[string
 			t.Errorf("opened %s/%s", ns, queue)
 		}
 		parking.peekAt, dl.peekAt = 0, 0 // each command peeks with receivers of its own
-		return &azureQueues{parking: parking, deadLetters: dl,
+		return &azureQueues{namespace: ns, parkingName: queue, parking: parking, deadLetters: dl,
 			sender: func() (messageSender, error) { return snd, nil }, close: func(context.Context) {}}, nil
 	}
 	t.Cleanup(func() { openAzure = old })
@@ -469,4 +470,32 @@ func TestAzureAMessageThatIsNotAnEnvelope(t *testing.T) {
 	if code, _, errs := ctlEnv(t, vars, "parked", "complete", "--yes", "1"); code != exitOK || !slices.Equal(q.completed, []int64{1}) {
 		t.Errorf("complete: exit %d (%s), completed %v", code, errs, q.completed)
 	}
+}
+
+// At 3 am an error must say what to do: sign in, get a role, fix a name.
+func TestAzureErrorsSayWhatToDo(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"no credential", fmt.Errorf("peek: %w", azidentity.NewCredentialUnavailableError("DefaultAzureCredential: failed to acquire a token")), "az login"},
+		{"401/403 from Entra ID", &azservicebus.Error{Code: azservicebus.CodeUnauthorizedAccess}, "Azure Service Bus Data Receiver"},
+		{"no such queue", &azservicebus.Error{Code: azservicebus.CodeNotFound}, "--parking-queue"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			failing := newFakeQueue()
+			failing.peekErr = tc.err
+			vars := withAzure(t, failing, newFakeQueue(), nil)
+			if code, _, errs := ctlEnv(t, vars, "parked", "list"); code != exitError || !strings.Contains(errs, tc.want) || !strings.Contains(errs, testNamespace) {
+				t.Errorf("exit %d, stderr %q; want %q and the namespace", code, errs, tc.want)
+			}
+		})
+	}
+	t.Run("a namespace that is not a host name", func(t *testing.T) {
+		code, _, errs := ctl(t, "parked", "list", "--namespace", "sb-orders-prod")
+		if code != exitUsage || !strings.Contains(errs, "servicebus.windows.net") {
+			t.Errorf("exit %d, stderr %q", code, errs)
+		}
+	})
 }

@@ -103,6 +103,10 @@ func (f *queueFlags) check(cmd *command) error {
 	if f.output != "table" && f.output != "json" {
 		return usagef(cmd, "--output %q: want table or json", f.output)
 	}
+	if f.namespace != "" && !strings.Contains(f.namespace, ".") {
+		// The SDK would retry a name that resolves nowhere until the deadline.
+		return usagef(cmd, "--namespace %q: want the fully qualified name, %s.servicebus.windows.net", f.namespace, f.namespace)
+	}
 	return nil
 }
 
