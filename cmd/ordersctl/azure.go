@@ -181,9 +181,7 @@ func (a *azureQueues) settleOne(ctx context.Context, r receiver, queue string, m
 	completeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer cancel()
 	if err := r.CompleteMessage(completeCtx, m, nil); err != nil {
-		// After a resubmission: sent but still parked. A second resubmit
-		// gives the consumer a duplicate, which it absorbs.
-		return a.explain(fmt.Errorf("done, but completing it failed (it is still in the queue): %w", err))
+		return a.explain(notCompleted(err))
 	}
 	return nil
 }

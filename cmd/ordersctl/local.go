@@ -37,6 +37,13 @@ type queues interface {
 	Close(ctx context.Context)
 }
 
+// notCompleted is a message acted on (a resubmission sent) whose complete
+// failed: it is still in the queue, and acting on it again gives the
+// consumer a duplicate, which it absorbs.
+func notCompleted(err error) error {
+	return fmt.Errorf("done, but completing it failed (it is still in the queue): %w", err)
+}
+
 // messageSender is what sending needs of the orders queue;
 // *azservicebus.Sender has it, and so does a local stream file.
 type messageSender interface {
@@ -161,14 +168,31 @@ func (l *localQueues) Settle(ctx context.Context, queue string, chosen map[int64
 	if len(results) == 0 {
 		return results, nil
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, kept.Bytes(), 0o644); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return nil, fmt.Errorf("complete in %s: %w", path, err)
+	if err := replace(path, kept.Bytes()); err != nil {
+		// Nothing was completed: what act did (a resubmission sent) stands,
+		// and the message is still parked, as when Service Bus refuses a
+		// complete.
+		for seq, r := range results {
+			if r == nil {
+				results[seq] = notCompleted(err)
+			}
+		}
+		return results, err
 	}
 	return results, nil
+}
+
+// replace writes b to path through a rename, so a crash leaves the old
+// file or the new one.
+func replace(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("complete in %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("complete in %s: %w", path, err)
+	}
+	return nil
 }
 
 // stamp writes seq into a line that has no sequenceNumber.
