@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,6 +25,10 @@ type receiver interface {
 // many a settle walks past.
 const maxPeek = 1000
 
+// parkingMaxDeliveries is the parking queue's maxDeliveryCount
+// (bicep/modules/servicebus.bicep).
+const parkingMaxDeliveries = 10
+
 // opTimeout bounds each call to Service Bus (a peek, a complete, an
 // abandon), so a namespace that stops answering fails the command instead
 // of hanging the operator's shell.
@@ -41,6 +46,15 @@ type azureQueues struct {
 	sender                 func() (messageSender, error)
 	close                  func(context.Context)
 	cut                    []string // queues the last List stopped reading at maxPeek
+	// peeked is what the last List saw of each queue, in order.
+	peeked map[string][]peekedMessage
+}
+
+// peekedMessage is where a message stood in a listing and the delivery count
+// the peek reported.
+type peekedMessage struct {
+	seq        int64
+	deliveries uint32
 }
 
 // newAzureQueues opens the queues with Microsoft Entra ID (az login, a
@@ -89,10 +103,11 @@ func parkedFrom(queue string, m *azservicebus.ReceivedMessage) Parked {
 
 func (a *azureQueues) List(ctx context.Context) ([]Parked, error) {
 	var out []Parked
-	a.cut = nil
+	a.cut, a.peeked = nil, map[string][]peekedMessage{}
 	for _, queue := range []string{parkingQueue, deadLetterQueue} {
 		more, err := peekAll(ctx, a.receiver(queue), func(m *azservicebus.ReceivedMessage) {
 			out = append(out, parkedFrom(queue, m))
+			a.peeked[queue] = append(a.peeked[queue], peekedMessage{seq: seqOf(m), deliveries: m.DeliveryCount})
 		})
 		if err != nil {
 			return nil, a.explain(fmt.Errorf("%s queue: %w", queue, err))
@@ -131,21 +146,31 @@ func peekAll(ctx context.Context, r receiver, f func(*azservicebus.ReceivedMessa
 }
 
 // Settle receives in peek-lock from the head of the queue until every
-// chosen message was met, the queue yields none within receiveWait, or
-// maxPeek messages were walked past. The others it meets stay locked until
-// the end, then are abandoned: abandoning each at once would hand it
-// straight back. Each receive counts a delivery on the parking queue
-// (maxDeliveryCount 10), the cost of reaching a message that is not at the
-// head; peek-lock, act, complete means a crash leaves the message in the
+// chosen message was met, the queue yields none within receiveWait, or it
+// walked as far as the last chosen message stood in the listing. The others
+// it meets stay locked until the end, then are abandoned: abandoning each at
+// once would hand it straight back. Each receive counts a delivery, the cost
+// of reaching a message that is not at the head, so on the parking queue
+// Settle refuses a walk that would pass a message on its last delivery
+// (see walk). Peek-lock, act, complete: a crash leaves the message in the
 // queue, never lost.
 func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64]bool, act func(Parked) error) (map[int64]error, error) {
 	r := a.receiver(queue)
 	results := map[int64]error{}
+	ahead, err := a.walk(queue, chosen)
+	if err != nil {
+		for seq := range chosen {
+			results[seq] = err
+		}
+		return results, err
+	}
 	var passed []*azservicebus.ReceivedMessage
 	defer func() { giveBack(ctx, r, passed) }()
-	for walked := 0; len(results) < len(chosen) && walked < maxPeek; {
+	for walked := 0; len(results) < len(chosen) && walked < ahead; {
 		wait, cancel := context.WithTimeout(ctx, receiveWait)
-		batch, err := r.ReceiveMessages(wait, 10, nil)
+		// Never more than the walk has left: a message received beyond the
+		// last chosen one would count a delivery for nothing.
+		batch, err := r.ReceiveMessages(wait, min(10, ahead-walked), nil)
 		cancel()
 		if err != nil && !(errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil) {
 			return results, a.explain(fmt.Errorf("receive from the %s queue: %w", queue, err))
@@ -164,16 +189,53 @@ func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64
 				results[seq] = fmt.Errorf("interrupted before it was settled: %w", ctx.Err())
 				passed = append(passed, m)
 			default:
-				results[seq] = a.settleOne(ctx, r, queue, m, act)
+				// One not completed stays locked with the passed ones: given
+				// back now, it would be received again and lengthen the walk.
+				if results[seq] = a.settleOne(ctx, r, queue, m, act); results[seq] != nil {
+					passed = append(passed, m)
+				}
 			}
 		}
 	}
 	return results, nil
 }
 
+// walk is how many messages Settle may receive to meet the chosen ones: as
+// many as the last List showed up to the last chosen (maxPeek without a
+// listing). On the parking queue it is an error when one of those it would
+// pass is on its last delivery by the peek's count (one short, a margin for
+// what a peek reports): abandoned, the broker would move it to the parking
+// queue's own dead-letter queue, which neither the parked list nor the alert
+// sees.
+func (a *azureQueues) walk(queue string, chosen map[int64]bool) (int, error) {
+	listed := a.peeked[queue]
+	if len(listed) == 0 {
+		return maxPeek, nil
+	}
+	var last int64
+	for seq := range chosen {
+		last = max(last, seq)
+	}
+	ahead := 0
+	var risky []string
+	for _, m := range listed {
+		if m.seq > last {
+			continue
+		}
+		ahead++
+		if queue == parkingQueue && !chosen[m.seq] && m.deliveries >= parkingMaxDeliveries-1 {
+			risky = append(risky, strconv.FormatInt(m.seq, 10))
+		}
+	}
+	if len(risky) > 0 {
+		return 0, fmt.Errorf("reaching the chosen messages would pass %s, on the last of its %d deliveries: the broker would move it to %s/$deadletterqueue, out of sight; deal with it first (name it)",
+			strings.Join(risky, ", "), parkingMaxDeliveries, a.parkingName)
+	}
+	return max(ahead, 1), nil
+}
+
 func (a *azureQueues) settleOne(ctx context.Context, r receiver, queue string, m *azservicebus.ReceivedMessage, act func(Parked) error) error {
 	if err := act(parkedFrom(queue, m)); err != nil {
-		giveBack(ctx, r, []*azservicebus.ReceivedMessage{m})
 		return a.explain(err)
 	}
 	// Once act has sent a resubmission, an interrupt must not stop the

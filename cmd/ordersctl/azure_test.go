@@ -198,9 +198,9 @@ func TestAzureResubmitSendsThenCompletesOnlyTheChosen(t *testing.T) {
 	if code != exitError || r.Summary.Done != 2 || r.Summary.Skipped != 1 || !strings.Contains(errs, "stay in the queue") {
 		t.Fatalf("exit %d, %+v, %s", code, r, errs)
 	}
-	// 2 (another reason) and 4 (truncated, skipped) came in the same batch
-	// and were given back.
-	if !slices.Equal(q.completed, []int64{1, 3}) || !slices.Equal(q.abandons, []int64{2, 4}) || len(q.msgs) != 2 {
+	// 2 (another reason) was passed on the way to 3 and given back; 4
+	// (truncated, skipped) lies beyond the last chosen and was not received.
+	if !slices.Equal(q.completed, []int64{1, 3}) || !slices.Equal(q.abandons, []int64{2}) || len(q.msgs) != 2 {
 		t.Errorf("completed %v, abandoned %v, left %d", q.completed, q.abandons, len(q.msgs))
 	}
 	body3 := []byte(`{"orderId":"ORD-3"}`)
@@ -274,7 +274,7 @@ func TestAzureComplete(t *testing.T) {
 		t.Fatalf("without --yes off a terminal: exit %d, %d receives", code, q.receives)
 	}
 	code, out, errs := ctlEnv(t, vars, "parked", "complete", "--yes", "3")
-	if code != exitOK || !slices.Equal(q.completed, []int64{3}) || !slices.Equal(q.abandons, []int64{1, 2, 4}) || !strings.Contains(out, "1 done") {
+	if code != exitOK || !slices.Equal(q.completed, []int64{3}) || !slices.Equal(q.abandons, []int64{1, 2}) || !strings.Contains(out, "1 done") {
 		t.Errorf("exit %d (%s), completed %v, abandoned %v\n%s", code, errs, q.completed, q.abandons, out)
 	}
 }
@@ -498,4 +498,30 @@ func TestAzureErrorsSayWhatToDo(t *testing.T) {
 			t.Errorf("exit %d, stderr %q", code, errs)
 		}
 	})
+}
+
+// Reaching a message receives every one before it, and each receive counts
+// a delivery: a message the walk passes on its last delivery would be moved
+// by the broker to orders-deadletter/$deadletterqueue, out of the parked
+// list and the alert. Settling refuses that walk before receiving anything.
+func TestAzureSettleNeverWalksPastALastDelivery(t *testing.T) {
+	q := parkingQueueFake(t)
+	q.msgs[0].DeliveryCount = parkingMaxDeliveries - 1 // passed over by nine runs
+	vars := withAzure(t, q, newFakeQueue(), &fakeSender{})
+	code, out, errs := ctlEnv(t, vars, "parked", "complete", "--yes", "--output", "json", "3")
+	if r := decodeResult(t, out); code != exitError || q.receives != 0 || r.Summary.Failed != 1 || !strings.Contains(errs, "$deadletterqueue") || !strings.Contains(errs, "1") {
+		t.Fatalf("exit %d, %d receives, %+v, stderr %q", code, q.receives, r.Summary, errs)
+	}
+	// Dealing with the oldest first works, and then the rest can follow.
+	if code, _, errs := ctlEnv(t, vars, "parked", "complete", "--yes", "1"); code != exitOK {
+		t.Fatalf("complete 1: exit %d, %s", code, errs)
+	}
+	if code, _, errs := ctlEnv(t, vars, "parked", "complete", "--yes", "3"); code != exitOK || !slices.Equal(q.completed, []int64{1, 3}) {
+		t.Fatalf("complete 3: exit %d, %s, completed %v", code, errs, q.completed)
+	}
+	// Receives stop at the last chosen message: 2 was passed once (on the
+	// way to 3), 4 after it never received.
+	if two, four := q.msgs[0], q.msgs[1]; seqOf(two) != 2 || two.DeliveryCount != 1 || seqOf(four) != 4 || four.DeliveryCount != 0 {
+		t.Errorf("deliveries counted: %d has %d (want 2 with 1), %d has %d (want 4 with 0)", seqOf(two), two.DeliveryCount, seqOf(four), four.DeliveryCount)
+	}
 }
