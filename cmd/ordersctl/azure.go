@@ -146,8 +146,9 @@ func peekAll(ctx context.Context, r receiver, f func(*azservicebus.ReceivedMessa
 }
 
 // Settle receives in peek-lock from the head of the queue until every
-// chosen message was met, the queue yields none within receiveWait, or it
-// walked as far as the last chosen message stood in the listing. The others
+// chosen message was met, the queue yields none within receiveWait, it
+// walked as far as the last chosen message stood in the listing, or the
+// first lock it holds is about to run out. The others
 // it meets stay locked until the end, then are abandoned: abandoning each at
 // once would hand it straight back. Each receive counts a delivery, the cost
 // of reaching a message that is not at the head, so on the parking queue
@@ -164,9 +165,24 @@ func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64
 		}
 		return results, err
 	}
-	var passed []*azservicebus.ReceivedMessage
+	var (
+		passed []*azservicebus.ReceivedMessage
+		// locksEnd is when the first lock Settle holds runs out: a receive
+		// after it would take that message again and count another of its
+		// deliveries, so the walk stops before.
+		locksEnd time.Time
+	)
+	hold := func(m *azservicebus.ReceivedMessage) {
+		passed = append(passed, m)
+		if m.LockedUntil != nil && (locksEnd.IsZero() || m.LockedUntil.Before(locksEnd)) {
+			locksEnd = *m.LockedUntil
+		}
+	}
 	defer func() { giveBack(ctx, r, passed) }()
 	for walked := 0; len(results) < len(chosen) && walked < ahead; {
+		if !locksEnd.IsZero() && time.Until(locksEnd) < receiveWait+time.Second {
+			break // what is not reached is reported; a second run goes on
+		}
 		wait, cancel := context.WithTimeout(ctx, receiveWait)
 		// Never more than the walk has left: a message received beyond the
 		// last chosen one would count a delivery for nothing.
@@ -183,16 +199,16 @@ func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64
 			seq := seqOf(m)
 			switch _, seen := results[seq]; {
 			case !chosen[seq] || seen:
-				passed = append(passed, m)
+				hold(m)
 			case ctx.Err() != nil:
 				// Interrupted: the rest of the batch goes back unsent.
 				results[seq] = fmt.Errorf("interrupted before it was settled: %w", ctx.Err())
-				passed = append(passed, m)
+				hold(m)
 			default:
 				// One not completed stays locked with the passed ones: given
 				// back now, it would be received again and lengthen the walk.
 				if results[seq] = a.settleOne(ctx, r, queue, m, act); results[seq] != nil {
-					passed = append(passed, m)
+					hold(m)
 				}
 			}
 		}

@@ -34,6 +34,9 @@ type fakeQueue struct {
 	// stuckAbandon makes abandons hang until their context ends, as on a
 	// connection that stopped answering.
 	stuckAbandon bool
+	// lock, when set, is how long a receive locks a message: then it is
+	// received again once its lock ran out, as from Service Bus.
+	lock time.Duration
 }
 
 func newFakeQueue(msgs ...*azservicebus.ReceivedMessage) *fakeQueue {
@@ -62,9 +65,13 @@ func (f *fakeQueue) ReceiveMessages(ctx context.Context, max int, _ *azservicebu
 	f.receives++
 	var out []*azservicebus.ReceivedMessage
 	for _, m := range f.msgs {
-		if s := seqOf(m); len(out) < max && !f.locked[s] && !f.hidden[s] {
+		expired := f.lock > 0 && m.LockedUntil != nil && time.Now().After(*m.LockedUntil)
+		if s := seqOf(m); len(out) < max && (!f.locked[s] || expired) && !f.hidden[s] {
 			f.locked[s] = true
 			m.DeliveryCount++
+			if f.lock > 0 {
+				m.LockedUntil = to.Ptr(time.Now().Add(f.lock))
+			}
 			out = append(out, m)
 		}
 	}
@@ -523,5 +530,28 @@ func TestAzureSettleNeverWalksPastALastDelivery(t *testing.T) {
 	// way to 3), 4 after it never received.
 	if two, four := q.msgs[0], q.msgs[1]; seqOf(two) != 2 || two.DeliveryCount != 1 || seqOf(four) != 4 || four.DeliveryCount != 0 {
 		t.Errorf("deliveries counted: %d has %d (want 2 with 1), %d has %d (want 4 with 0)", seqOf(two), two.DeliveryCount, seqOf(four), four.DeliveryCount)
+	}
+}
+
+// A long run must not receive a message twice: a passed message whose lock
+// ran out comes back, and each receive counts one of its deliveries. The
+// walk stops before the first lock it holds runs out; what it did not reach
+// is reported, not settled.
+func TestAzureWalkStopsBeforeItsLocksRunOut(t *testing.T) {
+	var msgs []*azservicebus.ReceivedMessage
+	for i := range 25 {
+		msgs = append(msgs, envelopeMessage(t, map[string]any{"reason": "HashMismatch", "orderId": fmt.Sprintf("ORD-%d", i+1), "body": "{}"}))
+	}
+	q := newFakeQueue(msgs...)
+	q.lock = time.Nanosecond // every lock has run out by the next receive
+	vars := withAzure(t, q, newFakeQueue(), nil)
+	code, out, _ := ctlEnv(t, vars, "parked", "complete", "--yes", "--output", "json", "25")
+	if r := decodeResult(t, out); code != exitError || r.Summary.Gone != 1 || len(q.completed) != 0 {
+		t.Errorf("exit %d, %+v, completed %v", code, r.Summary, q.completed)
+	}
+	for _, m := range q.msgs {
+		if m.DeliveryCount > 1 {
+			t.Errorf("message %d received %d times in one run", seqOf(m), m.DeliveryCount)
+		}
 	}
 }

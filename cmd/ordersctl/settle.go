@@ -142,7 +142,7 @@ func (ch *change) apply(ctx context.Context, c *cli, q queues, plan func(Parked)
 		}
 		switch err, met := results[s.out.SequenceNumber]; {
 		case !met:
-			s.out.Action, s.out.Detail = "gone", "not in the queue when settling (settled by someone else, or locked)"
+			s.out.Action, s.out.Detail = "gone", "not met while settling: settled or locked by someone else, or not reached before the locks held ran out (run again)"
 		case err != nil:
 			s.out.Action, s.out.Detail = "failed", err.Error()
 		default:
