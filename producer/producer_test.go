@@ -2,8 +2,10 @@ package producer
 
 import (
 	"errors"
-	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
+	"strings"
 	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 )
 
 func TestOrderAndStatusMessage(t *testing.T) {
@@ -25,6 +27,23 @@ func TestOrderAndStatusMessage(t *testing.T) {
 			t.Errorf("OrderMessage(%s) built a message", bad)
 		} else if bad != "not json" && bad != `{"orderId":7}` && !errors.Is(err, ErrNoOrderID) {
 			t.Errorf("OrderMessage(%s): %v, want ErrNoOrderID", bad, err)
+		}
+	}
+}
+
+// Known answers for producers in other languages, computed outside Go
+// (printf '%s' BODY | sha256sum; Python's hashlib for the long orderId), as
+// docs/contract.md §3 gives them.
+func TestMessageIDKnownAnswers(t *testing.T) {
+	long := "ORD-" + strings.Repeat("x", 120) // 124 characters: cut to 80, "~", its own hash
+	for _, tc := range []struct {
+		orderID, body, want string
+	}{
+		{"ORD-2026-000123", `{"orderId":"ORD-2026-000123","total":"44.98"}`, "ORD-2026-000123:6fc01b089c5c9d61"},
+		{long, `{}`, long[:80] + "~2674576db89b3d77:44136fa355b3678a"},
+	} {
+		if got := MessageID(tc.orderID, []byte(tc.body)); got != tc.want {
+			t.Errorf("MessageID(%.20s…, %s) = %s, want %s", tc.orderID, tc.body, got, tc.want)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
@@ -23,10 +25,14 @@ type receiver interface {
 // many a settle walks past.
 const maxPeek = 1000
 
+// parkingMaxDeliveries is the parking queue's maxDeliveryCount
+// (bicep/modules/servicebus.bicep).
+const parkingMaxDeliveries = 10
+
 // opTimeout bounds each call to Service Bus (a peek, a complete, an
 // abandon), so a namespace that stops answering fails the command instead
 // of hanging the operator's shell.
-const opTimeout = 30 * time.Second
+var opTimeout = 30 * time.Second
 
 // receiveWait is how long Settle waits for the next message before it takes
 // the queue for empty; tests shorten it.
@@ -35,9 +41,20 @@ var receiveWait = 5 * time.Second
 // azureQueues are the parking queue and orders' dead-letter sub-queue in
 // Azure Service Bus.
 type azureQueues struct {
-	parking, deadLetters receiver
-	sender               func() (messageSender, error)
-	close                func(context.Context)
+	namespace, parkingName string // for the errors
+	parking, deadLetters   receiver
+	sender                 func() (messageSender, error)
+	close                  func(context.Context)
+	cut                    []string // queues the last List stopped reading at maxPeek
+	// peeked is what the last List saw of each queue, in order.
+	peeked map[string][]peekedMessage
+}
+
+// peekedMessage is where a message stood in a listing and the delivery count
+// the peek reported.
+type peekedMessage struct {
+	seq        int64
+	deliveries uint32
 }
 
 // newAzureQueues opens the queues with Microsoft Entra ID (az login, a
@@ -59,7 +76,7 @@ func newAzureQueues(namespace, parking string) (*azureQueues, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &azureQueues{parking: pr, deadLetters: dr,
+	return &azureQueues{namespace: namespace, parkingName: parking, parking: pr, deadLetters: dr,
 		sender: func() (messageSender, error) { return client.NewSender("orders", nil) },
 		close:  func(ctx context.Context) { _ = client.Close(ctx) }}, nil
 }
@@ -72,81 +89,107 @@ func (a *azureQueues) receiver(queue string) receiver {
 }
 
 // parkedFrom describes a message received from queue.
-func parkedFrom(queue string, m *azservicebus.ReceivedMessage) (Parked, error) {
+func parkedFrom(queue string, m *azservicebus.ReceivedMessage) Parked {
 	if queue == parkingQueue {
-		p, err := fromEnvelope(seqOf(m), m.Body)
-		if err != nil {
-			return p, fmt.Errorf("parking queue message %d: %w", seqOf(m), err)
-		}
-		return p, nil
+		return fromEnvelope(seqOf(m), m.MessageID, m.Body)
 	}
 	p := fromDeadLetter(seqOf(m), m.MessageID, int(m.DeliveryCount), deref(m.DeadLetterReason),
 		deref(m.DeadLetterErrorDescription), deref(m.Subject), m.Body)
 	if m.EnqueuedTime != nil {
 		p.ParkedAt = m.EnqueuedTime.UTC().Format(time.RFC3339)
 	}
-	return p, nil
+	return p
 }
 
 func (a *azureQueues) List(ctx context.Context) ([]Parked, error) {
 	var out []Parked
+	a.cut, a.peeked = nil, map[string][]peekedMessage{}
 	for _, queue := range []string{parkingQueue, deadLetterQueue} {
-		err := peekAll(ctx, a.receiver(queue), func(m *azservicebus.ReceivedMessage) error {
-			p, err := parkedFrom(queue, m)
-			out = append(out, p)
-			return err
+		more, err := peekAll(ctx, a.receiver(queue), func(m *azservicebus.ReceivedMessage) {
+			out = append(out, parkedFrom(queue, m))
+			a.peeked[queue] = append(a.peeked[queue], peekedMessage{seq: seqOf(m), deliveries: m.DeliveryCount})
 		})
 		if err != nil {
-			return nil, fmt.Errorf("%s queue: %w", queue, err)
+			return nil, a.explain(fmt.Errorf("%s queue: %w", queue, err))
+		}
+		if more {
+			a.cut = append(a.cut, queue)
 		}
 	}
 	return out, nil
 }
 
-func peekAll(ctx context.Context, r receiver, f func(*azservicebus.ReceivedMessage) error) error {
-	for n := 0; n < maxPeek; {
+func (a *azureQueues) Cut() []string { return a.cut }
+
+// peekAll hands f the first maxPeek messages of r's queue and says whether
+// the queue holds more: it peeks one beyond the limit to know.
+func peekAll(ctx context.Context, r receiver, f func(*azservicebus.ReceivedMessage)) (more bool, err error) {
+	for n := 0; n <= maxPeek; {
 		peekCtx, cancel := context.WithTimeout(ctx, opTimeout)
-		batch, err := r.PeekMessages(peekCtx, min(100, maxPeek-n), nil)
+		batch, err := r.PeekMessages(peekCtx, min(100, maxPeek+1-n), nil)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("peek: %w", err)
+			return false, fmt.Errorf("peek: %w", err)
 		}
 		if len(batch) == 0 {
-			return nil
+			return false, nil
 		}
 		for _, m := range batch {
-			if err := f(m); err != nil {
-				return err
+			if n == maxPeek {
+				return true, nil
 			}
+			n++
+			f(m)
 		}
-		n += len(batch)
 	}
-	return nil
+	return false, nil
 }
 
 // Settle receives in peek-lock from the head of the queue until every
-// chosen message was met, the queue yields none within receiveWait, or
-// maxPeek messages were walked past. The others it meets stay locked until
-// the end, then are abandoned: abandoning each at once would hand it
-// straight back. Each receive counts a delivery on the parking queue
-// (maxDeliveryCount 10), the cost of reaching a message that is not at the
-// head; peek-lock, act, complete means a crash leaves the message in the
+// chosen message was met, the queue yields none within receiveWait, it
+// walked as far as the last chosen message stood in the listing, or the
+// first lock it holds is about to run out. The others
+// it meets stay locked until the end, then are abandoned: abandoning each at
+// once would hand it straight back. Each receive counts a delivery, the cost
+// of reaching a message that is not at the head, so on the parking queue
+// Settle refuses a walk that would pass a message on its last delivery
+// (see walk). Peek-lock, act, complete: a crash leaves the message in the
 // queue, never lost.
 func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64]bool, act func(Parked) error) (map[int64]error, error) {
 	r := a.receiver(queue)
 	results := map[int64]error{}
-	var passed []*azservicebus.ReceivedMessage
-	defer func() {
-		for _, m := range passed {
-			abandon(ctx, r, m) // an expired lock gives it back anyway
+	ahead, err := a.walk(queue, chosen)
+	if err != nil {
+		for seq := range chosen {
+			results[seq] = err
 		}
-	}()
-	for walked := 0; len(results) < len(chosen) && walked < maxPeek; {
+		return results, err
+	}
+	var (
+		passed []*azservicebus.ReceivedMessage
+		// locksEnd is when the first lock Settle holds runs out: a receive
+		// after it would take that message again and count another of its
+		// deliveries, so the walk stops before.
+		locksEnd time.Time
+	)
+	hold := func(m *azservicebus.ReceivedMessage) {
+		passed = append(passed, m)
+		if m.LockedUntil != nil && (locksEnd.IsZero() || m.LockedUntil.Before(locksEnd)) {
+			locksEnd = *m.LockedUntil
+		}
+	}
+	defer func() { giveBack(ctx, r, passed) }()
+	for walked := 0; len(results) < len(chosen) && walked < ahead; {
+		if !locksEnd.IsZero() && time.Until(locksEnd) < receiveWait+time.Second {
+			break // what is not reached is reported; a second run goes on
+		}
 		wait, cancel := context.WithTimeout(ctx, receiveWait)
-		batch, err := r.ReceiveMessages(wait, 10, nil)
+		// Never more than the walk has left: a message received beyond the
+		// last chosen one would count a delivery for nothing.
+		batch, err := r.ReceiveMessages(wait, min(10, ahead-walked), nil)
 		cancel()
 		if err != nil && !(errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil) {
-			return results, fmt.Errorf("receive from the %s queue: %w", queue, err)
+			return results, a.explain(fmt.Errorf("receive from the %s queue: %w", queue, err))
 		}
 		if len(batch) == 0 {
 			break
@@ -154,47 +197,117 @@ func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64
 		for _, m := range batch {
 			walked++
 			seq := seqOf(m)
-			if _, seen := results[seq]; !chosen[seq] || seen {
-				passed = append(passed, m)
-				continue
+			switch _, seen := results[seq]; {
+			case !chosen[seq] || seen:
+				hold(m)
+			case ctx.Err() != nil:
+				// Interrupted: the rest of the batch goes back unsent.
+				results[seq] = fmt.Errorf("interrupted before it was settled: %w", ctx.Err())
+				hold(m)
+			default:
+				// One not completed stays locked with the passed ones: given
+				// back now, it would be received again and lengthen the walk.
+				if results[seq] = a.settleOne(ctx, r, queue, m, act); results[seq] != nil {
+					hold(m)
+				}
 			}
-			results[seq] = a.settleOne(ctx, r, queue, m, act)
 		}
 	}
 	return results, nil
 }
 
+// walk is how many messages Settle may receive to meet the chosen ones: as
+// many as the last List showed up to the last chosen (maxPeek without a
+// listing). On the parking queue it is an error when one of those it would
+// pass is on its last delivery by the peek's count (one short, a margin for
+// what a peek reports): abandoned, the broker would move it to the parking
+// queue's own dead-letter queue, which neither the parked list nor the alert
+// sees.
+func (a *azureQueues) walk(queue string, chosen map[int64]bool) (int, error) {
+	listed := a.peeked[queue]
+	if len(listed) == 0 {
+		return maxPeek, nil
+	}
+	var last int64
+	for seq := range chosen {
+		last = max(last, seq)
+	}
+	ahead := 0
+	var risky []string
+	for _, m := range listed {
+		if m.seq > last {
+			continue
+		}
+		ahead++
+		if queue == parkingQueue && !chosen[m.seq] && m.deliveries >= parkingMaxDeliveries-1 {
+			risky = append(risky, strconv.FormatInt(m.seq, 10))
+		}
+	}
+	if len(risky) > 0 {
+		return 0, fmt.Errorf("reaching the chosen messages would pass %s, on the last of its %d deliveries: the broker would move it to %s/$deadletterqueue, out of sight; deal with it first (name it)",
+			strings.Join(risky, ", "), parkingMaxDeliveries, a.parkingName)
+	}
+	return max(ahead, 1), nil
+}
+
 func (a *azureQueues) settleOne(ctx context.Context, r receiver, queue string, m *azservicebus.ReceivedMessage, act func(Parked) error) error {
-	p, err := parkedFrom(queue, m)
-	if err == nil {
-		err = act(p)
+	if err := act(parkedFrom(queue, m)); err != nil {
+		return a.explain(err)
 	}
-	if err != nil {
-		abandon(ctx, r, m)
-		return err
-	}
-	completeCtx, cancel := context.WithTimeout(ctx, opTimeout)
+	// Once act has sent a resubmission, an interrupt must not stop the
+	// complete: the message would stay parked and be sent a second time.
+	completeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer cancel()
 	if err := r.CompleteMessage(completeCtx, m, nil); err != nil {
-		// After a resubmission: sent but still parked. A second resubmit
-		// gives the consumer a duplicate, which it absorbs.
-		return fmt.Errorf("done, but completing it failed (it is still in the queue): %w", err)
+		return a.explain(notCompleted(err))
 	}
 	return nil
 }
 
-// abandon gives a locked message back, even when ctx has ended (an
-// interrupted run); its error is not the operator's concern, since an
-// expired lock gives the message back too.
-func abandon(ctx context.Context, r receiver, m *azservicebus.ReceivedMessage) {
+// explain adds to err what the operator can do about it, when Service Bus
+// or Microsoft Entra ID said why it failed.
+func (a *azureQueues) explain(err error) error {
+	var (
+		sbErr   *azservicebus.Error
+		authErr *azidentity.AuthenticationFailedError
+	)
+	switch {
+	case errors.As(err, &sbErr) && sbErr.Code == azservicebus.CodeUnauthorizedAccess:
+		return fmt.Errorf("%w; %s refused the signed-in identity: it needs the role Azure Service Bus Data Receiver on the queues and Data Sender on orders, the deployer roles of bicep/modules/rbac.bicep", err, a.namespace)
+	case errors.As(err, &sbErr) && sbErr.Code == azservicebus.CodeNotFound:
+		return fmt.Errorf("%w; a queue does not exist in %s: check --namespace, and --parking-queue (%s)", err, a.namespace, a.parkingName)
+	// A chain with no credential available has no exported error type; its
+	// message names the chain.
+	case errors.As(err, &authErr) || strings.Contains(err.Error(), "DefaultAzureCredential"):
+		return fmt.Errorf("%w; no Microsoft Entra ID token for %s: run az login (or give the machine a managed identity)", err, a.namespace)
+	}
+	return err
+}
+
+// giveBack abandons locked messages, even when ctx has ended (an
+// interrupted run), all within one opTimeout: a namespace that stopped
+// answering must not hold the operator's shell for one deadline per
+// message. What it leaves, and its errors, are not the operator's concern:
+// an expired lock gives a message back too.
+func giveBack(ctx context.Context, r receiver, msgs []*azservicebus.ReceivedMessage) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer cancel()
-	_ = r.AbandonMessage(ctx, m, nil)
+	for _, m := range msgs {
+		if ctx.Err() != nil {
+			return
+		}
+		_ = r.AbandonMessage(ctx, m, nil)
+	}
 }
 
 func (a *azureQueues) Sender() (messageSender, error) { return a.sender() }
 
-func (a *azureQueues) Close(ctx context.Context) { a.close(ctx) }
+// Close closes the client's links within opTimeout, interrupted or not.
+func (a *azureQueues) Close(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
+	defer cancel()
+	a.close(ctx)
+}
 
 func seqOf(m *azservicebus.ReceivedMessage) int64 {
 	if m.SequenceNumber == nil {

@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 
 	"github.com/ordersink/orders-consumer/orders"
@@ -28,6 +31,12 @@ type fakeQueue struct {
 	peekAt              int
 	failComplete        bool
 	peekErr             error
+	// stuckAbandon makes abandons hang until their context ends, as on a
+	// connection that stopped answering.
+	stuckAbandon bool
+	// lock, when set, is how long a receive locks a message: then it is
+	// received again once its lock ran out, as from Service Bus.
+	lock time.Duration
 }
 
 func newFakeQueue(msgs ...*azservicebus.ReceivedMessage) *fakeQueue {
@@ -56,9 +65,13 @@ func (f *fakeQueue) ReceiveMessages(ctx context.Context, max int, _ *azservicebu
 	f.receives++
 	var out []*azservicebus.ReceivedMessage
 	for _, m := range f.msgs {
-		if s := seqOf(m); len(out) < max && !f.locked[s] && !f.hidden[s] {
+		expired := f.lock > 0 && m.LockedUntil != nil && time.Now().After(*m.LockedUntil)
+		if s := seqOf(m); len(out) < max && (!f.locked[s] || expired) && !f.hidden[s] {
 			f.locked[s] = true
 			m.DeliveryCount++
+			if f.lock > 0 {
+				m.LockedUntil = to.Ptr(time.Now().Add(f.lock))
+			}
 			out = append(out, m)
 		}
 	}
@@ -69,16 +82,23 @@ func (f *fakeQueue) ReceiveMessages(ctx context.Context, max int, _ *azservicebu
 	return out, nil
 }
 
-func (f *fakeQueue) CompleteMessage(_ context.Context, m *azservicebus.ReceivedMessage, _ *azservicebus.CompleteMessageOptions) error {
+func (f *fakeQueue) CompleteMessage(ctx context.Context, m *azservicebus.ReceivedMessage, _ *azservicebus.CompleteMessageOptions) error {
 	if f.failComplete {
 		return errors.New("lock lost")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	f.completed = append(f.completed, seqOf(m))
 	f.msgs = slices.DeleteFunc(f.msgs, func(x *azservicebus.ReceivedMessage) bool { return x == m })
 	return nil
 }
 
-func (f *fakeQueue) AbandonMessage(_ context.Context, m *azservicebus.ReceivedMessage, _ *azservicebus.AbandonMessageOptions) error {
+func (f *fakeQueue) AbandonMessage(ctx context.Context, m *azservicebus.ReceivedMessage, _ *azservicebus.AbandonMessageOptions) error {
+	if f.stuckAbandon {
+		<-ctx.Done()
+		return ctx.Err()
+	}
 	f.abandons = append(f.abandons, seqOf(m))
 	delete(f.locked, seqOf(m))
 	return nil
@@ -87,13 +107,21 @@ func (f *fakeQueue) AbandonMessage(_ context.Context, m *azservicebus.ReceivedMe
 type fakeSender struct {
 	sent []*azservicebus.Message
 	fail error
+	// afterSend runs once a message is sent: an operator's Ctrl-C, say.
+	afterSend func()
 }
 
-func (f *fakeSender) SendMessage(_ context.Context, m *azservicebus.Message, _ *azservicebus.SendMessageOptions) error {
+func (f *fakeSender) SendMessage(ctx context.Context, m *azservicebus.Message, _ *azservicebus.SendMessageOptions) error {
 	if f.fail != nil {
 		return f.fail
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	f.sent = append(f.sent, m)
+	if f.afterSend != nil {
+		f.afterSend()
+	}
 	return nil
 }
 
@@ -106,7 +134,8 @@ func withAzure(t *testing.T, parking, dl *fakeQueue, snd *fakeSender) map[string
 		if ns != testNamespace || queue != "orders-deadletter" {
 			t.Errorf("opened %s/%s", ns, queue)
 		}
-		return &azureQueues{parking: parking, deadLetters: dl,
+		parking.peekAt, dl.peekAt = 0, 0 // each command peeks with receivers of its own
+		return &azureQueues{namespace: ns, parkingName: queue, parking: parking, deadLetters: dl,
 			sender: func() (messageSender, error) { return snd, nil }, close: func(context.Context) {}}, nil
 	}
 	t.Cleanup(func() { openAzure = old })
@@ -176,9 +205,9 @@ func TestAzureResubmitSendsThenCompletesOnlyTheChosen(t *testing.T) {
 	if code != exitError || r.Summary.Done != 2 || r.Summary.Skipped != 1 || !strings.Contains(errs, "stay in the queue") {
 		t.Fatalf("exit %d, %+v, %s", code, r, errs)
 	}
-	// 2 (another reason) and 4 (truncated, skipped) came in the same batch
-	// and were given back.
-	if !slices.Equal(q.completed, []int64{1, 3}) || !slices.Equal(q.abandons, []int64{2, 4}) || len(q.msgs) != 2 {
+	// 2 (another reason) was passed on the way to 3 and given back; 4
+	// (truncated, skipped) lies beyond the last chosen and was not received.
+	if !slices.Equal(q.completed, []int64{1, 3}) || !slices.Equal(q.abandons, []int64{2}) || len(q.msgs) != 2 {
 		t.Errorf("completed %v, abandoned %v, left %d", q.completed, q.abandons, len(q.msgs))
 	}
 	body3 := []byte(`{"orderId":"ORD-3"}`)
@@ -252,7 +281,7 @@ func TestAzureComplete(t *testing.T) {
 		t.Fatalf("without --yes off a terminal: exit %d, %d receives", code, q.receives)
 	}
 	code, out, errs := ctlEnv(t, vars, "parked", "complete", "--yes", "3")
-	if code != exitOK || !slices.Equal(q.completed, []int64{3}) || !slices.Equal(q.abandons, []int64{1, 2, 4}) || !strings.Contains(out, "1 done") {
+	if code != exitOK || !slices.Equal(q.completed, []int64{3}) || !slices.Equal(q.abandons, []int64{1, 2}) || !strings.Contains(out, "1 done") {
 		t.Errorf("exit %d (%s), completed %v, abandoned %v\n%s", code, errs, q.completed, q.abandons, out)
 	}
 }
@@ -311,6 +340,30 @@ func TestResubmissionReadsABodyKeptInCosmos(t *testing.T) {
 	}
 }
 
+// The body an envelope carries is checked against its bodySha256 too (base64
+// or text): a resubmission sends the bytes the producer sent or nothing.
+func TestResubmissionChecksAnInlineBody(t *testing.T) {
+	body := []byte("{\"orderId\":\"ORD-7\",\"note\":\"caf\xe9\"}") // not UTF-8
+	for _, tc := range []struct {
+		name   string
+		p      Parked
+		wantOK bool
+	}{
+		{"base64, digest matches", Parked{Body: base64.StdEncoding.EncodeToString(body), BodyEncoding: "base64", BodySHA256: orders.BodySHA256(body)}, true},
+		{"text, digest matches", Parked{Body: `{"orderId":"ORD-7"}`, BodySHA256: orders.BodySHA256([]byte(`{"orderId":"ORD-7"}`))}, true},
+		{"no digest (an older envelope)", Parked{Body: `{"orderId":"ORD-7"}`}, true},
+		{"text, digest of other bytes", Parked{Body: `{"orderId":"ORD-7"}`, BodySHA256: orders.BodySHA256(body)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.p.OrderID, tc.p.Reason = "ORD-7", "RetryBudgetExhausted"
+			_, err := resubmission(context.Background(), tc.p, nil, time.Now())
+			if (err == nil) != tc.wantOK || err != nil && !strings.Contains(err.Error(), "bodySha256") {
+				t.Errorf("err %v, want ok %v", err, tc.wantOK)
+			}
+		})
+	}
+}
+
 // A resubmission never carries the MessageId of the original send, which
 // the broker's duplicate detection would drop inside its window.
 func TestResubmitMessageIDDiffersFromTheOriginalAndFits(t *testing.T) {
@@ -319,5 +372,186 @@ func TestResubmitMessageIDDiffersFromTheOriginalAndFits(t *testing.T) {
 	id := resubmitMessageID(long, body, time.Date(2286, 11, 20, 17, 46, 39, 0, time.UTC)) // 10-digit Unix time
 	if id == orders.MessageID(long, body) || len([]rune(id)) > orders.MaxMessageIDLength {
 		t.Errorf("resubmission MessageId %q (%d characters)", id, len([]rune(id)))
+	}
+}
+
+// Ctrl-C, or a namespace that stopped answering, must end the command within
+// one Service Bus deadline, not one per message it holds: the locks it gives
+// up expire by themselves.
+func TestAzureGivingBackIsBoundedByOneDeadline(t *testing.T) {
+	old := opTimeout
+	opTimeout = 100 * time.Millisecond
+	t.Cleanup(func() { opTimeout = old })
+	var msgs []*azservicebus.ReceivedMessage
+	for i := range 10 {
+		msgs = append(msgs, envelopeMessage(t, map[string]any{"reason": "HashMismatch", "orderId": fmt.Sprintf("ORD-%d", i+1), "body": "{}"}))
+	}
+	q := newFakeQueue(msgs...)
+	q.stuckAbandon = true
+	vars := withAzure(t, q, newFakeQueue(), nil)
+	start := time.Now()
+	code, _, errs := ctlEnv(t, vars, "parked", "complete", "--yes", "10") // walks past nine
+	if took := time.Since(start); code != exitOK || took > 4*opTimeout {
+		t.Errorf("exit %d (%s) after %v; want 0 within a few times %v (nine stuck abandons)", code, errs, took, opTimeout)
+	}
+	var deadline bool
+	a := &azureQueues{close: func(ctx context.Context) { _, deadline = ctx.Deadline() }}
+	a.Close(context.Background())
+	if !deadline {
+		t.Error("Close without a deadline: a hung connection holds the operator's shell")
+	}
+}
+
+// A resubmission that was sent is completed even when the operator presses
+// Ctrl-C just after: otherwise it stays parked and is sent twice.
+func TestAzureInterruptAfterSendStillCompletes(t *testing.T) {
+	q := parkingQueueFake(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	snd := &fakeSender{afterSend: cancel}
+	vars := withAzure(t, q, newFakeQueue(), snd)
+	var out, errb strings.Builder
+	c := &cli{getenv: func(k string) string { return vars[k] }, stdout: &out, stderr: &errb}
+	code := run(ctx, []string{"parked", "resubmit", "--output", "json"}, c)
+	// 1 was sent, then Ctrl-C: 1 must be completed, 3 neither sent nor
+	// completed, and the run must say it did not finish.
+	if code != exitError || len(snd.sent) != 1 || !slices.Equal(q.completed, []int64{1}) {
+		t.Fatalf("exit %d, sent %d, completed %v\n%s%s", code, len(snd.sent), q.completed, out.String(), errb.String())
+	}
+	if r := decodeResult(t, out.String()); r.Summary.Done != 1 || r.Summary.Gone != 0 || r.Summary.Failed != 1 {
+		t.Errorf("%+v: want 1 done and 3 failed (interrupted), none gone", r.Summary)
+	}
+}
+
+// A listing stops at maxPeek messages a queue; it must say so, or an
+// operator takes the first thousand for all there is.
+func TestAzureListSaysWhenItStopsAtTheLimit(t *testing.T) {
+	var msgs []*azservicebus.ReceivedMessage
+	for i := range maxPeek + 1 {
+		msgs = append(msgs, envelopeMessage(t, map[string]any{"reason": "RetryBudgetExhausted", "orderId": fmt.Sprintf("ORD-%d", i+1), "body": "{}"}))
+	}
+	vars := withAzure(t, newFakeQueue(msgs...), newFakeQueue(), &fakeSender{})
+	code, out, errs := ctlEnv(t, vars, "parked", "list", "--output", "json")
+	var got []Parked
+	if code != exitOK || json.Unmarshal([]byte(out), &got) != nil || len(got) != maxPeek {
+		t.Fatalf("exit %d, %d listed (%s)", code, len(got), errs)
+	}
+	if !strings.Contains(errs, "warning: the parking queue holds more than 1000 messages") {
+		t.Errorf("stderr %q: want a warning that the listing is cut", errs)
+	}
+	if _, _, errs := ctlEnv(t, vars, "parked", "resubmit", "--dry-run"); !strings.Contains(errs, "warning: the parking queue holds more than 1000") {
+		t.Errorf("resubmit: stderr %q: want the same warning", errs)
+	}
+	vars = withAzure(t, newFakeQueue(msgs[:maxPeek]...), newFakeQueue(), &fakeSender{})
+	if _, _, errs := ctlEnv(t, vars, "parked", "list"); strings.Contains(errs, "warning") {
+		t.Errorf("exactly %d: stderr %q, want no warning", maxPeek, errs)
+	}
+}
+
+// One message in the parking queue that is not an envelope (sent by hand, a
+// future envelope's shape) must not stop the operator from listing,
+// resubmitting or completing all the others, nor from removing it.
+func TestAzureAMessageThatIsNotAnEnvelope(t *testing.T) {
+	queue := func() *fakeQueue {
+		return newFakeQueue(&azservicebus.ReceivedMessage{MessageID: "by-hand", Body: []byte("hello")},
+			envelopeMessage(t, map[string]any{"reason": "RetryBudgetExhausted", "orderId": "ORD-1", "body": `{"orderId":"ORD-1"}`}))
+	}
+	q, snd := queue(), &fakeSender{}
+	vars := withAzure(t, q, newFakeQueue(), snd)
+	code, out, errs := ctlEnv(t, vars, "parked", "list", "--output", "json")
+	var got []Parked
+	if code != exitOK || json.Unmarshal([]byte(out), &got) != nil || len(got) != 2 {
+		t.Fatalf("list: exit %d (%s)\n%s", code, errs, out)
+	}
+	if got[0].Reason != notAnEnvelope || got[0].MessageID != "by-hand" || got[0].Body != "hello" || !strings.Contains(got[0].Description, "not a parking envelope") {
+		t.Errorf("listed as %+v", got[0])
+	}
+	if code, _, errs := ctlEnv(t, vars, "parked", "resubmit"); code != exitOK || len(snd.sent) != 1 || !slices.Equal(q.completed, []int64{2}) {
+		t.Errorf("resubmit: exit %d (%s), sent %d, completed %v", code, errs, len(snd.sent), q.completed)
+	}
+	q, snd = queue(), &fakeSender{}
+	vars = withAzure(t, q, newFakeQueue(), snd)
+	if code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "1"); code != exitError || len(snd.sent) != 0 || !strings.Contains(out, "skipped") {
+		t.Errorf("resubmit named: exit %d, sent %d; want it skipped\n%s", code, len(snd.sent), out)
+	}
+	if code, _, errs := ctlEnv(t, vars, "parked", "complete", "--yes", "1"); code != exitOK || !slices.Equal(q.completed, []int64{1}) {
+		t.Errorf("complete: exit %d (%s), completed %v", code, errs, q.completed)
+	}
+}
+
+// At 3 am an error must say what to do: sign in, get a role, fix a name.
+func TestAzureErrorsSayWhatToDo(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"no credential", fmt.Errorf("peek: %w", azidentity.NewCredentialUnavailableError("DefaultAzureCredential: failed to acquire a token")), "az login"},
+		{"401/403 from Entra ID", &azservicebus.Error{Code: azservicebus.CodeUnauthorizedAccess}, "Azure Service Bus Data Receiver"},
+		{"no such queue", &azservicebus.Error{Code: azservicebus.CodeNotFound}, "--parking-queue"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			failing := newFakeQueue()
+			failing.peekErr = tc.err
+			vars := withAzure(t, failing, newFakeQueue(), nil)
+			if code, _, errs := ctlEnv(t, vars, "parked", "list"); code != exitError || !strings.Contains(errs, tc.want) || !strings.Contains(errs, testNamespace) {
+				t.Errorf("exit %d, stderr %q; want %q and the namespace", code, errs, tc.want)
+			}
+		})
+	}
+	t.Run("a namespace that is not a host name", func(t *testing.T) {
+		code, _, errs := ctl(t, "parked", "list", "--namespace", "sb-orders-prod")
+		if code != exitUsage || !strings.Contains(errs, "servicebus.windows.net") {
+			t.Errorf("exit %d, stderr %q", code, errs)
+		}
+	})
+}
+
+// Reaching a message receives every one before it, and each receive counts
+// a delivery: a message the walk passes on its last delivery would be moved
+// by the broker to orders-deadletter/$deadletterqueue, out of the parked
+// list and the alert. Settling refuses that walk before receiving anything.
+func TestAzureSettleNeverWalksPastALastDelivery(t *testing.T) {
+	q := parkingQueueFake(t)
+	q.msgs[0].DeliveryCount = parkingMaxDeliveries - 1 // passed over by nine runs
+	vars := withAzure(t, q, newFakeQueue(), &fakeSender{})
+	code, out, errs := ctlEnv(t, vars, "parked", "complete", "--yes", "--output", "json", "3")
+	if r := decodeResult(t, out); code != exitError || q.receives != 0 || r.Summary.Failed != 1 || !strings.Contains(errs, "$deadletterqueue") || !strings.Contains(errs, "1") {
+		t.Fatalf("exit %d, %d receives, %+v, stderr %q", code, q.receives, r.Summary, errs)
+	}
+	// Dealing with the oldest first works, and then the rest can follow.
+	if code, _, errs := ctlEnv(t, vars, "parked", "complete", "--yes", "1"); code != exitOK {
+		t.Fatalf("complete 1: exit %d, %s", code, errs)
+	}
+	if code, _, errs := ctlEnv(t, vars, "parked", "complete", "--yes", "3"); code != exitOK || !slices.Equal(q.completed, []int64{1, 3}) {
+		t.Fatalf("complete 3: exit %d, %s, completed %v", code, errs, q.completed)
+	}
+	// Receives stop at the last chosen message: 2 was passed once (on the
+	// way to 3), 4 after it never received.
+	if two, four := q.msgs[0], q.msgs[1]; seqOf(two) != 2 || two.DeliveryCount != 1 || seqOf(four) != 4 || four.DeliveryCount != 0 {
+		t.Errorf("deliveries counted: %d has %d (want 2 with 1), %d has %d (want 4 with 0)", seqOf(two), two.DeliveryCount, seqOf(four), four.DeliveryCount)
+	}
+}
+
+// A long run must not receive a message twice: a passed message whose lock
+// ran out comes back, and each receive counts one of its deliveries. The
+// walk stops before the first lock it holds runs out; what it did not reach
+// is reported, not settled.
+func TestAzureWalkStopsBeforeItsLocksRunOut(t *testing.T) {
+	var msgs []*azservicebus.ReceivedMessage
+	for i := range 25 {
+		msgs = append(msgs, envelopeMessage(t, map[string]any{"reason": "HashMismatch", "orderId": fmt.Sprintf("ORD-%d", i+1), "body": "{}"}))
+	}
+	q := newFakeQueue(msgs...)
+	q.lock = time.Nanosecond // every lock has run out by the next receive
+	vars := withAzure(t, q, newFakeQueue(), nil)
+	code, out, _ := ctlEnv(t, vars, "parked", "complete", "--yes", "--output", "json", "25")
+	if r := decodeResult(t, out); code != exitError || r.Summary.Gone != 1 || len(q.completed) != 0 {
+		t.Errorf("exit %d, %+v, completed %v", code, r.Summary, q.completed)
+	}
+	for _, m := range q.msgs {
+		if m.DeliveryCount > 1 {
+			t.Errorf("message %d received %d times in one run", seqOf(m), m.DeliveryCount)
+		}
 	}
 }

@@ -29,9 +29,19 @@ type queues interface {
 	// per chosen message found: nil when completed, else why not. Messages
 	// not chosen are left as they are.
 	Settle(ctx context.Context, queue string, chosen map[int64]bool, act func(Parked) error) (map[int64]error, error)
+	// Cut names the queues the last List stopped reading at its limit
+	// (maxPeek in Azure), which hold more than it returned.
+	Cut() []string
 	// Sender is the orders queue.
 	Sender() (messageSender, error)
 	Close(ctx context.Context)
+}
+
+// notCompleted is a message acted on (a resubmission sent) whose complete
+// failed: it is still in the queue, and acting on it again gives the
+// consumer a duplicate, which it absorbs.
+func notCompleted(err error) error {
+	return fmt.Errorf("done, but completing it failed (it is still in the queue): %w", err)
 }
 
 // messageSender is what sending needs of the orders queue;
@@ -84,7 +94,7 @@ func (l *localQueues) parse(queue string, n int, b []byte) (Parked, error) {
 		seq = int64(n)
 	}
 	if queue == parkingQueue {
-		return fromEnvelope(seq, []byte(line.Body))
+		return fromEnvelope(seq, "", []byte(line.Body)), nil
 	}
 	body := []byte(line.Body)
 	if line.BodyBase64 != "" {
@@ -96,7 +106,19 @@ func (l *localQueues) parse(queue string, n int, b []byte) (Parked, error) {
 	return fromDeadLetter(seq, line.MessageID, line.DeliveryCount, line.Reason, line.Description, line.Subject, body), nil
 }
 
+// noLocalQueuesError is a local listing without the emulator's folder: most
+// likely an operator who meant Azure and forgot --namespace, who must not
+// read an empty listing as "nothing is parked".
+type noLocalQueuesError struct{ dir string }
+
+func (e *noLocalQueuesError) Error() string {
+	return fmt.Sprintf("no --namespace (or SERVICEBUS_FULLY_QUALIFIED_NAMESPACE) for Azure, and no local host emulator files in %s (--local)", e.dir)
+}
+
 func (l *localQueues) List(context.Context) ([]Parked, error) {
+	if info, err := os.Stat(l.dir); errors.Is(err, fs.ErrNotExist) || err == nil && !info.IsDir() {
+		return nil, &noLocalQueuesError{dir: l.dir}
+	}
 	var out []Parked
 	for _, queue := range []string{parkingQueue, deadLetterQueue} {
 		lines, err := readLines(l.file(queue))
@@ -146,14 +168,31 @@ func (l *localQueues) Settle(ctx context.Context, queue string, chosen map[int64
 	if len(results) == 0 {
 		return results, nil
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, kept.Bytes(), 0o644); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return nil, fmt.Errorf("complete in %s: %w", path, err)
+	if err := replace(path, kept.Bytes()); err != nil {
+		// Nothing was completed: what act did (a resubmission sent) stands,
+		// and the message is still parked, as when Service Bus refuses a
+		// complete.
+		for seq, r := range results {
+			if r == nil {
+				results[seq] = notCompleted(err)
+			}
+		}
+		return results, err
 	}
 	return results, nil
+}
+
+// replace writes b to path through a rename, so a crash leaves the old
+// file or the new one.
+func replace(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("complete in %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("complete in %s: %w", path, err)
+	}
+	return nil
 }
 
 // stamp writes seq into a line that has no sequenceNumber.
@@ -174,6 +213,9 @@ func stamp(line *[]byte, seq int64) error {
 func (l *localQueues) Sender() (messageSender, error) { return streamFile(l.stream), nil }
 
 func (l *localQueues) Close(context.Context) {}
+
+// Cut is nil: the local files are read whole.
+func (l *localQueues) Cut() []string { return nil }
 
 // readLines returns a file's lines; a file that does not exist is an empty
 // queue.

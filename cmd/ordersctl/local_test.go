@@ -157,3 +157,22 @@ func TestProgressBarOnlyOnATerminal(t *testing.T) {
 		t.Errorf("exit %d; stdout %q; progress %q", code, out, progress.String())
 	}
 }
+
+// When the parking file cannot be rewritten after a resubmission was sent,
+// the message is reported sent and still parked, not "gone".
+func TestLocalResubmitWhoseCompleteFails(t *testing.T) {
+	dir := localCopy(t)
+	stream := filepath.Join(dir, "send.jsonl")
+	if err := os.Mkdir(filepath.Join(dir, "orders-deadletter.jsonl.tmp"), 0o755); err != nil { // the rewrite cannot create its file
+		t.Fatal(err)
+	}
+	before := strings.Join(listed(t, dir), ",")
+	code, out, _ := ctl(t, "parked", "resubmit", "--local", dir, "--stream", stream, "--output", "json")
+	r := decodeResult(t, out)
+	if code != exitError || r.Summary.Failed != 1 || r.Summary.Gone != 0 || !strings.Contains(r.Results[0].Detail, "still in the queue") {
+		t.Errorf("exit %d, %+v", code, r)
+	}
+	if got := strings.Join(listed(t, dir), ","); got != before {
+		t.Errorf("queue now %s, want %s", got, before)
+	}
+}

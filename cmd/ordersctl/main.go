@@ -28,7 +28,7 @@ import (
 const (
 	exitOK       = 0
 	exitError    = 1 // the command failed, or some message was not settled
-	exitUsage    = 2 // wrong arguments, or a change asked for no confirmation off a terminal
+	exitUsage    = 2 // wrong arguments (no namespace and no local files too), or a change asked for no confirmation off a terminal
 	exitNotFound = 3 // nothing matched the orderId, messageId or sequence number given
 	exitDeclined = 4 // the operator answered no: nothing was changed
 )
@@ -96,8 +96,8 @@ COSMOS_CONTAINER (orders), Entra ID, or COSMOS_KEY for a local emulator.
 
 Every command takes --help (with examples) and --output table|json; every change takes --dry-run.
 
-Exit codes: 0 done, 1 failed (or some message not settled), 2 usage, 3 nothing matched,
-4 declined at the confirmation prompt.
+Exit codes: 0 done, 1 failed (or some message not settled), 2 usage (also: no namespace and no
+local files), 3 nothing matched, 4 declined at the confirmation prompt.
 `
 
 // help is a command's --help text, flags included.
@@ -160,6 +160,8 @@ func run(ctx context.Context, args []string, c *cli) int {
 		help  *helpRequest
 		usage *usageError
 		nf    *notFoundError
+		// noLocal is a usage error found only once the command runs.
+		noLocal *noLocalQueuesError
 	)
 	switch {
 	case err == nil:
@@ -173,6 +175,9 @@ func run(ctx context.Context, args []string, c *cli) int {
 		} else {
 			fmt.Fprintf(c.stderr, "ordersctl %s: %v\nUsage: ordersctl %s %s (--help for more)\n", usage.cmd.name, err, usage.cmd.name, usage.cmd.synopsis)
 		}
+		return exitUsage
+	case errors.As(err, &noLocal):
+		fmt.Fprintf(c.stderr, "ordersctl: %v\n", err)
 		return exitUsage
 	case errors.As(err, &nf):
 		fmt.Fprintln(c.stderr, "ordersctl:", err)

@@ -161,3 +161,22 @@ func TestExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// An operator who forgot --namespace (or SERVICEBUS_FULLY_QUALIFIED_NAMESPACE)
+// must not read "0 message(s)" off a machine that never ran the local host
+// emulator and conclude that nothing is parked.
+func TestNoNamespaceAndNoLocalFilesIsAnError(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "hostemu")
+	for _, args := range [][]string{
+		{"parked", "list"},
+		{"parked", "show", "ORD-1"},
+		{"parked", "resubmit", "--dry-run"},
+		{"parked", "complete", "--dry-run", "--reason", "HashMismatch"},
+	} {
+		full := append([]string{args[0], args[1], "--local", missing}, args[2:]...)
+		code, out, errs := ctl(t, full...)
+		if code != exitUsage || out != "" || !strings.Contains(errs, "--namespace") || !strings.Contains(errs, missing) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d naming --namespace and %s", args, code, out, errs, exitUsage, missing)
+		}
+	}
+}

@@ -72,7 +72,7 @@ func orderShow(ctx context.Context, c *cli, cmd *command, args []string) error {
 	if err != nil {
 		return fmt.Errorf("read order %s: %w", orderID, err)
 	}
-	all, err := list(ctx, &qf)
+	all, err := list(ctx, c, &qf)
 	if err != nil {
 		return err
 	}

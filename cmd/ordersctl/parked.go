@@ -48,14 +48,30 @@ type bodyRef struct {
 	PartitionKey string `json:"partitionKey"`
 }
 
+// notAnEnvelope is the reason ordersctl gives a parking-queue message that
+// is not a parking envelope (docs/contract.md §6): listed and shown with its
+// body so it can be dealt with and completed, never resubmitted.
+const notAnEnvelope = "NotAnEnvelope"
+
 // fromEnvelope reads a parking envelope (contract §6).
-func fromEnvelope(seq int64, b []byte) (Parked, error) {
-	p := Parked{Queue: parkingQueue, SequenceNumber: seq}
+// A message that is not one is described as notAnEnvelope, messageID being
+// its own MessageId, so one stray message never stops the work on the others.
+func fromEnvelope(seq int64, messageID string, b []byte) Parked {
+	var p Parked
 	if err := json.Unmarshal(b, &p); err != nil {
-		return p, fmt.Errorf("parking envelope: %w", err)
+		p = Parked{MessageID: messageID, Reason: notAnEnvelope, Description: "not a parking envelope (docs/contract.md §6): " + err.Error()}
+		p.setBody(b)
 	}
 	p.Queue, p.SequenceNumber = parkingQueue, seq // not the envelope's to say
-	return p, nil
+	return p
+}
+
+// setBody keeps b as text, or in base64 when it is not UTF-8.
+func (p *Parked) setBody(b []byte) {
+	p.Body, p.BodyEncoding = string(b), ""
+	if !utf8.Valid(b) {
+		p.Body, p.BodyEncoding = base64.StdEncoding.EncodeToString(b), "base64"
+	}
 }
 
 // fromDeadLetter describes a message the broker dead-lettered: its body is
@@ -66,10 +82,8 @@ func fromDeadLetter(seq int64, messageID string, deliveries int, reason, descrip
 	}
 	_ = json.Unmarshal(body, &head) // a body that is not an order has no orderId
 	p := Parked{Queue: deadLetterQueue, SequenceNumber: seq, OrderID: head.OrderID, MessageID: messageID, Reason: reason,
-		DeliveryCount: deliveries, Description: description, Subject: subject, Body: string(body)}
-	if !utf8.Valid(body) {
-		p.Body, p.BodyEncoding = base64.StdEncoding.EncodeToString(body), "base64"
-	}
+		DeliveryCount: deliveries, Description: description, Subject: subject}
+	p.setBody(body)
 	return p
 }
 
@@ -88,6 +102,10 @@ func (f *queueFlags) register(fs *flag.FlagSet, c *cli) {
 func (f *queueFlags) check(cmd *command) error {
 	if f.output != "table" && f.output != "json" {
 		return usagef(cmd, "--output %q: want table or json", f.output)
+	}
+	if f.namespace != "" && !strings.Contains(f.namespace, ".") {
+		// The SDK would retry a name that resolves nowhere until the deadline.
+		return usagef(cmd, "--namespace %q: want the fully qualified name, %s.servicebus.windows.net", f.namespace, f.namespace)
 	}
 	return nil
 }
@@ -162,7 +180,8 @@ var parkedListCmd = &command{
 	synopsis: "[--namespace NS | --local DIR] [--reason R]... [--order ID] [--older-than D] [--output table|json]",
 	about: `Lists the parking queue, then orders' dead-letter sub-queue: sequence number, orderId,
 messageId, reason, deliveries, parked at and a one-line description. In Azure the queues are
-peeked (nothing is locked or changed; up to 1000 messages each).`,
+peeked (nothing is locked or changed; up to 1000 messages each, with a warning on stderr when
+a queue holds more).`,
 	examples: []string{
 		"ordersctl parked list",
 		"ordersctl parked list --namespace \"$NS\" --reason RetryBudgetExhausted --older-than 1h",
@@ -188,7 +207,7 @@ func parkedList(ctx context.Context, c *cli, cmd *command, args []string) error 
 	if fs.NArg() > 0 {
 		return usagef(cmd, "unexpected argument %q", fs.Arg(0))
 	}
-	all, err := list(ctx, &qf)
+	all, err := list(ctx, c, &qf)
 	if err != nil {
 		return err
 	}
@@ -196,13 +215,26 @@ func parkedList(ctx context.Context, c *cli, cmd *command, args []string) error 
 }
 
 // list reads every parked and dead-lettered message the flags name.
-func list(ctx context.Context, qf *queueFlags) ([]Parked, error) {
+func list(ctx context.Context, c *cli, qf *queueFlags) ([]Parked, error) {
 	q, err := qf.open()
 	if err != nil {
 		return nil, err
 	}
 	defer q.Close(context.WithoutCancel(ctx))
-	return q.List(ctx)
+	return listWarning(ctx, c, q)
+}
+
+// listWarning lists q, warning on stderr of any queue that holds more than
+// a listing reads: those beyond are neither shown nor chosen.
+func listWarning(ctx context.Context, c *cli, q queues) ([]Parked, error) {
+	all, err := q.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, queue := range q.Cut() {
+		fmt.Fprintf(c.stderr, "warning: the %s queue holds more than %d messages; only the first %d (the oldest) are listed or chosen\n", queue, maxPeek, maxPeek)
+	}
+	return all, nil
 }
 
 var parkedShowCmd = &command{
@@ -230,7 +262,7 @@ func parkedShow(ctx context.Context, c *cli, cmd *command, args []string) error 
 	if fs.NArg() != 1 {
 		return usagef(cmd, "give one orderId, messageId or sequence number")
 	}
-	all, err := list(ctx, &qf)
+	all, err := list(ctx, c, &qf)
 	if err != nil {
 		return err
 	}

@@ -117,6 +117,9 @@ func resubmission(ctx context.Context, p Parked, bodies *parkedBodies, now time.
 	if p.Truncated {
 		return nil, errors.New("the envelope holds only the start of the body")
 	}
+	if p.Reason == notAnEnvelope {
+		return nil, errors.New("not a parking envelope, so not known to be an order: deal with it, then complete it")
+	}
 	if p.Reason == string(orders.Unpublishable) {
 		// Its body is an outbox event document, not an order: orders would
 		// park it again. The fix is to the document (docs/runbook.md).
@@ -133,6 +136,14 @@ func resubmission(ctx context.Context, p Parked, bodies *parkedBodies, now time.
 		var err error
 		if body, err = base64.StdEncoding.DecodeString(p.Body); err != nil {
 			return nil, fmt.Errorf("body is not base64: %w", err)
+		}
+	}
+	// A body kept in Cosmos DB was checked as it was joined; one the
+	// envelope carries is checked here, so what goes back to orders is the
+	// producer's bytes (its MessageId and fingerprint with them) or nothing.
+	if p.BodyRef == nil && p.BodySHA256 != "" {
+		if got := orders.BodySHA256(body); got != p.BodySHA256 {
+			return nil, fmt.Errorf("the envelope's body hashes to %s, not to its bodySha256 %s", got, p.BodySHA256)
 		}
 	}
 	id := p.OrderID

@@ -81,7 +81,7 @@ func outcomeOf(p Parked, action string) outcome {
 // and done name the action ("complete", "completed"), confirm says whether
 // the operator must say yes first.
 func (ch *change) apply(ctx context.Context, c *cli, q queues, plan func(Parked) step, verb, done string, confirm bool) error {
-	all, err := q.List(ctx)
+	all, err := listWarning(ctx, c, q)
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func (ch *change) apply(ctx context.Context, c *cli, q queues, plan func(Parked)
 		}
 		switch err, met := results[s.out.SequenceNumber]; {
 		case !met:
-			s.out.Action, s.out.Detail = "gone", "not in the queue when settling (settled by someone else, or locked)"
+			s.out.Action, s.out.Detail = "gone", "not met while settling: settled or locked by someone else, or not reached before the locks held ran out (run again)"
 		case err != nil:
 			s.out.Action, s.out.Detail = "failed", err.Error()
 		default:
