@@ -34,6 +34,9 @@ func TestFrontDoorPathsAtTheFloor(t *testing.T) {
 		if got := float64(ph.Requests.Item()) / 3; got != path.Floor || ph.Requests[KindMetadata] != 0 {
 			t.Errorf("%s: %.2f Cosmos requests per request (%s), want %.0f and no metadata", path.Name, got, ph.Requests.Detail(3), path.Floor)
 		}
+		if ph.Requests.Item() > 0 && ph.Requests.Charge() <= 0 {
+			t.Errorf("%s: %d Cosmos requests and no request charge counted", path.Name, ph.Requests.Item())
+		}
 		t.Logf("%-70s %s  %.1f RU", path.Name, ph.Requests.Detail(3), ph.Requests.Charge()/3)
 	}
 }
