@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
@@ -63,18 +64,42 @@ const benchHost = "orders-bench.azurewebsites.net"
 // FrontDoorVariants builds a Variant per path (indexed by Path...), each
 // sending host-format invocations of SubmitOrder or GetOrder one at a time
 // over loopback HTTP to the handler served in this process, as the
-// Functions host does. close releases their servers.
+// Functions host does. They write to a database of their own, created here
+// beside t's: the local emulators ignore the partition key of a query
+// (docs/cosmos-emulators.md) and scan the whole container, so a GET in a
+// container the throughput rounds filled would measure that scan. close
+// releases their servers and drops the database.
 func FrontDoorVariants(t Target) (vs []*Variant, close func(), err error) {
+	t.Database += "-fd-" + strings.ToLower(RunID())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := t.Prepare(ctx); err != nil {
+		return nil, nil, err
+	}
+	drop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = t.Drop(ctx) // best effort: a database left behind holds only bench orders
+	}
 	keyed, keys, err := frontDoorRig(t, true)
+	var plain *Rig
+	if err == nil {
+		plain, _, err = frontDoorRig(t, false)
+	}
 	if err != nil {
+		drop()
 		return nil, nil, err
 	}
-	plain, _, err := frontDoorRig(t, false)
-	if err != nil {
-		return nil, nil, err
-	}
+	vs, close = frontDoorVariants(keyed, plain, keys, drop)
+	return vs, close, nil
+}
+
+// frontDoorVariants serves the rigs over loopback HTTP and builds the
+// paths' variants; close stops the servers and then calls drop.
+func frontDoorVariants(keyed, plain *Rig, keys *cosmos.KeyStore, drop func()) ([]*Variant, func()) {
+	var vs []*Variant
 	srvKeyed, srvPlain := httptest.NewServer(keyed.Handler), httptest.NewServer(plain.Handler)
-	close = func() { srvKeyed.Close(); srvPlain.Close() }
+	close := func() { srvKeyed.Close(); srvPlain.Close(); drop() }
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: time.Minute}
 	fd := &frontDoor{rig: keyed, keys: keys}
 	prepares := [numPaths]func(string, int) ([][]byte, error){
@@ -104,7 +129,7 @@ func FrontDoorVariants(t Target) (vs []*Variant, close func(), err error) {
 				return func(ctx context.Context, i int) error { return post(ctx, hc, url, reqs[i]) }, nil
 			}})
 	}
-	return vs, close, nil
+	return vs, close
 }
 
 // frontDoorRig is the handler as cmd/handler wires the front door: the
