@@ -104,8 +104,10 @@ chaos: build
 
 ## bench: measure and rewrite docs/benchmarks.md: Cosmos round trips per message; single and
 ##        batch invocations against a plain azcosmos loop at 0, 5 and 20 ms from Cosmos (a delay
-##        proxy in front of the emulator); in-process CPU and allocations; start time and memory
-##        of bin/handler. Starts an emulator on port 18095 unless COSMOS_ENDPOINT is set; ~4 min.
+##        proxy in front of the emulator); what executeOnce adds to a SubmitOrder request (round
+##        trips, RU, p50/p99) on each path of the front door; in-process CPU and allocations; start
+##        time and memory of bin/handler. Starts an emulator on port 18095 (COSMOS_EMULATOR_PORT)
+##        unless COSMOS_ENDPOINT is set; about 10 min on a busy machine.
 ##        More: make bench BENCH_FLAGS='-rounds 9 -latencies 0,20ms,50ms'
 bench: build
 	./testbed/scripts/bench.sh $(BENCH_FLAGS)

@@ -24,6 +24,10 @@ type Settings struct {
 	Latencies  []time.Duration
 	RTMessages int
 	RTBatch    int
+	// FDRounds and FDRequests are the front door's rounds and its
+	// requests per path per round.
+	FDRounds   int
+	FDRequests int
 	Starts     int
 	FPMessages int
 	MicroCount int
@@ -39,7 +43,10 @@ type Report struct {
 	RoundTrips        *RoundTripReport
 	// Throughput holds the rounds at each latency to Cosmos.
 	Throughput []LatencyRun
-	Footprint  *FootprintReport
+	// FrontDoor holds the front door's rounds at each latency to Cosmos,
+	// their phases indexed by Path....
+	FrontDoor []LatencyRun
+	Footprint *FootprintReport
 	// Kept are sections of the previous docs/benchmarks.md that this run
 	// does not measure (KeptSections), written back before "Reproduce".
 	Kept []string
@@ -79,6 +86,7 @@ func (r *Report) Markdown(w io.Writer) {
 	p("")
 	r.roundTrips(p)
 	r.throughput(p)
+	r.frontDoor(p)
 	r.micro(p)
 	r.footprint(p)
 	for _, k := range r.Kept {
@@ -93,16 +101,19 @@ func (r *Report) Markdown(w io.Writer) {
 	p("BENCH_FLAGS='-rounds 9' make bench                      # more rounds")
 	p("BENCH_FLAGS='-only throughput -latencies 0,50ms -out /tmp/b.md' make bench   # other distances, elsewhere")
 	p("BENCH_FLAGS='-only throughput -batch-parallelism 8 -out /tmp/b.md' make bench # another BATCH_PARALLELISM")
-	p("go test -run '^$' -bench . -benchmem ./orders ./handler   # only the in-process benchmarks")
+	p("go test -run '^$' -bench . -benchmem ./orders ./handler ./idempotency   # only the in-process benchmarks")
 	p("go test -run RoundTrips -v ./testbed/bench              # only the round-trip counts (asserted)")
+	p("BENCH_FLAGS='-only frontdoor -out /tmp/b.md' make bench  # only the front door (SubmitOrder, GetOrder)")
+	p("go test -run FrontDoor -v ./testbed/bench               # only its round-trip counts (asserted)")
 	p("```")
 	p("")
 	p("Settings of this run: %d rounds of %d messages per variant at %d concurrent invocations, at %s;",
 		s.Rounds, s.Messages, s.Concurrency, latencyList(s.Latencies))
 	p("batches of %d messages, %d batch invocation(s) at once, `BATCH_PARALLELISM` %d; %d messages per round-trip",
 		s.BatchSize, s.BatchConcurrency, s.BatchParallelism, s.RTMessages)
-	p("row; %d process starts; %d messages for the memory load; in-process benchmarks `-count %d -benchtime %s`.",
-		s.Starts, s.FPMessages, s.MicroCount, s.Benchtime)
+	p("row; %d front door rounds of %d requests per path; %d process starts; %d messages for the memory load;",
+		s.FDRounds, s.FDRequests, s.Starts, s.FPMessages)
+	p("in-process benchmarks `-count %d -benchtime %s`.", s.MicroCount, s.Benchtime)
 	p("Sections between `%s` and `%s` lines are not measured by `make bench`; it keeps them.", KeepBegin, KeepEnd)
 }
 
@@ -207,11 +218,11 @@ func (r *Report) micro(p func(string, ...any)) {
 	}
 	p("## CPU and allocations per message, in process")
 	p("")
-	p("`go test -run '^$' -bench . -benchmem -count %d -benchtime %s ./orders ./handler`; the median of",
+	p("`go test -run '^$' -bench . -benchmem -count %d -benchtime %s ./orders ./handler ./idempotency`; the",
 		r.Settings.MicroCount, r.Settings.Benchtime)
-	p("the runs, with the range of the time. The handler rows go through `handler.NewServer` with")
-	p("`httptest.NewRecorder` over `orderstest.MemStore`, a store without latency, so they are the")
-	p("handler's own cost per message; the other rows are parts of it.")
+	p("median of the runs, with the range of the time. The handler rows go through `handler.NewServer`")
+	p("with `httptest.NewRecorder` over `orderstest.MemStore` and `idemtest.MemStore`, stores without")
+	p("latency, so they are the handler's own cost per message or request; the other rows are parts of it.")
 	p("")
 	p("| benchmark | what it does | time per op, median (range) | B/op | allocs/op |")
 	p("|---|---|---|---:|---:|")
@@ -223,6 +234,12 @@ func (r *Report) micro(p func(string, ...any)) {
 		"BenchmarkProcessOrderInProcess/new":       "one `POST /ProcessOrder` end to end, new order",
 		"BenchmarkProcessOrderInProcess/duplicate": "one `POST /ProcessOrder` end to end, duplicate",
 		"BenchmarkProcessOrderBatchInProcess":      "one `POST /ProcessOrderBatch` of 100 new orders",
+		"BenchmarkSubmitOrderInProcess/first":      "one `POST /SubmitOrder` end to end, first request of its key",
+		"BenchmarkSubmitOrderInProcess/replay":     "one `POST /SubmitOrder` end to end, replay",
+		"BenchmarkSubmitOrderInProcess/keyReused":  "one `POST /SubmitOrder` end to end, key reused with another payload",
+		"BenchmarkExecute/first":                   "executeOnce alone (`idempotency.Service.Execute`), first request",
+		"BenchmarkExecute/replay":                  "executeOnce alone, replay",
+		"BenchmarkExecute/mismatch":                "executeOnce alone, key reused with another payload",
 	}
 	for _, m := range r.Micro {
 		ns, _ := m.Median("ns/op")

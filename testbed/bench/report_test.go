@@ -69,3 +69,70 @@ func TestKeptSections(t *testing.T) {
 		t.Error("a report without markers kept something")
 	}
 }
+
+// fakeFrontDoorRound is one front door round of 4 requests per path: each
+// at its floor, taking lat(path) each, with the emulator's flat 1 RU per
+// Cosmos request.
+func fakeFrontDoorRound(lat func(path int) time.Duration) []Phase {
+	round := make([]Phase, numPaths)
+	for path, fp := range FrontDoorPaths {
+		round[path] = Phase{Variant: fp.Name, Messages: 4, Elapsed: time.Second,
+			Latencies: []time.Duration{lat(path), lat(path), lat(path), lat(path)},
+			Outcomes:  Outcomes{fp.Want: 4}, Requests: Counts{}}
+		if n := int(fp.Floor) * 4; n > 0 {
+			round[path].Requests = Counts{KindRead: n, KindRead + " 200": n, chargeKey: n * chargeScale}
+		}
+	}
+	return round
+}
+
+func TestReportStatesWhatExecuteOnceAdds(t *testing.T) {
+	flat := func(ms float64) func(int) time.Duration {
+		return func(path int) time.Duration {
+			if path == PathNoKeys {
+				return time.Millisecond
+			}
+			return time.Duration((1 + ms) * float64(time.Millisecond))
+		}
+	}
+	offFloor := fakeFrontDoorRound(flat(2))
+	offFloor[PathReplay].Requests = Counts{KindRead: 12, KindRead + " 200": 12}
+	r := &Report{Settings: Settings{FDRounds: 3, FDRequests: 4},
+		FrontDoor: []LatencyRun{
+			{Latency: 0, Rounds: [][]Phase{fakeFrontDoorRound(flat(1)), fakeFrontDoorRound(flat(2)), fakeFrontDoorRound(flat(9))}},
+			{Latency: 20 * time.Millisecond, Rounds: [][]Phase{offFloor}},
+		}}
+	var b strings.Builder
+	r.Markdown(&b)
+	doc := b.String()
+	for _, want := range []string{
+		"**executeOnce adds 2 Cosmos round trips (2.00 RU as the endpoint reported them) and 2.0 ms p50 / 2.0 ms p99 at 0 ms, 2.0 ms p50 / 2.0 ms p99 at 20 ms to a first `SubmitOrder`",
+		"| added to a `SubmitOrder` request by executeOnce | Cosmos round trips | 0 ms | 20 ms |",
+		"| " + FrontDoorPaths[PathFirst].Name + " | 2 | p50 +2.0 ms, p99 +2.0 ms | p50 +2.0 ms, p99 +2.0 ms |",
+		"| " + FrontDoorPaths[PathNoKeys].Name + " | 16 | accepted 16 | 0.00 | 0 | 0.00 | 0 | – |",
+		"| " + FrontDoorPaths[PathFirst].Name + " | 16 | accepted 16 | 2.00 | 2 | 2.00 | 0 | read 200 ×2 |",
+		"| " + FrontDoorPaths[PathReplay].Name + " | 16 | replayed 16 | 2.25 **(off the floor)** | 2 | 1.50 | 0 | read 200 ×2.25 |",
+		"| " + FrontDoorPaths[PathGetAccepted].Name + " | 16 | found 16 | 1.00 | 1 | 1.00 | 0 | read 200 ×1 |",
+		"### Front door at 0 ms (the emulator directly)", "### Front door at 20 ms (through the delay proxy)",
+		"| " + FrontDoorPaths[PathFirst].Name + " | 3.0 (2.0–10.0) | 3.0 (2.0–10.0) | +2.0 (+1.0–+9.0) | +2.0 (+1.0–+9.0) | 0 |",
+		"| " + FrontDoorPaths[PathNoKeys].Name + " | 1.0 (1.0–1.0) | 1.0 (1.0–1.0) | – | – | 0 |",
+		"| " + FrontDoorPaths[PathGetAccepted].Name + " | 3.0 (2.0–10.0) | 3.0 (2.0–10.0) | – | – | 0 |",
+		"p99 of 4 requests is the 2nd slowest",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if f, m := strings.Index(doc, "## HTTP front door"), strings.Index(doc, "## Reproduce"); f < 0 || f > m {
+		t.Errorf("front door section at %d, Reproduce at %d", f, m)
+	}
+	if strings.Contains((&Report{}).markdown(), "HTTP front door") {
+		t.Error("a report without front door rounds has the section")
+	}
+}
+
+func (r *Report) markdown() string {
+	var b strings.Builder
+	r.Markdown(&b)
+	return b.String()
+}

@@ -11,6 +11,7 @@ type variantStats struct {
 	rates         []float64
 	p50, p99      []float64 // ms
 	requests      float64   // per message, all rounds
+	charge        float64   // request charge (RU) per message, all rounds
 	errors        int
 	outcomes      Outcomes
 	messages      int
@@ -54,6 +55,7 @@ func (lr LatencyRun) stats(v int) variantStats {
 	st.messages = msgs
 	if msgs > 0 {
 		st.requests = float64(reqs) / float64(msgs)
+		st.charge = total.Charge() / float64(msgs)
 		st.requestDetail = total.Detail(msgs)
 	}
 	return st

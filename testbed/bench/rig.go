@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"time"
 
+	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/orders"
 )
@@ -28,19 +29,25 @@ type Rig struct {
 // with batchParallelism messages of a batch at once (0: the handler's
 // default).
 func NewRig(t Target, conns, batchParallelism int) (*Rig, error) {
+	return newRig(t, conns, func(_ *cosmos.Store, cfg *handler.Config) { cfg.BatchParallelism = batchParallelism })
+}
+
+// newRig opens a fresh client and builds the handler over it, with the
+// settings configure adds.
+func newRig(t Target, conns int, configure func(*cosmos.Store, *handler.Config)) (*Rig, error) {
 	c := NewCounter(Transport(conns))
 	store, err := t.Open(c)
 	if err != nil {
 		return nil, err
 	}
 	log := NewOutcomeLog()
-	h := handler.NewServer(handler.Config{
-		Processor:        &orders.Processor{Store: store},
-		Logger:           slog.New(log),
-		MessageDeadline:  30 * time.Second,
-		BatchParallelism: batchParallelism,
-	})
-	return &Rig{Counter: c, Outcomes: log, Handler: h}, nil
+	cfg := handler.Config{
+		Processor:       &orders.Processor{Store: store},
+		Logger:          slog.New(log),
+		MessageDeadline: 30 * time.Second,
+	}
+	configure(store, &cfg)
+	return &Rig{Counter: c, Outcomes: log, Handler: handler.NewServer(cfg)}, nil
 }
 
 // Invoke serves one invocation in process and returns the HTTP status.

@@ -39,13 +39,18 @@ func (t Target) Open(c *Counter) (*cosmos.Store, error) {
 	return cosmos.Open(t.Options(c), t.Database, t.Container)
 }
 
-// Prepare creates the target's database and containers.
+// Prepare creates the target's database and containers, the idempotency
+// key container too.
 func (t Target) Prepare(ctx context.Context) error {
 	s, err := cosmos.Open(t.Options(nil), t.Database, t.Container)
 	if err != nil {
 		return err
 	}
-	if err := s.CreateContainers(ctx); err != nil {
+	err = s.CreateContainers(ctx)
+	if err == nil {
+		err = s.KeyStore(cosmos.KeyContainer).CreateContainer(ctx)
+	}
+	if err != nil {
 		return fmt.Errorf("prepare %s: %w", t.Database, err)
 	}
 	return nil

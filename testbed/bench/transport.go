@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"sort"
 	"strconv"
@@ -22,13 +23,15 @@ const (
 )
 
 // Counter is an http.RoundTripper that counts the requests it forwards by
-// kind and answer status. Every attempt counts, the SDK's own retries too:
-// that is what a round trip costs.
+// kind and answer status, and adds up the request charge (RU) their answers
+// report. Every attempt counts, the SDK's own retries too: that is what a
+// round trip costs.
 type Counter struct {
 	Next http.RoundTripper
 
 	mu       sync.Mutex
 	counts   map[string]int // "kind" and "kind status"
+	charge   float64        // x-ms-request-charge of every answer
 	inFlight int
 	peak     int
 }
@@ -46,12 +49,15 @@ func (c *Counter) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.peak = max(c.peak, c.inFlight)
 	c.mu.Unlock()
 	resp, err := c.Next.RoundTrip(r)
-	status := "error"
+	status, charge := "error", 0.0
 	if err == nil {
 		status = strconv.Itoa(resp.StatusCode)
+		// Failed answers (409, 412) carry a charge too.
+		charge, _ = strconv.ParseFloat(resp.Header.Get("x-ms-request-charge"), 64)
 	}
 	c.mu.Lock()
 	c.inFlight--
+	c.charge += charge
 	c.counts[kind]++
 	c.counts[kind+" "+status]++
 	c.mu.Unlock()
@@ -68,16 +74,38 @@ func (c *Counter) Snapshot() Counts {
 	if c.peak > 0 {
 		out[peakKey] = c.peak
 	}
-	c.peak = c.inFlight
+	if c.charge > 0 {
+		out[chargeKey] = int(math.Round(c.charge * chargeScale))
+	}
+	c.peak, c.charge = c.inFlight, 0
 	return out
 }
 
-// peakKey holds the peak of requests in flight in Counts; it has no space,
-// so Detail leaves it out.
-const peakKey = "peakInFlight"
+// peakKey holds the peak of requests in flight in Counts, chargeKey the
+// request charge in thousandths of an RU; they have no space, so Detail
+// leaves them out.
+const (
+	peakKey     = "peakInFlight"
+	chargeKey   = "requestChargeMilliRU"
+	chargeScale = 1000
+)
 
 // Peak is the most requests that were outstanding at once.
 func (c Counts) Peak() int { return c[peakKey] }
+
+// Charge is the request charge (RU) the answers reported, summed.
+func (c Counts) Charge() float64 { return float64(c[chargeKey]) / chargeScale }
+
+// Add adds the counts of o to c; the peak is the higher of the two.
+func (c Counts) Add(o Counts) {
+	for k, v := range o {
+		if k == peakKey {
+			c[k] = max(c[k], v)
+			continue
+		}
+		c[k] += v
+	}
+}
 
 // Counts are request counts by kind ("batch") and by kind and status
 // ("batch 200").

@@ -1,7 +1,8 @@
 // Command benchreport measures the consumer and writes docs/benchmarks.md:
 // Cosmos round trips per message, throughput through the handler against a
-// plain azcosmos loop, batch against single invocations, CPU and allocations
-// in process, and the footprint of bin/handler. `make bench` runs it with an
+// plain azcosmos loop, batch against single invocations, what executeOnce
+// adds to a request of the HTTP front door, CPU and allocations in process,
+// and the footprint of bin/handler. `make bench` runs it with an
 // emulator; COSMOS_ENDPOINT and COSMOS_KEY name the endpoint.
 package main
 
@@ -37,7 +38,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		out     = fs.String("out", "docs/benchmarks.md", "the Markdown file to write")
 		bin     = fs.String("bin", "bin/handler", "the handler executable (make build)")
 		target  = fs.String("target", "", "what the Cosmos endpoint is, for the report")
-		only    = fs.String("only", "micro,roundtrips,throughput,footprint", "sections to run")
+		only    = fs.String("only", "micro,roundtrips,throughput,frontdoor,footprint", "sections to run")
 		s       bench.Settings
 		rawPath = fs.String("raw", "", "also write the raw go test -bench output here")
 		cpuProf = fs.String("cpuprofile", "", "write a CPU profile of the throughput rounds here")
@@ -49,9 +50,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	fs.IntVar(&s.BatchSize, "batch", 100, "messages per batch invocation (host.json maxMessageBatchSize)")
 	fs.IntVar(&s.BatchConcurrency, "batch-concurrency", 1, "batch invocations in flight (the host's listener: 1)")
 	fs.IntVar(&s.BatchParallelism, "batch-parallelism", handler.DefaultBatchParallelism, "the handler's BATCH_PARALLELISM in the batch variant")
-	latencies := fs.String("latencies", "0,5ms,20ms", "distances to Cosmos for the throughput rounds (a delay proxy in front of the emulator)")
+	latencies := fs.String("latencies", "0,5ms,20ms", "distances to Cosmos for the throughput and front door rounds (a delay proxy in front of the emulator)")
 	fs.IntVar(&s.RTMessages, "rt-messages", 20, "messages per round-trip row")
 	fs.IntVar(&s.RTBatch, "rt-batch", 100, "messages in the round-trip batch invocation")
+	fs.IntVar(&s.FDRounds, "fd-rounds", 5, "front door rounds")
+	fs.IntVar(&s.FDRequests, "fd-requests", 50, "front door requests per path per round, sent one at a time")
 	fs.IntVar(&s.Starts, "starts", 10, "process starts timed")
 	fs.IntVar(&s.FPMessages, "fp-messages", 3000, "messages sent to the executable while its memory is sampled")
 	fs.IntVar(&s.MicroCount, "count", 5, "go test -count for the in-process benchmarks")
@@ -101,8 +104,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		if err != nil {
 			return err
 		}
-		res, raw, err := bench.RunMicro(ctx, root, []string{"./orders", "./handler"},
-			"^Benchmark(DecodeEnvelope|ParseOrder|Fingerprint|AcceptanceDocuments|ProcessOrderInProcess|ProcessOrderBatchInProcess)$",
+		res, raw, err := bench.RunMicro(ctx, root, []string{"./orders", "./handler", "./idempotency"},
+			"^Benchmark(DecodeEnvelope|ParseOrder|Fingerprint|AcceptanceDocuments|ProcessOrderInProcess|ProcessOrderBatchInProcess|SubmitOrderInProcess|Execute)$",
 			s.MicroCount, s.Benchtime)
 		if err != nil {
 			return err
@@ -132,13 +135,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 				return err
 			}
 		}
-		err := throughput(ctx, t, s, *emuPID, rep, logf)
+		var err error
+		rep.Throughput, err = rounds(ctx, t, s.Latencies, s.Rounds, s.Messages,
+			func(t bench.Target) ([]*bench.Variant, func(), error) { return bench.Variants(t, s) }, *emuPID, logf)
 		if *cpuProf != "" {
 			pprof.StopCPUProfile()
 		}
 		if err != nil {
 			return err
 		}
+	}
+	if sections["frontdoor"] {
+		logf("HTTP front door: %d rounds of %d requests per path, one at a time", s.FDRounds, s.FDRequests)
+		fd, err := rounds(ctx, t, s.Latencies, s.FDRounds, s.FDRequests, bench.FrontDoorVariants, *emuPID, logf)
+		if err != nil {
+			return err
+		}
+		rep.FrontDoor = fd
 	}
 	if sections["footprint"] {
 		logf("footprint of %s (%d starts, %d messages under load)", *bin, s.Starts, s.FPMessages)
@@ -169,45 +182,48 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	return nil
 }
 
-// throughput runs the rounds: in each, every latency, and at each latency
-// every variant once, starting with a different variant each round so that
-// a slow spell of the shared machine does not always fall on the same one.
-func throughput(ctx context.Context, t bench.Target, s bench.Settings, emulatorPID int, rep *bench.Report, logf func(string, ...any)) error {
-	sets := make([][]*bench.Variant, len(s.Latencies))
-	for i, lat := range s.Latencies {
+// rounds runs the rounds of the variants build makes: in each, every
+// latency, and at each latency every variant once, starting with a
+// different variant each round so that a slow spell of the shared machine
+// does not always fall on the same one.
+func rounds(ctx context.Context, t bench.Target, latencies []time.Duration, n, messages int, build func(bench.Target) ([]*bench.Variant, func(), error),
+	emulatorPID int, logf func(string, ...any)) ([]bench.LatencyRun, error) {
+	sets := make([][]*bench.Variant, len(latencies))
+	runs := make([]bench.LatencyRun, len(latencies))
+	for i, lat := range latencies {
 		lt, stop, err := bench.AtLatency(t, lat)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer stop()
-		vs, closeVariants, err := bench.Variants(lt, s)
+		vs, closeVariants, err := build(lt)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer closeVariants()
 		for _, v := range vs {
 			v.EmulatorPID = emulatorPID
 		}
 		sets[i] = vs
-		rep.Throughput = append(rep.Throughput, bench.LatencyRun{Latency: lat})
+		runs[i].Latency = lat
 	}
 	run := bench.RunID()
-	for r := range s.Rounds {
+	for r := range n {
 		for li, variants := range sets {
 			round := make([]bench.Phase, len(variants))
 			for k := range variants {
 				v := (r + k) % len(variants)
-				ph, err := variants[v].RunPhase(ctx, fmt.Sprintf("TP-%s-%d-%d-%d", run, li, r, v), s.Messages)
+				ph, err := variants[v].RunPhase(ctx, fmt.Sprintf("TP-%s-%d-%d-%d", run, li, r, v), messages)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				round[v] = ph
-				logf("round %d/%d, %4s: %-110s %6.0f msg/s  p50 %6.1f ms  CPU/msg %4d µs + emulator %4d µs  errors %d", r+1, s.Rounds,
-					s.Latencies[li], ph.Variant, ph.Rate(), float64(ph.Percentile(0.5).Microseconds())/1000,
+				logf("round %d/%d, %4s: %-110s %6.0f msg/s  p50 %6.1f ms  CPU/msg %4d µs + emulator %4d µs  errors %d", r+1, n,
+					latencies[li], ph.Variant, ph.Rate(), float64(ph.Percentile(0.5).Microseconds())/1000,
 					ph.CPUPerMessage(ph.SelfCPU).Microseconds(), ph.CPUPerMessage(ph.EmulatorCPU).Microseconds(), ph.Errors)
 			}
-			rep.Throughput[li].Rounds = append(rep.Throughput[li].Rounds, round)
+			runs[li].Rounds = append(runs[li].Rounds, round)
 		}
 	}
-	return nil
+	return runs, nil
 }

@@ -1,0 +1,42 @@
+package bench
+
+import (
+	"context"
+	"testing"
+)
+
+// TestFrontDoorPathsAtTheFloor: every path of the HTTP front door gets the
+// answer it is named after for each request and costs exactly the Cosmos
+// requests the design allows, the baseline none, with no metadata request
+// once the clients are warm. It counts requests, it does not time them.
+func TestFrontDoorPathsAtTheFloor(t *testing.T) {
+	vs, closeVariants, err := FrontDoorVariants(target(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeVariants()
+	if len(vs) != numPaths {
+		t.Fatalf("%d variants, want one per path (%d)", len(vs), numPaths)
+	}
+	run := RunID()
+	for p, v := range vs {
+		path := FrontDoorPaths[p]
+		ph, err := v.RunPhase(context.Background(), "FD-"+run+"-"+string(rune('a'+p)), 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ph.Errors > 0 {
+			t.Errorf("%s: %d errors, first: %v", path.Name, ph.Errors, ph.FirstErr)
+		}
+		if !ph.Outcomes.Only(path.Want, 3) {
+			t.Errorf("%s: outcomes %s, want 3 %s", path.Name, ph.Outcomes, path.Want)
+		}
+		if got := float64(ph.Requests.Item()) / 3; got != path.Floor || ph.Requests[KindMetadata] != 0 {
+			t.Errorf("%s: %.2f Cosmos requests per request (%s), want %.0f and no metadata", path.Name, got, ph.Requests.Detail(3), path.Floor)
+		}
+		if ph.Requests.Item() > 0 && ph.Requests.Charge() <= 0 {
+			t.Errorf("%s: %d Cosmos requests and no request charge counted", path.Name, ph.Requests.Item())
+		}
+		t.Logf("%-70s %s  %.1f RU", path.Name, ph.Requests.Detail(3), ph.Requests.Charge()/3)
+	}
+}
