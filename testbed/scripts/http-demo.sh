@@ -37,6 +37,7 @@ stop_all() {
     echo "--- hostemu's last lines ($work kept):" >&2
     tail -n 20 "$work/host.log" >&2
   else
+    cd "$repo" # out of $work before it goes
     rm -rf "$work"
   fi
   [ -z "$emulator_started" ] || "$repo/scripts/emulator.sh" stop
