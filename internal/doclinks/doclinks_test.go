@@ -1,7 +1,7 @@
-// Package doclinks checks that the repository's Markdown links resolve: every
-// relative link names a file or directory that exists, and every #anchor names a
-// heading (or an explicit <a id>) of the page it points to, slugged the way
-// GitHub renders it.
+// Package doclinks checks that what the repository's Markdown pages point a
+// reader to exists: every relative link names a file or directory, every #anchor
+// a heading (or an explicit <a id>) of the page it points to, slugged the way
+// GitHub renders it, and every `make` target named in code is in the Makefile.
 package doclinks
 
 import (
@@ -36,12 +36,17 @@ var (
 	htmlTag = regexp.MustCompile(`<[^>]+>`)
 	// mdLinkText keeps the text of a link inside a heading.
 	mdLinkText = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
+	// makeCall matches a make invocation in code: `make run`, `… && make test`.
+	makeCall = regexp.MustCompile(`(?:^|[\s;&|(])make ([a-z][a-z0-9_-]*)`)
+	// makeRule matches a rule's target in the Makefile.
+	makeRule = regexp.MustCompile(`(?m)^([a-zA-Z0-9_-]+):`)
 )
 
 // page is one Markdown file as far as links are concerned.
 type page struct {
 	links   []link
 	anchors map[string]bool
+	makes   []link // make targets named in code blocks and code spans
 }
 
 type link struct {
@@ -55,8 +60,11 @@ func skipDir(name string) bool {
 		name == "bin" || name == "node_modules" || name == "testdata" || name == "vendor"
 }
 
-func TestMarkdownLinksResolve(t *testing.T) {
-	pages := map[string]*page{} // by slash path relative to the root
+// loadPages reads every Markdown file of the repository, by slash path
+// relative to its root.
+func loadPages(t *testing.T) map[string]*page {
+	t.Helper()
+	pages := map[string]*page{}
 	err := filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -87,7 +95,11 @@ func TestMarkdownLinksResolve(t *testing.T) {
 	if len(pages) < 10 {
 		t.Fatalf("found %d Markdown files under %s, want the repository's docs", len(pages), repoRoot)
 	}
+	return pages
+}
 
+func TestMarkdownLinksResolve(t *testing.T) {
+	pages := loadPages(t)
 	checked := 0
 	for name, p := range pages {
 		for _, l := range p.links {
@@ -98,6 +110,30 @@ func TestMarkdownLinksResolve(t *testing.T) {
 		}
 	}
 	t.Logf("%d links checked in %d Markdown files", checked, len(pages))
+}
+
+func TestMakeTargetsNamedInDocsExist(t *testing.T) {
+	makefile, err := os.ReadFile(filepath.Join(repoRoot, "Makefile"))
+	if err != nil {
+		t.Fatalf("read Makefile: %v", err)
+	}
+	targets := map[string]bool{}
+	for _, m := range makeRule.FindAllStringSubmatch(string(makefile), -1) {
+		targets[m[1]] = true
+	}
+	checked := 0
+	for name, p := range loadPages(t) {
+		for _, m := range p.makes {
+			if !targets[m.target] {
+				t.Errorf("%s:%d: make %s: the Makefile has no such target", name, m.line, m.target)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no make target named in any Markdown file: the scan is broken")
+	}
+	t.Logf("%d make invocations checked", checked)
 }
 
 // resolve returns what is wrong with target as written in page from, or "".
@@ -153,6 +189,8 @@ func readPage(path string) (*page, error) {
 		if fence != "" {
 			if strings.HasPrefix(trimmed, fence) {
 				fence = ""
+			} else {
+				p.makes = append(p.makes, makeCalls(n, line)...)
 			}
 			continue
 		}
@@ -176,6 +214,9 @@ func readPage(path string) (*page, error) {
 			p.links = append(p.links, link{n, m[1]})
 			continue
 		}
+		for _, span := range codeSpan.FindAllString(line, -1) {
+			p.makes = append(p.makes, makeCalls(n, strings.Trim(span, "`"))...)
+		}
 		for _, m := range inlineLink.FindAllStringSubmatch(codeSpan.ReplaceAllString(line, ""), -1) {
 			p.links = append(p.links, link{n, m[1]})
 		}
@@ -184,6 +225,15 @@ func readPage(path string) (*page, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return p, nil
+}
+
+// makeCalls returns the make targets invoked in a line of code.
+func makeCalls(line int, code string) []link {
+	var calls []link
+	for _, m := range makeCall.FindAllStringSubmatch(code, -1) {
+		calls = append(calls, link{line, m[1]})
+	}
+	return calls
 }
 
 // slug is GitHub's heading anchor: the heading's text lower-cased, everything but
