@@ -104,7 +104,8 @@ func TestKeyFaultChecks(t *testing.T) {
 	}{
 		{"killed: 500, 409s, the take-over's 202", keyKill, []Answer{{Status: 500}, in, in, fresh}, false},
 		{"killed: never told 409", keyKill, []Answer{gone, fresh}, true},
-		{"killed: ends in a replay only", keyKill, []Answer{gone, in, replay}, true},
+		{"killed: the taker's answer lost, then its replay", keyKill, []Answer{gone, in, unavailable, {Status: 500}, replay}, false},
+		{"killed: the work ran twice", keyKill, []Answer{gone, in, fresh, fresh}, true},
 		{"killed: still 409 at the end", keyKill, []Answer{gone, in, fresh, in}, true},
 		{"lost: 503, then the replay", keyLostAnswer, []Answer{unavailable, replay}, false},
 		{"lost: the work ran twice", keyLostAnswer, []Answer{unavailable, fresh}, true},
