@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
@@ -36,6 +37,13 @@ type KeyFaults struct {
 	mu     sync.Mutex
 	kill   func() error
 	target map[string]keyFault // Idempotency-Key -> the fault aimed at it
+	// eligible are the keys a fault may go to; a kill aimed at a key whose
+	// completion comes within KillGap of the last kill is deferred
+	// (deferred counts them) to the next eligible key's completion.
+	eligible map[string]bool
+	deferred int
+	lastKill time.Time
+	now      func() time.Time
 	// dropped are owners (attempts) whose handler was killed: their
 	// completion, and any resend of it, never reaches Cosmos.
 	dropped map[string]bool
@@ -56,11 +64,12 @@ const (
 // over subs, of the records in the key container.
 func NewKeyFaults(keyContainer string, subs []orderstream.Submission, kills, lostAnswers int) *KeyFaults {
 	k := &KeyFaults{docs: "/colls/" + keyContainer + "/docs/", target: map[string]keyFault{},
-		dropped: map[string]bool{}, done: map[string]keyFault{}}
+		dropped: map[string]bool{}, done: map[string]keyFault{}, eligible: map[string]bool{}, now: time.Now}
 	var eligible []string
 	for _, s := range subs {
 		if s.Copies <= 1 && s.FirstTimeout == 0 && s.FailSends == 0 {
 			eligible = append(eligible, s.Key)
+			k.eligible[s.Key] = true
 		}
 	}
 	n := min(kills+lostAnswers, len(eligible))
@@ -75,6 +84,9 @@ func NewKeyFaults(keyContainer string, subs []orderstream.Submission, kills, los
 	}
 	return k
 }
+
+// KillGap is the least time between two kills KeyFaults makes.
+const KillGap = 15 * time.Second
 
 // SetKill gives the means to kill the handler (hostemu.Worker.Kill).
 func (k *KeyFaults) SetKill(kill func() error) {
@@ -101,12 +113,22 @@ func (k *KeyFaults) Pick(method, path string, body []byte) Fault {
 		return Drop // the killed handler's completion, sent again
 	}
 	f, aimed := k.target[rec.Key]
+	if !aimed && k.deferred > 0 && k.eligible[rec.Key] && k.done[rec.Key] == 0 {
+		f, aimed = keyKill, true
+		k.deferred--
+	}
 	if !aimed {
 		return -1
 	}
 	delete(k.target, rec.Key)
 	switch f {
 	case keyKill:
+		if now := k.now(); now.Sub(k.lastKill) < KillGap {
+			// Completions bunch up after an outage; kills in a row would
+			// meet a handler still restarting: the next key gets it.
+			k.deferred++
+			return -1
+		}
 		if k.kill == nil {
 			k.skipped = append(k.skipped, rec.Key+": the handler was not running yet")
 			return -1
@@ -117,6 +139,7 @@ func (k *KeyFaults) Pick(method, path string, body []byte) Fault {
 		}
 		k.dropped[rec.Owner] = true
 		k.done[rec.Key] = keyKill
+		k.lastKill = k.now()
 		return Drop
 	default:
 		k.done[rec.Key] = keyLostAnswer
@@ -143,7 +166,7 @@ type KeyFaultCounts struct {
 func (k *KeyFaults) Counts() KeyFaultCounts {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	c := KeyFaultCounts{Missed: len(k.target) + len(k.skipped), Skipped: append([]string(nil), k.skipped...)}
+	c := KeyFaultCounts{Missed: len(k.target) + k.deferred + len(k.skipped), Skipped: append([]string(nil), k.skipped...)}
 	for _, f := range k.done {
 		if f == keyKill {
 			c.Kills++

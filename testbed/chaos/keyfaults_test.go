@@ -3,6 +3,7 @@ package chaos
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -180,5 +181,38 @@ func TestProxyPickComesBeforeTheRates(t *testing.T) {
 	}
 	if c := p.Counts(); c.Faults[LostAnswer] != 1 || c.Faults[Drop] != 1 || c.Faults[Throttle] != 1 {
 		t.Errorf("faults %v", c.Faults)
+	}
+}
+
+// Kills keep KillGap apart: a kill aimed at a completion that comes too
+// soon after the last goes to the next eligible key's completion.
+func TestKeyFaultsSpaceKills(t *testing.T) {
+	subs := []orderstream.Submission{{Key: "a", Copies: 1}, {Key: "b", Copies: 1}, {Key: "c", Copies: 1}, {Key: "d", Copies: 3}}
+	k := NewKeyFaults("idempotency-keys", subs, 2, 0)
+	k.target = map[string]keyFault{"a": keyKill, "b": keyKill}
+	now := time.Unix(1000, 0)
+	k.now = func() time.Time { return now }
+	kills := 0
+	k.SetKill(func() error { kills++; return nil })
+	path := keyDocs + "rec"
+	steps := []struct {
+		key   string
+		after time.Duration
+		want  Fault
+	}{
+		{"a", 0, Drop},
+		{"b", time.Second, -1}, // too soon: deferred
+		{"d", time.Second, -1}, // sent at once: never aimed at
+		{"c", KillGap, Drop},   // the deferred kill
+		{"a", KillGap, -1},     // a take-over's completion
+	}
+	for i, s := range steps {
+		now = now.Add(s.after)
+		if got := k.Pick(http.MethodPut, path, keyPut(t, s.key, fmt.Sprint("owner", i), idempotency.Succeeded)); got != s.want {
+			t.Errorf("step %d, key %s: %v, want %v", i, s.key, got, s.want)
+		}
+	}
+	if c := k.Counts(); kills != 2 || c.Kills != 2 || c.Missed != 0 {
+		t.Errorf("%d kills, counts %+v; want 2 kills, none missed", kills, c)
 	}
 }
