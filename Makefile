@@ -93,7 +93,8 @@ local-stack-down:
 
 ## chaos: fault-injection run: at least 10,000 messages (duplicates, bursts, lost completions,
 ##        mismatches, invalid) through the handler under the host emulator, a loopback proxy
-##        injecting 429/503/408/slow/dropped/lost-answer faults into its Cosmos requests, 5 SIGKILLs;
+##        injecting 429/503/408/slow/dropped/lost-answer faults into its Cosmos requests, 5 SIGKILLs,
+##        200 HTTP orders to SubmitOrder with a kill and a lost answer aimed at key completions;
 ##        prints the figures, non-zero exit on any invariant violation (docs/chaos.md).
 ##        More: make chaos CHAOS_ARGS='-messages 20000 -kills 8 -seed 7'
 chaos: build

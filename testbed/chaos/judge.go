@@ -31,6 +31,11 @@ type Evidence struct {
 	// OnlyOrders, when not nil, limits the documents read back to these
 	// orderIds: a run that continues an earlier one in the same database.
 	OnlyOrders map[string]bool
+	// HTTP, when set, is the run's HTTP traffic, judged with
+	// SubmitLedger.Checks; KeyFaults, when set, the faults aimed at its key
+	// completions.
+	HTTP      *SubmitLedger
+	KeyFaults *KeyFaults
 }
 
 // readBack reads the run's documents by type, directly from Cosmos (not
@@ -63,5 +68,19 @@ func Judge(ctx context.Context, store *cosmos.Store, ev Evidence) (*Findings, er
 	if err != nil {
 		return nil, err
 	}
-	return checkRun(docs, ev), nil
+	f := checkRun(docs, ev)
+	if ev.HTTP != nil {
+		stored := map[string]string{}
+		for _, d := range docs["order"] {
+			var head docHead
+			if json.Unmarshal(d, &head) == nil {
+				stored[head.OrderID] = head.RequestHash
+			}
+		}
+		f.Checks = append(f.Checks, ev.HTTP.Checks(stored)...)
+	}
+	if ev.KeyFaults != nil && ev.HTTP != nil {
+		f.Checks = append(f.Checks, ev.KeyFaults.Checks(ev.HTTP.Answers())...)
+	}
+	return f, nil
 }

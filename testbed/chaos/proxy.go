@@ -46,6 +46,12 @@ type ProxyConfig struct {
 	// that closes when the proxy closes and must return by then at the
 	// latest. Called concurrently.
 	Hold func(method, path string, closing <-chan struct{})
+	// Pick, when set, chooses the fault of a document request before the
+	// rates are rolled: a fault (>= 0) is injected as if rolled, -1 leaves
+	// the request to the rates. It sees the request before Cosmos does
+	// (make chaos's key faults aim at idempotency key completions this
+	// way). Called concurrently.
+	Pick func(method, path string, body []byte) Fault
 	// Observe, when set, sees every exchange Cosmos answered, also those
 	// whose answer the client never got. It is called concurrently.
 	Observe func(Exchange)
@@ -176,7 +182,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	fault := Fault(-1)
 	if isDocumentPath(r.URL.Path) {
-		fault = p.roll(requestKey(r, body))
+		if p.cfg.Pick != nil {
+			fault = p.cfg.Pick(r.Method, r.URL.Path, body)
+		}
+		if fault < 0 {
+			fault = p.roll(requestKey(r, body))
+		}
 	} else {
 		p.n.metadata.Add(1)
 	}

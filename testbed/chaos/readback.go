@@ -6,8 +6,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"time"
+
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
 // OrderView is the last answer of GET /api/orders/{orderId} (GetOrder,
@@ -128,4 +131,40 @@ func ReadBackCheck(views []OrderView, stored map[string]string) *Check {
 		}
 	}
 	return c
+}
+
+// Traffic is a RigConfig.Traffic that runs the ledger's submissions with
+// cfg and then, while the queue is still open, reads back a sample of n of
+// the orders accepted through GetOrder (ReadBack, judged by
+// ReadBackCheck): make run's and make chaos's HTTP clients.
+func (l *SubmitLedger) Traffic(cfg SubmitConfig, n int, patience time.Duration) func(context.Context, string, func() float64, func() bool) error {
+	return func(ctx context.Context, base string, settled func() float64, inOutage func() bool) error {
+		if err := Submit(ctx, base, cfg, l, settled, inOutage); err != nil {
+			return err
+		}
+		l.ReadBack(ctx, base, cfg, n, patience)
+		return nil
+	}
+}
+
+// ReadBackSample is how many orders accepted over HTTP are read back
+// through GetOrder; ReadBackPatience how long the consumer may take to
+// store them once the last submission is answered.
+const (
+	ReadBackSample   = 20
+	ReadBackPatience = time.Minute
+)
+
+// MeetOutages starts every tenth submission once an outage is on (or at the
+// end of the stream if none comes), so that clients meet SubmitOrder's 503
+// and Retry-After and retry through it.
+func MeetOutages(subs []orderstream.Submission, outages []Outage) []orderstream.Submission {
+	if len(outages) == 0 {
+		return subs
+	}
+	out := slices.Clone(subs)
+	for i := 0; i < len(out); i += 10 {
+		out[i].DuringOutage, out[i].At = true, 1
+	}
+	return out
 }

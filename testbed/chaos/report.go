@@ -42,6 +42,18 @@ func (r *Report) Print(w io.Writer) {
 		r.Deliveries, r.Deliveries-r.Messages, s[hostemu.Abandoned]+s[hostemu.DeadLettered], counts(r.Failures),
 		s[hostemu.CompletionLost], s[hostemu.LockLost], s[hostemu.DeadLettered])
 	p("  outcomes      per invocation, from the handler's log: %s", counts(r.Outcomes))
+	if h := r.HTTP; h != nil {
+		in := h.Injected
+		p("  HTTP          %d orders posted to SubmitOrder under %d keys: %d first attempts timed out early, %d keys sent %d times at once, %d keys reused with another payload, %d orders again under a new key, %d output sends refused",
+			in.Orders, in.Keys, in.Timeouts, in.Concurrent, in.ConcurrentCopies, in.Reused, in.NewKeys, in.FailedSends)
+		p("                answers: %s", h.Answers)
+		kf := h.KeyFaults
+		p("                key completions hit: %d handler kills before Cosmos saw the completion, %d lost answers after it stored it (%d aimed but missed); %d stale keys taken over, %d requests fenced (handler log)",
+			kf.Kills, kf.LostAnswers, kf.Missed, h.TookOver, h.Fenced)
+		for _, s := range kf.Skipped {
+			p("                - missed: %s", s)
+		}
+	}
 	p("  final state   per message: %s; %d parking envelopes written (repeats after lost completions included)",
 		counts(r.Final), r.Envelopes)
 	f := r.Findings

@@ -163,13 +163,20 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 		q := queue.Counts()
 		return float64(q.Completed+q.DeadLettered) / float64(max(q.Sent, 1))
 	}
+	if cfg.Traffic != nil && base == "" {
+		return nil, errors.New("HTTP traffic needs the HTTP listener")
+	}
+	// Watch comes before the traffic: it may arm what the clients meet
+	// (make chaos's key faults kill the worker it is given).
+	live := &Live{Queue: queue, Worker: worker, Proxy: proxy, Start: time.Now()}
+	stopWatch := func() {}
+	if cfg.Watch != nil {
+		stopWatch = cfg.Watch(live)
+	}
 	trafficDone := make(chan error, 1)
 	trafficCtx, cancelTraffic := context.WithCancel(ctx)
 	defer cancelTraffic()
 	if cfg.Traffic != nil {
-		if base == "" {
-			return nil, errors.New("HTTP traffic needs the HTTP listener")
-		}
 		inOutage := func() bool { return false }
 		if proxy != nil {
 			inOutage = proxy.InOutage
@@ -186,11 +193,6 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 		release := queue.Hold()
 		stopHolding := context.AfterFunc(ctx, release)
 		defer stopHolding()
-	}
-	live := &Live{Queue: queue, Worker: worker, Proxy: proxy, Start: time.Now()}
-	stopWatch := func() {}
-	if cfg.Watch != nil {
-		stopWatch = cfg.Watch(live)
 	}
 	outageCtx, endOutages := context.WithCancel(ctx)
 	outages := &OutageSchedule{}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -53,10 +54,34 @@ type Config struct {
 	Seed          uint64
 	// Keep leaves the run's database in place for inspection.
 	Keep bool
+	// HTTP, when set, posts orders to SubmitOrder beside the queue stream,
+	// with faults aimed at their key records (HTTPRun).
+	HTTP *HTTPRun
 	// Log receives progress lines; HandlerOutput the handler's own output.
 	Log, HandlerOutput io.Writer
 	// Progress is the period of progress lines (0: none).
 	Progress time.Duration
+}
+
+// HTTPRun is the HTTP part of a chaos run: make run's submissions and
+// clients (orderstream.GenerateSubmissions, Submit), under the proxy's
+// faults and the kills like the queue, plus faults aimed at the
+// completions of their key records (KeyFaults).
+type HTTPRun struct {
+	Submissions orderstream.SubmitOptions
+	// KeyKills and KeyLostAnswers are how many key completions get a kill
+	// of the handler or a lost answer (KeyFaults).
+	KeyKills, KeyLostAnswers int
+	// KeyLease and SubmitDeadline are the handler's IDEMPOTENCY_LEASE and
+	// SUBMIT_DEADLINE: short, so that a key left `started` by a kill is
+	// taken over within the run (the handler checks them at start).
+	KeyLease, SubmitDeadline time.Duration
+}
+
+// DefaultHTTPRun is the HTTP part of `make chaos`.
+func DefaultHTTPRun() *HTTPRun {
+	return &HTTPRun{Submissions: orderstream.DefaultSubmitOptions(), KeyKills: 3, KeyLostAnswers: 3,
+		KeyLease: 10 * time.Second, SubmitDeadline: 4 * time.Second}
 }
 
 // DefaultRates are the fault rates of `make chaos`: about one document
@@ -87,6 +112,8 @@ type Report struct {
 	KillsRequested int
 	// Outages are the outage phases that took place.
 	Outages []OutageRecord
+	// HTTP is the HTTP part's figures (nil without one).
+	HTTP *HTTPReport
 
 	Findings *Findings
 }
@@ -123,6 +150,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("%s: no ProcessOrder function", app.Root)
 	}
 
+	h, err := newHTTPPart(cfg, app)
+	if err != nil {
+		return nil, err
+	}
 	stream, err := generate(cfg.Messages, cfg.Seed)
 	if err != nil {
 		return nil, err
@@ -146,6 +177,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	setupCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	err = store.CreateContainers(setupCtx)
+	if err == nil && h != nil {
+		err = store.KeyStore(h.keyContainer).CreateContainer(setupCtx)
+	}
 	cancel()
 	if err != nil {
 		return nil, err
@@ -171,16 +205,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	} {
 		settings.Set(k, v)
 	}
+	h.configure(settings)
 	tracker := NewTracker(stream.Messages)
 	logf("seed %d, %d messages (%d orders), database %s, proxy -> %s, %d kills, faults %s; %s",
 		cfg.Seed, rep.Messages, rep.Orders, rep.Database, cfg.Endpoint, cfg.Kills, cfg.Rates, cfg.Clocks.Resolve(app.Host))
-	res, runErr := Deliver(ctx, RigConfig{
+	rig := RigConfig{
 		App: app, Functions: []*hostemu.Function{fn}, Executable: exe, Settings: settings, Messages: stream.Messages,
 		MaxConcurrentCalls: cfg.MaxConcurrentCalls, Clocks: cfg.Clocks, Kills: cfg.Kills,
 		Proxy:   &ProxyConfig{Rates: cfg.Rates, RetryAfter: cfg.RetryAfter, SlowMin: cfg.SlowMin, SlowMax: cfg.SlowMax, Seed: cfg.Seed},
 		Outages: cfg.Outages, HandlerOutput: outcomes, Observe: tracker.Observe,
 		Log: func(s string) { lg.Print("hostemu: " + s) },
 		Watch: func(l *Live) func() {
+			h.started(l)
 			return progress(cfg.Progress, func() {
 				q, p := l.Queue.Counts(), l.Proxy.Counts()
 				logf("%5.1fs settled %d/%d (lost completions %d, dead-lettered %d), faults %d, outage answers %d, kills %d",
@@ -188,7 +224,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					p.TotalFaults(), p.OutageAnswers, l.Worker.Stats().Kills)
 			})
 		},
-	})
+	}
+	h.rig(&rig, tracker)
+	res, runErr := Deliver(ctx, rig)
 	if res == nil {
 		return nil, runErr
 	}
@@ -197,10 +235,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	ledger := res.Ledger
 	rep.UnseenCreates = map[Fault]int{LostAnswer: ledger.Unseen(LostAnswer), Slow: ledger.Unseen(Slow)}
 	tracker.summarise(rep)
+	rep.HTTP = h.report(outcomes)
 
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	rep.Findings, err = Judge(checkCtx, store, Evidence{Messages: stream.Messages, Fates: tracker,
+	rep.Findings, err = Judge(checkCtx, store, Evidence{Messages: slices.Concat(stream.Messages, tracker.Added()), Fates: tracker,
+		HTTP: h.ledger(), KeyFaults: h.keyFaults(),
 		Queue: rep.Queue, Worker: rep.Worker, Dead: res.DeadLetters, Created: ledger.Created(), Atomic: cfg.Atomic,
 		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound})
 	if err != nil {

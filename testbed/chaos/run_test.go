@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
-// A short chaos run: a few hundred messages, two kills, every fault kind,
-// through the real handler; every invariant holds.
+// A short chaos run: a few hundred messages and some HTTP submissions, two
+// kills, every fault kind, a kill and a lost answer aimed at key
+// completions, through the real handler; every invariant holds.
 func TestShortChaosRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the handler")
@@ -28,13 +30,15 @@ func TestShortChaosRun(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the handler: %v\n%s", err, out)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var log strings.Builder
 	rep, err := Run(ctx, Config{
 		Endpoint: e.Endpoint, Key: e.Key, Atomic: !e.LocalEmulator, AppRoot: root, HandlerPath: bin,
 		Messages: 300, Kills: 2, Rates: Uniform(0.03), RetryAfter: 10 * time.Millisecond,
 		SlowMin: 50 * time.Millisecond, SlowMax: 1500 * time.Millisecond, OperationTimeout: time.Second, Seed: 42,
+		HTTP: &HTTPRun{Submissions: orderstream.SubmitOptions{Orders: 30, Timeouts: 0.1, Concurrent: 0.1, ConcurrentSize: 4,
+			Reused: 0.1, NewKeys: 0.1, FailedSends: 0.1}, KeyKills: 1, KeyLostAnswers: 1, KeyLease: 10 * time.Second, SubmitDeadline: 4 * time.Second},
 		Log: &log,
 	})
 	var out strings.Builder
@@ -48,8 +52,11 @@ func TestShortChaosRun(t *testing.T) {
 	if rep.Messages < 300 {
 		t.Errorf("%d messages, want at least 300", rep.Messages)
 	}
-	if rep.Worker.Kills != 2 || rep.Worker.Starts != 3 {
-		t.Errorf("worker %+v, want 2 kills and 3 starts", rep.Worker)
+	if h := rep.HTTP; h == nil || h.KeyFaults.Kills != 1 || h.KeyFaults.LostAnswers != 1 || h.Answers.ByStatus[409] == 0 {
+		t.Errorf("HTTP part %+v, want a kill and a lost answer on key completions, and 409s", h)
+	}
+	if rep.Worker.Kills != 3 || rep.Worker.Starts != 4 {
+		t.Errorf("worker %+v, want 3 kills (2 + 1 on a key completion) and 4 starts", rep.Worker)
 	}
 	for _, f := range Faults {
 		if rep.Proxy.Faults[f] == 0 {

@@ -123,3 +123,14 @@ func describe(a Answer) string {
 	}
 	return fmt.Sprintf("%d %s", a.Status, a.ProblemType)
 }
+
+// Checks are every check of the ledger's traffic (SubmitChecks and
+// ReadBackCheck) against the stored orders: orderId to the requestHash of
+// its order document.
+func (l *SubmitLedger) Checks(stored map[string]string) []*Check {
+	have := make(map[string]bool, len(stored))
+	for id := range stored {
+		have[id] = true
+	}
+	return append(SubmitChecks(l.subs, l.Answers(), have), ReadBackCheck(l.Views(), stored))
+}

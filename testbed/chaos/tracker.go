@@ -5,11 +5,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/ordersink/orders-consumer/orders"
 	"io"
 	"strings"
 	"sync"
 
+	"github.com/ordersink/orders-consumer/idempotency"
+	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -189,6 +190,10 @@ type OutcomeLog struct {
 	mu       sync.Mutex
 	partial  []byte
 	outcomes map[string]int // outcome -> invocations
+	// tookOver and fenced count the HTTP requests that took a stale key
+	// over, and those whose key another attempt had taken over (their
+	// completion or release refused by the ETag, docs/contract.md §13).
+	tookOver, fenced int
 }
 
 // NewOutcomeLog returns a writer for the handler's output that also copies
@@ -213,15 +218,34 @@ func (l *OutcomeLog) Write(p []byte) (int, error) {
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
 		var line struct {
-			Msg     string `json:"msg"`
-			Outcome string `json:"outcome"`
+			Msg      string `json:"msg"`
+			Outcome  string `json:"outcome"`
+			TookOver bool   `json:"tookOver"`
+			Err      string `json:"err"`
 		}
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "invocation" && line.Outcome != "" {
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Msg != "invocation" {
+			continue
+		}
+		if line.Outcome != "" {
 			l.outcomes[line.Outcome]++
+		}
+		if line.TookOver {
+			l.tookOver++
+		}
+		if strings.Contains(line.Err, idempotency.ErrFenced.Error()) {
+			l.fenced++
 		}
 	}
 	l.partial = append(l.partial[:0], l.partial[i+1:]...)
 	return len(p), nil
+}
+
+// KeyTakeovers returns how many requests took a stale idempotency key over
+// and how many were fenced, as the handler logged them.
+func (l *OutcomeLog) KeyTakeovers() (tookOver, fenced int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.tookOver, l.fenced
 }
 
 // Outcomes returns how many invocations ended in each outcome.

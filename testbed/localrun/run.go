@@ -126,7 +126,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	var mu sync.Mutex
 	var invs []*hostemu.Invocation
 	tracker := chaos.NewTracker(opts.Messages)
-	submits := chaos.NewSubmitLedger(meetOutages(opts.Submissions, opts.Outages))
+	submits := chaos.NewSubmitLedger(chaos.MeetOutages(opts.Submissions, opts.Outages))
 	traffic, err := submitTraffic(app, opts, submits)
 	if err != nil {
 		return nil, err
@@ -177,13 +177,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if len(opts.Submissions) > 0 {
 		counts := submits.Counts()
 		rep.Submits = &counts
-		have := make(map[string]bool, len(stored))
 		hashes := make(map[string]string, len(stored))
 		for _, o := range stored {
-			have[o.OrderID], hashes[o.OrderID] = true, o.RequestHash
+			hashes[o.OrderID] = o.RequestHash
 		}
-		rep.Findings.Checks = append(rep.Findings.Checks, chaos.SubmitChecks(opts.Submissions, submits.Answers(), have)...)
-		rep.Findings.Checks = append(rep.Findings.Checks, chaos.ReadBackCheck(submits.Views(), hashes))
+		rep.Findings.Checks = append(rep.Findings.Checks, submits.Checks(hashes)...)
 	}
 	rep.Recoveries = rep.Findings.Recoveries
 	if err := files.close(); err != nil {
@@ -205,38 +203,7 @@ func submitTraffic(app *hostemu.App, opts Options, ledger *chaos.SubmitLedger) (
 	if app.Function("SubmitOrder") == nil {
 		return nil, fmt.Errorf("HTTP submissions go to SubmitOrder, which %s does not have (-http-orders 0 for none)", app.Root)
 	}
-	cfg := chaos.SubmitConfig{FunctionKey: opts.FunctionKey}
-	return func(ctx context.Context, base string, settled func() float64, inOutage func() bool) error {
-		if err := chaos.Submit(ctx, base, cfg, ledger, settled, inOutage); err != nil {
-			return err
-		}
-		// While the queue is still open: GetOrder for a sample of what
-		// was accepted, judged by chaos.ReadBackCheck.
-		ledger.ReadBack(ctx, base, cfg, readBackSample, readBackPatience)
-		return nil
-	}, nil
-}
-
-// readBackSample is how many orders accepted over HTTP are read back
-// through GetOrder; readBackPatience how long the consumer may take to
-// store them once the last submission is answered.
-const (
-	readBackSample   = 20
-	readBackPatience = time.Minute
-)
-
-// meetOutages starts every tenth submission once an outage is on (or at the
-// end of the stream if none comes), so that clients meet SubmitOrder's 503
-// and Retry-After and retry through it.
-func meetOutages(subs []orderstream.Submission, outages []chaos.Outage) []orderstream.Submission {
-	if len(outages) == 0 {
-		return subs
-	}
-	out := slices.Clone(subs)
-	for i := 0; i < len(out); i += 10 {
-		out[i].DuringOutage, out[i].At = true, 1
-	}
-	return out
+	return ledger.Traffic(chaos.SubmitConfig{FunctionKey: opts.FunctionKey}, chaos.ReadBackSample, chaos.ReadBackPatience), nil
 }
 
 // delivered is the messages the queue accepted: those duplicate detection

@@ -3,6 +3,7 @@ package orderstream
 import (
 	"encoding/base64"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -41,6 +42,18 @@ type SubmitOptions struct {
 func DefaultSubmitOptions() SubmitOptions {
 	return SubmitOptions{Orders: 200, Seed: 1, Timeouts: 0.1, Concurrent: 0.05, ConcurrentSize: 8, Reused: 0.05,
 		NewKeys: 0.05, FailedSends: 0.05}
+}
+
+// RegisterFlags registers the options as -http-… flags (make run's and
+// make chaos's), with o's values as defaults. The seed is the stream's.
+func (o *SubmitOptions) RegisterFlags(fs *flag.FlagSet) {
+	fs.IntVar(&o.Orders, "http-orders", o.Orders, "orders also submitted to SubmitOrder over HTTP while the stream runs (0: none)")
+	fs.Float64Var(&o.Timeouts, "http-timeouts", o.Timeouts, "HTTP submissions whose first attempt the client gives up on after a few ms, as a fraction")
+	fs.Float64Var(&o.Concurrent, "http-concurrent", o.Concurrent, "HTTP submissions sent as up to -http-concurrent-size identical requests at once, as a fraction")
+	fs.IntVar(&o.ConcurrentSize, "http-concurrent-size", o.ConcurrentSize, "most identical requests at once with one Idempotency-Key")
+	fs.Float64Var(&o.Reused, "http-reused", o.Reused, "HTTP keys sent again with another payload, as a fraction")
+	fs.Float64Var(&o.NewKeys, "http-new-keys", o.NewKeys, "HTTP orders submitted again under a new key, as a fraction")
+	fs.Float64Var(&o.FailedSends, "http-failed-sends", o.FailedSends, "HTTP orders whose first output send the broker refuses (the caller gets 500), as a fraction")
 }
 
 // Submission is one Idempotency-Key's requests.

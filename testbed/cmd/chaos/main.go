@@ -53,6 +53,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var clocks hostemu.Clocks
 	clocks.RegisterFlags(fs)
 	outageFlag := fs.String("outages", chaos.FormatOutages(chaos.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none")
+	httpRun := chaos.DefaultHTTPRun()
+	httpRun.Submissions.RegisterFlags(fs)
+	fs.IntVar(&httpRun.KeyKills, "key-kills", httpRun.KeyKills, "SIGKILLs of the handler while it completes an idempotency key, so the key is left started")
+	fs.IntVar(&httpRun.KeyLostAnswers, "key-lost-answers", httpRun.KeyLostAnswers, "idempotency key completions whose answer is lost after Cosmos stored them")
+	fs.DurationVar(&httpRun.KeyLease, "key-lease", httpRun.KeyLease, "the handler's IDEMPOTENCY_LEASE: a key left started is taken over after it")
+	fs.DurationVar(&httpRun.SubmitDeadline, "submit-deadline", httpRun.SubmitDeadline, "the handler's SUBMIT_DEADLINE (with 5 s to settle the key, at most 90% of -key-lease)")
 	recovery := fs.Duration("recovery-bound", chaos.DefaultRecoveryBound, "orders must be created again this soon after each outage")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -91,7 +97,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Endpoint: endpoint, Key: key, Atomic: *atomic, AppRoot: *appRoot,
 		Messages: *messages, Kills: *kills, Rates: rates, RetryAfter: *retryAfter, SlowMin: lo, SlowMax: hi,
 		OperationTimeout: *opTimeout, Seed: *seed, Keep: *keep, Clocks: clocks,
-		Outages: outages, RecoveryBound: *recovery,
+		Outages: outages, RecoveryBound: *recovery, HTTP: httpRun,
 		Log: stderr, HandlerOutput: hout, Progress: 5 * time.Second,
 	})
 	if rep != nil {

@@ -1,0 +1,106 @@
+package chaos
+
+import (
+	"fmt"
+
+	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
+)
+
+// HTTPReport is what the HTTP part of a run did.
+type HTTPReport struct {
+	Injected orderstream.SubmitInjected
+	Answers  SubmitCounts
+	// KeyFaults are the faults aimed at key completions that took place.
+	KeyFaults KeyFaultCounts
+	// TookOver and Fenced are the requests that took a stale key over and
+	// those another attempt's take-over fenced (the handler's log).
+	TookOver, Fenced int
+}
+
+// httpPart is a run's HTTP part; nil when the run has none (its methods
+// then do nothing).
+type httpPart struct {
+	cfg          *HTTPRun
+	injected     orderstream.SubmitInjected
+	submits      *SubmitLedger
+	faults       *KeyFaults
+	keyContainer string
+}
+
+func newHTTPPart(cfg Config, app *hostemu.App) (*httpPart, error) {
+	if cfg.HTTP == nil || cfg.HTTP.Submissions.Orders == 0 {
+		return nil, nil
+	}
+	if app.Function("SubmitOrder") == nil {
+		return nil, fmt.Errorf("HTTP submissions go to SubmitOrder, which %s does not have (-http-orders 0 for none)", app.Root)
+	}
+	opts := cfg.HTTP.Submissions
+	opts.Seed = cfg.Seed
+	subs, injected, err := orderstream.GenerateSubmissions(opts)
+	if err != nil {
+		return nil, err
+	}
+	subs = MeetOutages(subs, cfg.Outages)
+	return &httpPart{cfg: cfg.HTTP, injected: injected, submits: NewSubmitLedger(subs), keyContainer: cosmos.KeyContainer,
+		faults: NewKeyFaults(cosmos.KeyContainer, subs, cfg.HTTP.KeyKills, cfg.HTTP.KeyLostAnswers)}, nil
+}
+
+// configure sets the handler's key settings: the run's container and its
+// short clocks.
+func (h *httpPart) configure(s *hostemu.Settings) {
+	if h == nil {
+		return
+	}
+	s.Set("IDEMPOTENCY_CONTAINER", h.keyContainer)
+	if h.cfg.KeyLease > 0 {
+		s.Set("IDEMPOTENCY_LEASE", h.cfg.KeyLease.String())
+	}
+	if h.cfg.SubmitDeadline > 0 {
+		s.Set("SUBMIT_DEADLINE", h.cfg.SubmitDeadline.String())
+	}
+}
+
+// rig adds the HTTP listener, the clients and the key faults to a delivery.
+func (h *httpPart) rig(r *RigConfig, tracker *Tracker) {
+	if h == nil {
+		return
+	}
+	r.HTTP = &HTTPConfig{Addr: "127.0.0.1:0"}
+	r.Traffic = h.submits.Traffic(SubmitConfig{}, ReadBackSample, ReadBackPatience)
+	r.Enqueued, r.SendFault = tracker.Enqueued, h.submits.SendFault
+	if r.Proxy != nil {
+		r.Proxy.Pick = h.faults.Pick
+	}
+}
+
+// started arms the kills once the handler runs.
+func (h *httpPart) started(l *Live) {
+	if h != nil {
+		h.faults.SetKill(l.Worker.Kill)
+	}
+}
+
+func (h *httpPart) report(outcomes *OutcomeLog) *HTTPReport {
+	if h == nil {
+		return nil
+	}
+	r := &HTTPReport{Injected: h.injected, Answers: h.submits.Counts(), KeyFaults: h.faults.Counts()}
+	r.TookOver, r.Fenced = outcomes.KeyTakeovers()
+	return r
+}
+
+func (h *httpPart) ledger() *SubmitLedger {
+	if h == nil {
+		return nil
+	}
+	return h.submits
+}
+
+func (h *httpPart) keyFaults() *KeyFaults {
+	if h == nil {
+		return nil
+	}
+	return h.faults
+}

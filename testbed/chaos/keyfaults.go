@@ -1,0 +1,257 @@
+package chaos
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ordersink/orders-consumer/idempotency"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
+)
+
+// KeyFaults aims faults at the completion of idempotency key records (the
+// ETag-conditional replace that turns a `started` record into `succeeded`,
+// docs/contract.md §13), where the rates alone would hit a run's few
+// hundred completions only by chance, and rarely in the two windows that
+// matter:
+//
+//   - a kill: the handler gets SIGKILL while its completion is on the way
+//     to Cosmos, which never sees it; the key stays `started`, retries are
+//     answered 409 until its lease ends, then one takes it over and runs
+//     the work again;
+//   - a lost answer: Cosmos stores the completion and the answer never
+//     reaches the handler, whose own retry or release is then fenced by the
+//     ETag; the client's retry gets the stored answer as a replay.
+//
+// Each fault goes to a key of its own, chosen before the run among the
+// submissions sent once, with no other fault of their own (no early
+// timeout, no refused send), so the checks can say what each key's answers
+// must be. Pass Pick as ProxyConfig.Pick and SetKill once the handler runs.
+type KeyFaults struct {
+	docs string // "/colls/<key container>/docs/"
+
+	mu     sync.Mutex
+	kill   func() error
+	target map[string]keyFault // Idempotency-Key -> the fault aimed at it
+	// eligible are the keys a fault may go to; a kill aimed at a key whose
+	// completion comes within KillGap of the last kill is deferred
+	// (deferred counts them) to the next eligible key's completion.
+	eligible map[string]bool
+	deferred int
+	lastKill time.Time
+	now      func() time.Time
+	// dropped are owners (attempts) whose handler was killed: their
+	// completion, and any resend of it, never reaches Cosmos.
+	dropped map[string]bool
+	// done are the keys whose fault took place, and when it could not
+	// (the kill failed) why.
+	done    map[string]keyFault
+	skipped []string
+}
+
+type keyFault int
+
+const (
+	keyKill keyFault = iota + 1
+	keyLostAnswer
+)
+
+// NewKeyFaults aims kills and lostAnswers at as many submissions, spread
+// over subs, of the records in the key container.
+func NewKeyFaults(keyContainer string, subs []orderstream.Submission, kills, lostAnswers int) *KeyFaults {
+	k := &KeyFaults{docs: "/colls/" + keyContainer + "/docs/", target: map[string]keyFault{},
+		dropped: map[string]bool{}, done: map[string]keyFault{}, eligible: map[string]bool{}, now: time.Now}
+	var eligible []string
+	for _, s := range subs {
+		if s.Copies <= 1 && s.FirstTimeout == 0 && s.FailSends == 0 {
+			eligible = append(eligible, s.Key)
+			k.eligible[s.Key] = true
+		}
+	}
+	n := min(kills+lostAnswers, len(eligible))
+	for i := range n {
+		f := keyLostAnswer
+		if i%2 == 0 && kills > 0 || lostAnswers == 0 {
+			f, kills = keyKill, kills-1
+		} else {
+			lostAnswers--
+		}
+		k.target[eligible[(2*i+1)*len(eligible)/(2*n)]] = f
+	}
+	return k
+}
+
+// KillGap is the least time between two kills KeyFaults makes.
+const KillGap = 15 * time.Second
+
+// SetKill gives the means to kill the handler (hostemu.Worker.Kill).
+func (k *KeyFaults) SetKill(kill func() error) {
+	k.mu.Lock()
+	k.kill = kill
+	k.mu.Unlock()
+}
+
+// Pick is a ProxyConfig.Pick: it drops the completion of a key aimed at
+// for a kill after killing the handler that sent it, and loses the answer
+// to the first completion of a key aimed at for a lost answer. Any other
+// request is left to the rates.
+func (k *KeyFaults) Pick(method, path string, body []byte) Fault {
+	if method != http.MethodPut || !k.keyRecord(path) {
+		return -1
+	}
+	var rec idempotency.Record
+	if json.Unmarshal(body, &rec) != nil || rec.State == idempotency.Started {
+		return -1 // a take-over, or not a record
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.dropped[rec.Owner] {
+		return Drop // the killed handler's completion, sent again
+	}
+	f, aimed := k.target[rec.Key]
+	if !aimed && k.deferred > 0 && k.eligible[rec.Key] && k.done[rec.Key] == 0 {
+		f, aimed = keyKill, true
+		k.deferred--
+	}
+	if !aimed {
+		return -1
+	}
+	delete(k.target, rec.Key)
+	switch f {
+	case keyKill:
+		if now := k.now(); now.Sub(k.lastKill) < KillGap {
+			// Completions bunch up after an outage; kills in a row would
+			// meet a handler still restarting: the next key gets it.
+			k.deferred++
+			return -1
+		}
+		if k.kill == nil {
+			k.skipped = append(k.skipped, rec.Key+": the handler was not running yet")
+			return -1
+		}
+		if err := k.kill(); err != nil {
+			k.skipped = append(k.skipped, fmt.Sprintf("%s: kill: %v", rec.Key, err))
+			return -1
+		}
+		k.dropped[rec.Owner] = true
+		k.done[rec.Key] = keyKill
+		k.lastKill = k.now()
+		return Drop
+	default:
+		k.done[rec.Key] = keyLostAnswer
+		return LostAnswer
+	}
+}
+
+// keyRecord reports whether p is the path of one key record's document.
+func (k *KeyFaults) keyRecord(p string) bool {
+	_, id, ok := strings.Cut(p, k.docs)
+	return ok && id != "" && !strings.Contains(id, "/")
+}
+
+// KeyFaultCounts are what KeyFaults did.
+type KeyFaultCounts struct {
+	Kills, LostAnswers int
+	// Missed are the faults aimed at keys whose completion never came (or
+	// whose kill failed), with why when known.
+	Missed  int
+	Skipped []string
+}
+
+// Counts returns what took place so far.
+func (k *KeyFaults) Counts() KeyFaultCounts {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	c := KeyFaultCounts{Missed: len(k.target) + k.deferred + len(k.skipped), Skipped: append([]string(nil), k.skipped...)}
+	for _, f := range k.done {
+		if f == keyKill {
+			c.Kills++
+		} else {
+			c.LostAnswers++
+		}
+	}
+	return c
+}
+
+// Checks judge the answers of the keys hit: a killed key's clients were
+// told 409 (in flight) and then got a 2xx, which only an attempt that took
+// the key over can have stored, since every completion of the killed one
+// was dropped (fresh, or a replay when the taker's own answer did not
+// reach its client); a key whose completion answer was lost got its 2xx
+// only as a replay. Either way its last answer is a 2xx; that its order is
+// stored once is the queue checks' (one order per orderId).
+func (k *KeyFaults) Checks(answers []Answer) []*Check {
+	k.mu.Lock()
+	done := make(map[string]keyFault, len(k.done))
+	for key, f := range k.done {
+		done[key] = f
+	}
+	k.mu.Unlock()
+	byKey := map[string][]Answer{}
+	for _, a := range answers {
+		if done[a.Key] != 0 && !a.Reuse {
+			byKey[a.Key] = append(byKey[a.Key], a)
+		}
+	}
+	keys := make([]string, 0, len(done))
+	for key := range done {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	killed := &Check{Name: "HTTP: a key whose handler was killed before completing it answers 409 until its lease ends, then is taken over (ends in a 2xx)"}
+	lost := &Check{Name: "HTTP: a key completion whose answer was lost ends as a replay (every 2xx marked Idempotent-Replayed)"}
+	for _, key := range keys {
+		as := byKey[key]
+		inFlight, fresh, replays := 0, 0, 0
+		for _, a := range as {
+			switch {
+			case a.Status == http.StatusConflict:
+				inFlight++
+			case a.Status/100 == 2 && a.Replayed:
+				replays++
+			case a.Status/100 == 2:
+				fresh++
+			}
+		}
+		var last Answer
+		if len(as) > 0 {
+			last = as[len(as)-1]
+		}
+		switch done[key] {
+		case keyKill:
+			killed.Checked++
+			switch {
+			case inFlight == 0:
+				killed.fail("key %s: no 409 after the kill (answers %s)", key, statuses(as))
+			case fresh > 1 || last.Status/100 != 2:
+				killed.fail("key %s: want a 2xx last, at most one not replayed (answers %s)", key, statuses(as))
+			}
+		case keyLostAnswer:
+			lost.Checked++
+			if fresh != 0 || replays == 0 || last.Status/100 != 2 {
+				lost.fail("key %s: want only replayed 2xx, the last answer one of them (answers %s)", key, statuses(as))
+			}
+		}
+	}
+	return []*Check{killed, lost}
+}
+
+// statuses lists answers as "500 409 409 202r" (r: replayed, -: none).
+func statuses(as []Answer) string {
+	parts := make([]string, len(as))
+	for i, a := range as {
+		switch {
+		case a.Status == 0:
+			parts[i] = "-"
+		case a.Replayed:
+			parts[i] = fmt.Sprintf("%dr", a.Status)
+		default:
+			parts[i] = fmt.Sprint(a.Status)
+		}
+	}
+	return strings.Join(parts, " ")
+}
