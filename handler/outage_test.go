@@ -154,7 +154,8 @@ func TestHandlerStartedDuringAnOutage(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		fault cosmostest.Fault
-	}{{"connection refused", cosmostest.Refused}, {"403", cosmostest.Forbidden}, {"no answer", cosmostest.Silent}} {
+	}{{"connection refused", cosmostest.Refused}, {"403", cosmostest.Forbidden}, {"no answer", cosmostest.Silent},
+		{"403 after the account read", cosmostest.ForbiddenData}} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := startOutageBench(t, tc.fault, false)
 			id, body := uniqueOrder(t)

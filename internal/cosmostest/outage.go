@@ -24,6 +24,10 @@ const (
 	Refused                // reset the connection, as a host that is down
 	Forbidden              // 403 substatus 5301, as while a role assignment propagates
 	Silent                 // accept and never answer, as a blackholed network
+	// ForbiddenData answers 403 to data-plane requests and lets the
+	// account read through, as when an outage begins between a client's
+	// first account read and its first request.
+	ForbiddenData
 )
 
 // OutageProxy stands between a test's Store and Cosmos DB and can take the
@@ -52,6 +56,13 @@ func StartOutageProxy(upstream string) (*OutageProxy, error) {
 		switch Fault(p.fault.Load()) {
 		case Refused:
 			resetConnection(w)
+		case ForbiddenData:
+			if r.Method == http.MethodGet && r.URL.Path == "/" {
+				p.Requests.Add(1)
+				rp.ServeHTTP(w, r)
+				return
+			}
+			fallthrough
 		case Forbidden:
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("x-ms-substatus", "5301")
