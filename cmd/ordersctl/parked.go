@@ -110,6 +110,14 @@ func (f *queueFlags) check(cmd *command) error {
 	return nil
 }
 
+// parse parses args into fs, on which f is registered, and checks f.
+func (f *queueFlags) parse(cmd *command, fs *flag.FlagSet, args []string) error {
+	if err := parse(cmd, fs, args); err != nil {
+		return err
+	}
+	return f.check(cmd)
+}
+
 // openAzure opens the Azure queues; tests replace it with fakes.
 var openAzure = func(namespace, parking string) (queues, error) { return newAzureQueues(namespace, parking) }
 
@@ -198,10 +206,7 @@ func parkedList(ctx context.Context, c *cli, cmd *command, args []string) error 
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	qf.register(fs, c)
 	sel.register(fs, "only this reason (repeatable)")
-	if err := parse(cmd, fs, args); err != nil {
-		return err
-	}
-	if err := qf.check(cmd); err != nil {
+	if err := qf.parse(cmd, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -253,10 +258,7 @@ func parkedShow(ctx context.Context, c *cli, cmd *command, args []string) error 
 	var qf queueFlags
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	qf.register(fs, c)
-	if err := parse(cmd, fs, args); err != nil {
-		return err
-	}
-	if err := qf.check(cmd); err != nil {
+	if err := qf.parse(cmd, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

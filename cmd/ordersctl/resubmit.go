@@ -47,10 +47,7 @@ func parkedResubmit(ctx context.Context, c *cli, cmd *command, args []string) er
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	ch.register(fs, c, "a reason to resubmit (repeatable; default RetryBudgetExhausted, with --dead-letter every reason)")
 	stream := fs.String("stream", ".local/hostemu/send.jsonl", "local mode: the stream file that stands for the orders queue")
-	if err := parse(cmd, fs, args); err != nil {
-		return err
-	}
-	if err := ch.qf.check(cmd); err != nil {
+	if err := ch.qf.parse(cmd, fs, args); err != nil {
 		return err
 	}
 	if ch.max < 1 {

@@ -42,10 +42,7 @@ func send(ctx context.Context, c *cli, cmd *command, args []string) error {
 	stream := fs.String("stream", ".local/hostemu/send.jsonl", "local mode: the stream file that stands for the orders queue")
 	status := fs.Bool("status", false, "the file is an OrderStatusChanged body")
 	dryRun := fs.Bool("dry-run", false, "print the message; send nothing")
-	if err := parse(cmd, fs, args); err != nil {
-		return err
-	}
-	if err := qf.check(cmd); err != nil {
+	if err := qf.parse(cmd, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
