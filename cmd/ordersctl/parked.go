@@ -90,6 +90,7 @@ func fromDeadLetter(seq int64, messageID string, deliveries int, reason, descrip
 // queueFlags say where the parked messages are and how to print them.
 type queueFlags struct {
 	namespace, dir, parkingQueue, output string
+	stream                               string // the local orders queue (registerStream)
 }
 
 func (f *queueFlags) register(fs *flag.FlagSet, c *cli) {
@@ -97,6 +98,11 @@ func (f *queueFlags) register(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&f.dir, "local", ".local/hostemu", "folder of the local host emulator's files (without --namespace)")
 	fs.StringVar(&f.parkingQueue, "parking-queue", "orders-deadletter", "the parking queue")
 	fs.StringVar(&f.output, "output", "table", "table or json")
+}
+
+// registerStream adds --stream, for the commands that send to orders.
+func (f *queueFlags) registerStream(fs *flag.FlagSet) {
+	fs.StringVar(&f.stream, "stream", ".local/hostemu/send.jsonl", "local mode: the stream file that stands for the orders queue")
 }
 
 func (f *queueFlags) check(cmd *command) error {
@@ -124,7 +130,7 @@ var openAzure = func(namespace, parking string) (queues, error) { return newAzur
 // open returns the queues the flags name.
 func (f *queueFlags) open() (queues, error) {
 	if f.namespace == "" {
-		return &localQueues{dir: f.dir, parkingQueue: f.parkingQueue}, nil
+		return &localQueues{dir: f.dir, parkingQueue: f.parkingQueue, stream: f.stream}, nil
 	}
 	return openAzure(f.namespace, f.parkingQueue)
 }
