@@ -68,9 +68,13 @@ func (p ParkedBody) ID() string { return "parkedBody:" + p.SHA256[len("sha256:")
 // a body too large for one, its parts in order. Each carries the digest and
 // size of the whole body; parts say which part of how many they are.
 func (p ParkedBody) Documents() ([][]byte, error) {
-	one, err := p.document(p.ID(), p.Body, !utf8.Valid(p.Body), 0, 1)
-	if err != nil || len(one) <= maxTextDocument {
-		return [][]byte{one}, err
+	// Encoding only grows a body (JSON escapes, base64), so one longer than
+	// a document's budget is split without encoding it whole first.
+	if len(p.Body) <= maxTextDocument {
+		one, err := p.document(p.ID(), p.Body, !utf8.Valid(p.Body), 0, 1)
+		if err != nil || len(one) <= maxTextDocument {
+			return [][]byte{one}, err
+		}
 	}
 	n := (len(p.Body) + partBytes - 1) / partBytes
 	docs := make([][]byte, 0, n)

@@ -54,3 +54,16 @@ func TestJoinParkedBodyInvertsDocuments(t *testing.T) {
 		t.Errorf("a body that does not match its digest: %v", err)
 	}
 }
+
+// BenchmarkParkedBodyDocuments measures storing a body too large for one
+// document (~2.6 MB, 3 parts).
+func BenchmarkParkedBodyDocuments(b *testing.B) {
+	big := bytes.Repeat([]byte(`{"orderId":"ORD-1","pad":"`+strings.Repeat("x", 1000)+`"}`), 2600)
+	p := NewParkedBody(big, "ORD-1", "m1", HashMismatch, time.Now())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Documents(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

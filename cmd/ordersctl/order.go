@@ -47,10 +47,7 @@ func orderShow(ctx context.Context, c *cli, cmd *command, args []string) error {
 	var qf queueFlags
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	qf.register(fs, c)
-	if err := parse(cmd, fs, args); err != nil {
-		return err
-	}
-	if err := qf.check(cmd); err != nil {
+	if err := qf.parse(cmd, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

@@ -90,6 +90,7 @@ func fromDeadLetter(seq int64, messageID string, deliveries int, reason, descrip
 // queueFlags say where the parked messages are and how to print them.
 type queueFlags struct {
 	namespace, dir, parkingQueue, output string
+	stream                               string // the local orders queue (registerStream)
 }
 
 func (f *queueFlags) register(fs *flag.FlagSet, c *cli) {
@@ -97,6 +98,11 @@ func (f *queueFlags) register(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&f.dir, "local", ".local/hostemu", "folder of the local host emulator's files (without --namespace)")
 	fs.StringVar(&f.parkingQueue, "parking-queue", "orders-deadletter", "the parking queue")
 	fs.StringVar(&f.output, "output", "table", "table or json")
+}
+
+// registerStream adds --stream, for the commands that send to orders.
+func (f *queueFlags) registerStream(fs *flag.FlagSet) {
+	fs.StringVar(&f.stream, "stream", ".local/hostemu/send.jsonl", "local mode: the stream file that stands for the orders queue")
 }
 
 func (f *queueFlags) check(cmd *command) error {
@@ -110,13 +116,21 @@ func (f *queueFlags) check(cmd *command) error {
 	return nil
 }
 
+// parse parses args into fs, on which f is registered, and checks f.
+func (f *queueFlags) parse(cmd *command, fs *flag.FlagSet, args []string) error {
+	if err := parse(cmd, fs, args); err != nil {
+		return err
+	}
+	return f.check(cmd)
+}
+
 // openAzure opens the Azure queues; tests replace it with fakes.
 var openAzure = func(namespace, parking string) (queues, error) { return newAzureQueues(namespace, parking) }
 
 // open returns the queues the flags name.
 func (f *queueFlags) open() (queues, error) {
 	if f.namespace == "" {
-		return &localQueues{dir: f.dir, parkingQueue: f.parkingQueue}, nil
+		return &localQueues{dir: f.dir, parkingQueue: f.parkingQueue, stream: f.stream}, nil
 	}
 	return openAzure(f.namespace, f.parkingQueue)
 }
@@ -198,10 +212,7 @@ func parkedList(ctx context.Context, c *cli, cmd *command, args []string) error 
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	qf.register(fs, c)
 	sel.register(fs, "only this reason (repeatable)")
-	if err := parse(cmd, fs, args); err != nil {
-		return err
-	}
-	if err := qf.check(cmd); err != nil {
+	if err := qf.parse(cmd, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -253,10 +264,7 @@ func parkedShow(ctx context.Context, c *cli, cmd *command, args []string) error 
 	var qf queueFlags
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	qf.register(fs, c)
-	if err := parse(cmd, fs, args); err != nil {
-		return err
-	}
-	if err := qf.check(cmd); err != nil {
+	if err := qf.parse(cmd, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

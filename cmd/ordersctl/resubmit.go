@@ -46,11 +46,8 @@ func parkedResubmit(ctx context.Context, c *cli, cmd *command, args []string) er
 	ch := &change{cmd: cmd}
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	ch.register(fs, c, "a reason to resubmit (repeatable; default RetryBudgetExhausted, with --dead-letter every reason)")
-	stream := fs.String("stream", ".local/hostemu/send.jsonl", "local mode: the stream file that stands for the orders queue")
-	if err := parse(cmd, fs, args); err != nil {
-		return err
-	}
-	if err := ch.qf.check(cmd); err != nil {
+	ch.qf.registerStream(fs)
+	if err := ch.qf.parse(cmd, fs, args); err != nil {
 		return err
 	}
 	if ch.max < 1 {
@@ -65,9 +62,6 @@ func parkedResubmit(ctx context.Context, c *cli, cmd *command, args []string) er
 		return err
 	}
 	defer q.Close(context.WithoutCancel(ctx))
-	if l, ok := q.(*localQueues); ok {
-		l.stream = *stream
-	}
 	var snd messageSender
 	if !ch.dryRun {
 		if snd, err = q.Sender(); err != nil {

@@ -39,13 +39,10 @@ func send(ctx context.Context, c *cli, cmd *command, args []string) error {
 	var qf queueFlags
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	qf.register(fs, c)
-	stream := fs.String("stream", ".local/hostemu/send.jsonl", "local mode: the stream file that stands for the orders queue")
+	qf.registerStream(fs)
 	status := fs.Bool("status", false, "the file is an OrderStatusChanged body")
 	dryRun := fs.Bool("dry-run", false, "print the message; send nothing")
-	if err := parse(cmd, fs, args); err != nil {
-		return err
-	}
-	if err := qf.check(cmd); err != nil {
+	if err := qf.parse(cmd, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -65,7 +62,7 @@ func send(ctx context.Context, c *cli, cmd *command, args []string) error {
 	}
 	out := sent{To: "orders in " + qf.namespace, MessageID: *msg.MessageID, Subject: *msg.Subject, Bytes: len(body), DryRun: *dryRun}
 	if qf.namespace == "" {
-		out.To = *stream
+		out.To = qf.stream
 	}
 	if !*dryRun {
 		q, err := qf.open()
@@ -73,9 +70,6 @@ func send(ctx context.Context, c *cli, cmd *command, args []string) error {
 			return err
 		}
 		defer q.Close(context.WithoutCancel(ctx))
-		if l, ok := q.(*localQueues); ok {
-			l.stream = *stream
-		}
 		snd, err := q.Sender()
 		if err != nil {
 			return err

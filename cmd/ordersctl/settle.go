@@ -250,10 +250,7 @@ func parkedComplete(ctx context.Context, c *cli, cmd *command, args []string) er
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	ch.register(fs, c, "only this reason (repeatable)")
 	fs.BoolVar(&ch.yes, "yes", false, "do not ask for confirmation (needed when stdin is not a terminal)")
-	if err := parse(cmd, fs, args); err != nil {
-		return err
-	}
-	if err := ch.qf.check(cmd); err != nil {
+	if err := ch.qf.parse(cmd, fs, args); err != nil {
 		return err
 	}
 	ch.sel.refs = fs.Args()
