@@ -3,8 +3,9 @@ package chaos
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -197,11 +198,7 @@ func (k *KeyFaults) Checks(answers []Answer) []*Check {
 			byKey[a.Key] = append(byKey[a.Key], a)
 		}
 	}
-	keys := make([]string, 0, len(done))
-	for key := range done {
-		keys = append(keys, key)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(done))
 	killed := &Check{Name: "HTTP: a key whose handler was killed before completing it answers 409 until its lease ends, then is taken over (ends in a 2xx)"}
 	lost := &Check{Name: "HTTP: a key completion whose answer was lost ends as a replay (every 2xx marked Idempotent-Replayed)"}
 	for _, key := range keys {
