@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -206,12 +207,7 @@ func checkOrders(orderDocs []json.RawMessage, byOrder map[string][]*hostemu.Mess
 		}
 		stored[h.OrderID] = &storedOrder{doc: doc, hash: h.RequestHash, content: bc}
 	}
-	ids := make([]string, 0, len(byOrder))
-	for id := range byOrder {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(byOrder)) {
 		c.Checked++
 		acks := created[id]
 		switch {

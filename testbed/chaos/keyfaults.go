@@ -3,8 +3,9 @@ package chaos
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,7 +33,7 @@ import (
 // timeout, no refused send), so the checks can say what each key's answers
 // must be. Pass Pick as ProxyConfig.Pick and SetKill once the handler runs.
 type KeyFaults struct {
-	docs string // "/colls/<key container>/docs/"
+	records KeyRecords
 
 	mu     sync.Mutex
 	kill   func() error
@@ -63,7 +64,7 @@ const (
 // NewKeyFaults aims kills and lostAnswers at as many submissions, spread
 // over subs, of the records in the key container.
 func NewKeyFaults(keyContainer string, subs []orderstream.Submission, kills, lostAnswers int) *KeyFaults {
-	k := &KeyFaults{docs: "/colls/" + keyContainer + "/docs/", target: map[string]keyFault{},
+	k := &KeyFaults{records: NewKeyRecords(keyContainer), target: map[string]keyFault{},
 		dropped: map[string]bool{}, done: map[string]keyFault{}, eligible: map[string]bool{}, now: time.Now}
 	var eligible []string
 	for _, s := range subs {
@@ -100,7 +101,7 @@ func (k *KeyFaults) SetKill(kill func() error) {
 // to the first completion of a key aimed at for a lost answer. Any other
 // request is left to the rates.
 func (k *KeyFaults) Pick(method, path string, body []byte) Fault {
-	if method != http.MethodPut || !k.keyRecord(path) {
+	if method != http.MethodPut || !k.records.Match(path) {
 		return -1
 	}
 	var rec idempotency.Record
@@ -147,9 +148,18 @@ func (k *KeyFaults) Pick(method, path string, body []byte) Fault {
 	}
 }
 
-// keyRecord reports whether p is the path of one key record's document.
-func (k *KeyFaults) keyRecord(p string) bool {
-	_, id, ok := strings.Cut(p, k.docs)
+// KeyRecords matches the request paths of one key container's record
+// documents, as the proxy sees them (ProxyConfig.Pick, Hold, Observe).
+type KeyRecords string // "/colls/<key container>/docs/"
+
+// NewKeyRecords matches the records of keyContainer.
+func NewKeyRecords(keyContainer string) KeyRecords {
+	return KeyRecords("/colls/" + keyContainer + "/docs/")
+}
+
+// Match reports whether p is the path of one key record's document.
+func (r KeyRecords) Match(p string) bool {
+	_, id, ok := strings.Cut(p, string(r))
 	return ok && id != "" && !strings.Contains(id, "/")
 }
 
@@ -197,11 +207,7 @@ func (k *KeyFaults) Checks(answers []Answer) []*Check {
 			byKey[a.Key] = append(byKey[a.Key], a)
 		}
 	}
-	keys := make([]string, 0, len(done))
-	for key := range done {
-		keys = append(keys, key)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(done))
 	killed := &Check{Name: "HTTP: a key whose handler was killed before completing it answers 409 until its lease ends, then is taken over (ends in a 2xx)"}
 	lost := &Check{Name: "HTTP: a key completion whose answer was lost ends as a replay (every 2xx marked Idempotent-Replayed)"}
 	for _, key := range keys {

@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -81,16 +80,7 @@ func getOrder(ctx context.Context, c *http.Client, base, functionKey, id string)
 		v.Err = err.Error()
 		return v
 	}
-	if functionKey != "" {
-		req.Header.Set("x-functions-key", functionKey)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		v.Err = err.Error()
-		return v
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp, b, err := call(c, req, functionKey)
 	if err != nil {
 		v.Err = err.Error()
 		return v

@@ -226,16 +226,7 @@ func (c *client) post(ctx context.Context, s orderstream.Submission, body []byte
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Idempotency-Key", s.Key)
-	if c.cfg.FunctionKey != "" {
-		req.Header.Set("x-functions-key", c.cfg.FunctionKey)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		a.Err = err.Error()
-		return a
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp, b, err := call(c.http, req, c.cfg.FunctionKey)
 	if err != nil {
 		a.Err = err.Error()
 		return a
@@ -251,6 +242,21 @@ func (c *client) post(ctx context.Context, s orderstream.Submission, body []byte
 		a.ProblemType = p.Type
 	}
 	return a
+}
+
+// call sends req to a function, with the function key in x-functions-key
+// when set, and reads the answer's body (at most 1 MiB). The body is closed.
+func call(c *http.Client, req *http.Request, functionKey string) (*http.Response, []byte, error) {
+	if functionKey != "" {
+		req.Header.Set("x-functions-key", functionKey)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp, b, err
 }
 
 // SubmitCounts sums up a run's HTTP traffic for the summary.

@@ -2,7 +2,9 @@ package chaos
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -50,12 +52,7 @@ func SubmitChecks(subs []orderstream.Submission, answers []Answer, stored map[st
 			acceptedIDs[a.OrderID] = true
 		}
 	}
-	ids := make([]string, 0, len(acceptedIDs))
-	for id := range acceptedIDs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(acceptedIDs)) {
 		kept.Checked++
 		if !stored[id] {
 			kept.fail("order %s was accepted over HTTP but has no order document", id)

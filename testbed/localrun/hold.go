@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"path"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,16 +20,16 @@ import (
 // faked: the handler, its claim and its read are the real ones; only the
 // first request's last write waits.
 type completionHold struct {
-	docs string // "/colls/<key container>/docs/"
-	max  time.Duration
-	logf func(format string, args ...any)
+	records chaos.KeyRecords
+	max     time.Duration
+	logf    func(format string, args ...any)
 
 	mu   sync.Mutex
 	held map[string]chan struct{} // by document path
 }
 
 func newCompletionHold(keyContainer string, max time.Duration, logf func(string, ...any)) *completionHold {
-	return &completionHold{docs: "/colls/" + keyContainer + "/docs/", max: max, logf: logf, held: map[string]chan struct{}{}}
+	return &completionHold{records: chaos.NewKeyRecords(keyContainer), max: max, logf: logf, held: map[string]chan struct{}{}}
 }
 
 // proxy is the fault proxy configuration that applies the hold (no faults).
@@ -38,15 +37,9 @@ func (h *completionHold) proxy() *chaos.ProxyConfig {
 	return &chaos.ProxyConfig{Hold: h.hold, Observe: h.observe}
 }
 
-// keyRecord reports whether p is the path of one key record's document.
-func (h *completionHold) keyRecord(p string) bool {
-	_, id, ok := strings.Cut(p, h.docs)
-	return ok && id != "" && !strings.Contains(id, "/")
-}
-
 // hold is chaos.ProxyConfig.Hold: a replace of a key record waits.
 func (h *completionHold) hold(method, p string, closing <-chan struct{}) {
-	if method != http.MethodPut || !h.keyRecord(p) {
+	if method != http.MethodPut || !h.records.Match(p) {
 		return
 	}
 	release := make(chan struct{})
@@ -76,7 +69,7 @@ func (h *completionHold) hold(method, p string, closing <-chan struct{}) {
 // observe is chaos.ProxyConfig.Observe: Cosmos answered a read of a held
 // record, so the reader has seen it `started`; its completion may go on.
 func (h *completionHold) observe(x chaos.Exchange) {
-	if x.Method != http.MethodGet || !h.keyRecord(x.Path) {
+	if x.Method != http.MethodGet || !h.records.Match(x.Path) {
 		return
 	}
 	h.mu.Lock()

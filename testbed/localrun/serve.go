@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
@@ -89,7 +90,7 @@ func holdProxy(ss *session, d time.Duration) (*chaos.ProxyConfig, error) {
 	if d <= 0 {
 		return nil, nil
 	}
-	deadline := defaultSubmitDeadline
+	deadline := handler.DefaultSubmitDeadline // cmd/handler's SUBMIT_DEADLINE default
 	if v, ok := ss.settings.Get("SUBMIT_DEADLINE"); ok && v != "" {
 		var err error
 		if deadline, err = time.ParseDuration(v); err != nil {
@@ -105,9 +106,6 @@ func holdProxy(ss *session, d time.Duration) (*chaos.ProxyConfig, error) {
 	}
 	return newCompletionHold(keys, d, ss.logf).proxy(), nil
 }
-
-// defaultSubmitDeadline is cmd/handler's SUBMIT_DEADLINE default.
-const defaultSubmitDeadline = 20 * time.Second
 
 // printServing tells the developer where the app listens and how to call it.
 func printServing(w io.Writer, base string, routes []hostemu.HTTPRoute, ss *session, opts Options) {

@@ -188,8 +188,12 @@ const defaultHTTPAddr = "127.0.0.1:7071"
 
 // serveApp is -serve: the listener and the queue until ctx ends.
 func serveApp(ctx context.Context, opts localrun.Options, given map[string]bool, stdout, stderr io.Writer) int {
-	for _, f := range []string{"stream", "write-stream", "orders", "seed", "duplicates", "bursts", "burst-size", "mismatches", "invalid", "lost-completions", "kill-handler", "outages",
-		"http-orders", "http-timeouts", "http-concurrent", "http-concurrent-size", "http-reused", "http-new-keys", "http-failed-sends"} {
+	stream := []string{"stream", "write-stream", "orders", "seed", "duplicates", "bursts", "burst-size", "mismatches", "invalid", "lost-completions", "kill-handler", "outages"}
+	// and every -http-… flag, as SubmitOptions registers them
+	subFlags := flag.NewFlagSet("", flag.ContinueOnError)
+	new(orderstream.SubmitOptions).RegisterFlags(subFlags)
+	subFlags.VisitAll(func(f *flag.Flag) { stream = append(stream, f.Name) })
+	for _, f := range stream {
 		if given[f] {
 			fmt.Fprintf(stderr, "hostemu: -%s is about the generated stream; -serve has none\n", f)
 			return exitError
