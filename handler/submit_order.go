@@ -36,16 +36,22 @@ type submitAnswer struct {
 // judged by the queue path's rules, then sent to the orders queue once per
 // Idempotency-Key through the `order` output binding.
 func handleSubmitOrder(cfg Config) http.HandlerFunc {
+	return cfg.frontDoor(FunctionSubmitOrder, cfg.submit)
+}
+
+// frontDoor serves one HTTP function: it reads the invocation's request,
+// has serve answer it within cfg.SubmitDeadline, and answers the host with
+// the answer and outputs serve leaves, the request charge counted.
+func (cfg Config) frontDoor(function string, serve func(context.Context, *exchange, *httpRequest) map[string]any) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := cfg.Now()
-		x := exchange{function: FunctionSubmitOrder, invocationID: r.Header.Get("X-Azure-Functions-InvocationId")}
+		x := exchange{function: function, invocationID: r.Header.Get("X-Azure-Functions-InvocationId")}
 		ctx, cancel := context.WithTimeout(r.Context(), cfg.SubmitDeadline)
 		defer cancel()
 		ctx, charge := orders.WithRequestCharge(ctx)
 		var outputs map[string]any
-		req, ok := x.readRequest(w, r, cfg.MaxRequestBytes)
-		if ok {
-			outputs = cfg.submit(ctx, &x, req)
+		if req, ok := x.readRequest(w, r, cfg.MaxRequestBytes); ok {
+			outputs = serve(ctx, &x, req)
 		}
 		x.requestCharge = charge.Units()
 		cfg.finish(w, &x, outputs, start)
