@@ -129,8 +129,13 @@ type orderOutput struct {
 func (cfg Config) admit(x *exchange, body []byte) (*orders.Order, orderOutput, bool) {
 	o, err := cfg.Processor.Admit(body)
 	// Cut: a refused orderId may be as long as the request, and is logged
-	// twice (the log line, the host's Logs).
-	x.orderID = clip(orders.PeekOrderID(body))
+	// twice (the log line, the host's Logs). Only a refused body is decoded
+	// again to find it.
+	if o != nil {
+		x.orderID = clip(o.ID)
+	} else {
+		x.orderID = clip(orders.PeekOrderID(body))
+	}
 	var re *orders.RejectError
 	switch {
 	case errors.As(err, &re) && re.Reason == orders.MalformedMessage:
