@@ -127,7 +127,7 @@ type orderOutput struct {
 // nothing has been claimed then: the same body is refused on every retry,
 // so there is no answer worth storing.
 func (cfg Config) admit(x *exchange, body []byte) (*orders.Order, orderOutput, bool) {
-	o, err := cfg.Processor.Admit(body)
+	o, messageID, err := cfg.Processor.Admit(body)
 	// Cut: a refused orderId may be as long as the request, and is logged
 	// twice (the log line, the host's Logs). Only a refused body is decoded
 	// again to find it.
@@ -152,7 +152,7 @@ func (cfg Config) admit(x *exchange, body []byte) (*orders.Order, orderOutput, b
 	// The consumer reads this as the message itself (docs/contract.md §7),
 	// with the MessageId a producer would have set: the output binding
 	// cannot set one (docs/host-wire-format.md §2.4).
-	d := delivery{body: body, messageID: orders.MessageID(o.ID, body), invocationID: x.invocationID}
+	d := delivery{body: body, messageID: messageID, invocationID: x.invocationID}
 	v, err := d.requeue(fmt.Sprintf("submitted through %s under idempotency key record %s", FunctionSubmitOrder, x.keyID), cfg.fitOutput)
 	var tooLarge *OutputTooLargeError
 	switch {
