@@ -21,27 +21,38 @@ import (
 // write per submission.
 func (k *KeyStore) FindByOrderID(ctx context.Context, client, operation, orderID string) ([]idempotency.Record, error) {
 	const op = "find idempotency key"
-	cc, err := k.store.conn.Load().client.NewContainer(k.store.database, k.containerID)
-	if err != nil {
-		return nil, classify(op, orderID, err)
-	}
 	q := "SELECT * FROM c WHERE c.orderId = @o AND c.client = @c AND c.operation = @op"
 	opts := &azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{
 		{Name: "@o", Value: orderID}, {Name: "@c", Value: client}, {Name: "@op", Value: operation}}}
-	var out []idempotency.Record
-	pager := cc.NewQueryItemsPager(q, azcosmos.NewPartitionKey(), opts)
-	for pager.More() {
-		page, err := pager.NextPage(ctx)
+	// Through call, as every other KeyStore request: a client's first
+	// request waits for an account lookup the SDK detaches from ctx, and
+	// GetOrder may be the first request after a start (cosmos/recovery.go).
+	items, err := call(ctx, k.store, func(*azcosmos.ContainerClient) ([][]byte, error) {
+		cc, err := k.store.conn.Load().client.NewContainer(k.store.database, k.containerID)
 		if err != nil {
-			return nil, classify(op, orderID, err)
+			return nil, err
 		}
-		for _, it := range page.Items {
-			var r idempotency.Record
-			if err := json.Unmarshal(it, &r); err != nil {
-				return nil, classify(op, orderID, fmt.Errorf("stored key record is not one: %w", err))
+		var items [][]byte
+		pager := cc.NewQueryItemsPager(q, azcosmos.NewPartitionKey(), opts)
+		for pager.More() {
+			page, err := pager.NextPage(ctx)
+			if err != nil {
+				return nil, err
 			}
-			out = append(out, r)
+			items = append(items, page.Items...)
 		}
+		return items, nil
+	})
+	if err != nil {
+		return nil, classify(op, orderID, err)
+	}
+	var out []idempotency.Record
+	for _, it := range items {
+		var r idempotency.Record
+		if err := json.Unmarshal(it, &r); err != nil {
+			return nil, classify(op, orderID, fmt.Errorf("stored key record is not one: %w", err))
+		}
+		out = append(out, r)
 	}
 	return out, nil
 }

@@ -44,19 +44,11 @@ const maxConflictsShown = 100
 // handleGetOrder is GET /api/orders/{orderId}: the order as the store has
 // it, or as its caller submitted it.
 func handleGetOrder(cfg Config) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		start := cfg.Now()
-		x := exchange{function: FunctionGetOrder, invocationID: r.Header.Get("X-Azure-Functions-InvocationId")}
-		ctx, cancel := context.WithTimeout(r.Context(), cfg.SubmitDeadline)
-		defer cancel()
-		ctx, charge := orders.WithRequestCharge(ctx)
-		if req, ok := x.readRequest(w, r, cfg.MaxRequestBytes); ok {
-			x.client = clientScope(req, cfg.EasyAuth)
-			cfg.lookUp(ctx, &x, req.Params["orderId"])
-		}
-		x.requestCharge = charge.Units()
-		cfg.finish(w, &x, nil, start)
-	}
+	return cfg.frontDoor(FunctionGetOrder, func(ctx context.Context, x *exchange, req *httpRequest) map[string]any {
+		x.client = clientScope(req, cfg.EasyAuth)
+		cfg.lookUp(ctx, x, req.Params["orderId"])
+		return nil
+	})
 }
 
 // lookUp answers with the order's state: its partition in the orders

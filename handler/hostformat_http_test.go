@@ -63,20 +63,7 @@ func hostHTTPInvocation(function string, c httpCall) []byte {
 		}
 	}
 	meta := map[string]any{}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(c.body, &top) == nil {
-		for k, raw := range top {
-			var v any
-			_ = json.Unmarshal(raw, &v)
-			switch v.(type) {
-			case []any:
-			case map[string]any:
-				meta[k] = raw
-			default:
-				meta[k] = enc(v)
-			}
-		}
-	}
+	addBodyMembers(meta, c.body)
 	for k, v := range query {
 		if k != "code" {
 			meta[k] = enc(v)

@@ -41,19 +41,8 @@ func encodeInvocation(body []byte, messageID string, deliveryCount int, binary b
 		"UserProperties":        map[string]any{},
 		"sys":                   map[string]any{"MethodName": "ProcessOrder", "UtcNow": "2026-11-29T10:00:02.5123456Z"},
 	}
-	var top map[string]json.RawMessage
-	if !binary && json.Unmarshal(body, &top) == nil {
-		for k, raw := range top {
-			var v any
-			_ = json.Unmarshal(raw, &v)
-			switch v.(type) {
-			case []any:
-			case map[string]any:
-				meta[k] = raw
-			default:
-				meta[k] = enc(v)
-			}
-		}
+	if !binary {
+		addBodyMembers(meta, body)
 	}
 	trigger := enc(string(body))
 	if binary {
@@ -64,4 +53,25 @@ func encodeInvocation(body []byte, messageID string, deliveryCount int, binary b
 		"Metadata": meta,
 	})
 	return out
+}
+
+// addBodyMembers adds to meta the top-level members of a JSON object body as
+// the host binds them to metadata: objects as they are, scalars as their
+// JSON encoding, arrays not at all. A body that is no object adds nothing.
+func addBodyMembers(meta map[string]any, body []byte) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return
+	}
+	for k, raw := range top {
+		var v any
+		_ = json.Unmarshal(raw, &v)
+		switch v.(type) {
+		case []any:
+		case map[string]any:
+			meta[k] = raw
+		default:
+			meta[k] = enc(v)
+		}
+	}
 }

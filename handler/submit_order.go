@@ -36,16 +36,22 @@ type submitAnswer struct {
 // judged by the queue path's rules, then sent to the orders queue once per
 // Idempotency-Key through the `order` output binding.
 func handleSubmitOrder(cfg Config) http.HandlerFunc {
+	return cfg.frontDoor(FunctionSubmitOrder, cfg.submit)
+}
+
+// frontDoor serves one HTTP function: it reads the invocation's request,
+// has serve answer it within cfg.SubmitDeadline, and answers the host with
+// the answer and outputs serve leaves, the request charge counted.
+func (cfg Config) frontDoor(function string, serve func(context.Context, *exchange, *httpRequest) map[string]any) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := cfg.Now()
-		x := exchange{function: FunctionSubmitOrder, invocationID: r.Header.Get("X-Azure-Functions-InvocationId")}
+		x := exchange{function: function, invocationID: r.Header.Get("X-Azure-Functions-InvocationId")}
 		ctx, cancel := context.WithTimeout(r.Context(), cfg.SubmitDeadline)
 		defer cancel()
 		ctx, charge := orders.WithRequestCharge(ctx)
 		var outputs map[string]any
-		req, ok := x.readRequest(w, r, cfg.MaxRequestBytes)
-		if ok {
-			outputs = cfg.submit(ctx, &x, req)
+		if req, ok := x.readRequest(w, r, cfg.MaxRequestBytes); ok {
+			outputs = serve(ctx, &x, req)
 		}
 		x.requestCharge = charge.Units()
 		cfg.finish(w, &x, outputs, start)
@@ -121,10 +127,15 @@ type orderOutput struct {
 // nothing has been claimed then: the same body is refused on every retry,
 // so there is no answer worth storing.
 func (cfg Config) admit(x *exchange, body []byte) (*orders.Order, orderOutput, bool) {
-	o, err := cfg.Processor.Admit(body)
+	o, messageID, err := cfg.Processor.Admit(body)
 	// Cut: a refused orderId may be as long as the request, and is logged
-	// twice (the log line, the host's Logs).
-	x.orderID = clip(orders.PeekOrderID(body))
+	// twice (the log line, the host's Logs). Only a refused body is decoded
+	// again to find it.
+	if o != nil {
+		x.orderID = clip(o.ID)
+	} else {
+		x.orderID = clip(orders.PeekOrderID(body))
+	}
 	var re *orders.RejectError
 	switch {
 	case errors.As(err, &re) && re.Reason == orders.MalformedMessage:
@@ -141,7 +152,7 @@ func (cfg Config) admit(x *exchange, body []byte) (*orders.Order, orderOutput, b
 	// The consumer reads this as the message itself (docs/contract.md §7),
 	// with the MessageId a producer would have set: the output binding
 	// cannot set one (docs/host-wire-format.md §2.4).
-	d := delivery{body: body, messageID: orders.MessageID(o.ID, body), invocationID: x.invocationID}
+	d := delivery{body: body, messageID: messageID, invocationID: x.invocationID}
 	v, err := d.requeue(fmt.Sprintf("submitted through %s under idempotency key record %s", FunctionSubmitOrder, x.keyID), cfg.fitOutput)
 	var tooLarge *OutputTooLargeError
 	switch {

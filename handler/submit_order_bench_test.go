@@ -32,34 +32,10 @@ func BenchmarkSubmitOrderInProcess(b *testing.B) {
 	for i := range reqs {
 		reqs[i] = hostHTTPInvocation(FunctionSubmitOrder, submitCall(fmt.Sprintf("key-%08d", i), benchOrder(i)))
 	}
-	b.Run("first", func(b *testing.B) {
-		b.ReportAllocs()
-		srv, i := frontDoorBenchServer(), 0
-		for b.Loop() {
-			if i == pool {
-				b.StopTimer()
-				srv, i = frontDoorBenchServer(), 0
-				b.StartTimer()
-			}
-			serve(b, srv, FunctionSubmitOrder, reqs[i])
-			i++
-		}
-	})
-	b.Run("replay", func(b *testing.B) {
-		b.ReportAllocs()
-		srv := frontDoorBenchServer()
-		serve(b, srv, FunctionSubmitOrder, reqs[0])
-		for b.Loop() {
-			serve(b, srv, FunctionSubmitOrder, reqs[0])
-		}
-	})
+	b.Run("first", func(b *testing.B) { benchEachOnce(b, frontDoorBenchServer, FunctionSubmitOrder, reqs) })
+	b.Run("replay", func(b *testing.B) { benchAfter(b, frontDoorBenchServer(), FunctionSubmitOrder, reqs[0], reqs[0]) })
 	b.Run("keyReused", func(b *testing.B) {
-		b.ReportAllocs()
-		srv := frontDoorBenchServer()
-		serve(b, srv, FunctionSubmitOrder, reqs[0])
 		other := hostHTTPInvocation(FunctionSubmitOrder, submitCall("key-00000000", benchOrder(1)))
-		for b.Loop() {
-			serve(b, srv, FunctionSubmitOrder, other)
-		}
+		benchAfter(b, frontDoorBenchServer(), FunctionSubmitOrder, reqs[0], other)
 	})
 }

@@ -117,12 +117,7 @@ func TestSubmitOrderReplaysTheStoredAnswer(t *testing.T) {
 	// Every copy reaches the consumer; one order results.
 	d.deliver(t, first)
 	again := d.submit(t, key, body)
-	if p := d.deliver(t, again); !strings.Contains(p.Logs[0], "duplicate "+id) {
-		t.Errorf("the replay's copy: %q, want a duplicate", p.Logs[0])
-	}
-	if n := len(documentsOfType(partition(t, id), orders.TypeOrder)); n != 1 {
-		t.Errorf("%d orders stored, want 1", n)
-	}
+	d.wantDuplicateOfOne(t, "the replay's copy", again, id)
 }
 
 func TestSubmitOrderSameKeyOtherPayloadIsRefused(t *testing.T) {
@@ -167,12 +162,7 @@ func TestSubmitOrderSameOrderUnderANewKeyIsADuplicateForTheConsumer(t *testing.T
 	if p := d.deliver(t, first); !strings.Contains(p.Logs[0], "created "+id) {
 		t.Errorf("first copy: %q", p.Logs[0])
 	}
-	if p := d.deliver(t, second); !strings.Contains(p.Logs[0], "duplicate "+id) {
-		t.Errorf("second copy: %q, want a duplicate", p.Logs[0])
-	}
-	if n := len(documentsOfType(partition(t, id), orders.TypeOrder)); n != 1 {
-		t.Errorf("%d orders, want 1", n)
-	}
+	d.wantDuplicateOfOne(t, "second copy", second, id)
 }
 
 func TestSubmitOrderLogsOneLinePerRequest(t *testing.T) {
@@ -266,5 +256,17 @@ func TestSubmitOrderConcurrentSameKey(t *testing.T) {
 	}
 	if created != 1 || len(documentsOfType(partition(t, id), orders.TypeOrder)) != 1 {
 		t.Errorf("%d deliveries created the order; want one order", created)
+	}
+}
+
+// wantDuplicateOfOne delivers the copy a sent, which the consumer must take
+// for a duplicate of order id, and checks that one order id is stored.
+func (d *frontDoor) wantDuplicateOfOne(t *testing.T, what string, a callerAnswer, id string) {
+	t.Helper()
+	if p := d.deliver(t, a); !strings.Contains(p.Logs[0], "duplicate "+id) {
+		t.Errorf("%s: %q, want a duplicate", what, p.Logs[0])
+	}
+	if n := len(documentsOfType(partition(t, id), orders.TypeOrder)); n != 1 {
+		t.Errorf("%d orders stored, want 1", n)
 	}
 }

@@ -34,7 +34,7 @@ func TestAdmitJudgesAsProcess(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := []byte(strings.Replace(tc.body, orderstest.ExampleOrderID, "ORD-ADMIT-"+strings.ReplaceAll(tc.name, " ", "-"), 1))
-			o, err := p.Admit(body)
+			o, _, err := p.Admit(body)
 			var re *orders.RejectError
 			if tc.reason == "" {
 				if err != nil || o == nil || o.ID == "" {
