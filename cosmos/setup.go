@@ -62,14 +62,7 @@ func (s *Store) DeleteDatabase(ctx context.Context) error {
 // ordersctl order show, tests). One single-partition query; its errors are
 // *orders.StoreError, transient or not as a write's are.
 func (s *Store) PartitionDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error) {
-	// The emulators ignore the partition key of a query, so filter on it too.
-	q := "SELECT * FROM c WHERE c.orderId = @o"
-	opts := &azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@o", Value: orderID}}}
-	docs, err := s.query(ctx, q, azcosmos.NewPartitionKeyString(orderID), opts)
-	if err != nil {
-		return nil, classify("read order", orderID, err)
-	}
-	return docs, nil
+	return s.orderQuery(ctx, "SELECT * FROM c WHERE c.orderId = @o", orderID)
 }
 
 // ViewDocuments returns the documents of an order's partition that
@@ -77,8 +70,15 @@ func (s *Store) PartitionDocuments(ctx context.Context, orderID string) ([]json.
 // (orders.ViewReader): GetOrder's read, which must not carry the bodies
 // that conflict records keep. One single-partition query.
 func (s *Store) ViewDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error) {
-	docs, err := s.query(ctx, viewQuery, azcosmos.NewPartitionKeyString(orderID), &azcosmos.QueryOptions{
-		QueryParameters: []azcosmos.QueryParameter{{Name: "@o", Value: orderID}}})
+	return s.orderQuery(ctx, viewQuery, orderID)
+}
+
+// orderQuery runs q, which filters on c.orderId = @o, in orderID's partition
+// (the emulators ignore a query's partition key, hence the filter too), its
+// errors classified as a read's.
+func (s *Store) orderQuery(ctx context.Context, q, orderID string) ([]json.RawMessage, error) {
+	opts := &azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@o", Value: orderID}}}
+	docs, err := s.query(ctx, q, azcosmos.NewPartitionKeyString(orderID), opts)
 	if err != nil {
 		return nil, classify("read order", orderID, err)
 	}

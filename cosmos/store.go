@@ -83,25 +83,9 @@ func (s *Store) readFingerprint(ctx context.Context, orderID string) (*orders.St
 	if err != nil {
 		return nil, classify("read order", orderID, err)
 	}
-	var stored struct {
-		RequestHash string `json:"requestHash"`
-		HashVersion int    `json:"hashVersion"`
-		MessageID   any    `json:"messageId"`
-		AcceptedAt  any    `json:"acceptedAt"`
-	}
-	if err := json.Unmarshal(resp.Value, &stored); err != nil {
-		return nil, &orders.StoreError{Op: "read order", OrderID: orderID, Status: http.StatusOK,
-			Err: fmt.Errorf("stored document is not JSON: %w", err)}
-	}
-	// A document without requestHash was not written by this consumer; the
-	// processor reports it as a mismatch.
-	// messageId and acceptedAt only explain a duplicate: a document written
-	// by someone else may lack them or spell them otherwise without failing
-	// the read.
-	fp := &orders.StoredFingerprint{Hash: stored.RequestHash, Version: stored.HashVersion}
-	fp.MessageID, _ = stored.MessageID.(string)
-	if s, ok := stored.AcceptedAt.(string); ok {
-		fp.AcceptedAt, _ = time.Parse(time.RFC3339Nano, s)
+	fp, err := orders.ParseStoredFingerprint(resp.Value)
+	if err != nil {
+		return nil, &orders.StoreError{Op: "read order", OrderID: orderID, Status: http.StatusOK, Err: err}
 	}
 	return fp, nil
 }

@@ -2,12 +2,14 @@ package handler
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
@@ -126,4 +128,30 @@ func BenchmarkProcessOrderBatchInProcess(b *testing.B) {
 		i++
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*size), "ns/msg")
+}
+
+// BenchmarkPublishOrderEventsInProcess is one POST /PublishOrderEvents
+// invocation of a change feed batch of 100 accepted orders: their order
+// documents and their outbox events.
+func BenchmarkPublishOrderEventsInProcess(b *testing.B) {
+	var docs []json.RawMessage
+	for i := range 100 {
+		o, err := orders.ParseOrder(benchOrder(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		batch, err := o.AcceptanceDocuments(orders.Acceptance{MessageID: o.ID, AcceptedAt: time.Date(2026, 11, 29, 10, 0, 2, 0, time.UTC)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, d := range batch.Documents {
+			docs = append(docs, d.Body)
+		}
+	}
+	req := hostChangeFeed(docs)
+	srv := benchServer()
+	b.ReportAllocs()
+	for b.Loop() {
+		serve(b, srv, FunctionPublishOrderEvents, req)
+	}
 }

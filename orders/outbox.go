@@ -155,18 +155,24 @@ func (o *Order) AcceptedEvent(a Acceptance) (*OutboxEvent, error) {
 // an outbox event it cannot publish. The result depends only on the document,
 // so a replayed change feed batch publishes identical messages.
 func PublishableEvent(doc []byte) (*OutboxEvent, error) {
-	var head struct {
-		Type string `json:"type"`
-	}
-	if err := json.Unmarshal(doc, &head); err != nil {
-		return nil, fmt.Errorf("change feed document is not a JSON object: %w", err)
-	}
-	if head.Type != TypeOutboxEvent {
-		return nil, nil
-	}
+	// One decode settles every document whose members have the types an
+	// outbox event's have; only one that fails it is read again, by type
+	// first, to tell a document that is no event from a broken event.
 	var e OutboxEvent
 	if err := json.Unmarshal(doc, &e); err != nil {
+		var head struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(doc, &head); err != nil {
+			return nil, fmt.Errorf("change feed document is not a JSON object: %w", err)
+		}
+		if head.Type != TypeOutboxEvent {
+			return nil, nil
+		}
 		return nil, fmt.Errorf("outbox event document: %w", err)
+	}
+	if e.Type != TypeOutboxEvent {
+		return nil, nil
 	}
 	switch {
 	case e.EventID == "" || e.OrderID == "" || e.EventType == "":

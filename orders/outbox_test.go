@@ -127,6 +127,10 @@ func TestPublishableEvent(t *testing.T) {
 		{"event without eventId", `{"id":"A:event:X","orderId":"A","type":"outboxEvent","eventType":"X","payload":{}}`, false},
 		{"event without payload", `{"id":"A:event:X","orderId":"A","type":"outboxEvent","eventId":"A:event:X","eventType":"X"}`, false},
 		{"event with a string payload", `{"id":"A:event:X","orderId":"A","type":"outboxEvent","eventId":"A:event:X","eventType":"X","payload":"{}"}`, false},
+		// Members typed otherwise than an event's: read again by type.
+		{"an order with a numeric eventType", `{"id":"A","orderId":"A","type":"order","eventType":5}`, true},
+		{"event with a string ttl", `{"id":"A:event:X","orderId":"A","type":"outboxEvent","eventId":"A:event:X","eventType":"X","payload":{},"ttl":"x"}`, false},
+		{"a numeric type", `{"id":"A","type":5}`, false},
 	}
 	for _, tc := range tests {
 		e, err := PublishableEvent([]byte(tc.doc))

@@ -18,6 +18,29 @@ type StoredFingerprint struct {
 	AcceptedAt time.Time
 }
 
+// ParseStoredFingerprint reads the fingerprint of a stored order document.
+// A document without requestHash was not written by this consumer; the
+// processor reports it as a mismatch. messageId and acceptedAt only explain a
+// duplicate: a document written by someone else may lack them or spell them
+// otherwise without failing the read.
+func ParseStoredFingerprint(doc []byte) (*StoredFingerprint, error) {
+	var stored struct {
+		RequestHash string `json:"requestHash"`
+		HashVersion int    `json:"hashVersion"`
+		MessageID   any    `json:"messageId"`
+		AcceptedAt  any    `json:"acceptedAt"`
+	}
+	if err := json.Unmarshal(doc, &stored); err != nil {
+		return nil, fmt.Errorf("stored document is not JSON: %w", err)
+	}
+	fp := &StoredFingerprint{Hash: stored.RequestHash, Version: stored.HashVersion}
+	fp.MessageID, _ = stored.MessageID.(string)
+	if s, ok := stored.AcceptedAt.(string); ok {
+		fp.AcceptedAt, _ = time.Parse(time.RFC3339Nano, s)
+	}
+	return fp, nil
+}
+
 // Store is what the consumer needs from the database.
 type Store interface {
 	// CreateOrder writes the documents of b (the order, then its

@@ -225,16 +225,11 @@ func (s *MemStore) partition(orderID string) map[string]json.RawMessage {
 }
 
 func fingerprintOf(orderID string, doc json.RawMessage) (*orders.StoredFingerprint, error) {
-	var stored struct {
-		RequestHash string    `json:"requestHash"`
-		HashVersion int       `json:"hashVersion"`
-		MessageID   string    `json:"messageId"`
-		AcceptedAt  time.Time `json:"acceptedAt"`
+	fp, err := orders.ParseStoredFingerprint(doc)
+	if err != nil {
+		return nil, &orders.StoreError{Op: "read order", OrderID: orderID, Err: err}
 	}
-	if err := json.Unmarshal(doc, &stored); err != nil {
-		return nil, &orders.StoreError{Op: "read order", OrderID: orderID, Err: fmt.Errorf("stored document is not JSON: %w", err)}
-	}
-	return &orders.StoredFingerprint{Hash: stored.RequestHash, Version: stored.HashVersion, MessageID: stored.MessageID, AcceptedAt: stored.AcceptedAt}, nil
+	return fp, nil
 }
 
 func typeOf(doc json.RawMessage) string {

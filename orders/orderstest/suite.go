@@ -47,6 +47,7 @@ func TestStore(t *testing.T, f Features, newStore func(t *testing.T) Backend) {
 		{"OtherContentReturnsFirstFingerprint", testOtherContent},
 		{"ConcurrentCreatesClaimOnce", testConcurrentCreates},
 		{"OrderWithoutEventIsNotCompleted", testMarkerWithoutEvent},
+		{"ForeignAcceptanceMembersDoNotFailTheRead", testForeignAcceptance},
 		{"EventWithoutOrderIsFinal", testEventWithoutOrder},
 		{"TooLargeIsFinal", testTooLarge},
 		{"EndedContextIsTransient", testEndedContext},

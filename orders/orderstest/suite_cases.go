@@ -3,6 +3,7 @@ package orderstest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,6 +146,21 @@ func testMarkerWithoutEvent(t *testing.T, s Backend, _ Features) {
 		t.Fatalf("create over a stored order: %+v, %v; want its fingerprint", fp, err)
 	}
 	wantDocuments(t, s, o.ID, map[string]string{o.ID: orders.TypeOrder})
+}
+
+// messageId and acceptedAt only explain a duplicate: a stored order that
+// spells them otherwise still yields its fingerprint (orders.ParseStoredFingerprint).
+func testForeignAcceptance(t *testing.T, s Backend, _ Features) {
+	o := newOrder(t, "")
+	doc := fmt.Sprintf(`{"id":%q,"orderId":%q,"type":%q,"requestHash":%q,"hashVersion":%d,"messageId":5,"acceptedAt":"yesterday"}`,
+		o.ID, o.ID, orders.TypeOrder, o.Hash, orders.HashVersion)
+	if err := s.CreateDocument(context.Background(), o.ID, []byte(doc)); err != nil {
+		t.Fatal(err)
+	}
+	fp, err := s.CreateOrder(context.Background(), accept(t, o))
+	if err != nil || fp == nil || fp.Hash != o.Hash || fp.MessageID != "" || !fp.AcceptedAt.IsZero() {
+		t.Fatalf("create over a stored order with foreign messageId/acceptedAt: %+v, %v; want its fingerprint alone", fp, err)
+	}
 }
 
 // An event without its order cannot come from this consumer, and no
