@@ -27,21 +27,12 @@ func (k *KeyStore) FindByOrderID(ctx context.Context, client, operation, orderID
 	// Through call, as every other KeyStore request: a client's first
 	// request waits for an account lookup the SDK detaches from ctx, and
 	// GetOrder may be the first request after a start (cosmos/recovery.go).
-	items, err := call(ctx, k.store, func(*azcosmos.ContainerClient) ([][]byte, error) {
+	items, err := call(ctx, k.store, func(*azcosmos.ContainerClient) ([]json.RawMessage, error) {
 		cc, err := k.store.conn.Load().client.NewContainer(k.store.database, k.containerID)
 		if err != nil {
 			return nil, err
 		}
-		var items [][]byte
-		pager := cc.NewQueryItemsPager(q, azcosmos.NewPartitionKey(), opts)
-		for pager.More() {
-			page, err := pager.NextPage(ctx)
-			if err != nil {
-				return nil, err
-			}
-			items = append(items, page.Items...)
-		}
-		return items, nil
+		return queryItems(ctx, cc, q, azcosmos.NewPartitionKey(), opts)
 	})
 	if err != nil {
 		return nil, classify(op, orderID, err)

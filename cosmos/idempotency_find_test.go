@@ -20,37 +20,52 @@ func TestKeyStoreFindByOrderID(t *testing.T) {
 }
 
 // GetOrder may be a fresh client's first request, whose account lookup
-// azcosmos detaches from the caller's context: FindByOrderID must still end
-// at its deadline (cosmos/recovery.go), as TestOperationDeadlineEndsAHeldAccountLookup
+// azcosmos detaches from the caller's context: its reads (the order's
+// documents, then FindByOrderID) must still end at their deadline
+// (cosmos/recovery.go), as TestOperationDeadlineEndsAHeldAccountLookup
 // shows for CreateOrder.
 func TestFindByOrderIDDeadlineEndsAHeldAccountLookup(t *testing.T) {
-	release := make(chan struct{})
-	held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-	}))
-	defer held.Close()
-	defer close(release)
-	store, err := cosmos.Open(cosmos.Options{Endpoint: held.URL + "/", Key: "a2V5"}, "shop", "orders")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		_, err := store.KeyStore(cosmos.KeyContainer).FindByOrderID(ctx, "key:abc", "SubmitOrder", "ORD-1")
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		var se *orders.StoreError
-		if !errors.As(err, &se) || !se.Transient || !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("err %v, want a transient StoreError for the missed deadline", err)
-		}
-	case <-time.After(20 * time.Second): // the SDK's own lookup timeout is 60 s
-		t.Fatal("FindByOrderID outlived its 200 ms deadline by 20 s")
+	for name, read := range map[string]func(context.Context, *cosmos.Store) error{
+		"FindByOrderID": func(ctx context.Context, s *cosmos.Store) error {
+			_, err := s.KeyStore(cosmos.KeyContainer).FindByOrderID(ctx, "key:abc", "SubmitOrder", "ORD-1")
+			return err
+		},
+		"ViewDocuments": func(ctx context.Context, s *cosmos.Store) error {
+			_, err := s.ViewDocuments(ctx, "ORD-1")
+			return err
+		},
+		"PartitionDocuments": func(ctx context.Context, s *cosmos.Store) error {
+			_, err := s.PartitionDocuments(ctx, "ORD-1")
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			release := make(chan struct{})
+			held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				select {
+				case <-r.Context().Done():
+				case <-release:
+				}
+			}))
+			defer held.Close()
+			defer close(release)
+			store, err := cosmos.Open(cosmos.Options{Endpoint: held.URL + "/", Key: "a2V5"}, "shop", "orders")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- read(ctx, store) }()
+			select {
+			case err := <-done:
+				var se *orders.StoreError
+				if !errors.As(err, &se) || !se.Transient || !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("err %v, want a transient StoreError for the missed deadline", err)
+				}
+			case <-time.After(20 * time.Second): // the SDK's own lookup timeout is 60 s
+				t.Fatalf("%s outlived its 200 ms deadline by 20 s", name)
+			}
+		})
 	}
 }

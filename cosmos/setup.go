@@ -106,12 +106,26 @@ func (s *Store) Documents(ctx context.Context, docType string) ([]json.RawMessag
 }
 
 func (s *Store) query(ctx context.Context, q string, pk azcosmos.PartitionKey, opts *azcosmos.QueryOptions) ([]json.RawMessage, error) {
+	// Through call, as every other request: a fresh client's first request
+	// waits for an account lookup the SDK detaches from ctx, and GetOrder's
+	// read may be the first request after a start (cosmos/recovery.go).
+	out, err := call(ctx, s, func(c *azcosmos.ContainerClient) ([]json.RawMessage, error) {
+		return queryItems(ctx, c, q, pk, opts)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("query %q: %w", q, err)
+	}
+	return out, nil
+}
+
+// queryItems reads every page of a query on one container.
+func queryItems(ctx context.Context, c *azcosmos.ContainerClient, q string, pk azcosmos.PartitionKey, opts *azcosmos.QueryOptions) ([]json.RawMessage, error) {
 	var out []json.RawMessage
-	pager := s.conn.Load().container.NewQueryItemsPager(q, pk, opts)
+	pager := c.NewQueryItemsPager(q, pk, opts)
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("query %q: %w", q, err)
+			return nil, err
 		}
 		for _, it := range page.Items {
 			out = append(out, it)
