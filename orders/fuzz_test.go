@@ -55,9 +55,13 @@ func mustJSON(v any) string {
 }
 
 // newRules are the rules by which the jsontext canonicaliser refuses bodies
-// that gowebpki/jcs accepted (docs/contract.md §3, "Differences" 1.4).
+// that gowebpki/jcs accepted (docs/contract.md §3, "Differences" 1.4). The
+// duplicate name rule is among them for one case: gowebpki/jcs lets a
+// nested object repeat the empty name ({"meta":{"":"","":""}}, found by this
+// target; kept in testdata), which the current rule refuses as it refuses
+// every other repeated name.
 var newRules = []string{"depth limit", "member limit", "string length limit", "value count limit",
-	"I-JSON number rule", "I-JSON string rule"}
+	"I-JSON number rule", "I-JSON string rule", "duplicate name rule"}
 
 // FuzzFingerprintMatchesJCS is the differential test of hashVersion 1: every
 // body that both the previous canonicaliser (jcs_oracle_test.go) and the
