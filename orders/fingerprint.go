@@ -30,6 +30,17 @@ func fingerprint(fields map[string]json.RawMessage, version int) (string, error)
 	if version != 1 {
 		return "", fmt.Errorf("fingerprint: unknown hashVersion %d", version)
 	}
+	canonical, err := canonicalForm(fields)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(canonical)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// canonicalForm is what version 1 hashes (and DiffStored compares): the
+// RFC 8785 form of the object of fields without its top-level "meta".
+func canonicalForm(fields map[string]json.RawMessage) (jsontext.Value, error) {
 	// Member order does not matter here: Canonicalize sorts.
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -53,8 +64,7 @@ func fingerprint(fields map[string]json.RawMessage, version int) (string, error)
 	// map per object.
 	canonical := jsontext.Value(b.Bytes())
 	if err := canonical.Canonicalize(jsontext.AllowDuplicateNames(true)); err != nil {
-		return "", malformed("body cannot be canonicalised (RFC 8785): %v", err)
+		return nil, malformed("body cannot be canonicalised (RFC 8785): %v", err)
 	}
-	sum := sha256.Sum256(canonical)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
+	return canonical, nil
 }
