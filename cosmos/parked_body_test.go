@@ -75,3 +75,38 @@ func readParkedBody(t *testing.T, partitionKey, sha string) []byte {
 	}
 	return out
 }
+
+// TestDeleteParkedBody deletes every part of one parked body and nothing
+// else of its partition: not the order, not another body parked beside it.
+func TestDeleteParkedBody(t *testing.T) {
+	e := testEnv(t)
+	ctx := context.Background()
+	id := fmt.Sprintf("ORD-PARKDEL-%d", time.Now().UnixNano())
+	large := orders.NewParkedBody(bytes.Repeat([]byte("\x01abc"), 700<<10), id, id, orders.HashMismatch, time.Now())
+	other := orders.NewParkedBody([]byte(`{"orderId":"`+id+`"}`), id, id, orders.HashMismatch, time.Now())
+	for _, p := range []orders.ParkedBody{large, other} {
+		if err := e.Store.ParkBody(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := e.Store.DeleteParkedBody(ctx, id, large.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 { // 2.8 MB in parts of 1 MB
+		t.Errorf("deleted %d documents, want the 3 parts", n)
+	}
+	if got := readParkedBody(t, id, other.SHA256); string(got) != string(other.Body) {
+		t.Errorf("the other body reads %q, want it kept", got)
+	}
+	raws, err := e.Store.PartitionDocuments(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raws) != 1 {
+		t.Errorf("partition holds %d documents, want only the other body", len(raws))
+	}
+	if n, err := e.Store.DeleteParkedBody(ctx, id, large.SHA256); n != 0 || err != nil {
+		t.Errorf("deleting again: %d, %v; want 0 and no error", n, err)
+	}
+}
