@@ -38,12 +38,14 @@ var opTimeout = 30 * time.Second
 // the queue for empty; tests shorten it.
 var receiveWait = 5 * time.Second
 
-// azureQueues are the parking queue and orders' dead-letter sub-queue in
-// Azure Service Bus.
+// azureQueues are the parking queue, orders' dead-letter sub-queue and the
+// parking queue's own in Azure Service Bus (or its emulator).
 type azureQueues struct {
 	namespace, parkingName string // for the errors
-	parking, deadLetters   receiver
-	sender                 func() (messageSender, error)
+	// emulator: reached with a connection string, not Microsoft Entra ID.
+	emulator                                bool
+	parking, deadLetters, parkedDeadLetters receiver
+	sender                                  func() (messageSender, error)
 	close                  func(context.Context)
 	cut                    []string // queues the last List stopped reading at maxPeek
 	// peeked is what the last List saw of each queue, in order.
@@ -57,41 +59,85 @@ type peekedMessage struct {
 	deliveries uint32
 }
 
+// serviceBus says how to reach Service Bus: a namespace with Microsoft
+// Entra ID, or the emulator's connection string.
+type serviceBus struct{ namespace, connectionString string }
+
+// emulatorConnectionString is the Service Bus emulator's published
+// connection string (local/compose.yaml; its key is a placeholder).
+const emulatorConnectionString = "Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;"
+
+// checkConnectionString lets the SDK parse cs (NewClientFromConnectionString
+// dials nothing) and refuses one that is not the emulator's: in Azure no key
+// works (disableLocalAuth, docs/adr/0005-identity-only.md), so a key an
+// operator pasted would only be a secret in the shell's history.
+func checkConnectionString(cs string) error {
+	if _, err := azservicebus.NewClientFromConnectionString(cs, nil); err != nil {
+		return err
+	}
+	if !strings.Contains(strings.ToLower(cs), "usedevelopmentemulator=true") {
+		return errors.New("ordersctl takes the Service Bus emulator's connection string only (UseDevelopmentEmulator=true); Azure: --namespace, with Microsoft Entra ID")
+	}
+	return nil
+}
+
 // newAzureQueues opens the queues with Microsoft Entra ID (az login, a
-// managed identity): no connection string exists anywhere.
-func newAzureQueues(namespace, parking string) (*azureQueues, error) {
-	cred, err := azidentity.NewDefaultAzureCredential(nil)
-	if err != nil {
-		return nil, fmt.Errorf("credential (Microsoft Entra ID): %w", err)
+// managed identity), or the emulator's connection string.
+func newAzureQueues(sb serviceBus, parking string) (*azureQueues, error) {
+	a := &azureQueues{namespace: sb.namespace, parkingName: parking, emulator: sb.connectionString != ""}
+	var client *azservicebus.Client
+	if a.emulator {
+		a.namespace = "the Service Bus emulator"
+		var err error
+		if client, err = azservicebus.NewClientFromConnectionString(sb.connectionString, nil); err != nil {
+			return nil, fmt.Errorf("service bus emulator: %w", err)
+		}
+	} else {
+		cred, err := azidentity.NewDefaultAzureCredential(nil)
+		if err != nil {
+			return nil, fmt.Errorf("credential (Microsoft Entra ID): %w", err)
+		}
+		if client, err = azservicebus.NewClient(sb.namespace, cred, nil); err != nil {
+			return nil, fmt.Errorf("service bus %s: %w", sb.namespace, err)
+		}
 	}
-	client, err := azservicebus.NewClient(namespace, cred, nil)
-	if err != nil {
-		return nil, fmt.Errorf("service bus %s: %w", namespace, err)
+	dlq := &azservicebus.ReceiverOptions{SubQueue: azservicebus.SubQueueDeadLetter}
+	for _, r := range []struct {
+		to    *receiver
+		queue string
+		o     *azservicebus.ReceiverOptions
+	}{{&a.parking, parking, nil}, {&a.deadLetters, "orders", dlq}, {&a.parkedDeadLetters, parking, dlq}} {
+		rcv, err := client.NewReceiverForQueue(r.queue, r.o)
+		if err != nil {
+			return nil, err
+		}
+		*r.to = rcv
 	}
-	pr, err := client.NewReceiverForQueue(parking, nil)
-	if err != nil {
-		return nil, err
-	}
-	dr, err := client.NewReceiverForQueue("orders", &azservicebus.ReceiverOptions{SubQueue: azservicebus.SubQueueDeadLetter})
-	if err != nil {
-		return nil, err
-	}
-	return &azureQueues{namespace: namespace, parkingName: parking, parking: pr, deadLetters: dr,
-		sender: func() (messageSender, error) { return client.NewSender("orders", nil) },
-		close:  func(ctx context.Context) { _ = client.Close(ctx) }}, nil
+	a.sender = func() (messageSender, error) { return client.NewSender("orders", nil) }
+	a.close = func(ctx context.Context) { _ = client.Close(ctx) }
+	return a, nil
 }
 
 func (a *azureQueues) receiver(queue string) receiver {
-	if queue == deadLetterQueue {
+	switch queue {
+	case deadLetterQueue:
 		return a.deadLetters
+	case parkedDeadLetterQueue:
+		return a.parkedDeadLetters
 	}
 	return a.parking
 }
 
 // parkedFrom describes a message received from queue.
 func parkedFrom(queue string, m *azservicebus.ReceivedMessage) Parked {
-	if queue == parkingQueue {
+	switch queue {
+	case parkingQueue:
 		return fromEnvelope(seqOf(m), m.MessageID, m.Body)
+	case parkedDeadLetterQueue:
+		p := fromEnvelope(seqOf(m), m.MessageID, m.Body)
+		p.Queue = parkedDeadLetterQueue
+		p.BrokerReason = strings.TrimSuffix(deref(m.DeadLetterReason)+": "+deref(m.DeadLetterErrorDescription), ": ")
+		return p
 	}
 	p := fromDeadLetter(seqOf(m), m.MessageID, int(m.DeliveryCount), deref(m.DeadLetterReason),
 		deref(m.DeadLetterErrorDescription), deref(m.Subject), m.Body)
@@ -104,7 +150,7 @@ func parkedFrom(queue string, m *azservicebus.ReceivedMessage) Parked {
 func (a *azureQueues) List(ctx context.Context) ([]Parked, error) {
 	var out []Parked
 	a.cut, a.peeked = nil, map[string][]peekedMessage{}
-	for _, queue := range []string{parkingQueue, deadLetterQueue} {
+	for _, queue := range queueKinds {
 		more, err := peekAll(ctx, a.receiver(queue), func(m *azservicebus.ReceivedMessage) {
 			out = append(out, parkedFrom(queue, m))
 			a.peeked[queue] = append(a.peeked[queue], peekedMessage{seq: seqOf(m), deliveries: m.DeliveryCount})
@@ -154,8 +200,8 @@ func peekAll(ctx context.Context, r receiver, f func(*azservicebus.ReceivedMessa
 // of reaching a message that is not at the head, so on the parking queue
 // Settle refuses a walk that would pass a message on its last delivery
 // (see walk). Peek-lock, act, complete: a crash leaves the message in the
-// queue, never lost.
-func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64]bool, act func(Parked) error) (map[int64]error, error) {
+// queue, never lost. walked is called for every message received.
+func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64]bool, act actFunc, walked func()) (map[int64]error, error) {
 	r := a.receiver(queue)
 	results := map[int64]error{}
 	ahead, err := a.walk(queue, chosen)
@@ -179,14 +225,14 @@ func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64
 		}
 	}
 	defer func() { giveBack(ctx, r, passed) }()
-	for walked := 0; len(results) < len(chosen) && walked < ahead; {
+	for n := 0; len(results) < len(chosen) && n < ahead; {
 		if !locksEnd.IsZero() && time.Until(locksEnd) < receiveWait+time.Second {
 			break // what is not reached is reported; a second run goes on
 		}
 		wait, cancel := context.WithTimeout(ctx, receiveWait)
 		// Never more than the walk has left: a message received beyond the
 		// last chosen one would count a delivery for nothing.
-		batch, err := r.ReceiveMessages(wait, min(10, ahead-walked), nil)
+		batch, err := r.ReceiveMessages(wait, min(10, ahead-n), nil)
 		cancel()
 		if err != nil && !(errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil) {
 			return results, a.explain(fmt.Errorf("receive from the %s queue: %w", queue, err))
@@ -195,7 +241,8 @@ func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64
 			break
 		}
 		for _, m := range batch {
-			walked++
+			n++
+			walked()
 			seq := seqOf(m)
 			switch _, seen := results[seq]; {
 			case !chosen[seq] || seen:
@@ -221,8 +268,8 @@ func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64
 // listing). On the parking queue it is an error when one of those it would
 // pass is on its last delivery by the peek's count (one short, a margin for
 // what a peek reports): abandoned, the broker would move it to the parking
-// queue's own dead-letter queue, which neither the parked list nor the alert
-// sees.
+// queue's own dead-letter queue (parked-deadletter), where it is still
+// listed and settled, but out of the parking queue's order and reason.
 func (a *azureQueues) walk(queue string, chosen map[int64]bool) (int, error) {
 	listed := a.peeked[queue]
 	if len(listed) == 0 {
@@ -244,14 +291,35 @@ func (a *azureQueues) walk(queue string, chosen map[int64]bool) (int, error) {
 		}
 	}
 	if len(risky) > 0 {
-		return 0, fmt.Errorf("reaching the chosen messages would pass %s, on the last of its %d deliveries: the broker would move it to %s/$deadletterqueue, out of sight; deal with it first (name it)",
+		return 0, fmt.Errorf("reaching the chosen messages would pass %s, on the last of its %d deliveries: the broker would move it to %s/$deadletterqueue (parked-deadletter); deal with it first (name it)",
 			strings.Join(risky, ", "), parkingMaxDeliveries, a.parkingName)
 	}
 	return max(ahead, 1), nil
 }
 
-func (a *azureQueues) settleOne(ctx context.Context, r receiver, queue string, m *azservicebus.ReceivedMessage, act func(Parked) error) error {
-	if err := act(parkedFrom(queue, m)); err != nil {
+// Around each action, within the message's lock: the action (a send) must
+// end completeMargin before the lock does, so the complete that follows
+// still holds it, and is not begun with less than minActTime to go. A
+// resubmission sent under a lost lock could not be completed: the message
+// would stay parked and its order go to orders twice.
+const (
+	completeMargin = 5 * time.Second
+	minActTime     = 5 * time.Second
+)
+
+func (a *azureQueues) settleOne(ctx context.Context, r receiver, queue string, m *azservicebus.ReceivedMessage, act actFunc) error {
+	actCtx, cancel := context.WithCancel(ctx)
+	if m.LockedUntil != nil {
+		end := m.LockedUntil.Add(-completeMargin)
+		if left := time.Until(end); left < minActTime {
+			cancel()
+			return fmt.Errorf("not done: its lock ends in %s, too soon to act and complete it; run again", time.Until(*m.LockedUntil).Round(time.Second))
+		}
+		actCtx, cancel = context.WithDeadline(ctx, end)
+	}
+	err := act(actCtx, parkedFrom(queue, m))
+	cancel()
+	if err != nil {
 		return a.explain(err)
 	}
 	// Once act has sent a resubmission, an interrupt must not stop the
@@ -272,6 +340,8 @@ func (a *azureQueues) explain(err error) error {
 		authErr *azidentity.AuthenticationFailedError
 	)
 	switch {
+	case a.emulator && errors.As(err, &sbErr):
+		return fmt.Errorf("%w; is the Service Bus emulator running (local/compose.yaml), and the connection string its own?", err)
 	case errors.As(err, &sbErr) && sbErr.Code == azservicebus.CodeUnauthorizedAccess:
 		return fmt.Errorf("%w; %s refused the signed-in identity: it needs the role Azure Service Bus Data Receiver on the queues and Data Sender on orders, the deployer roles of bicep/modules/rbac.bicep", err, a.namespace)
 	case errors.As(err, &sbErr) && sbErr.Code == azservicebus.CodeNotFound:

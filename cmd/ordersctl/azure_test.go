@@ -127,15 +127,21 @@ func (f *fakeSender) SendMessage(ctx context.Context, m *azservicebus.Message, _
 
 const testNamespace = "sb-test.servicebus.windows.net"
 
-// withAzure puts the fakes behind --namespace for one test.
+// withAzure puts the fakes behind --namespace for one test, with an empty
+// parked-deadletter queue.
 func withAzure(t *testing.T, parking, dl *fakeQueue, snd *fakeSender) map[string]string {
+	return withAzureQueues(t, parking, dl, newFakeQueue(), snd)
+}
+
+// withAzureQueues puts the fakes of the three queues behind --namespace.
+func withAzureQueues(t *testing.T, parking, dl, parkedDL *fakeQueue, snd *fakeSender) map[string]string {
 	old := openAzure
-	openAzure = func(ns, queue string) (queues, error) {
-		if ns != testNamespace || queue != "orders-deadletter" {
-			t.Errorf("opened %s/%s", ns, queue)
+	openAzure = func(sb serviceBus, queue string) (queues, error) {
+		if sb.namespace != testNamespace || sb.connectionString != "" || queue != "orders-deadletter" {
+			t.Errorf("opened %+v/%s", sb, queue)
 		}
-		parking.peekAt, dl.peekAt = 0, 0 // each command peeks with receivers of its own
-		return &azureQueues{namespace: ns, parkingName: queue, parking: parking, deadLetters: dl,
+		parking.peekAt, dl.peekAt, parkedDL.peekAt = 0, 0, 0 // each command peeks with receivers of its own
+		return &azureQueues{namespace: sb.namespace, parkingName: queue, parking: parking, deadLetters: dl, parkedDeadLetters: parkedDL,
 			sender: func() (messageSender, error) { return snd, nil }, close: func(context.Context) {}}, nil
 	}
 	t.Cleanup(func() { openAzure = old })
@@ -199,7 +205,7 @@ func TestParkedListAzure(t *testing.T) {
 func TestAzureResubmitSendsThenCompletesOnlyTheChosen(t *testing.T) {
 	q, snd := parkingQueueFake(t), &fakeSender{}
 	vars := withAzure(t, q, newFakeQueue(), snd)
-	code, out, errs := ctlEnv(t, vars, "parked", "resubmit", "--output", "json")
+	code, out, errs := ctlEnv(t, vars, "parked", "resubmit", "--yes", "--output", "json")
 	r := decodeResult(t, out)
 	// Exit 1: the truncated one is skipped and stays parked.
 	if code != exitError || r.Summary.Done != 2 || r.Summary.Skipped != 1 || !strings.Contains(errs, "stay in the queue") {
@@ -221,7 +227,7 @@ func TestAzureResubmitDryRunAndFailures(t *testing.T) {
 	t.Run("a dry run only peeks", func(t *testing.T) {
 		q, snd := parkingQueueFake(t), &fakeSender{}
 		vars := withAzure(t, q, newFakeQueue(), snd)
-		code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "--dry-run", "--reason", "RetryBudgetExhausted", "--reason", "HashMismatch")
+		code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "--yes", "--dry-run", "--reason", "RetryBudgetExhausted", "--reason", "HashMismatch")
 		if code != exitError || q.receives != 0 || len(snd.sent) != 0 || !strings.Contains(out, "3 would be done (dry run), 1 skipped") {
 			t.Errorf("exit %d, %d receives, %d sent\n%s", code, q.receives, len(snd.sent), out)
 		}
@@ -229,7 +235,7 @@ func TestAzureResubmitDryRunAndFailures(t *testing.T) {
 	t.Run("a failed send leaves the message parked", func(t *testing.T) {
 		q, snd := parkingQueueFake(t), &fakeSender{fail: errors.New("401")}
 		vars := withAzure(t, q, newFakeQueue(), snd)
-		code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "--output", "json")
+		code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "--yes", "--output", "json")
 		if r := decodeResult(t, out); code != exitError || len(q.completed) != 0 || r.Summary.Failed != 2 || len(q.msgs) != 4 {
 			t.Errorf("exit %d, completed %v, %+v", code, q.completed, r.Summary)
 		}
@@ -238,7 +244,7 @@ func TestAzureResubmitDryRunAndFailures(t *testing.T) {
 		q, snd := parkingQueueFake(t), &fakeSender{}
 		q.failComplete = true
 		vars := withAzure(t, q, newFakeQueue(), snd)
-		code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "--output", "json")
+		code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "--yes", "--output", "json")
 		if r := decodeResult(t, out); code != exitError || len(snd.sent) != 2 || r.Summary.Failed != 2 || !strings.Contains(r.Results[0].Detail, "still in the queue") {
 			t.Errorf("exit %d, sent %d, %+v", code, len(snd.sent), r)
 		}
@@ -247,7 +253,7 @@ func TestAzureResubmitDryRunAndFailures(t *testing.T) {
 		q, snd := parkingQueueFake(t), &fakeSender{}
 		q.hidden[3] = true
 		vars := withAzure(t, q, newFakeQueue(), snd)
-		code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "--output", "json")
+		code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "--yes", "--output", "json")
 		if r := decodeResult(t, out); code != exitError || r.Summary.Done != 1 || r.Summary.Gone != 1 || len(snd.sent) != 1 {
 			t.Errorf("exit %d, %+v", code, r.Summary)
 		}
@@ -255,7 +261,7 @@ func TestAzureResubmitDryRunAndFailures(t *testing.T) {
 	t.Run("max bounds the work", func(t *testing.T) {
 		q, snd := parkingQueueFake(t), &fakeSender{}
 		vars := withAzure(t, q, newFakeQueue(), snd)
-		if code, _, _ := ctlEnv(t, vars, "parked", "resubmit", "--max", "1"); code != exitOK || len(snd.sent) != 1 || len(q.msgs) != 3 {
+		if code, _, _ := ctlEnv(t, vars, "parked", "resubmit", "--yes", "--max", "1"); code != exitOK || len(snd.sent) != 1 || len(q.msgs) != 3 {
 			t.Errorf("exit %d, sent %d, %d left", code, len(snd.sent), len(q.msgs))
 		}
 	})
@@ -265,11 +271,11 @@ func TestAzureResubmitDryRunAndFailures(t *testing.T) {
 func TestAzureResubmitNamed(t *testing.T) {
 	q, snd := parkingQueueFake(t), &fakeSender{}
 	vars := withAzure(t, q, newFakeQueue(), snd)
-	code, _, errs := ctlEnv(t, vars, "parked", "resubmit", "ORD-2")
+	code, _, errs := ctlEnv(t, vars, "parked", "resubmit", "--yes", "ORD-2")
 	if code != exitOK || !strings.Contains(errs, "warning: HashMismatch") || len(snd.sent) != 1 || !slices.Equal(q.completed, []int64{2}) {
 		t.Errorf("exit %d, %q, sent %d, completed %v", code, errs, len(snd.sent), q.completed)
 	}
-	if code, _, _ := ctlEnv(t, vars, "parked", "resubmit", "ORD-2"); code != exitNotFound {
+	if code, _, _ := ctlEnv(t, vars, "parked", "resubmit", "--yes", "ORD-2"); code != exitNotFound {
 		t.Errorf("again: exit %d, want %d", code, exitNotFound)
 	}
 }
@@ -294,7 +300,7 @@ func TestAzureRedriveBrokerDeadLetters(t *testing.T) {
 	)
 	snd := &fakeSender{}
 	vars := withAzure(t, parkingQueueFake(t), dl, snd)
-	if code, _, errs := ctlEnv(t, vars, "parked", "resubmit", "--dead-letter"); code != exitOK || len(snd.sent) != 2 || len(dl.msgs) != 0 {
+	if code, _, errs := ctlEnv(t, vars, "parked", "resubmit", "--yes", "--from", "deadletter"); code != exitOK || len(snd.sent) != 2 || len(dl.msgs) != 0 {
 		t.Fatalf("exit %d (%s), sent %d", code, errs, len(snd.sent))
 	}
 	if m := snd.sent[0]; !strings.HasPrefix(*m.MessageID, orders.MessageID("ORD-8", body)+":r") || *m.Subject != "OrderPlaced" || string(m.Body) != string(body) {
@@ -310,6 +316,23 @@ type fakePartition map[string][]json.RawMessage
 
 func (f fakePartition) PartitionDocuments(_ context.Context, pk string) ([]json.RawMessage, error) {
 	return f[pk], nil
+}
+
+// DeleteParkedBody deletes the documents of pk whose bodySha256 is digest.
+func (f fakePartition) DeleteParkedBody(_ context.Context, pk, digest string) (int, error) {
+	kept := f[pk][:0:0]
+	for _, raw := range f[pk] {
+		var d struct{ BodySha256 string }
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return 0, err
+		}
+		if d.BodySha256 != digest {
+			kept = append(kept, raw)
+		}
+	}
+	n := len(f[pk]) - len(kept)
+	f[pk] = kept
+	return n, nil
 }
 
 // An envelope too large for its body points to it in Cosmos DB; the
@@ -412,7 +435,7 @@ func TestAzureInterruptAfterSendStillCompletes(t *testing.T) {
 	vars := withAzure(t, q, newFakeQueue(), snd)
 	var out, errb strings.Builder
 	c := &cli{getenv: func(k string) string { return vars[k] }, stdout: &out, stderr: &errb}
-	code := run(ctx, []string{"parked", "resubmit", "--output", "json"}, c)
+	code := run(ctx, []string{"parked", "resubmit", "--yes", "--output", "json"}, c)
 	// 1 was sent, then Ctrl-C: 1 must be completed, 3 neither sent nor
 	// completed, and the run must say it did not finish.
 	if code != exitError || len(snd.sent) != 1 || !slices.Equal(q.completed, []int64{1}) {
@@ -439,7 +462,7 @@ func TestAzureListSaysWhenItStopsAtTheLimit(t *testing.T) {
 	if !strings.Contains(errs, "warning: the parking queue holds more than 1000 messages") {
 		t.Errorf("stderr %q: want a warning that the listing is cut", errs)
 	}
-	if _, _, errs := ctlEnv(t, vars, "parked", "resubmit", "--dry-run"); !strings.Contains(errs, "warning: the parking queue holds more than 1000") {
+	if _, _, errs := ctlEnv(t, vars, "parked", "resubmit", "--yes", "--dry-run"); !strings.Contains(errs, "warning: the parking queue holds more than 1000") {
 		t.Errorf("resubmit: stderr %q: want the same warning", errs)
 	}
 	vars = withAzure(t, newFakeQueue(msgs[:maxPeek]...), newFakeQueue(), &fakeSender{})
@@ -466,12 +489,12 @@ func TestAzureAMessageThatIsNotAnEnvelope(t *testing.T) {
 	if got[0].Reason != notAnEnvelope || got[0].MessageID != "by-hand" || got[0].Body != "hello" || !strings.Contains(got[0].Description, "not a parking envelope") {
 		t.Errorf("listed as %+v", got[0])
 	}
-	if code, _, errs := ctlEnv(t, vars, "parked", "resubmit"); code != exitOK || len(snd.sent) != 1 || !slices.Equal(q.completed, []int64{2}) {
+	if code, _, errs := ctlEnv(t, vars, "parked", "resubmit", "--yes"); code != exitOK || len(snd.sent) != 1 || !slices.Equal(q.completed, []int64{2}) {
 		t.Errorf("resubmit: exit %d (%s), sent %d, completed %v", code, errs, len(snd.sent), q.completed)
 	}
 	q, snd = queue(), &fakeSender{}
 	vars = withAzure(t, q, newFakeQueue(), snd)
-	if code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "1"); code != exitError || len(snd.sent) != 0 || !strings.Contains(out, "skipped") {
+	if code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "--yes", "1"); code != exitError || len(snd.sent) != 0 || !strings.Contains(out, "skipped") {
 		t.Errorf("resubmit named: exit %d, sent %d; want it skipped\n%s", code, len(snd.sent), out)
 	}
 	if code, _, errs := ctlEnv(t, vars, "parked", "complete", "--yes", "1"); code != exitOK || !slices.Equal(q.completed, []int64{1}) {

@@ -105,7 +105,7 @@ func TestEndToEndParkResubmitStore(t *testing.T) {
 		t.Fatalf("show: exit %d\n%s", code, shown)
 	}
 	stream := filepath.Join(out, "send.jsonl")
-	code, resubmitted, errs := ctl(t, "parked", "resubmit", "--local", out, "--stream", stream, "--output", "json")
+	code, resubmitted, errs := ctl(t, "parked", "resubmit", "--yes", "--local", out, "--stream", stream, "--output", "json")
 	if r := decodeResult(t, resubmitted); code != exitOK || r.Summary.Done != 1 || r.Results[0].OrderID != "ORD-E2E-C" {
 		t.Fatalf("resubmit: exit %d (%s), %+v", code, errs, r)
 	}

@@ -20,15 +20,15 @@ import (
 // queues is where parked messages live: Azure Service Bus, or the files of
 // the local host emulator.
 type queues interface {
-	// List reads the parking queue, then orders' dead-letter sub-queue,
-	// changing nothing.
+	// List reads the queues in the order of queueKinds, changing nothing.
 	List(ctx context.Context) ([]Parked, error)
-	// Settle hands each message of queue (parkingQueue or deadLetterQueue)
-	// whose sequence number is chosen to act, and completes (removes) it
-	// when act returns nil; on an error it stays. The result has an entry
-	// per chosen message found: nil when completed, else why not. Messages
-	// not chosen are left as they are.
-	Settle(ctx context.Context, queue string, chosen map[int64]bool, act func(Parked) error) (map[int64]error, error)
+	// Settle hands each message of queue (one of queueKinds) whose
+	// sequence number is chosen to act, and completes (removes) it when act
+	// returns nil; on an error it stays. The result has an entry per chosen
+	// message found: nil when completed, else why not. Messages not chosen
+	// are left as they are. walked is called for each message passed on
+	// the way, chosen or not, up to the last chosen.
+	Settle(ctx context.Context, queue string, chosen map[int64]bool, act actFunc, walked func()) (map[int64]error, error)
 	// Cut names the queues the last List stopped reading at its limit
 	// (maxPeek in Azure), which hold more than it returned.
 	Cut() []string
@@ -36,6 +36,10 @@ type queues interface {
 	Sender() (messageSender, error)
 	Close(ctx context.Context)
 }
+
+// actFunc is what a change does to one message before it is completed: ctx
+// ends in time for the complete to follow within the message's lock.
+type actFunc func(ctx context.Context, p Parked) error
 
 // notCompleted is a message acted on (a resubmission sent) whose complete
 // failed: it is still in the queue, and acting on it again gives the
@@ -52,7 +56,9 @@ type messageSender interface {
 
 // localQueues are the files testbed/localrun writes under .local/hostemu:
 // <parking queue>.jsonl, one line per envelope the parking output sent, and
-// orders.deadletter.jsonl, the broker's dead letters. Messages sent to
+// orders.deadletter.jsonl, the broker's dead letters. Nothing receives from
+// the local parking queue, so it has no dead letters: the parked-deadletter
+// queue is always empty here. Messages sent to
 // orders are appended to a stream file that `hostemu -stream FILE -resume`
 // delivers. Not for use while hostemu runs: it appends to the same files.
 type localQueues struct {
@@ -140,8 +146,15 @@ func (l *localQueues) List(context.Context) ([]Parked, error) {
 // file replaces the old one by a rename, so a crash leaves either; act has
 // already sent a resubmission then, and a second resubmit gives the
 // consumer a duplicate it absorbs.
-func (l *localQueues) Settle(ctx context.Context, queue string, chosen map[int64]bool, act func(Parked) error) (map[int64]error, error) {
+func (l *localQueues) Settle(ctx context.Context, queue string, chosen map[int64]bool, act actFunc, walked func()) (map[int64]error, error) {
+	if queue == parkedDeadLetterQueue {
+		return map[int64]error{}, nil
+	}
 	path := l.file(queue)
+	var last int64
+	for seq := range chosen {
+		last = max(last, seq)
+	}
 	lines, err := readLines(path)
 	if err != nil {
 		return nil, err
@@ -150,9 +163,12 @@ func (l *localQueues) Settle(ctx context.Context, queue string, chosen map[int64
 	var kept bytes.Buffer
 	for i, b := range lines {
 		p, err := l.parse(queue, i+1, b)
+		if err == nil && p.SequenceNumber <= last {
+			walked()
+		}
 		if err == nil && chosen[p.SequenceNumber] {
 			if err = ctx.Err(); err == nil {
-				err = act(p)
+				err = act(ctx, p)
 			}
 			results[p.SequenceNumber] = err
 			if err == nil {

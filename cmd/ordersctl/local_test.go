@@ -78,7 +78,7 @@ func TestLocalComplete(t *testing.T) {
 		t.Errorf("after completing ORD-1: %s", got)
 	}
 	// Sequence numbers stay the messages' own after a line is removed.
-	if code, _, errs := ctl(t, "parked", "complete", "--local", dir, "--yes", "--dead-letter", "7"); code != exitOK {
+	if code, _, errs := ctl(t, "parked", "complete", "--local", dir, "--yes", "--from", "deadletter", "7"); code != exitOK {
 		t.Fatalf("complete dead letter 7: exit %d: %s", code, errs)
 	}
 	if code, _, errs := ctl(t, "parked", "complete", "--local", dir, "--yes", "3"); code != exitOK {
@@ -93,7 +93,7 @@ func TestLocalResubmit(t *testing.T) {
 	dir := localCopy(t)
 	stream := filepath.Join(dir, "send.jsonl")
 	args := func(more ...string) []string {
-		return append([]string{"parked", "resubmit", "--local", dir, "--stream", stream, "--output", "json"}, more...)
+		return append([]string{"parked", "resubmit", "--yes", "--local", dir, "--stream", stream, "--output", "json"}, more...)
 	}
 
 	code, out, _ := ctl(t, args("--dry-run")...)
@@ -105,7 +105,7 @@ func TestLocalResubmit(t *testing.T) {
 	}
 	// A send that fails leaves the message parked.
 	before := strings.Join(listed(t, dir), ",")
-	code, out, _ = ctl(t, "parked", "resubmit", "--local", dir, "--stream", filepath.Join(dir, "missing", "send.jsonl"), "--output", "json")
+	code, out, _ = ctl(t, "parked", "resubmit", "--yes", "--local", dir, "--stream", filepath.Join(dir, "missing", "send.jsonl"), "--output", "json")
 	if r := decodeResult(t, out); code != exitError || r.Summary.Failed != 1 || strings.Join(listed(t, dir), ",") != before {
 		t.Fatalf("failed send: exit %d, %+v, queue now %v", code, r.Summary, listed(t, dir))
 	}
@@ -119,7 +119,7 @@ func TestLocalResubmit(t *testing.T) {
 	if code, _, errs = ctl(t, args("BAD-1")...); code != exitOK || !strings.Contains(errs, "warning: MalformedMessage") {
 		t.Fatalf("BAD-1: exit %d, %q", code, errs)
 	}
-	if code, _, errs = ctl(t, args("--dead-letter")...); code != exitOK {
+	if code, _, errs = ctl(t, args("--from", "deadletter")...); code != exitOK {
 		t.Fatalf("dead letters: exit %d, %s", code, errs)
 	}
 	if got := strings.Join(listed(t, dir), ","); got != "ORD-1:0123456789abcdef" {
@@ -167,7 +167,7 @@ func TestLocalResubmitWhoseCompleteFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := strings.Join(listed(t, dir), ",")
-	code, out, _ := ctl(t, "parked", "resubmit", "--local", dir, "--stream", stream, "--output", "json")
+	code, out, _ := ctl(t, "parked", "resubmit", "--yes", "--local", dir, "--stream", stream, "--output", "json")
 	r := decodeResult(t, out)
 	if code != exitError || r.Summary.Failed != 1 || r.Summary.Gone != 0 || !strings.Contains(r.Results[0].Detail, "still in the queue") {
 		t.Errorf("exit %d, %+v", code, r)

@@ -30,7 +30,7 @@ func openStore(getenv func(string) string) (*cosmos.Store, error) {
 
 var orderShowCmd = &command{
 	name:     "order show",
-	synopsis: "[--namespace NS | --local DIR] [--output table|json] <orderId>",
+	synopsis: "[--namespace NS | --connection-string CS | --local DIR] [--output table|json] <orderId>",
 	about: `Shows every document Cosmos DB holds in the order's partition (the order with its requestHash,
 conflict records, status, outbox events, parked bodies) and every parked or dead-lettered
 message for it. Cosmos DB: COSMOS_ENDPOINT, COSMOS_DATABASE (shop), COSMOS_CONTAINER (orders),

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -14,16 +16,23 @@ import (
 	"unicode/utf8"
 )
 
-// Queue kinds a parked message is in.
+// Queue kinds a parked message is in, as --from names them.
 const (
 	parkingQueue    = "parking"    // the parking queue, envelopes of docs/contract.md §6
 	deadLetterQueue = "deadletter" // orders' dead-letter sub-queue, the original messages
+	// parkedDeadLetterQueue is the parking queue's own dead-letter sub-queue:
+	// envelopes the broker moved there (a walk past one on its last
+	// delivery, say). Parked messages never expire, so nothing else does.
+	parkedDeadLetterQueue = "parked-deadletter"
 )
+
+// queueKinds are the queues in the order a listing reads them.
+var queueKinds = []string{parkingQueue, deadLetterQueue, parkedDeadLetterQueue}
 
 // Parked is one parked or dead-lettered message, as the table and the JSON
 // output show it and as resubmit reads it.
 type Parked struct {
-	Queue string `json:"queue"` // parkingQueue or deadLetterQueue
+	Queue string `json:"queue"` // one of queueKinds
 	// SequenceNumber names the message in its queue: the broker's, or the
 	// line's in the local files.
 	SequenceNumber int64  `json:"sequenceNumber"`
@@ -41,6 +50,9 @@ type Parked struct {
 	BodyRef    *bodyRef `json:"bodyRef,omitempty"`
 	BodySHA256 string   `json:"bodySha256,omitempty"`
 	Truncated  bool     `json:"truncated,omitempty"`
+	// BrokerReason is why the broker moved an envelope to the
+	// parked-deadletter queue, with its description.
+	BrokerReason string `json:"brokerReason,omitempty"`
 }
 
 type bodyRef struct {
@@ -90,12 +102,15 @@ func fromDeadLetter(seq int64, messageID string, deliveries int, reason, descrip
 // queueFlags say where the parked messages are and how to print them.
 type queueFlags struct {
 	namespace, dir, parkingQueue, output string
-	stream                               string // the local orders queue (registerStream)
+	// connectionString reaches the Service Bus emulator (local/compose.yaml).
+	connectionString string
+	stream           string // the local orders queue (registerStream)
 }
 
 func (f *queueFlags) register(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&f.namespace, "namespace", c.getenv("SERVICEBUS_FULLY_QUALIFIED_NAMESPACE"), "Azure Service Bus namespace, sb-….servicebus.windows.net; empty: the local files")
-	fs.StringVar(&f.dir, "local", ".local/hostemu", "folder of the local host emulator's files (without --namespace)")
+	fs.StringVar(&f.connectionString, "connection-string", c.getenv("SERVICEBUS_CONNECTION_STRING"), "the Service Bus emulator's connection string (UseDevelopmentEmulator=true), instead of --namespace")
+	fs.StringVar(&f.dir, "local", ".local/hostemu", "folder of the local host emulator's files (without --namespace or --connection-string)")
 	fs.StringVar(&f.parkingQueue, "parking-queue", "orders-deadletter", "the parking queue")
 	fs.StringVar(&f.output, "output", "table", "table or json")
 }
@@ -113,6 +128,14 @@ func (f *queueFlags) check(cmd *command) error {
 		// The SDK would retry a name that resolves nowhere until the deadline.
 		return usagef(cmd, "--namespace %q: want the fully qualified name, %s.servicebus.windows.net", f.namespace, f.namespace)
 	}
+	if f.connectionString != "" {
+		if f.namespace != "" {
+			return usagef(cmd, "give --namespace (Azure) or --connection-string (the Service Bus emulator), not both")
+		}
+		if err := checkConnectionString(f.connectionString); err != nil {
+			return usagef(cmd, "--connection-string: %v", err)
+		}
+	}
 	return nil
 }
 
@@ -124,19 +147,20 @@ func (f *queueFlags) parse(cmd *command, fs *flag.FlagSet, args []string) error 
 	return f.check(cmd)
 }
 
-// openAzure opens the Azure queues; tests replace it with fakes.
-var openAzure = func(namespace, parking string) (queues, error) { return newAzureQueues(namespace, parking) }
+// openAzure opens the Service Bus queues; tests replace it with fakes.
+var openAzure = func(sb serviceBus, parking string) (queues, error) { return newAzureQueues(sb, parking) }
 
 // open returns the queues the flags name.
 func (f *queueFlags) open() (queues, error) {
-	if f.namespace == "" {
+	if f.namespace == "" && f.connectionString == "" {
 		return &localQueues{dir: f.dir, parkingQueue: f.parkingQueue, stream: f.stream}, nil
 	}
-	return openAzure(f.namespace, f.parkingQueue)
+	return openAzure(serviceBus{namespace: f.namespace, connectionString: f.connectionString}, f.parkingQueue)
 }
 
 // filter selects parked messages.
 type filter struct {
+	queue     string          // one of queueKinds; "": any queue
 	reasons   map[string]bool // nil: any reason
 	order     string
 	olderThan time.Duration
@@ -145,7 +169,15 @@ type filter struct {
 	refs []string
 }
 
-func (f *filter) register(fs *flag.FlagSet, reasonHelp string) {
+// register adds the filter's flags; queueHelp names --from's default.
+func (f *filter) register(fs *flag.FlagSet, reasonHelp, queueHelp string) {
+	fs.Func("from", "only the queue "+strings.Join(queueKinds, ", ")+" ("+queueHelp+")", func(v string) error {
+		if !slices.Contains(queueKinds, v) {
+			return fmt.Errorf("want one of %s", strings.Join(queueKinds, ", "))
+		}
+		f.queue = v
+		return nil
+	})
 	fs.Func("reason", reasonHelp, func(v string) error {
 		if f.reasons == nil {
 			f.reasons = map[string]bool{}
@@ -158,7 +190,7 @@ func (f *filter) register(fs *flag.FlagSet, reasonHelp string) {
 }
 
 func (f *filter) match(p Parked, now time.Time) bool {
-	if f.reasons != nil && !f.reasons[p.Reason] || f.order != "" && p.OrderID != f.order {
+	if f.queue != "" && p.Queue != f.queue || f.reasons != nil && !f.reasons[p.Reason] || f.order != "" && p.OrderID != f.order {
 		return false
 	}
 	if f.olderThan > 0 {
@@ -178,6 +210,31 @@ func (f *filter) match(p Parked, now time.Time) bool {
 	return false
 }
 
+// String says what f selects, for "nothing matched".
+func (f *filter) String() string {
+	var parts []string
+	if len(f.refs) > 0 {
+		parts = append(parts, strings.Join(f.refs, ", "))
+	}
+	if f.reasons != nil {
+		parts = append(parts, "reason "+strings.Join(slices.Sorted(maps.Keys(f.reasons)), "|"))
+	}
+	if f.order != "" {
+		parts = append(parts, "order "+f.order)
+	}
+	if f.olderThan > 0 {
+		parts = append(parts, "older than "+f.olderThan.String())
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "any message")
+	}
+	where := "any queue"
+	if f.queue != "" {
+		where = "the " + f.queue + " queue"
+	}
+	return strings.Join(parts, ", ") + " in " + where
+}
+
 func (f *filter) selectFrom(all []Parked) []Parked {
 	var out []Parked
 	now := time.Now()
@@ -191,13 +248,15 @@ func (f *filter) selectFrom(all []Parked) []Parked {
 
 var parkedListCmd = &command{
 	name:     "parked list",
-	synopsis: "[--namespace NS | --local DIR] [--reason R]... [--order ID] [--older-than D] [--output table|json]",
-	about: `Lists the parking queue, then orders' dead-letter sub-queue: sequence number, orderId,
-messageId, reason, deliveries, parked at and a one-line description. In Azure the queues are
-peeked (nothing is locked or changed; up to 1000 messages each, with a warning on stderr when
-a queue holds more).`,
+	synopsis: "[--namespace NS | --connection-string CS | --local DIR] [--from Q] [--reason R]... [--order ID] [--older-than D] [--output table|json]",
+	about: `Lists the parking queue, then orders' dead-letter sub-queue (deadletter), then the parking
+queue's own dead-letter sub-queue (parked-deadletter): sequence number, orderId, messageId,
+reason, deliveries, parked at and a one-line description. The queues are peeked (nothing is
+locked or changed; up to 1000 messages each, with a warning on stderr when a queue holds more).
+The local files have no parked-deadletter queue: nothing receives from the local parking queue.`,
 	examples: []string{
 		"ordersctl parked list",
+		"ordersctl parked list --namespace \"$NS\" --from parked-deadletter",
 		"ordersctl parked list --namespace \"$NS\" --reason RetryBudgetExhausted --older-than 1h",
 		"ordersctl parked list --output json | jq 'group_by(.reason) | map({(.[0].reason): length}) | add'",
 	},
@@ -211,7 +270,7 @@ func parkedList(ctx context.Context, c *cli, cmd *command, args []string) error 
 	)
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	qf.register(fs, c)
-	sel.register(fs, "only this reason (repeatable)")
+	sel.register(fs, "only this reason (repeatable)", "default: every queue")
 	if err := qf.parse(cmd, fs, args); err != nil {
 		return err
 	}
@@ -250,7 +309,7 @@ func listWarning(ctx context.Context, c *cli, q queues) ([]Parked, error) {
 
 var parkedShowCmd = &command{
 	name:     "parked show",
-	synopsis: "[--namespace NS | --local DIR] [--output table|json] <orderId | messageId | sequence number>",
+	synopsis: "[--namespace NS | --connection-string CS | --local DIR] [--output table|json] <orderId | messageId | sequence number>",
 	about: `Shows every parked or dead-lettered message of an order (or the one with that messageId or
 sequence number) in full: the envelope's fields and the original body.`,
 	examples: []string{

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,7 +17,7 @@ import (
 
 var parkedResubmitCmd = &command{
 	name:     "parked resubmit",
-	synopsis: "[--namespace NS | --local DIR [--stream FILE]] [--dead-letter] [--reason R]... [--order ID] [--older-than D] [--max N] [--dry-run] [<orderId | messageId | sequence number>...]",
+	synopsis: "[--namespace NS | --connection-string CS | --local DIR [--stream FILE]] [--from Q] [--reason R]... [--order ID] [--older-than D] [--max N] [--dry-run] [--yes] [<orderId | messageId | sequence number>...]",
 	about: `Sends parked messages back to the orders queue, then completes them: the original body (read
 from Cosmos DB when the envelope has only a bodyRef), its Subject, and the contract §3 MessageId
 plus ":r<unix time>", so the queue's duplicate detection never drops a resubmission sent inside the
@@ -27,8 +26,11 @@ duplicate the consumer absorbs (it deduplicates on orderId), never a loss.
 
 Without names it takes every message of the chosen reasons (default RetryBudgetExhausted; others
 print a warning: a mismatch or an invalid message is refused again unless the producer or the
-consumer changed). Named messages are resubmitted whatever their reason. --dead-letter redrives
-orders/$deadletterqueue (every broker reason). A truncated envelope is skipped and stays parked.
+consumer changed). Named messages are resubmitted whatever their reason. --from deadletter
+redrives orders/$deadletterqueue (every broker reason), --from parked-deadletter the parking
+queue's own. A truncated envelope is skipped and stays parked. It lists what it will resubmit
+and asks for confirmation (--yes skips it; off a terminal --yes is required). A body kept in
+Cosmos DB is deleted once its message is completed and no other parked message points at it.
 
 Locally the orders queue is a stream file: deliver it with
   bin/hostemu -stream .local/hostemu/send.jsonl -database <the run's database> -resume`,
@@ -36,7 +38,7 @@ Locally the orders queue is a stream file: deliver it with
 		"ordersctl parked resubmit --namespace \"$NS\" --dry-run",
 		"ordersctl parked resubmit --namespace \"$NS\" --older-than 10m --output json | jq .summary",
 		"ordersctl parked resubmit --namespace \"$NS\" --reason ValidationFailed ORD-2026-000123",
-		"ordersctl parked resubmit --namespace \"$NS\" --dead-letter --dry-run",
+		"ordersctl parked resubmit --namespace \"$NS\" --from deadletter --dry-run",
 		"ordersctl parked resubmit --local .local/hostemu && bin/hostemu -stream .local/hostemu/send.jsonl -database hostemu-… -resume",
 	},
 	run: parkedResubmit,
@@ -45,7 +47,7 @@ Locally the orders queue is a stream file: deliver it with
 func parkedResubmit(ctx context.Context, c *cli, cmd *command, args []string) error {
 	ch := &change{cmd: cmd}
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
-	ch.register(fs, c, "a reason to resubmit (repeatable; default RetryBudgetExhausted, with --dead-letter every reason)")
+	ch.register(fs, c, "a reason to resubmit (repeatable; default RetryBudgetExhausted on the parking queue, elsewhere every reason)")
 	ch.qf.registerStream(fs)
 	if err := ch.qf.parse(cmd, fs, args); err != nil {
 		return err
@@ -54,7 +56,7 @@ func parkedResubmit(ctx context.Context, c *cli, cmd *command, args []string) er
 		return usagef(cmd, "--max must be at least 1")
 	}
 	ch.sel.refs = fs.Args()
-	if ch.sel.reasons == nil && len(ch.sel.refs) == 0 && !ch.deadLetter {
+	if ch.sel.reasons == nil && len(ch.sel.refs) == 0 && ch.sel.queue == parkingQueue {
 		ch.sel.reasons = map[string]bool{string(orders.RetryBudgetExhausted): true}
 	}
 	q, err := ch.qf.open()
@@ -68,7 +70,7 @@ func parkedResubmit(ctx context.Context, c *cli, cmd *command, args []string) er
 			return fmt.Errorf("open the orders queue: %w", err)
 		}
 	}
-	bodies := &parkedBodies{getenv: c.getenv}
+	bodies := ch.bodies
 	warned := map[string]bool{}
 	plan := func(p Parked) step {
 		s := step{out: outcomeOf(p, "resubmit")}
@@ -77,14 +79,15 @@ func parkedResubmit(ctx context.Context, c *cli, cmd *command, args []string) er
 			s.out.Action, s.out.Detail = "skipped", err.Error()
 			return s
 		}
-		if p.Queue == parkingQueue && p.Reason != string(orders.RetryBudgetExhausted) && !warned[p.Reason] {
+		if p.Queue != deadLetterQueue && p.Reason != string(orders.RetryBudgetExhausted) && !warned[p.Reason] {
 			warned[p.Reason] = true
 			fmt.Fprintf(c.stderr, "warning: %s messages are refused again on every delivery unless the producer or the consumer changed since\n", p.Reason)
 		}
 		s.out.NewMessageID = *msg.MessageID
-		s.act = func(Parked) error {
-			// Each send has its own deadline so one hung send cannot hold
-			// every lock of the run past its expiry.
+		s.act = func(ctx context.Context, _ Parked) error {
+			// Each send has its own deadline, and Settle's ctx ends before
+			// the message's lock does, so one hung send cannot hold every
+			// lock of the run past its expiry.
 			sendCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
 			if err := snd.SendMessage(sendCtx, msg, nil); err != nil {
@@ -94,7 +97,7 @@ func parkedResubmit(ctx context.Context, c *cli, cmd *command, args []string) er
 		}
 		return s
 	}
-	return ch.apply(ctx, c, q, plan, "resubmit", "resubmitted", false)
+	return ch.apply(ctx, c, q, plan, "resubmit", "resubmitted")
 }
 
 // resubmitMessageID is the contract §3 MessageId with ":r<unix seconds>"
@@ -149,34 +152,4 @@ func resubmission(ctx context.Context, p Parked, bodies *parkedBodies, now time.
 		msg.Subject = to.Ptr(p.Subject)
 	}
 	return msg, nil
-}
-
-// parkedBodies reads bodies kept in Cosmos DB (contract §6), opening the
-// store on first use.
-type parkedBodies struct {
-	getenv func(string) string
-	store  partitionReader
-	err    error
-}
-
-// partitionReader is what reading a parked body needs of the store;
-// *cosmos.Store has it.
-type partitionReader interface {
-	PartitionDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error)
-}
-
-func (b *parkedBodies) read(ctx context.Context, p Parked) ([]byte, error) {
-	if b.store == nil && b.err == nil {
-		b.store, b.err = openStore(b.getenv)
-	}
-	if b.err != nil {
-		return nil, fmt.Errorf("the body is kept in Cosmos DB (%s): %w", p.BodyRef.ID, b.err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	docs, err := b.store.PartitionDocuments(ctx, p.BodyRef.PartitionKey)
-	if err != nil {
-		return nil, fmt.Errorf("read the parked body %s: %w", p.BodyRef.ID, err)
-	}
-	return orders.JoinParkedBody(docs, p.BodySHA256)
 }

@@ -12,7 +12,7 @@ import (
 
 var sendCmd = &command{
 	name:     "send",
-	synopsis: "[--namespace NS | --stream FILE] [--status] [--dry-run] [--output table|json] <body.json>",
+	synopsis: "[--namespace NS | --connection-string CS | --stream FILE] [--status] [--dry-run] [--output table|json] <body.json>",
 	about: `Sends one body to the orders queue as a producer must (package producer): ContentType
 application/json, Subject OrderPlaced (OrderStatusChanged with --status) and the contract §3
 MessageId, "<orderId>:<16 hex digits of the body's SHA-256>". The body's bytes are sent as they

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -16,35 +17,31 @@ import (
 // with --dry-run, and then settle exactly the messages chosen, by sequence
 // number, so a message parked after the listing is never touched.
 type change struct {
-	cmd        *command
-	qf         queueFlags
-	sel        filter
-	deadLetter bool
-	dryRun     bool
-	yes        bool
-	max        int
+	cmd    *command
+	qf     queueFlags
+	sel    filter
+	dryRun bool
+	yes    bool
+	max    int
+	bodies *parkedBodies
 }
 
 func (ch *change) register(fs *flag.FlagSet, c *cli, reasonHelp string) {
 	ch.qf.register(fs, c)
-	ch.sel.register(fs, reasonHelp)
-	fs.BoolVar(&ch.deadLetter, "dead-letter", false, "work on orders' dead-letter sub-queue instead of the parking queue")
+	ch.sel.queue = parkingQueue
+	ch.sel.register(fs, reasonHelp, "default "+parkingQueue)
 	fs.BoolVar(&ch.dryRun, "dry-run", false, "print what would be done; change nothing")
+	fs.BoolVar(&ch.yes, "yes", false, "do not ask for confirmation (needed when stdin is not a terminal)")
 	fs.IntVar(&ch.max, "max", 100, "act on at most this many messages")
-}
-
-func (ch *change) queue() string {
-	if ch.deadLetter {
-		return deadLetterQueue
-	}
-	return parkingQueue
+	ch.bodies = &parkedBodies{getenv: c.getenv}
 }
 
 // step is what a change will do to one message: act, or nothing when
 // out.Detail says why not.
 type step struct {
-	out outcome
-	act func(Parked) error
+	out    outcome
+	parked Parked
+	act    actFunc
 }
 
 // outcome is one message's line in the result.
@@ -60,6 +57,9 @@ type outcome struct {
 	Action       string `json:"action"`
 	NewMessageID string `json:"newMessageId,omitempty"`
 	Detail       string `json:"detail,omitempty"`
+	// Body is what became of a body kept in Cosmos DB once its message was
+	// settled: "deleted", or why it is still there.
+	Body string `json:"body,omitempty"`
 }
 
 // summary counts the outcomes; scripts read it from --output json.
@@ -78,26 +78,34 @@ func outcomeOf(p Parked, action string) outcome {
 }
 
 // apply runs a change: plan turns each selected message into a step, verb
-// and done name the action ("complete", "completed"), confirm says whether
-// the operator must say yes first.
-func (ch *change) apply(ctx context.Context, c *cli, q queues, plan func(Parked) step, verb, done string, confirm bool) error {
+// and done name the action ("complete", "completed"). The operator says yes
+// first (or --yes), and a selection that matches nothing is an error (exit 3),
+// so a script never takes a mistyped filter for an empty queue.
+func (ch *change) apply(ctx context.Context, c *cli, q queues, plan func(Parked) step, verb, done string) error {
 	all, err := listWarning(ctx, c, q)
 	if err != nil {
 		return err
 	}
 	var selected []Parked
 	for _, p := range ch.sel.selectFrom(all) {
-		if p.Queue == ch.queue() && len(selected) < ch.max {
+		if len(selected) < ch.max {
 			selected = append(selected, p)
 		}
 	}
-	if len(selected) == 0 && len(ch.sel.refs) > 0 {
-		return &notFoundError{what: fmt.Sprintf("%v in the %s queue", ch.sel.refs, ch.queue())}
+	if len(selected) == 0 {
+		return &notFoundError{what: ch.sel.String()}
 	}
 	steps := make([]step, len(selected))
 	chosen := map[int64]bool{}
 	for i, p := range selected {
 		steps[i] = plan(p)
+		steps[i].parked = p
+		if steps[i].act != nil && p.BodyRef != nil && ch.bodies.open() != nil {
+			// Parked bodies never expire: settled without it, its body would
+			// stay for ever with nothing pointing at it.
+			steps[i].act, steps[i].out.Action = nil, "skipped"
+			steps[i].out.Detail = fmt.Sprintf("its body is kept in Cosmos DB (%s), which must be deleted with it: %v", p.BodyRef.ID, ch.bodies.open())
+		}
 		if steps[i].act != nil {
 			chosen[p.SequenceNumber] = true
 			if ch.dryRun {
@@ -112,14 +120,14 @@ func (ch *change) apply(ctx context.Context, c *cli, q queues, plan func(Parked)
 		}
 		return incomplete(steps, verb)
 	}
-	if confirm && !ch.yes {
+	if !ch.yes {
 		if c.confirm == nil {
 			return usagef(ch.cmd, "%s %d message(s): confirm on a terminal, or pass --yes (after a --dry-run)", verb, len(chosen))
 		}
 		if err := writeSteps(c.stderr, steps); err != nil {
 			return err
 		}
-		if !c.confirm(fmt.Sprintf("%s these %d message(s) in the %s queue?", verb, len(chosen), ch.queue())) {
+		if !c.confirm(fmt.Sprintf("%s these %d message(s) in the %s queue?", verb, len(chosen), ch.sel.queue)) {
 			return errDeclined
 		}
 	}
@@ -127,12 +135,11 @@ func (ch *change) apply(ctx context.Context, c *cli, q queues, plan func(Parked)
 	for i := range steps {
 		bySeq[steps[i].out.SequenceNumber] = &steps[i]
 	}
-	tick, finish := bar(c.progress, len(chosen), verb)
+	tick, finish := bar(c.progress, walkLength(all, ch.sel.queue, chosen), verb)
 	start := time.Now()
-	results, settleErr := q.Settle(ctx, ch.queue(), chosen, func(p Parked) error {
-		defer tick()
-		return bySeq[p.SequenceNumber].act(p)
-	})
+	results, settleErr := q.Settle(ctx, ch.sel.queue, chosen, func(ctx context.Context, p Parked) error {
+		return bySeq[p.SequenceNumber].act(ctx, p)
+	}, tick)
 	finish()
 	sum.Seconds = time.Since(start).Seconds()
 	for i := range steps {
@@ -149,6 +156,7 @@ func (ch *change) apply(ctx context.Context, c *cli, q queues, plan func(Parked)
 			s.out.Action = done
 		}
 	}
+	ch.deleteBodies(ctx, c, q, steps)
 	if err := report(c.stdout, ch.qf.output, steps, sum); err != nil {
 		return err
 	}
@@ -156,6 +164,21 @@ func (ch *change) apply(ctx context.Context, c *cli, q queues, plan func(Parked)
 		return settleErr
 	}
 	return incomplete(steps, verb)
+}
+
+// walkLength is how many messages reaching the chosen ones passes: those
+// listed in queue up to the last chosen (the progress bar's length).
+func walkLength(all []Parked, queue string, chosen map[int64]bool) int {
+	n, walk := 0, 0
+	for _, p := range all {
+		if p.Queue == queue {
+			n++
+			if chosen[p.SequenceNumber] {
+				walk = n
+			}
+		}
+	}
+	return walk
 }
 
 // incomplete is the error (exit 1) when some message selected was skipped,
@@ -211,12 +234,15 @@ func writeSteps(w io.Writer, steps []step) error {
 		if o.NewMessageID != "" && detail == "" {
 			detail = "as " + o.NewMessageID
 		}
+		if o.Body != "" {
+			detail = strings.TrimPrefix(detail+"; body "+o.Body, "; ")
+		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", o.Queue, o.SequenceNumber, o.OrderID, o.MessageID, o.Reason, o.Action, oneLine(detail, 100))
 	}
 	return tw.Flush()
 }
 
-// bar draws a progress bar of n steps on w; nil w (not a terminal) draws
+// bar draws a progress bar of n messages walked on w; nil w (not a terminal) draws
 // none, so pipes and tests stay clean.
 func bar(w io.Writer, n int, what string) (tick, finish func()) {
 	if w == nil || n < 2 {
@@ -230,13 +256,15 @@ func bar(w io.Writer, n int, what string) (tick, finish func()) {
 
 var parkedCompleteCmd = &command{
 	name:     "parked complete",
-	synopsis: "[--namespace NS | --local DIR] [--dead-letter] [--reason R]... [--order ID] [--older-than D] [--dry-run] [--yes] [<orderId | messageId | sequence number>...]",
+	synopsis: "[--namespace NS | --connection-string CS | --local DIR] [--from Q] [--reason R]... [--order ID] [--older-than D] [--dry-run] [--yes] [<orderId | messageId | sequence number>...]",
 	about: `Completes (removes) parked messages once dealt with, so the parked-orders alert resolves: those
 named by orderId, messageId or sequence number (parked list shows them), or all that match
 --reason, --order or --older-than; at least one of these is required. It lists what it will
 remove and asks for confirmation (--yes skips it; off a terminal --yes is required). In Azure it
 receives in peek-lock from the head of the queue up to the chosen messages: each message it
-passes counts a delivery and is abandoned. --dead-letter works on orders/$deadletterqueue.`,
+passes counts a delivery and is abandoned. --from deadletter works on orders/$deadletterqueue,
+--from parked-deadletter on the parking queue's own. A body kept in Cosmos DB (contract §6) is
+deleted once its message is completed and no other parked message points at it.`,
 	examples: []string{
 		"ordersctl parked complete --dry-run 17",
 		"ordersctl parked complete --namespace \"$NS\" ORD-2026-000123",
@@ -249,7 +277,6 @@ func parkedComplete(ctx context.Context, c *cli, cmd *command, args []string) er
 	ch := &change{cmd: cmd}
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	ch.register(fs, c, "only this reason (repeatable)")
-	fs.BoolVar(&ch.yes, "yes", false, "do not ask for confirmation (needed when stdin is not a terminal)")
 	if err := ch.qf.parse(cmd, fs, args); err != nil {
 		return err
 	}
@@ -263,6 +290,6 @@ func parkedComplete(ctx context.Context, c *cli, cmd *command, args []string) er
 	}
 	defer q.Close(context.WithoutCancel(ctx))
 	return ch.apply(ctx, c, q, func(p Parked) step {
-		return step{out: outcomeOf(p, "complete"), act: func(Parked) error { return nil }}
-	}, "complete", "completed", true)
+		return step{out: outcomeOf(p, "complete"), act: func(context.Context, Parked) error { return nil }}
+	}, "complete", "completed")
 }
