@@ -46,8 +46,8 @@ type azureQueues struct {
 	emulator                                bool
 	parking, deadLetters, parkedDeadLetters receiver
 	sender                                  func() (messageSender, error)
-	close                  func(context.Context)
-	cut                    []string // queues the last List stopped reading at maxPeek
+	close                                   func(context.Context)
+	cut                                     []string // queues the last List stopped reading at maxPeek
 	// peeked is what the last List saw of each queue, in order.
 	peeked map[string][]peekedMessage
 }
