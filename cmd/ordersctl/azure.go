@@ -340,7 +340,7 @@ func (a *azureQueues) explain(err error) error {
 		authErr *azidentity.AuthenticationFailedError
 	)
 	switch {
-	case a.emulator && errors.As(err, &sbErr):
+	case a.emulator:
 		return fmt.Errorf("%w; is the Service Bus emulator running (local/compose.yaml), and the connection string its own?", err)
 	case errors.As(err, &sbErr) && sbErr.Code == azservicebus.CodeUnauthorizedAccess:
 		return fmt.Errorf("%w; %s refused the signed-in identity: it needs the role Azure Service Bus Data Receiver on the queues and Data Sender on orders, the deployer roles of bicep/modules/rbac.bicep", err, a.namespace)

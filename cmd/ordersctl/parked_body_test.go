@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
+
+	"github.com/ordersink/orders-consumer/orders"
+)
+
+// bodyEnvelope is a parking envelope whose body is kept in Cosmos DB.
+func bodyEnvelope(t *testing.T, reason string, pb orders.ParkedBody) *azservicebus.ReceivedMessage {
+	return envelopeMessage(t, map[string]any{"reason": reason, "orderId": pb.PartitionKey, "messageId": pb.MessageID,
+		"bodyRef": map[string]string{"id": pb.ID(), "partitionKey": pb.PartitionKey}, "bodySha256": pb.SHA256})
+}
+
+// Parked bodies never expire, so settling their envelope for good deletes
+// them, against the Cosmos emulator: not while another envelope points at
+// the same (content-addressed) body, not before the complete, and a body
+// that cannot be deleted is reported without undoing the settle.
+func TestSettlingDeletesTheParkedBody(t *testing.T) {
+	env := cosmosDB.Env(t)
+	ctx := context.Background()
+	id := fmt.Sprintf("ORD-BODY-%d", time.Now().UnixNano())
+	shared := orders.NewParkedBody([]byte(`{"orderId":"`+id+`","pad":"`+strings.Repeat("x", 300_000)+`"}`), id, id+":1", orders.HashMismatch, time.Now())
+	own := orders.NewParkedBody([]byte(`{"orderId":"`+id+`-2"}`), id+"-2", id+"-2:1", orders.RetryBudgetExhausted, time.Now())
+	for _, pb := range []orders.ParkedBody{shared, own} {
+		if err := env.Store.ParkBody(ctx, pb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bodyDocs := func(pk string) int {
+		t.Helper()
+		docs, err := env.Store.PartitionDocuments(ctx, pk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, raw := range docs {
+			var d struct{ Type string }
+			if json.Unmarshal(raw, &d) == nil && d.Type == orders.TypeParkedBody {
+				n++
+			}
+		}
+		return n
+	}
+	q := newFakeQueue(bodyEnvelope(t, "HashMismatch", shared), bodyEnvelope(t, "HashMismatch", shared), bodyEnvelope(t, "RetryBudgetExhausted", own))
+	snd := &fakeSender{}
+	vars := withAzure(t, q, newFakeQueue(), snd)
+	for k, v := range map[string]string{"COSMOS_ENDPOINT": env.Endpoint, "COSMOS_KEY": env.Key, "COSMOS_DATABASE": env.Database, "COSMOS_CONTAINER": env.Container} {
+		vars[k] = v
+	}
+
+	code, out, errs := ctlEnv(t, vars, "parked", "complete", "--yes", "--output", "json", "1")
+	if r := decodeResult(t, out); code != exitOK || len(r.Results) != 1 || r.Results[0].Body != "kept: another parked message points at it" || bodyDocs(id) != 1 {
+		t.Fatalf("first of two envelopes: exit %d (%s), %+v, %d body documents", code, errs, r.Results, bodyDocs(id))
+	}
+	code, out, errs = ctlEnv(t, vars, "parked", "complete", "--yes", "--output", "json", "2")
+	if r := decodeResult(t, out); code != exitOK || len(r.Results) != 1 || r.Results[0].Body != "deleted" || bodyDocs(id) != 0 {
+		t.Fatalf("last envelope: exit %d (%s), %+v, %d body documents", code, errs, r.Results, bodyDocs(id))
+	}
+	code, out, errs = ctlEnv(t, vars, "parked", "resubmit", "--yes", "--output", "json", own.PartitionKey)
+	if r := decodeResult(t, out); code != exitOK || len(snd.sent) != 1 || string(snd.sent[0].Body) != string(own.Body) || r.Results[0].Body != "deleted" || bodyDocs(own.PartitionKey) != 0 {
+		t.Fatalf("resubmit: exit %d (%s), sent %d, %+v, %d body documents", code, errs, len(snd.sent), r.Results, bodyDocs(own.PartitionKey))
+	}
+
+	// A complete that fails leaves the body: the envelope still points at it.
+	if err := env.Store.ParkBody(ctx, own); err != nil {
+		t.Fatal(err)
+	}
+	q = newFakeQueue(bodyEnvelope(t, "RetryBudgetExhausted", own))
+	q.failComplete = true
+	vars2 := withAzure(t, q, newFakeQueue(), snd)
+	for k, v := range vars {
+		vars2[k] = v
+	}
+	if code, _, _ := ctlEnv(t, vars2, "parked", "complete", "--yes", "1"); code != exitError || bodyDocs(own.PartitionKey) != 1 {
+		t.Fatalf("failed complete: exit %d, %d body documents; want the body kept", code, bodyDocs(own.PartitionKey))
+	}
+
+	// A delete that fails is reported; the message stays completed.
+	q = newFakeQueue(bodyEnvelope(t, "RetryBudgetExhausted", own))
+	vars3 := withAzure(t, q, newFakeQueue(), snd)
+	for k, v := range vars {
+		vars3[k] = v
+	}
+	old := openBodyStore
+	openBodyStore = func(func(string) string) (parkedBodyStore, error) { return failingDelete{}, nil }
+	t.Cleanup(func() { openBodyStore = old })
+	code, out, errs = ctlEnv(t, vars3, "parked", "complete", "--yes", "--output", "json", "1")
+	if r := decodeResult(t, out); code != exitOK || !slices.Equal(q.completed, []int64{1}) || !strings.HasPrefix(r.Results[0].Body, "not deleted: 503") ||
+		!strings.Contains(errs, "never expire") {
+		t.Errorf("failed delete: exit %d, completed %v, %+v, stderr %q", code, q.completed, r.Results, errs)
+	}
+
+	openBodyStore = old
+
+	// Without Cosmos DB the envelope is not settled: its body would stay for ever.
+	q = newFakeQueue(bodyEnvelope(t, "RetryBudgetExhausted", own))
+	code, out, _ = ctlEnv(t, withAzure(t, q, newFakeQueue(), snd), "parked", "complete", "--yes", "--output", "json", "1")
+	if r := decodeResult(t, out); code != exitError || len(q.completed) != 0 || !strings.Contains(r.Results[0].Detail, "COSMOS_ENDPOINT") {
+		t.Errorf("without Cosmos DB: exit %d, completed %v, %+v", code, q.completed, r.Results)
+	}
+}
+
+// failingDelete is a store whose deletes fail.
+type failingDelete struct{}
+
+func (failingDelete) PartitionDocuments(context.Context, string) ([]json.RawMessage, error) { return nil, nil }
+
+func (failingDelete) DeleteParkedBody(context.Context, string, string) (int, error) {
+	return 0, errors.New("503 service unavailable")
+}
