@@ -113,7 +113,9 @@ func TestSettlingDeletesTheParkedBody(t *testing.T) {
 // failingDelete is a store whose deletes fail.
 type failingDelete struct{}
 
-func (failingDelete) PartitionDocuments(context.Context, string) ([]json.RawMessage, error) { return nil, nil }
+func (failingDelete) PartitionDocuments(context.Context, string) ([]json.RawMessage, error) {
+	return nil, nil
+}
 
 func (failingDelete) DeleteParkedBody(context.Context, string, string) (int, error) {
 	return 0, errors.New("503 service unavailable")
