@@ -33,7 +33,7 @@ var orderShowCmd = &command{
 	synopsis: "[--namespace NS | --connection-string CS | --local DIR] [--output table|json] <orderId>",
 	about: `Shows every document Cosmos DB holds in the order's partition (the order with its requestHash,
 conflict records, status, outbox events, parked bodies) and every parked or dead-lettered
-message for it. Cosmos DB: COSMOS_ENDPOINT, COSMOS_DATABASE (shop), COSMOS_CONTAINER (orders),
+message for it; for a HashMismatch, what differs from the stored order (as parked show). Cosmos DB: COSMOS_ENDPOINT, COSMOS_DATABASE (shop), COSMOS_CONTAINER (orders),
 Microsoft Entra ID, or COSMOS_KEY for the local emulator (make run's database is named in its
 summary; keep it with bin/hostemu -keep-database).`,
 	examples: []string{
@@ -80,6 +80,7 @@ func orderShow(ctx context.Context, c *cli, cmd *command, args []string) error {
 	if len(docs) == 0 && len(parked) == 0 {
 		return &notFoundError{what: "order " + orderID}
 	}
+	addDiffs(ctx, c, parked, &parkedBodies{getenv: c.getenv, store: store})
 	if qf.output == "json" {
 		return writeJSON(c.stdout, struct {
 			Documents []json.RawMessage `json:"documents"`
@@ -106,7 +107,16 @@ func orderTable(w io.Writer, docs []json.RawMessage, parked []Parked) error {
 	for _, p := range parked {
 		fmt.Fprintf(tw, "parked (%s #%d)\t%s\t%s\t%s\t%s\n", p.Queue, p.SequenceNumber, p.OrderID, p.Reason, p.MessageID, p.ParkedAt)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range parked {
+		if p.Diff != nil {
+			fmt.Fprintf(w, "\nparked (%s #%d) %s, ", p.Queue, p.SequenceNumber, p.Reason)
+			writeDiff(w, "", p.Diff)
+		}
+	}
+	return nil
 }
 
 func first(vs ...string) string {

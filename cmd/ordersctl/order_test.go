@@ -36,6 +36,14 @@ func TestOrderShow(t *testing.T) {
 		Documents []struct{ Type, ID, RequestHash string }
 		Parked    []Parked
 	}
+	defer func() {
+		// The parked mismatch's body is {"orderId":"ORD-1"}: every other
+		// member of the stored order is missing from it.
+		if len(got.Parked) != 1 || got.Parked[0].Diff == nil || len(got.Parked[0].Diff.Changes) != 5 ||
+			got.Parked[0].Diff.Changes[1] != (orders.Change{Path: "/customerId", Stored: `"CUST-42"`}) {
+			t.Errorf("diff of the parked mismatch: %+v", got.Parked)
+		}
+	}()
 	if code != exitOK || json.Unmarshal([]byte(out), &got) != nil {
 		t.Fatalf("exit %d, stderr %s, output %s", code, errs, out)
 	}
@@ -53,7 +61,7 @@ func TestOrderShow(t *testing.T) {
 	}
 
 	code, out, _ = ctlEnv(t, vars, "order", "show", "--local", fixtures, "ORD-1")
-	if code != exitOK || !strings.Contains(out, o.Hash) || !strings.Contains(out, "parked (parking #1)") {
+	if code != exitOK || !strings.Contains(out, o.Hash) || !strings.Contains(out, "parked (parking #1)") || !strings.Contains(out, `/total: "5.00" → (absent)`) {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
 	if code, _, _ := ctlEnv(t, vars, "order", "show", "--local", t.TempDir(), "ORD-NONE"); code != exitNotFound {

@@ -14,6 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ordersink/orders-consumer/orders"
 )
 
 // Queue kinds a parked message is in, as --from names them.
@@ -53,6 +55,9 @@ type Parked struct {
 	// BrokerReason is why the broker moved an envelope to the
 	// parked-deadletter queue, with its description.
 	BrokerReason string `json:"brokerReason,omitempty"`
+	// Diff is, for a HashMismatch that parked show or order show prints,
+	// what differs between its body and the stored order.
+	Diff *orders.Diff `json:"diff,omitempty"`
 }
 
 type bodyRef struct {
@@ -311,7 +316,10 @@ var parkedShowCmd = &command{
 	name:     "parked show",
 	synopsis: "[--namespace NS | --connection-string CS | --local DIR] [--output table|json] <orderId | messageId | sequence number>",
 	about: `Shows every parked or dead-lettered message of an order (or the one with that messageId or
-sequence number) in full: the envelope's fields and the original body.`,
+sequence number) in full: the envelope's fields and the original body. For a HashMismatch it
+lists what differs from the order stored under its orderId, as JSON Pointer paths with both
+values (/lines/2/quantity: 2 → 3), compared as the fingerprint compares (canonical form, meta
+left out); this reads Cosmos DB (COSMOS_ENDPOINT…, as order show).`,
 	examples: []string{
 		"ordersctl parked show ORD-2026-000123",
 		"ordersctl parked show --namespace \"$NS\" --output json 42 | jq -r .[0].body",
@@ -338,6 +346,7 @@ func parkedShow(ctx context.Context, c *cli, cmd *command, args []string) error 
 	if len(out) == 0 {
 		return &notFoundError{what: fs.Arg(0)}
 	}
+	addDiffs(ctx, c, out, &parkedBodies{getenv: c.getenv})
 	if qf.output == "json" {
 		return writeJSON(c.stdout, out)
 	}
@@ -347,6 +356,9 @@ func parkedShow(ctx context.Context, c *cli, cmd *command, args []string) error 
 		if p.Subject != "" {
 			fmt.Fprintf(c.stdout, "subject:        %s\n", p.Subject)
 		}
+		if p.BrokerReason != "" {
+			fmt.Fprintf(c.stdout, "dead-lettered:  %s\n", p.BrokerReason)
+		}
 		switch {
 		case p.BodyRef != nil:
 			fmt.Fprintf(c.stdout, "body:           in Cosmos DB, %s in partition %s (%s); parked resubmit reads it\n", p.BodyRef.ID, p.BodyRef.PartitionKey, p.BodySHA256)
@@ -354,6 +366,9 @@ func parkedShow(ctx context.Context, c *cli, cmd *command, args []string) error 
 			fmt.Fprintf(c.stdout, "body (%s): %s\n", p.BodyEncoding, p.Body)
 		default:
 			fmt.Fprintf(c.stdout, "body:           %s\n", p.Body)
+		}
+		if p.Diff != nil {
+			writeDiff(c.stdout, "", p.Diff)
 		}
 		fmt.Fprintln(c.stdout)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -111,9 +110,6 @@ func resubmitMessageID(orderID string, body []byte, now time.Time) string {
 
 // resubmission is the message to send to orders for a parked one.
 func resubmission(ctx context.Context, p Parked, bodies *parkedBodies, now time.Time) (*azservicebus.Message, error) {
-	if p.Truncated {
-		return nil, errors.New("the envelope holds only the start of the body")
-	}
 	if p.Reason == notAnEnvelope {
 		return nil, errors.New("not a parking envelope, so not known to be an order: deal with it, then complete it")
 	}
@@ -122,26 +118,9 @@ func resubmission(ctx context.Context, p Parked, bodies *parkedBodies, now time.
 		// park it again. The fix is to the document (docs/runbook.md).
 		return nil, errors.New("an outbox event the publisher could not send, not an order: fix the document, then complete this")
 	}
-	body := []byte(p.Body)
-	switch {
-	case p.BodyRef != nil:
-		var err error
-		if body, err = bodies.read(ctx, p); err != nil {
-			return nil, err
-		}
-	case p.BodyEncoding == "base64":
-		var err error
-		if body, err = base64.StdEncoding.DecodeString(p.Body); err != nil {
-			return nil, fmt.Errorf("body is not base64: %w", err)
-		}
-	}
-	// A body kept in Cosmos DB was checked as it was joined; one the
-	// envelope carries is checked here, so what goes back to orders is the
-	// producer's bytes (its MessageId and fingerprint with them) or nothing.
-	if p.BodyRef == nil && p.BodySHA256 != "" {
-		if got := orders.BodySHA256(body); got != p.BodySHA256 {
-			return nil, fmt.Errorf("the envelope's body hashes to %s, not to its bodySha256 %s", got, p.BodySHA256)
-		}
+	body, err := p.originalBody(ctx, bodies)
+	if err != nil {
+		return nil, err
 	}
 	id := p.OrderID
 	if id == "" {

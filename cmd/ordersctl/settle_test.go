@@ -44,6 +44,9 @@ func TestParkedDeadLetterQueue(t *testing.T) {
 		!strings.HasPrefix(got[0].BrokerReason, "MaxDeliveryCountExceeded: Message could not") {
 		t.Fatalf("listed %+v", got)
 	}
+	if code, out, _ := ctlEnv(t, vars, "parked", "show", "ORD-7"); code != exitOK || !strings.Contains(out, "dead-lettered:  MaxDeliveryCountExceeded") {
+		t.Errorf("show: exit %d\n%s", code, out)
+	}
 	if code, out, _ := ctlEnv(t, vars, "parked", "list"); code != exitOK || !strings.Contains(out, "parked-deadletter") || !strings.Contains(out, "6 message(s)") {
 		t.Errorf("the full list leaves out the parked-deadletter queue: exit %d\n%s", code, out)
 	}
