@@ -76,3 +76,11 @@ func TestConnectionStringRefused(t *testing.T) {
 		})
 	}
 }
+
+// send says where the message goes in the emulator's mode.
+func TestSendToTheEmulator(t *testing.T) {
+	code, out, errs := ctl(t, "send", "--connection-string", emulatorConnectionString, "--dry-run", "../../bicep/deploy/sample-order.json")
+	if code != exitOK || !strings.Contains(out, "would send to orders in the Service Bus emulator") {
+		t.Errorf("exit %d (%s)\n%s", code, errs, out)
+	}
+}

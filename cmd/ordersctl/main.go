@@ -3,9 +3,11 @@
 // what the store holds for an order, and sends an order as a producer must.
 //
 // With a namespace (--namespace or SERVICEBUS_FULLY_QUALIFIED_NAMESPACE) it
-// works on Azure Service Bus with Microsoft Entra ID; without one, on the
-// files the local host emulator keeps under .local/hostemu (`make run`,
-// testbed/hostemu), which stand for the same queues. Cosmos DB is read from
+// works on Azure Service Bus with Microsoft Entra ID; with the Service Bus
+// emulator's connection string (--connection-string or
+// SERVICEBUS_CONNECTION_STRING, local/compose.yaml) on the emulator; without
+// either, on the files the local host emulator keeps under .local/hostemu
+// (`make run`, testbed/hostemu), which stand for the same queues. Cosmos DB is read from
 // COSMOS_ENDPOINT in both. docs/runbook.md is the operator's guide.
 package main
 
@@ -29,7 +31,7 @@ const (
 	exitOK       = 0
 	exitError    = 1 // the command failed, or some message was not settled
 	exitUsage    = 2 // wrong arguments (no namespace and no local files too), or a change asked for no confirmation off a terminal
-	exitNotFound = 3 // nothing matched the orderId, messageId or sequence number given
+	exitNotFound = 3 // nothing matched the orderId, messageId or sequence number given, or a change's filter
 	exitDeclined = 4 // the operator answered no: nothing was changed
 )
 
@@ -82,22 +84,26 @@ var commands = []*command{parkedListCmd, parkedShowCmd, parkedCompleteCmd, parke
 const overview = `ordersctl: operate the order consumer: parked and dead-lettered messages, stored orders.
 
 Commands:
-  parked list       the parking queue and orders' dead-letter queue, filtered
-  parked show       one parked message in full
+  parked list       every parked and dead-lettered message (three queues, see --from), filtered
+  parked show       one parked message in full; for a HashMismatch, what changed
   parked complete   remove parked messages once dealt with (alias: parked delete)
   parked resubmit   send parked messages back to orders, then complete them
   order show        what Cosmos DB holds for an order, and its parked messages
   send              send an order (or status change) as a producer must
 
 Where: --namespace NS (or SERVICEBUS_FULLY_QUALIFIED_NAMESPACE) works on Azure Service Bus with
-Microsoft Entra ID (az login); without it, on the local host emulator's files (--local, default
-.local/hostemu, written by make run). Cosmos DB: COSMOS_ENDPOINT, COSMOS_DATABASE (shop),
+Microsoft Entra ID (az login); --connection-string CS (or SERVICEBUS_CONNECTION_STRING) on the
+Service Bus emulator of local/compose.yaml (UseDevelopmentEmulator=true); without either, on the
+local host emulator's files (--local, default .local/hostemu, written by make run).
+Queues (--from): parking, deadletter (orders/$deadletterqueue), parked-deadletter (the parking
+queue's own dead-letter queue). Cosmos DB: COSMOS_ENDPOINT, COSMOS_DATABASE (shop),
 COSMOS_CONTAINER (orders), Entra ID, or COSMOS_KEY for a local emulator.
 
-Every command takes --help (with examples) and --output table|json; every change takes --dry-run.
+Every command takes --help (with examples) and --output table|json; every change takes --dry-run
+and asks for confirmation (--yes).
 
 Exit codes: 0 done, 1 failed (or some message not settled), 2 usage (also: no namespace and no
-local files), 3 nothing matched, 4 declined at the confirmation prompt.
+local files), 3 nothing matched (a change's selection too), 4 declined at the confirmation prompt.
 `
 
 // help is a command's --help text, flags included.

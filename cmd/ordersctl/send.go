@@ -22,6 +22,7 @@ bin/hostemu -stream FILE delivers.`,
 		"ordersctl send --namespace \"$NS\" bicep/deploy/sample-order.json",
 		"ordersctl send --namespace \"$NS\" --status --dry-run shipped.json",
 		"ordersctl send bicep/deploy/sample-order.json && bin/hostemu -stream .local/hostemu/send.jsonl",
+		"ordersctl send --connection-string \"$EMULATOR\" bicep/deploy/sample-order.json   # local/compose.yaml",
 	},
 	run: send,
 }
@@ -61,7 +62,10 @@ func send(ctx context.Context, c *cli, cmd *command, args []string) error {
 		return fmt.Errorf("%s: %w", fs.Arg(0), err)
 	}
 	out := sent{To: "orders in " + qf.namespace, MessageID: *msg.MessageID, Subject: *msg.Subject, Bytes: len(body), DryRun: *dryRun}
-	if qf.namespace == "" {
+	switch {
+	case qf.connectionString != "":
+		out.To = "orders in the Service Bus emulator"
+	case qf.namespace == "":
 		out.To = qf.stream
 	}
 	if !*dryRun {
