@@ -118,8 +118,8 @@ func (ch *change) deleteBodies(ctx context.Context, c *cli, q queues, steps []st
 		}
 		done[k] = s.out.Body
 		if s.out.Body != "deleted" && s.out.Body != "kept: another parked message points at it" {
-			fmt.Fprintf(c.stderr, "warning: %s #%d was settled, but its body %s in partition %s is %s; parked bodies never expire: delete its documents (docs/runbook.md, ordersctl)\n",
-				s.parked.Queue, s.parked.SequenceNumber, s.parked.BodyRef.ID, k.partitionKey, s.out.Body)
+			fmt.Fprintf(c.stderr, "warning: %s #%d was settled, but its body stays (%s); parked bodies never expire: once no message points at it, delete the documents of type parkedBody with bodySha256 %s in partition %s (Data Explorer)\n",
+				s.parked.Queue, s.parked.SequenceNumber, s.out.Body, k.digest, k.partitionKey)
 		}
 	}
 }
