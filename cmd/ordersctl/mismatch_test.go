@@ -36,10 +36,7 @@ func TestParkedShowDiffsAMismatch(t *testing.T) {
 	}
 	q := newFakeQueue(envelopeMessage(t, map[string]any{"reason": "HashMismatch", "orderId": id, "messageId": id + ":2", "body": resend}),
 		bodyEnvelope(t, "HashMismatch", kept))
-	vars := withAzure(t, q, newFakeQueue(), nil)
-	for k, v := range map[string]string{"COSMOS_ENDPOINT": env.Endpoint, "COSMOS_KEY": env.Key, "COSMOS_DATABASE": env.Database, "COSMOS_CONTAINER": env.Container} {
-		vars[k] = v
-	}
+	vars := withCosmos(withAzure(t, q, newFakeQueue(), nil), env)
 
 	code, out, errs := ctlEnv(t, vars, "parked", "show", id)
 	if code != exitOK || strings.Count(out, "/lines/0/quantity: 1 → 3\n") != 2 || strings.Count(out, "  /") != 2 || errs != "" {

@@ -12,8 +12,16 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
 )
+
+// withCosmos adds the Cosmos emulator's settings to vars.
+func withCosmos(vars map[string]string, env *cosmostest.Env) map[string]string {
+	vars["COSMOS_ENDPOINT"], vars["COSMOS_KEY"] = env.Endpoint, env.Key
+	vars["COSMOS_DATABASE"], vars["COSMOS_CONTAINER"] = env.Database, env.Container
+	return vars
+}
 
 // bodyEnvelope is a parking envelope whose body is kept in Cosmos DB.
 func bodyEnvelope(t *testing.T, reason string, pb orders.ParkedBody) *azservicebus.ReceivedMessage {
@@ -54,9 +62,7 @@ func TestSettlingDeletesTheParkedBody(t *testing.T) {
 	q := newFakeQueue(bodyEnvelope(t, "HashMismatch", shared), bodyEnvelope(t, "HashMismatch", shared), bodyEnvelope(t, "RetryBudgetExhausted", own))
 	snd := &fakeSender{}
 	vars := withAzure(t, q, newFakeQueue(), snd)
-	for k, v := range map[string]string{"COSMOS_ENDPOINT": env.Endpoint, "COSMOS_KEY": env.Key, "COSMOS_DATABASE": env.Database, "COSMOS_CONTAINER": env.Container} {
-		vars[k] = v
-	}
+	withCosmos(vars, env)
 
 	code, out, errs := ctlEnv(t, vars, "parked", "complete", "--yes", "--output", "json", "1")
 	if r := decodeResult(t, out); code != exitOK || len(r.Results) != 1 || r.Results[0].Body != "kept: another parked message points at it" || bodyDocs(id) != 1 {
@@ -77,20 +83,14 @@ func TestSettlingDeletesTheParkedBody(t *testing.T) {
 	}
 	q = newFakeQueue(bodyEnvelope(t, "RetryBudgetExhausted", own))
 	q.failComplete = true
-	vars2 := withAzure(t, q, newFakeQueue(), snd)
-	for k, v := range vars {
-		vars2[k] = v
-	}
+	vars2 := withCosmos(withAzure(t, q, newFakeQueue(), snd), env)
 	if code, _, _ := ctlEnv(t, vars2, "parked", "complete", "--yes", "1"); code != exitError || bodyDocs(own.PartitionKey) != 1 {
 		t.Fatalf("failed complete: exit %d, %d body documents; want the body kept", code, bodyDocs(own.PartitionKey))
 	}
 
 	// A delete that fails is reported; the message stays completed.
 	q = newFakeQueue(bodyEnvelope(t, "RetryBudgetExhausted", own))
-	vars3 := withAzure(t, q, newFakeQueue(), snd)
-	for k, v := range vars {
-		vars3[k] = v
-	}
+	vars3 := withCosmos(withAzure(t, q, newFakeQueue(), snd), env)
 	old := openBodyStore
 	openBodyStore = func(func(string) string) (parkedBodyStore, error) { return failingDelete{}, nil }
 	t.Cleanup(func() { openBodyStore = old })
