@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ordersink/orders-consumer/orders"
@@ -59,6 +60,13 @@ func (b *parkedBodies) read(ctx context.Context, p Parked) ([]byte, error) {
 	return orders.JoinParkedBody(docs, p.BodySHA256)
 }
 
+// keepsParkedBody says whether p's body is a parked body document of its
+// own (contract §6), deleted with it. An Unpublishable envelope's bodyRef
+// names the outbox event document itself, which is not the envelope's.
+func (p Parked) keepsParkedBody() bool {
+	return p.BodyRef != nil && p.Reason != string(orders.Unpublishable)
+}
+
 // bodyKey names a parked body: its partition and digest.
 type bodyKey struct{ partitionKey, digest string }
 
@@ -74,7 +82,7 @@ type bodyKey struct{ partitionKey, digest string }
 func (ch *change) deleteBodies(ctx context.Context, c *cli, q queues, steps []step) {
 	var settled []*step
 	for i := range steps {
-		if s := &steps[i]; s.parked.BodyRef != nil && (s.out.Action == "completed" || s.out.Action == "resubmitted") {
+		if s := &steps[i]; s.parked.keepsParkedBody() && (s.out.Action == "completed" || s.out.Action == "resubmitted") {
 			settled = append(settled, s)
 		}
 	}
@@ -110,14 +118,17 @@ func (ch *change) deleteBodies(ctx context.Context, c *cli, q queues, steps []st
 		case still[k]:
 			s.out.Body = "kept: another parked message points at it"
 		default:
-			if _, derr := ch.bodies.store.DeleteParkedBody(ctx, k.partitionKey, k.digest); derr != nil {
+			switch n, derr := ch.bodies.store.DeleteParkedBody(ctx, k.partitionKey, k.digest); {
+			case derr != nil:
 				s.out.Body = fmt.Sprintf("not deleted: %v", derr)
-			} else {
+			case n == 0:
+				s.out.Body = "already gone"
+			default:
 				s.out.Body = "deleted"
 			}
 		}
 		done[k] = s.out.Body
-		if s.out.Body != "deleted" && s.out.Body != "kept: another parked message points at it" {
+		if !slices.Contains([]string{"deleted", "already gone", "kept: another parked message points at it"}, s.out.Body) {
 			fmt.Fprintf(c.stderr, "warning: %s #%d was settled, but its body stays (%s); parked bodies never expire: once no message points at it, delete the documents of type parkedBody with bodySha256 %s in partition %s (Data Explorer)\n",
 				s.parked.Queue, s.parked.SequenceNumber, s.out.Body, k.digest, k.partitionKey)
 		}

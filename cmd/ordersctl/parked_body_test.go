@@ -102,6 +102,22 @@ func TestSettlingDeletesTheParkedBody(t *testing.T) {
 
 	openBodyStore = old
 
+	// An envelope whose body someone deleted already completes; nothing is deleted.
+	q = newFakeQueue(bodyEnvelope(t, "HashMismatch", shared))
+	code, out, errs = ctlEnv(t, withCosmos(withAzure(t, q, newFakeQueue(), snd), env), "parked", "complete", "--yes", "--output", "json", "1")
+	if r := decodeResult(t, out); code != exitOK || len(q.completed) != 1 || r.Results[0].Body != "already gone" || errs != "" {
+		t.Errorf("body gone before: exit %d, completed %v, %+v, stderr %q", code, q.completed, r.Results, errs)
+	}
+
+	// An Unpublishable envelope's bodyRef names the outbox event itself: it
+	// is neither a reason to need Cosmos DB nor deleted.
+	q = newFakeQueue(envelopeMessage(t, map[string]any{"reason": "Unpublishable", "orderId": id, "messageId": "evt-1",
+		"bodyRef": map[string]string{"id": id + ":event:1", "partitionKey": id}, "bodySha256": "sha256:00"}))
+	code, out, _ = ctlEnv(t, withAzure(t, q, newFakeQueue(), snd), "parked", "complete", "--yes", "--output", "json", "1")
+	if r := decodeResult(t, out); code != exitOK || len(q.completed) != 1 || r.Results[0].Body != "" {
+		t.Errorf("Unpublishable: exit %d, completed %v, %+v", code, q.completed, r.Results)
+	}
+
 	// Without Cosmos DB the envelope is not settled: its body would stay for ever.
 	q = newFakeQueue(bodyEnvelope(t, "RetryBudgetExhausted", own))
 	code, out, _ = ctlEnv(t, withAzure(t, q, newFakeQueue(), snd), "parked", "complete", "--yes", "--output", "json", "1")
