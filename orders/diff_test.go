@@ -82,6 +82,21 @@ func TestDiffStoredAgreesWithFingerprint(t *testing.T) {
 	}
 }
 
+// At the limit: limit changes are all listed; one more is counted.
+func TestDiffStoredAtTheLimit(t *testing.T) {
+	for n, wantMore := range map[int]int{10: 0, 11: 1} {
+		zeros, ones := strings.Repeat("0,", n), strings.Repeat("1,", n)
+		d, err := orders.DiffStored(stored(`"orderId":"ORD-1","a":[`+strings.TrimSuffix(zeros, ",")+`]`),
+			[]byte(`{"orderId":"ORD-1","a":[`+strings.TrimSuffix(ones, ",")+`]}`), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Changes) != 10 || d.More != wantMore {
+			t.Errorf("%d changes: %d listed, %d more; want 10 and %d", n, len(d.Changes), d.More, wantMore)
+		}
+	}
+}
+
 // A huge diff lists limit changes and counts the rest; each value is cut.
 func TestDiffStoredBounds(t *testing.T) {
 	var a, b strings.Builder
