@@ -308,11 +308,10 @@ const (
 )
 
 func (a *azureQueues) settleOne(ctx context.Context, r receiver, queue string, m *azservicebus.ReceivedMessage, act actFunc) error {
-	actCtx, cancel := context.WithCancel(ctx)
+	actCtx, cancel := ctx, context.CancelFunc(func() {})
 	if m.LockedUntil != nil {
 		end := m.LockedUntil.Add(-completeMargin)
-		if left := time.Until(end); left < minActTime {
-			cancel()
+		if time.Until(end) < minActTime {
 			return fmt.Errorf("not done: its lock ends in %s, too soon to act and complete it; run again", time.Until(*m.LockedUntil).Round(time.Second))
 		}
 		actCtx, cancel = context.WithDeadline(ctx, end)

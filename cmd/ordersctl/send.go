@@ -22,7 +22,7 @@ bin/hostemu -stream FILE delivers.`,
 		"ordersctl send --namespace \"$NS\" bicep/deploy/sample-order.json",
 		"ordersctl send --namespace \"$NS\" --status --dry-run shipped.json",
 		"ordersctl send bicep/deploy/sample-order.json && bin/hostemu -stream .local/hostemu/send.jsonl",
-		"ordersctl send --connection-string \"$EMULATOR\" bicep/deploy/sample-order.json   # local/compose.yaml",
+		"SERVICEBUS_CONNECTION_STRING='Endpoint=sb://localhost;…;UseDevelopmentEmulator=true;' ordersctl send bicep/deploy/sample-order.json",
 	},
 	run: send,
 }
