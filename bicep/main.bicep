@@ -137,6 +137,7 @@ module monitoring 'modules/monitoring.bicep' = {
     location: location
     tags: allTags
     retentionInDays: logRetentionDays
+    serviceBusNamespaceId: resourceId('Microsoft.ServiceBus/namespaces', serviceBus.outputs.name)
   }
 }
 

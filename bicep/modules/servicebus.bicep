@@ -51,8 +51,10 @@ resource ordersQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = {
 
 // Rejected messages (HashMismatch, ValidationFailed, MalformedMessage, RetryBudgetExhausted)
 // arrive here as a JSON envelope written by the ProcessOrder output binding. Nothing consumes
-// this queue automatically: an operator reads it (docs/runbook.md). Expired envelopes go to the
-// queue's own dead-letter queue instead of vanishing.
+// this queue automatically: an operator reads it (docs/runbook.md). Envelopes never expire: no
+// defaultMessageTimeToLive keeps the broker's unlimited default, because an envelope may point
+// at a body kept in Cosmos DB and must neither vanish nor outlive it
+// (docs/adr/0013-parked-messages-never-expire.md; tools/bicepcheck rule parked-lifetime).
 resource parkingQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = {
   parent: namespace
   name: 'orders-deadletter'
@@ -60,8 +62,6 @@ resource parkingQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = {
     requiresDuplicateDetection: false
     maxDeliveryCount: 10
     lockDuration: 'PT1M'
-    deadLetteringOnMessageExpiration: true
-    defaultMessageTimeToLive: 'P14D'
     requiresSession: false
     enablePartitioning: false
   }

@@ -2,6 +2,7 @@ package bicepcheck
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ordersink/orders-consumer/tools/bicepcheck/appconfig"
@@ -130,7 +131,7 @@ func namesTriggerQueue(f *File, v *Value) bool {
 // metrics are never sampled, so it fires even when Application Insights drops traces) and, when
 // the app has HTTP functions, the front door's log alerts (checkFrontDoorAlerts).
 func checkAlerts(p *Project) []Finding {
-	return append(checkParkingAlert(p), checkFrontDoorAlerts(p)...)
+	return slices.Concat(checkParkingAlert(p), checkDeadLetterAlert(p), checkFrontDoorAlerts(p))
 }
 
 func checkParkingAlert(p *Project) []Finding {
