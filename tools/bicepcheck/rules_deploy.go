@@ -44,7 +44,7 @@ func checkFlexSiteConfig(p *Project) []Finding {
 		}
 		for _, prop := range flex.Props {
 			if !flexSiteConfigKeys[prop.Key] {
-				out = append(out, site.finding(RuleFlexSiteConfig, "site %s sends siteConfig.%s to Flex Consumption, which rejects it (ARM error 51021 for ftpsState); make siteConfig depend on the plan", site.Symbol, prop.Key))
+				out = append(out, site.finding(RuleFlexSiteConfig, "site %s sends siteConfig.%s to Flex Consumption, which rejects it (ARM error 51021 for ftpsState and functionsRuntimeScaleMonitoringEnabled); make siteConfig depend on the plan", site.Symbol, prop.Key))
 			}
 		}
 	}
