@@ -63,6 +63,7 @@ var Rules = []Rule{
 	{RuleHandlerSettings, "the handler's app settings are read by cmd/handler (envconfig) and documented in docs/contract.md §2, required ones are set, literals parse, and the front door's clocks pass the handler's start checks (IDEMPOTENCY_KEY_TTL >= IDEMPOTENCY_LEASE, SUBMIT_DEADLINE plus idempotency.SettleTimeout at most 90 % of the lease, the deadline at most 90 % of functionTimeout)", checkHandlerSettings},
 	{RuleCosmosLock, "Cosmos DB role assignments in a loop carry @batchSize(1), and the Cosmos DB private endpoint depends on them (each takes the account's exclusive lock; a parallel one fails with 412)", checkCosmosLock},
 	{RuleScaleMonitoring, "a VNet-integrated site sets functionsRuntimeScaleMonitoringEnabled in its Elastic Premium siteConfig (never on Flex Consumption)", checkScaleMonitoring},
+	{RuleCosmosDurability, "the Cosmos DB account has continuous backup and enableMultipleWriteLocations: false (one write region keeps create-as-claim a uniqueness check)", checkCosmosDurability},
 	{RuleLocalStack, "local/compose.yaml parses and runs every emulator on loopback; the Service Bus emulator declares every Bicep queue and topic with the same duplicate detection, delivery count and lock, and every function.json entity", checkLocalStack},
 }
 
