@@ -55,18 +55,26 @@ func checkFlexSiteConfig(p *Project) []Finding {
 // is the same for every plan, or the Flex side of a ternary on the plan. ok is false for a
 // ternary on something else.
 func flexBranch(f *File, v *Value) (flex *Value, ok bool) {
+	flex, _, ok = flexAndPremium(f, v)
+	return flex, ok
+}
+
+// flexAndPremium splits a value chosen by the hosting plan (isFlex ? a : b, or the plan compared
+// with 'FlexConsumption') into what Flex Consumption and Elastic Premium get; a value that is not
+// a ternary goes to both. ok is false for a ternary on something else.
+func flexAndPremium(f *File, v *Value) (flex, premium *Value, ok bool) {
 	v = f.resolve(v)
 	if v == nil || v.Kind != KindTernary {
-		return v, true
+		return v, v, true
 	}
 	cond := strings.Join(strings.Fields(v.Cond), "")
 	switch {
 	case cond == "isFlex" || strings.Contains(cond, "=='FlexConsumption'"):
-		return f.resolve(v.Items[0]), true
+		return f.resolve(v.Items[0]), f.resolve(v.Items[1]), true
 	case cond == "!isFlex" || strings.Contains(cond, "!='FlexConsumption'"):
-		return f.resolve(v.Items[1]), true
+		return f.resolve(v.Items[1]), f.resolve(v.Items[0]), true
 	}
-	return nil, false
+	return nil, nil, false
 }
 
 // resolve follows an identifier to the variable it names (a few steps at most).

@@ -122,7 +122,7 @@ func checkScaleMonitoring(p *Project) []Finding {
 		if props.Get("virtualNetworkSubnetId") == nil {
 			continue // no VNet integration, nothing hidden from the scale controller
 		}
-		premium, ok := premiumBranch(site.File, props.Get("siteConfig"))
+		_, premium, ok := flexAndPremium(site.File, props.Get("siteConfig"))
 		if !ok {
 			continue // rule flex-site-config reports a siteConfig not chosen by the plan
 		}
@@ -132,20 +132,4 @@ func checkScaleMonitoring(p *Project) []Finding {
 		}
 	}
 	return out
-}
-
-// premiumBranch returns the siteConfig an Elastic Premium site gets (see flexBranch).
-func premiumBranch(f *File, v *Value) (*Value, bool) {
-	v = f.resolve(v)
-	if v == nil || v.Kind != KindTernary {
-		return v, v != nil
-	}
-	cond := strings.Join(strings.Fields(v.Cond), "")
-	switch {
-	case cond == "isFlex" || strings.Contains(cond, "=='FlexConsumption'"):
-		return f.resolve(v.Items[1]), true
-	case cond == "!isFlex" || strings.Contains(cond, "!='FlexConsumption'"):
-		return f.resolve(v.Items[0]), true
-	}
-	return nil, false
 }
