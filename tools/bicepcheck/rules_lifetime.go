@@ -48,11 +48,11 @@ func parkedLifetime(p *Project, bodyTTL int) []Finding {
 	}
 	switch {
 	case ttl != nil && literal == "":
-		out = append(out, q.finding(RuleParkedLifetime, "%s: defaultMessageTimeToLive is computed (%s), so nothing proves an envelope never expires; leave it out (the broker's unlimited default)", appconfig.ParkingQueue, textOf(ttl)))
+		out = append(out, q.finding(RuleParkedLifetime, "%s: defaultMessageTimeToLive is computed (%s), so nothing proves an envelope never expires; write the unlimited default %s", appconfig.ParkingQueue, textOf(ttl), unlimitedTTL))
 	case finite && !props.Get("deadLetteringOnMessageExpiration").IsBool(true):
-		out = append(out, q.finding(RuleParkedLifetime, "a parked body could outlive nothing that points at it: %s's envelopes vanish after %s (no dead-lettering on expiry) while orders.ParkedBodyTTL keeps their bodies; parked messages never expire (ADR 0013): leave defaultMessageTimeToLive out", appconfig.ParkingQueue, literal))
+		out = append(out, q.finding(RuleParkedLifetime, "a parked body could outlive nothing that points at it: %s's envelopes vanish after %s (no dead-lettering on expiry) while orders.ParkedBodyTTL keeps their bodies; parked messages never expire (ADR 0013): set defaultMessageTimeToLive to the unlimited %s", appconfig.ParkingQueue, literal, unlimitedTTL))
 	case finite:
-		out = append(out, q.finding(RuleParkedLifetime, "%s: defaultMessageTimeToLive %s moves unhandled envelopes to the queue's dead-letter queue, out of the parked-orders alert's sight; parked messages never expire (ADR 0013): leave it out", appconfig.ParkingQueue, literal))
+		out = append(out, q.finding(RuleParkedLifetime, "%s: defaultMessageTimeToLive %s moves every envelope nobody handled in time out of the parking queue on a fixed date; parked messages never expire (ADR 0013): set it to the unlimited %s", appconfig.ParkingQueue, literal, unlimitedTTL))
 	}
 	return out
 }
