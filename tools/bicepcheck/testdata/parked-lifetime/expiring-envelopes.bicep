@@ -1,4 +1,4 @@
-// want: moves unhandled envelopes to the queue's dead-letter queue
+// want: moves every envelope nobody handled in time out of the parking queue
 
 resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
   name: 'sb'
