@@ -137,6 +137,7 @@ module monitoring 'modules/monitoring.bicep' = {
     location: location
     tags: allTags
     retentionInDays: logRetentionDays
+    serviceBusNamespaceId: resourceId('Microsoft.ServiceBus/namespaces', serviceBus.outputs.name)
   }
 }
 
@@ -173,8 +174,13 @@ module cosmos 'modules/cosmos.bicep' = {
   }
 }
 
+// After the role assignments: the Cosmos DB private endpoint, like each sqlRoleAssignment, takes
+// the account's exclusive lock, and one started beside them fails the deployment with 412.
 module network 'modules/network.bicep' = if (vnetEnabled) {
   name: 'network'
+  dependsOn: [
+    rbac
+  ]
   params: {
     name: names.vnet
     location: location

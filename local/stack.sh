@@ -41,7 +41,9 @@ up() {
   "${compose[@]}" up -d
   wait_for "Azurite" 60 curl -s -o /dev/null http://127.0.0.1:10000/
   wait_for "Cosmos DB emulator" 300 curl -sk -f -o "$here/cosmos-emulator.pem" https://localhost:8081/_explorer/emulator.pem
-  wait_for "Service Bus emulator" 180 bash -c "exec 3<>/dev/tcp/127.0.0.1/5672"
+  # The health endpoint, not the AMQP port: the port opens before the emulator has created the
+  # queues, and func start would then fail to bind its triggers.
+  wait_for "Service Bus emulator" 180 curl -sf -o /dev/null http://127.0.0.1:5300/health
   # The Functions host (.NET) and the handler (Go) both honour SSL_CERT_FILE on Linux.
   cat /etc/ssl/certs/ca-certificates.crt "$here/cosmos-emulator.pem" >"$here/ca-bundle.pem" 2>/dev/null ||
     cp "$here/cosmos-emulator.pem" "$here/ca-bundle.pem"

@@ -14,11 +14,14 @@ import (
 // could not carry it within the broker's message size limit (docs/contract.md §6).
 const TypeParkedBody = "parkedBody"
 
-// ParkedBodyTTL is how long a parked body is kept, in seconds: the parking
-// queue's message time to live (14 days, bicep/modules/servicebus.bicep), so
-// the body lasts as long as the envelope that points to it. Change both
-// together.
-const ParkedBodyTTL = 14 * 24 * 3600
+// ParkedBodyTTL is the Cosmos DB ttl of a parked body's documents: -1, never
+// expire, whatever the container's defaultTtl. Envelopes never expire either
+// (the parking queue keeps the broker's unlimited time to live, and its
+// dead-letter queue keeps what it holds until someone takes it), so a body
+// must outlive every envelope that points at it; it is deleted when its
+// envelope is settled (docs/adr/0013-parked-messages-never-expire.md).
+// tools/bicepcheck reads this constant against the parking queue's Bicep.
+const ParkedBodyTTL = -1
 
 // Parked bodies are stored as text in one document when that fits well
 // inside Cosmos DB's 2 MB per document; a larger body (a Premium namespace
@@ -140,7 +143,7 @@ func JoinParkedBody(docs []json.RawMessage, digest string) ([]byte, error) {
 		parts = append(parts, d)
 	}
 	if len(parts) == 0 {
-		return nil, fmt.Errorf("parked body %s: no document (expired after %d days, or deleted)", digest, ParkedBodyTTL/86400)
+		return nil, fmt.Errorf("parked body %s: no document (deleted when its envelope was settled, or never written)", digest)
 	}
 	want := max(parts[0].Parts, 1)
 	ordered := make([]*stored, want)

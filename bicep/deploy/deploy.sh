@@ -5,10 +5,11 @@
 #   bicep/deploy/deploy.sh <resource-group> <environment-name> [name=value ...]
 #
 # Extra arguments are template parameters (deployerPrincipalId=..., hostingPlan=FlexConsumption).
-# The Cosmos DB sqlRoleAssignments are created right after the app's identity, and Entra ID may
-# not know the new principal yet ("principal not found"; Cosmos role assignments take no
-# principalType that would let ARM wait for it). That error is transient: the deployment is
-# run once more after PRINCIPAL_RETRY_DELAY seconds (default 60). Any other failure stops here.
+# Two failures are transient and the deployment is run once more after PRINCIPAL_RETRY_DELAY
+# seconds (default 60): Entra ID does not know the new identity yet ("principal not found"; Cosmos
+# role assignments take no principalType that would let ARM wait for it), or Cosmos DB refused an
+# operation with 412 because another one held the account's exclusive lock (the template orders
+# its own, but a portal change or a backup-policy migration can hold it). Any other failure stops.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -31,10 +32,14 @@ deploy() {
 
 if ! deploy "$@"; then
   cat "$err" >&2
-  grep -Eqi 'PrincipalNotFound|principal.{0,80}(not found|does not exist)' "$err" ||
-    die "deployment failed (not the transient 'principal not found', so not retried)"
   delay=${PRINCIPAL_RETRY_DELAY:-60}
-  echo "the new identity has not reached Entra ID yet (principal not found): deploying once more in ${delay}s" >&2
+  if grep -Eqi 'PrincipalNotFound|principal.{0,80}(not found|does not exist)' "$err"; then
+    echo "the new identity has not reached Entra ID yet (principal not found): deploying once more in ${delay}s" >&2
+  elif grep -Eqi 'exclusive lock|PreconditionFailed|(^|[^0-9])412([^0-9]|$)' "$err"; then
+    echo "Cosmos DB was busy with another operation on the account (412, exclusive lock): deploying once more in ${delay}s" >&2
+  else
+    die "deployment failed (neither 'principal not found' nor Cosmos DB's 412 exclusive lock, so not retried)"
+  fi
   sleep "$delay"
   if ! deploy "$@"; then
     cat "$err" >&2

@@ -81,6 +81,11 @@ wait_healthy() {
       echo "$APP is running: host answers $expect, $listed functions listed"
       return 0
     fi
+    # The host itself answered a request that carried no token: authentication is configured but
+    # not enforced (docs/deploy.md#with-entra-id-in-front-app-service-authentication).
+    if [ "$expect" = 401 ] && [ "$code" = 200 ]; then
+      die "$APP answered 200 to a request without a token although App Service Authentication is on: it is not enforced on this app; do not hand out its URL, see docs/deploy.md"
+    fi
     if [ "$waited" -ge "$budget" ]; then
       die "$APP is not healthy after ${waited}s (host answers HTTP ${code:-none}, $listed of $want functions listed): see docs/runbook.md and the app's log stream in Application Insights"
     fi

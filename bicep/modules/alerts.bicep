@@ -1,7 +1,8 @@
 // The alerts of docs/runbook.md:
 //   parked-orders      the parking queue holds messages (every parked message needs a person)
 //   orders-deadlettered the broker dead-lettered messages of the orders queue (the handler
-//                       failed for a message maxDeliveryCount times in a row)
+//                       failed for a message maxDeliveryCount times in a row) or of the parking
+//                       queue (an operator's walk passed an envelope on its last delivery)
 //   hash-mismatch      the handler logged an orderId that came back with a different payload
 //   front-door-5xx     more than 5 % of the HTTP front door's requests failed (500/503)
 //   idempotency-key-reused  callers keep reusing Idempotency-Keys with other payloads (422)
@@ -95,7 +96,7 @@ resource ordersDeadLettered 'Microsoft.Insights/metricAlerts@2018-03-01' = {
   location: 'global'
   tags: tags
   properties: {
-    description: 'The broker dead-lettered messages of the ${ordersQueueName} queue (MaxDeliveryCountExceeded or expiry): the handler failed them every time. See docs/runbook.md#orders-deadlettered.'
+    description: 'The broker dead-lettered messages of the ${ordersQueueName} queue (MaxDeliveryCountExceeded or expiry: the handler failed them every time) or of the parking queue ${parkingQueueName} (an envelope delivered maxDeliveryCount times). Dead letters never expire. See docs/runbook.md#orders-deadlettered.'
     severity: 1
     enabled: true
     scopes: [
@@ -109,7 +110,7 @@ resource ordersDeadLettered 'Microsoft.Insights/metricAlerts@2018-03-01' = {
       allOf: [
         {
           criterionType: 'StaticThresholdCriterion'
-          name: 'DeadletteredMessagesInOrdersQueue'
+          name: 'DeadletteredMessagesInOrdersAndParkingQueues'
           metricNamespace: 'Microsoft.ServiceBus/namespaces'
           metricName: 'DeadletteredMessages'
           dimensions: [
@@ -118,6 +119,7 @@ resource ordersDeadLettered 'Microsoft.Insights/metricAlerts@2018-03-01' = {
               operator: 'Include'
               values: [
                 ordersQueueName
+                parkingQueueName
               ]
             }
           ]

@@ -38,6 +38,19 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
     consistencyPolicy: {
       defaultConsistencyLevel: 'Session'
     }
+    // One write region: create-as-claim is a uniqueness check within a write region only; with
+    // several, two regions could each accept the same orderId and conflict resolution would drop
+    // one accepted order silently (docs/adr/0014-single-write-region.md).
+    enableMultipleWriteLocations: false
+    // Point-in-time restore of any second of the last 30 days into a new account (a deleted
+    // container, orders overwritten by a bug); USD 0.20/GB-month, ADR 0014 weighs it against 7
+    // days. Restore: docs/runbook.md#restore-orders-from-continuous-backup.
+    backupPolicy: {
+      type: 'Continuous'
+      continuousModeProperties: {
+        tier: 'Continuous30Days'
+      }
+    }
     locations: [
       {
         locationName: location

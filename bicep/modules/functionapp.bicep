@@ -153,10 +153,15 @@ var flexSiteConfig = {
   minTlsVersion: '1.2'
 }
 
+// With VNet integration the scale controller cannot reach the triggers' sources, so Elastic
+// Premium would never scale out beyond the prewarmed instance: runtime scale monitoring lets
+// the running host report the backlog instead (it reads the orders queue's runtime properties,
+// which the app's Data Owner role allows; ADR 0008). Flex rejects the property (ARM error 51021).
 var premiumSiteConfig = {
   minTlsVersion: '1.2'
   ftpsState: 'Disabled'
   http20Enabled: true
+  functionsRuntimeScaleMonitoringEnabled: vnetIntegrated
 }
 
 resource site 'Microsoft.Web/sites@2024-04-01' = {
@@ -203,9 +208,9 @@ resource appSettings 'Microsoft.Web/sites/config@2024-04-01' = {
 // Function keys stay required behind it (authLevel function): the two layers are independent.
 // No client secret: validating bearer tokens needs only the client id and the issuer; the token
 // store is off because the app never calls anything on the caller's behalf.
-// Flex Consumption is refused: Microsoft's Flex documentation says Easy Auth is not supported
-// there and unauthenticated callers are not blocked, so the template fails instead of deploying
-// a front door that looks protected and is not.
+// Both plans: the refusal on Flex Consumption came from the preview documentation; what to
+// verify in a test subscription before relying on it there is in docs/deploy.md, and make
+// deploy's health wait fails when the home page answers 200 instead of 401.
 var easyAuthEnabled = !empty(easyAuthClientId)
 
 resource authSettings 'Microsoft.Web/sites/config@2024-04-01' = if (easyAuthEnabled) {
@@ -213,7 +218,7 @@ resource authSettings 'Microsoft.Web/sites/config@2024-04-01' = if (easyAuthEnab
   name: 'authsettingsV2'
   properties: {
     platform: {
-      enabled: isFlex ? fail('App Service Authentication (easyAuthClientId) is not enforced on Flex Consumption: use hostingPlan=ElasticPremium, or function keys alone.') : true
+      enabled: true
     }
     globalValidation: {
       requireAuthentication: true

@@ -7,6 +7,9 @@ param location string
 param tags object
 param retentionInDays int
 
+@description('Resource id of the Service Bus namespace: the workbook charts its dead-letter queues from the namespace metrics.')
+param serviceBusNamespaceId string
+
 resource workspace 'Microsoft.OperationalInsights/workspaces@2023-09-01' = {
   name: logAnalyticsName
   location: location
@@ -37,6 +40,8 @@ output logAnalyticsName string = workspace.name
 // The operators' workbook (docs/runbook.md#dashboard): outcomes, duplicates by cause, parked by
 // reason, latency and request units, all read from the handler's one JSON line per message. Its
 // queries name only fields the handler writes (handler/workbook_test.go checks them offline).
+// One chart reads the namespace metrics instead (dead letters of orders and of the parking
+// queue, which never expire): the JSON names the namespace by a placeholder replaced here.
 resource workbook 'Microsoft.Insights/workbooks@2023-06-01' = {
   name: guid(resourceGroup().id, appInsightsName, 'orders-workbook')
   location: location
@@ -46,6 +51,6 @@ resource workbook 'Microsoft.Insights/workbooks@2023-06-01' = {
     displayName: 'Order consumer (${appInsightsName})'
     category: 'workbook'
     sourceId: appInsights.id
-    serializedData: loadTextContent('workbook/orders.workbook.json')
+    serializedData: replace(loadTextContent('workbook/orders.workbook.json'), '__SERVICEBUS_NAMESPACE_ID__', serviceBusNamespaceId)
   }
 }

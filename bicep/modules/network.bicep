@@ -1,7 +1,10 @@
 // Private networking (main.bicep vnetEnabled = true): a virtual network whose "app" subnet
 // carries the function app's outbound traffic (VNet integration, both plans), private endpoints
-// for the host storage (blob, queue, table: the host uses all three) and Cosmos DB, and the
-// private DNS zones that make their public names resolve to those endpoints inside the network.
+// for the host storage and Cosmos DB, and the private DNS zones that make their public names
+// resolve to those endpoints inside the network. Storage: blob (the host's locks, keys, timers
+// and the packages) and table (its diagnostic events); no queue endpoint, because the host uses
+// queue storage only for blob triggers, Durable Functions and queue bindings, which this app does
+// not have (and the app holds no queue role; tools/bicepcheck rule network).
 // storage.bicep and cosmos.bicep switch public network access off when this module is on.
 //
 // Service Bus stays on its public endpoint: private endpoints need the Premium tier (about
@@ -77,12 +80,6 @@ var endpoints = [
     target: storage.id
     groupId: 'blob'
     zone: 'privatelink.blob.${environment().suffixes.storage}'
-  }
-  {
-    name: 'queue'
-    target: storage.id
-    groupId: 'queue'
-    zone: 'privatelink.queue.${environment().suffixes.storage}'
   }
   {
     name: 'table'

@@ -202,6 +202,9 @@ resource appMetricsPublisher 'Microsoft.Authorization/roleAssignments@2022-04-01
 
 // Cosmos DB data-plane roles: the role definition lives under the account, and the scope is the
 // data-plane path /dbs/<database> (not the ARM sqlDatabases path). No principalType here.
+// One at a time: Cosmos DB takes an account-wide exclusive lock per role assignment and refuses a
+// parallel one with 412 (tools/bicepcheck rule first-deploy).
+@batchSize(1)
 resource cosmosRoleAssignments 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = [for g in cosmosGrants: {
   parent: cosmosAccount
   name: guid(cosmosAccount.id, cosmosDatabaseName, g.who.principalId, g.role)

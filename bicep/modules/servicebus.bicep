@@ -51,8 +51,11 @@ resource ordersQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = {
 
 // Rejected messages (HashMismatch, ValidationFailed, MalformedMessage, RetryBudgetExhausted)
 // arrive here as a JSON envelope written by the ProcessOrder output binding. Nothing consumes
-// this queue automatically: an operator reads it (docs/runbook.md). Expired envelopes go to the
-// queue's own dead-letter queue instead of vanishing.
+// this queue automatically: an operator reads it (docs/runbook.md). Envelopes never expire: the
+// broker's unlimited time to live, written out so that a deployment over a queue created with a
+// finite one sets it back. An envelope may point at a body kept in Cosmos DB and must neither
+// vanish nor outlive it (docs/adr/0013-parked-messages-never-expire.md; tools/bicepcheck rule
+// parked-lifetime).
 resource parkingQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = {
   parent: namespace
   name: 'orders-deadletter'
@@ -60,8 +63,7 @@ resource parkingQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = {
     requiresDuplicateDetection: false
     maxDeliveryCount: 10
     lockDuration: 'PT1M'
-    deadLetteringOnMessageExpiration: true
-    defaultMessageTimeToLive: 'P14D'
+    defaultMessageTimeToLive: 'P10675199DT2H48M5.4775807S'
     requiresSession: false
     enablePartitioning: false
   }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,6 +55,20 @@ func TestReaderSeesTheDeployment(t *testing.T) {
 		if got := p.literalAcross(s.file, s.values[setting]); got != container {
 			t.Errorf("%s resolves to %q across the modules, want %q", setting, got, container)
 		}
+	}
+	// The first-deployment rules see the loop, its decorator and the Cosmos DB endpoint.
+	roles := p.resources(typeSQLRole)
+	if len(roles) != 1 || !roles[0].Loop || !slices.Contains(roles[0].Decorators, "@batchSize(1)") {
+		t.Errorf("Cosmos DB role assignments read as %+v, want one loop with @batchSize(1)", roles)
+	}
+	cosmosEndpoints := 0
+	for _, pe := range p.resources(typePrivateEndpoint) {
+		if fileDeclaresCosmosEndpoint(pe.File) {
+			cosmosEndpoints++
+		}
+	}
+	if cosmosEndpoints == 0 {
+		t.Error("no private endpoint is recognised as the Cosmos DB one")
 	}
 	guids, assignments, outputs := 0, 0, 0
 	for _, f := range p.Files {

@@ -2,9 +2,11 @@ package bicepcheck
 
 import (
 	"archive/zip"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -235,5 +237,51 @@ func writeZip(t *testing.T, path string) {
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// deployPath is a path into bicep/deploy as docs, the Makefile, azd's hooks and scripts write it.
+var deployPath = regexp.MustCompile(`bicep/deploy/[A-Za-z0-9_.-]+`)
+
+// Every bicep/deploy/<file> the repository names exists: a retired script (servicebus.sh, whose
+// job ordersctl does) leaves no instruction behind that an operator would follow into an error.
+func TestEveryDeployScriptNamedExists(t *testing.T) {
+	named := map[string][]string{}
+	err := filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); name == ".git" || name == "node_modules" || name == "testdata" || strings.HasPrefix(name, ".") && path != repoRoot {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".md", ".sh", ".yaml", ".yml", ".go", ".bicep", ".json":
+		default:
+			if d.Name() != "Makefile" {
+				return nil
+			}
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, ref := range deployPath.FindAllString(string(data), -1) {
+			named[ref] = append(named[ref], path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(named) < 4 {
+		t.Fatalf("found %d bicep/deploy paths named; the walk lost track: %v", len(named), named)
+	}
+	for ref, where := range named {
+		if _, err := os.Stat(filepath.Join(repoRoot, filepath.FromSlash(ref))); err != nil {
+			t.Errorf("%s is named in %v but does not exist", ref, where)
+		}
 	}
 }

@@ -81,6 +81,7 @@ type Resource struct {
 	Existing   bool
 	Loop       bool // declared with a for expression
 	Body       *Value
+	Decorators []string // e.g. @batchSize(1), top-level declarations only
 	Line       int
 }
 

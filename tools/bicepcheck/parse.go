@@ -98,6 +98,7 @@ func (r *reader) declarations(root *sitter.Node) {
 			r.file.Outputs = append(r.file.Outputs, o)
 		case "resource_declaration":
 			r.resource(n)
+			r.file.Resources[len(r.file.Resources)-1].Decorators = decorators
 		case "module_declaration":
 			r.module(n)
 		default:

@@ -118,6 +118,18 @@ func TestPublishHealthBehindAppServiceAuthentication(t *testing.T) {
 			t.Fatalf("err %v, output:\n%s", err, out)
 		}
 	})
+	// A host that answers without a token behind App Service Authentication is an open front
+	// door (authentication configured, not enforced): stop at once and say so.
+	t.Run("EntraID not enforced", func(t *testing.T) {
+		r := newDeployRun(t)
+		out, err := r.runEnv([]string{"FAKE_HTTP_AUTH=EntraID", "FAKE_HEALTH=200"}, "FlexConsumption", "publish.sh", "func-x", "rg-test")
+		if err == nil || !strings.Contains(out, "it is not enforced on this app") {
+			t.Fatalf("err %v, output:\n%s", err, out)
+		}
+		if got := len(r.calls("curl")); got != 1 {
+			t.Errorf("%d health probes, want 1: an open front door is not worth waiting for", got)
+		}
+	})
 	t.Run("FunctionKeys", func(t *testing.T) {
 		r := newDeployRun(t)
 		out, err := r.runEnv([]string{"FAKE_HEALTH=401", "FAKE_FUNCTIONS=20", "HEALTH_WAIT_SECONDS=15"}, "ElasticPremium", "publish.sh", "func-x")
@@ -134,11 +146,23 @@ func TestDeployRetriesOnceOnPrincipalNotFound(t *testing.T) {
 		"ERROR: PrincipalNotFound: Principal 1234 does not exist in the directory 5678.",
 		"ERROR: BadRequest: The provided principal ID [0c7b2f6a-5d1e-4c9a-9d4e-3f2a1b0c9d8e] was not found in the AAD tenant(s) [5678] which are associated with the customer's subscription.",
 	} {
-		t.Run(msg[7:24], func(t *testing.T) { deployRetriesOnceOn(t, msg) })
+		t.Run(msg[7:24], func(t *testing.T) { deployRetriesOnceOn(t, msg, "principal not found") })
 	}
 }
 
-func deployRetriesOnceOn(t *testing.T, msg string) {
+// Cosmos DB serialises operations that take the account's exclusive lock (sqlRoleAssignments,
+// private endpoint connections, backup-policy changes) and refuses a concurrent one with 412.
+func TestDeployRetriesOnceOnCosmosExclusiveLock(t *testing.T) {
+	for name, msg := range map[string]string{
+		"status":  `ERROR: {"code": "PreconditionFailed", "message": "Operation failed (412)."}`,
+		"message": "ERROR: Conflict: There is already an operation in progress which requires an exclusive lock on this service.",
+	} {
+		t.Run(name, func(t *testing.T) { deployRetriesOnceOn(t, msg, "412, exclusive lock") })
+	}
+}
+
+// deployRetriesOnceOn: a deployment failing with msg is run once more, and the retry names why.
+func deployRetriesOnceOn(t *testing.T, msg, why string) {
 	r := newDeployRun(t)
 	out, err := r.runEnv([]string{"FAKE_PRINCIPAL_NOT_FOUND=1", "FAKE_DEPLOY_ERROR=" + msg}, "ElasticPremium", "deploy.sh", "rg-test", "dev")
 	if err != nil {
@@ -147,7 +171,7 @@ func deployRetriesOnceOn(t *testing.T, msg string) {
 	if got := len(r.calls("az deployment group create")); got != 2 {
 		t.Errorf("%d deployments, want 2", got)
 	}
-	if !strings.Contains(out, "deploying once more in 60s") || len(r.calls("sleep 60")) != 1 {
+	if !strings.Contains(out, "("+why+"): deploying once more in 60s") || len(r.calls("sleep 60")) != 1 {
 		t.Errorf("the retry is not announced or not delayed:\n%s", out)
 	}
 	if len(r.calls("go build")) != 1 || !strings.Contains(out, "func-x is running") {

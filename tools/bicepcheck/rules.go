@@ -54,12 +54,16 @@ var Rules = []Rule{
 	{RuleEntities, "every queue, topic and container a function.json names is declared", checkEntities},
 	{RuleFlexSiteConfig, "a site that can run on Flex Consumption sends Flex only the siteConfig properties Flex accepts", checkFlexSiteConfig},
 	{RuleScaler, "the app holds Service Bus Data Owner on its trigger queue (target-based scaling) and nowhere else", checkScaler},
-	{RuleAlerts, "the parking queue's ActiveMessages metric (never sampled) has an alert; with HTTP functions, log alerts on their 5xx rate and on reused Idempotency-Keys", checkAlerts},
+	{RuleAlerts, "the parking queue's ActiveMessages metric (never sampled) has an alert; DeadletteredMessages of the orders and the parking queue have an alert and a workbook chart; with HTTP functions, log alerts on their 5xx rate and on reused Idempotency-Keys", checkAlerts},
+	{RuleParkedLifetime, "a parked body (orders.ParkedBodyTTL) never expires before an envelope that points at it, and no envelope vanishes while its body stays: the parking queue keeps the unlimited time to live (ADR 0013)", checkParkedLifetime},
 	{RuleNetwork, "vnetEnabled exists; private endpoints for blob, queue, table and Cosmos DB each have a DNS zone group, zones are linked, public access follows the switch, the site integrates, the subnet delegation matches the plan", checkNetwork},
 	{RuleIndexing, "the orders and idempotency-keys containers index only the paths a query filters on (orders: /orderId/?, /type/?; idempotency-keys: /orderId/?) and exclude /*", checkIndexing},
 	{RuleHTTPAuth, "every httpTrigger has authLevel function; sites are HTTPS-only with TLS 1.2+; App Service Authentication, when declared, answers 401 without a valid Entra ID token and fails the deployment on Flex Consumption", checkHTTPAuth},
 	{RuleContainers, "every container a setting names (COSMOS_CONTAINER, IDEMPOTENCY_CONTAINER) is declared with the partition key the code relies on, TTL on, and a Cosmos DB data role covering it", checkContainers},
 	{RuleHandlerSettings, "the handler's app settings are read by cmd/handler (envconfig) and documented in docs/contract.md §2, required ones are set, literals parse, and the front door's clocks pass the handler's start checks (IDEMPOTENCY_KEY_TTL >= IDEMPOTENCY_LEASE, SUBMIT_DEADLINE plus idempotency.SettleTimeout at most 90 % of the lease, the deadline at most 90 % of functionTimeout)", checkHandlerSettings},
+	{RuleCosmosLock, "Cosmos DB role assignments in a loop carry @batchSize(1), and the Cosmos DB private endpoint depends on them (each takes the account's exclusive lock; a parallel one fails with 412)", checkCosmosLock},
+	{RuleScaleMonitoring, "a VNet-integrated site sets functionsRuntimeScaleMonitoringEnabled in its Elastic Premium siteConfig (never on Flex Consumption)", checkScaleMonitoring},
+	{RuleCosmosDurability, "the Cosmos DB account has continuous backup and enableMultipleWriteLocations: false (one write region keeps create-as-claim a uniqueness check)", checkCosmosDurability},
 	{RuleLocalStack, "local/compose.yaml parses and runs every emulator on loopback; the Service Bus emulator declares every Bicep queue and topic with the same duplicate detection, delivery count and lock, and every function.json entity", checkLocalStack},
 }
 

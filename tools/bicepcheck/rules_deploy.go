@@ -2,6 +2,7 @@ package bicepcheck
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ordersink/orders-consumer/tools/bicepcheck/appconfig"
@@ -43,7 +44,7 @@ func checkFlexSiteConfig(p *Project) []Finding {
 		}
 		for _, prop := range flex.Props {
 			if !flexSiteConfigKeys[prop.Key] {
-				out = append(out, site.finding(RuleFlexSiteConfig, "site %s sends siteConfig.%s to Flex Consumption, which rejects it (ARM error 51021 for ftpsState); make siteConfig depend on the plan", site.Symbol, prop.Key))
+				out = append(out, site.finding(RuleFlexSiteConfig, "site %s sends siteConfig.%s to Flex Consumption, which rejects it (ARM error 51021 for ftpsState and functionsRuntimeScaleMonitoringEnabled); make siteConfig depend on the plan", site.Symbol, prop.Key))
 			}
 		}
 	}
@@ -54,18 +55,26 @@ func checkFlexSiteConfig(p *Project) []Finding {
 // is the same for every plan, or the Flex side of a ternary on the plan. ok is false for a
 // ternary on something else.
 func flexBranch(f *File, v *Value) (flex *Value, ok bool) {
+	flex, _, ok = flexAndPremium(f, v)
+	return flex, ok
+}
+
+// flexAndPremium splits a value chosen by the hosting plan (isFlex ? a : b, or the plan compared
+// with 'FlexConsumption') into what Flex Consumption and Elastic Premium get; a value that is not
+// a ternary goes to both. ok is false for a ternary on something else.
+func flexAndPremium(f *File, v *Value) (flex, premium *Value, ok bool) {
 	v = f.resolve(v)
 	if v == nil || v.Kind != KindTernary {
-		return v, true
+		return v, v, true
 	}
 	cond := strings.Join(strings.Fields(v.Cond), "")
 	switch {
 	case cond == "isFlex" || strings.Contains(cond, "=='FlexConsumption'"):
-		return f.resolve(v.Items[0]), true
+		return f.resolve(v.Items[0]), f.resolve(v.Items[1]), true
 	case cond == "!isFlex" || strings.Contains(cond, "!='FlexConsumption'"):
-		return f.resolve(v.Items[1]), true
+		return f.resolve(v.Items[1]), f.resolve(v.Items[0]), true
 	}
-	return nil, false
+	return nil, nil, false
 }
 
 // resolve follows an identifier to the variable it names (a few steps at most).
@@ -130,7 +139,7 @@ func namesTriggerQueue(f *File, v *Value) bool {
 // metrics are never sampled, so it fires even when Application Insights drops traces) and, when
 // the app has HTTP functions, the front door's log alerts (checkFrontDoorAlerts).
 func checkAlerts(p *Project) []Finding {
-	return append(checkParkingAlert(p), checkFrontDoorAlerts(p)...)
+	return slices.Concat(checkParkingAlert(p), checkDeadLetterAlert(p), checkFrontDoorAlerts(p))
 }
 
 func checkParkingAlert(p *Project) []Finding {

@@ -22,7 +22,7 @@ const typeAuthSettings = "authsettingsV2" // the name of the Microsoft.Web/sites
 // checkHTTPAuth: nobody reaches an HTTP function without a credential. Every httpTrigger asks
 // for a function key; the site answers HTTPS only with TLS 1.2 or later on every plan; and the
 // optional App Service Authentication in front answers 401 to a request without a valid token
-// and is refused on Flex Consumption, where Microsoft documents it as not enforced.
+// on every plan.
 func checkHTTPAuth(p *Project) []Finding {
 	var out []Finding
 	for _, fn := range p.App.Functions {
@@ -108,9 +108,8 @@ func checkEasyAuth(auth located) []Finding {
 	if aad.Get("registration", "clientSecretSettingName") != nil {
 		bad("registration.clientSecretSettingName is set: validating bearer tokens needs no client secret, and this deployment holds none")
 	}
-	enabled := props.Get("platform", "enabled")
-	if flex, ok := flexBranch(auth.File, enabled); !ok || !strings.HasPrefix(textOf(flex), "fail(") {
-		bad("platform.enabled must be isFlex ? fail('...') : true: Microsoft documents App Service Authentication as not enforced on Flex Consumption, so that deployment must fail, not look protected")
+	if !props.Get("platform", "enabled").IsBool(true) {
+		bad("platform.enabled must be true on every plan: a front door deployed with easyAuthClientId must not be open on one of them")
 	}
 	return out
 }

@@ -16,9 +16,15 @@ const (
 	typeVNet            = "Microsoft.Network/virtualNetworks"
 )
 
-// privateGroups are the private-endpoint sub-resources the app needs: the host reaches its
-// storage on blob, queue and table, the handler and the trigger reach Cosmos DB on Sql.
-var privateGroups = []string{"blob", "queue", "table", "Sql"}
+// privateGroups are the private-endpoint sub-resources the app needs: the host keeps its
+// locks, keys and timers in blob storage and its diagnostic events in table storage; the
+// handler and the Cosmos DB trigger reach Cosmos DB on Sql. The host uses queue storage only
+// for blob triggers, Durable Functions and storage-queue bindings, none of which the app has
+// (Microsoft's table for AzureWebJobsStorage with an identity, functions-reference).
+var privateGroups = []string{"blob", "table", "Sql"}
+
+// storageQueueDataContributor is the role a queue endpoint would need to be of any use.
+const storageQueueDataContributor = "974c5e8b-45b9-4653-ba55-5f855dd0fb88"
 
 func checkNetwork(p *Project) []Finding {
 	var out []Finding
@@ -45,6 +51,9 @@ func checkNetwork(p *Project) []Finding {
 		if !groups[g] {
 			out = append(out, with(first, fmt.Sprintf("no private endpoint for group %q", g)))
 		}
+	}
+	if groups["queue"] && !p.assignsRole(storageQueueDataContributor) {
+		out = append(out, with(first, "a private endpoint for storage group \"queue\", but no role lets the app use queue storage (Storage Queue Data Contributor): the host needs it only for blob triggers, Durable Functions and queue bindings; drop the endpoint or grant the role"))
 	}
 	// Where a private endpoint exists, public access must be off when the switch is on.
 	for _, typ := range []string{typeStorage, typeCosmosAccount} {
@@ -163,4 +172,16 @@ func otherBranch(v, chosen *Value) *Value {
 		return v.Items[1]
 	}
 	return v.Items[0]
+}
+
+// assignsRole reports whether some file holds the role definition id (a roles table entry).
+func (p *Project) assignsRole(id string) bool {
+	for _, f := range p.Files {
+		for _, str := range f.Strings {
+			if strings.EqualFold(str.Str, id) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,6 +24,12 @@ import (
 const (
 	ComposeFile = "local/compose.yaml"
 	ConfigFile  = "local/servicebus-config.json"
+	StackScript = "local/stack.sh"
+	// EmulatorHealth is the Service Bus emulator's health endpoint (its HTTP port for
+	// health checks and management, 5300 by default): it answers once the entities of
+	// ConfigFile exist, which the AMQP port's opening does not mean.
+	EmulatorHealth     = "http://127.0.0.1:5300/health"
+	emulatorHealthPort = "5300"
 	// ConfigMount is where the Service Bus emulator reads its configuration.
 	ConfigMount = "/ServiceBus_Emulator/ConfigFiles/Config.json"
 )
@@ -31,6 +38,7 @@ const (
 type Stack struct {
 	Compose  Compose
 	Emulator EmulatorConfig
+	Script   string // local/stack.sh, which starts the stack and waits for it
 }
 
 // Compose is the part of a compose file the checks read.
@@ -92,6 +100,11 @@ func Load(root string) (*Stack, error) {
 	if err := yaml.Unmarshal(data, &s.Compose); err != nil {
 		return nil, fmt.Errorf("%s does not parse: %w", ComposeFile, err)
 	}
+	script, err := os.ReadFile(filepath.Join(root, StackScript))
+	if err != nil {
+		return nil, err
+	}
+	s.Script = string(script)
 	data, err = os.ReadFile(filepath.Join(root, ConfigFile))
 	if err != nil {
 		return nil, err
@@ -155,6 +168,7 @@ func Check(s *Stack, app *appconfig.App) []string {
 	if sb, ok := s.service("azure-messaging/servicebus-emulator"); ok && !mounts(sb, ConfigFile, ConfigMount) {
 		add("%s: the Service Bus emulator does not mount %s at %s", ComposeFile, filepath.Base(ConfigFile), ConfigMount)
 	}
+	out = append(out, s.waitsOnEmulatorHealth()...)
 	if ns := s.Emulator.UserConfig.Namespaces; len(ns) != 1 || ns[0].Name != "sbemulatorns" {
 		add("%s: the emulator takes exactly one namespace, named sbemulatorns", ConfigFile)
 	}
@@ -311,4 +325,31 @@ func sortedServices(m map[string]Service) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// waitsOnEmulatorHealth: func start must not begin before the emulator has created the queues.
+// Its AMQP port opens before that, so stack.sh waits on the health endpoint, which compose must
+// publish.
+func (s *Stack) waitsOnEmulatorHealth() []string {
+	var out []string
+	if sb, ok := s.service("azure-messaging/servicebus-emulator"); ok && !slices.ContainsFunc(sb.Ports, func(p string) bool {
+		return slices.Contains(hostPorts(p), emulatorHealthPort) && strings.HasSuffix(p, ":"+emulatorHealthPort)
+	}) {
+		out = append(out, fmt.Sprintf("%s: the Service Bus emulator does not publish its health port 127.0.0.1:%s", ComposeFile, emulatorHealthPort))
+	}
+	waits := false
+	for _, line := range strings.Split(s.Script, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "wait_for") {
+			continue
+		}
+		if strings.Contains(line, "/dev/tcp/") && strings.Contains(line, "5672") {
+			out = append(out, fmt.Sprintf("%s waits on the emulator's AMQP port 5672, which opens before the queues exist: wait on %s", StackScript, EmulatorHealth))
+		}
+		waits = waits || strings.Contains(line, EmulatorHealth)
+	}
+	if !waits {
+		out = append(out, fmt.Sprintf("%s does not wait_for the Service Bus emulator's health endpoint %s before func start", StackScript, EmulatorHealth))
+	}
+	return out
 }

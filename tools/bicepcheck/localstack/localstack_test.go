@@ -74,6 +74,17 @@ func TestCheckCatchesEachBreak(t *testing.T) {
 			s.Compose.Services["azurite"] = svc
 		}},
 		{"wrong namespace name", "sbemulatorns", func(s *Stack) { s.Emulator.UserConfig.Namespaces[0].Name = "orders" }},
+		{"health port not published", "does not publish its health port 127.0.0.1:5300", func(s *Stack) {
+			svc := s.Compose.Services["servicebus"]
+			svc.Ports = []string{"127.0.0.1:5672:5672"}
+			s.Compose.Services["servicebus"] = svc
+		}},
+		{"stack.sh waits on the AMQP port", "waits on the emulator's AMQP port 5672", func(s *Stack) {
+			s.Script = strings.Replace(s.Script, "curl -sf -o /dev/null "+EmulatorHealth, `bash -c "exec 3<>/dev/tcp/127.0.0.1/5672"`, 1)
+		}},
+		{"stack.sh does not wait for the emulator", "does not wait_for the Service Bus emulator's health endpoint", func(s *Stack) {
+			s.Script = strings.ReplaceAll(s.Script, EmulatorHealth, "http://127.0.0.1:5300/")
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-// want: platform.enabled must be isFlex ? fail('...') : true
+// want: platform.enabled must be true on every plan
 param name string
 param hostingPlan string
 param clientId string
@@ -23,7 +23,7 @@ resource authSettings 'Microsoft.Web/sites/config@2024-04-01' = {
   name: 'authsettingsV2'
   properties: {
     platform: {
-      enabled: true
+      enabled: !isFlex
     }
     globalValidation: {
       requireAuthentication: true

@@ -1,0 +1,23 @@
+// want: enableMultipleWriteLocations must be false
+resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
+  name: 'cosmos'
+  location: 'westeurope'
+  kind: 'GlobalDocumentDB'
+  properties: {
+    databaseAccountOfferType: 'Standard'
+    disableLocalAuth: true
+    enableMultipleWriteLocations: true
+    backupPolicy: {
+      type: 'Continuous'
+      continuousModeProperties: {
+        tier: 'Continuous30Days'
+      }
+    }
+    locations: [
+      {
+        locationName: 'westeurope'
+        failoverPriority: 0
+      }
+    ]
+  }
+}
