@@ -36,7 +36,7 @@ func (cfg Config) park(ctx context.Context, d delivery, res orders.Result, now t
 	if err == nil {
 		return e, res
 	}
-	if err = cfg.keepBody(ctx, d, res, now, e); err == nil {
+	if err = cfg.keepBody(ctx, e, d.body); err == nil {
 		return e, res
 	}
 	return nil, orders.Result{Outcome: orders.Transient, OrderID: res.OrderID, Kind: res.Kind,
@@ -44,12 +44,15 @@ func (cfg Config) park(ctx context.Context, d delivery, res orders.Result, now t
 		Err:         fmt.Errorf("park message %s: %w", d.messageID, err)}
 }
 
-// keepBody stores the body and slims e to fit one message.
-func (cfg Config) keepBody(ctx context.Context, d delivery, res orders.Result, now time.Time, e *ParkingEnvelope) error {
+// keepBody stores body, the body of e, as a parked body (which never
+// expires, like the envelope) and slims e to point at it and fit one
+// message. Every envelope that cannot carry its body comes through here, so
+// a bodyRef only ever names a parked body.
+func (cfg Config) keepBody(ctx context.Context, e *ParkingEnvelope, body []byte) error {
 	if cfg.Bodies == nil {
 		return fmt.Errorf("its envelope is too large and no body store is configured")
 	}
-	p := orders.NewParkedBody(d.body, res.OrderID, d.messageID, res.Reason, now)
+	p := orders.NewParkedBody(body, e.OrderID, e.MessageID, e.Reason, e.ParkedAt)
 	if err := cfg.Bodies.ParkBody(ctx, p); err != nil {
 		return err
 	}

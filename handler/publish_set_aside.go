@@ -1,19 +1,24 @@
 package handler
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/ordersink/orders-consumer/orders"
 )
 
 // setAside is the parking envelope of a change-feed document the publisher
-// can never send. The document stays in the orders container (outbox events
-// live 30 days, longer than the parking queue keeps the envelope), so when it
-// is too large to carry, the envelope points to it instead of copying it.
-func (cfg Config) setAside(doc []byte, cause error, invocationID string) *ParkingEnvelope {
+// can never send. When the document is too large to carry, it is kept as a
+// parked body, as ProcessOrder keeps a body too large for its envelope: the
+// outbox document itself expires (orders.OutboxEventTTL), the envelope never
+// does, so the envelope must point at a copy that lives until ordersctl
+// settles it. The parked body is content-addressed, so a retry of the same
+// batch writes the same documents; an error means it was not kept and the
+// invocation must fail.
+func (cfg Config) setAside(ctx context.Context, doc []byte, cause error, invocationID string) (*ParkingEnvelope, error) {
 	var head struct {
-		ID      string `json:"id"`
 		OrderID string `json:"orderId"`
 		EventID string `json:"eventId"`
 	}
@@ -24,9 +29,11 @@ func (cfg Config) setAside(doc []byte, cause error, invocationID string) *Parkin
 		ParkedAt: cfg.Now().UTC().Truncate(100 * time.Nanosecond), Function: FunctionPublishOrderEvents, InvocationID: invocationID,
 	}
 	e.setBody(doc)
-	if cfg.fitOutput(e) != nil {
-		e.Body, e.BodyEncoding = "", ""
-		e.BodyRef = &BodyRef{ID: clip(head.ID), PartitionKey: e.OrderID}
+	if cfg.fitOutput(e) == nil {
+		return e, nil
 	}
-	return e
+	if err := cfg.keepBody(ctx, e, doc); err != nil {
+		return nil, fmt.Errorf("set aside outbox event %q of order %q: %w", e.MessageID, e.OrderID, err)
+	}
+	return e, nil
 }

@@ -1,13 +1,19 @@
 package handler
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // outboxDoc is a stored OrderAccepted outbox event whose payload carries k
@@ -28,11 +34,13 @@ func outboxDocWith(orderID string, k int, note string) json.RawMessage {
 // are published, and the invocation succeeds, so the lease moves on.
 func TestPublisherSetsPoisonAside(t *testing.T) {
 	s := startServer(t, testEnv(t).Store, 0)
-	broken := json.RawMessage(`{"id":"B:event:OrderAccepted","orderId":"B","type":"outboxEvent","eventId":"B:event:OrderAccepted","eventType":"OrderAccepted"}`)
+	run := fmt.Sprint(time.Now().UnixNano())
+	b, h, l := "B-"+run, "H-"+run, "L-"+run
+	broken := json.RawMessage(`{"id":"` + b + `:event:OrderAccepted","orderId":"` + b + `","type":"outboxEvent","eventId":"` + b + `:event:OrderAccepted","eventType":"OrderAccepted"}`)
 	// An event written before the size budget: 24,000 zeros indent to ~300 KB.
 	// Its text fits an envelope; one with a 300 KB note does not.
-	huge := outboxDoc("H", 24000)
-	long := outboxDocWith("L", 1, strings.Repeat("n", 300<<10))
+	huge := outboxDoc(h, 24000)
+	long := outboxDocWith(l, 1, strings.Repeat("n", 300<<10))
 	a := s.invokeFunction(t, FunctionPublishOrderEvents, hostChangeFeed([]json.RawMessage{outboxDoc("A", 1), broken, huge, long, outboxDoc("C", 1)}))
 	if a.Status != http.StatusOK {
 		t.Fatalf("status %d", a.Status)
@@ -55,18 +63,25 @@ func TestPublisherSetsPoisonAside(t *testing.T) {
 			t.Errorf("envelope %d: %s", i, describe(&e))
 		}
 		switch e.OrderID {
-		case "B":
-			if e.Body != string(broken) || e.BodyRef != nil || !strings.Contains(e.Description, "payload") {
+		case b:
+			if e.Body != string(broken) || e.BodyRef != nil || !strings.Contains(e.Description, "payload") || len(partition(t, b)) != 0 {
 				t.Errorf("broken document: %s", describe(&e))
 			}
-		case "H":
-			if e.Body != string(huge) || e.BodySHA256 != orders.BodySHA256(huge) || !strings.Contains(e.Description, "over the budget") {
+		case h:
+			if e.Body != string(huge) || e.BodySHA256 != orders.BodySHA256(huge) || !strings.Contains(e.Description, "over the budget") || len(partition(t, h)) != 0 {
 				t.Errorf("oversized event: %s", describe(&e))
 			}
-		case "L":
-			if e.Body != "" || e.BodyRef == nil || e.BodyRef.ID != "L:event:OrderAccepted" || e.BodyRef.PartitionKey != "L" ||
-				e.BodySHA256 != orders.BodySHA256(long) {
-				t.Errorf("oversized document: %s", describe(&e))
+		case l:
+			// The outbox document expires (orders.OutboxEventTTL); the
+			// envelope points at a parked body, which does not.
+			if e.Body != "" || e.BodyRef == nil || e.BodyRef.ID != parkedBodyID(long) || e.BodyRef.PartitionKey != l ||
+				e.BodySHA256 != orders.BodySHA256(long) || e.MessageID != l+":event:OrderAccepted" {
+				t.Fatalf("oversized document: %s", describe(&e))
+			}
+			doc := parkedBodyDoc(t, e.BodyRef)
+			if doc["body"] != string(long) || doc["ttl"] != float64(orders.ParkedBodyTTL) || doc["reason"] != string(orders.Unpublishable) ||
+				doc["messageId"] != e.MessageID {
+				t.Errorf("parked body: ttl %v reason %v messageId %v, holds the document: %v", doc["ttl"], doc["reason"], doc["messageId"], doc["body"] == string(long))
 			}
 		default:
 			t.Errorf("unexpected envelope %s", describe(&e))
@@ -75,6 +90,115 @@ func TestPublisherSetsPoisonAside(t *testing.T) {
 	logs := s.logs.String()
 	if !strings.Contains(logs, `"level":"ERROR","msg":"outbox event not publishable"`) || !strings.Contains(logs, `"unpublishable":3`) {
 		t.Errorf("not logged at ERROR and counted: %s", logs)
+	}
+}
+
+// parkedBodyID is the id of the parked body that keeps body.
+func parkedBodyID(body []byte) string {
+	return orders.NewParkedBody(body, "", "", "", time.Time{}).ID()
+}
+
+// A set-aside event too large for its envelope is kept as a parked body once,
+// however often its batch is delivered: two deliveries at once and a retry
+// after them answer the same envelope and leave one copy of the body (in
+// parts when it is over a document's budget), against the Cosmos emulator.
+func TestPublisherKeepsASetAsideEventOnceAcrossRetries(t *testing.T) {
+	s := budgetServer(t, Config{})
+	run := fmt.Sprint(time.Now().UnixNano())
+	long := outboxDocWith("L-"+run, 1, strings.Repeat("n", 300<<10))
+	parts := outboxDocWith("P-"+run, 1, strings.Repeat("p", 1600<<10))
+	batch := hostChangeFeed([]json.RawMessage{long, parts, outboxDoc("A-"+run, 1)})
+
+	answers := make([]answer, 3)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() { answers[i], errs[i] = s.call(FunctionPublishOrderEvents, batch) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	answers[2] = s.invokeFunction(t, FunctionPublishOrderEvents, batch)
+	var envelopes []ParkingEnvelope
+	for i, a := range answers {
+		var got []ParkingEnvelope
+		if err := json.Unmarshal(a.Outputs[ParkingBinding], &got); a.Status != http.StatusOK || err != nil || len(got) != 2 || len(a.published(t)) != 1 {
+			t.Fatalf("delivery %d: status %d, parking %.200s", i, a.Status, a.Outputs[ParkingBinding])
+		}
+		for k := range got {
+			if got[k].BodyRef == nil || envelopes != nil && *got[k].BodyRef != *envelopes[k].BodyRef {
+				t.Fatalf("delivery %d, envelope %d points elsewhere: %s", i, k, describe(&got[k]))
+			}
+		}
+		envelopes = got
+	}
+	for k, doc := range []json.RawMessage{long, parts} {
+		e := envelopes[k]
+		if e.BodyRef == nil || e.BodyRef.ID != parkedBodyID(doc) {
+			t.Fatalf("envelope %d: %s", k, describe(&e))
+		}
+		stored, err := testStore(t).PartitionDocuments(context.Background(), e.BodyRef.PartitionKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := orders.NewParkedBody(doc, "", "", "", time.Time{}).Documents()
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := orders.JoinParkedBody(stored, e.BodySHA256)
+		if err != nil || string(body) != string(doc) || len(stored) != len(want) || (k == 1) != (len(want) > 1) {
+			t.Errorf("envelope %d: %d documents in partition %s, want the %d of the body once; joined: %v", k, len(stored), e.BodyRef.PartitionKey, len(want), err)
+		}
+	}
+}
+
+// bodyStoreFunc is a BodyStore of one function.
+type bodyStoreFunc func(ctx context.Context, p orders.ParkedBody) error
+
+func (f bodyStoreFunc) ParkBody(ctx context.Context, p orders.ParkedBody) error { return f(ctx, p) }
+
+// A set-aside event whose parked body cannot be written fails the
+// invocation, within MessageDeadline when the store does not answer: the
+// retry policy delivers the batch again, and nothing of it is sent or said
+// sent before then.
+func TestPublisherFailsWhenTheSetAsideBodyIsNotKept(t *testing.T) {
+	const deadline = 300 * time.Millisecond
+	long := outboxDocWith("L", 1, strings.Repeat("n", 300<<10))
+	for name, store := range map[string]bodyStoreFunc{
+		"refused": func(context.Context, orders.ParkedBody) error {
+			return &orders.StoreError{Op: "park body", Status: http.StatusServiceUnavailable, Transient: true, Err: errors.New("503 Service Unavailable")}
+		},
+		"no answer": func(ctx context.Context, _ orders.ParkedBody) error {
+			if _, ok := ctx.Deadline(); !ok {
+				return errors.New("the write has no deadline")
+			}
+			<-ctx.Done()
+			return ctx.Err()
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := startServerWith(t, Config{Processor: &orders.Processor{Store: orderstest.NewMemStore()}, Bodies: store, MessageDeadline: deadline})
+			start := time.Now()
+			// The host sends no output of a failed invocation; an inline
+			// set-aside before the failing one is not said to be parked.
+			a := s.invokeFunction(t, FunctionPublishOrderEvents, hostChangeFeed([]json.RawMessage{outboxDoc("A", 1), outboxDoc("H", 24000), long}))
+			took := time.Since(start)
+			if a.Status != http.StatusInternalServerError {
+				t.Fatalf("status %d, want 500", a.Status)
+			}
+			if took > deadline+2*time.Second {
+				t.Errorf("answered after %v, deadline %v", took, deadline)
+			}
+			logs := s.logs.String()
+			if !strings.Contains(logs, `"msg":"outbox event not set aside, the batch will be retried"`) ||
+				!strings.Contains(logs, `document 2: set aside outbox event \"L:event:OrderAccepted\"`) ||
+				strings.Contains(logs, `"msg":"outbox event not publishable"`) || strings.Contains(logs, `"msg":"publish"`) {
+				t.Errorf("the log does not say what failed, or says something was set aside or sent: %s", logs)
+			}
+		})
 	}
 }
 

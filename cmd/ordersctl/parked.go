@@ -269,7 +269,7 @@ func parkedShow(ctx context.Context, c *cli, cmd *command, args []string) error 
 		}
 		switch {
 		case p.BodyRef != nil:
-			fmt.Fprintf(c.stdout, "body:           in Cosmos DB, %s in partition %s (%s); parked resubmit reads it\n", p.BodyRef.ID, p.BodyRef.PartitionKey, p.BodySHA256)
+			fmt.Fprintf(c.stdout, "body:           in Cosmos DB, %s in partition %s (%s), kept until this message is settled\n", p.BodyRef.ID, p.BodyRef.PartitionKey, p.BodySHA256)
 		case p.BodyEncoding != "":
 			fmt.Fprintf(c.stdout, "body (%s): %s\n", p.BodyEncoding, p.Body)
 		default:

@@ -60,13 +60,6 @@ func (b *parkedBodies) read(ctx context.Context, p Parked) ([]byte, error) {
 	return orders.JoinParkedBody(docs, p.BodySHA256)
 }
 
-// keepsParkedBody says whether p's body is a parked body document of its
-// own (contract §6), deleted with it. An Unpublishable envelope's bodyRef
-// names the outbox event document itself, which is not the envelope's.
-func (p Parked) keepsParkedBody() bool {
-	return p.BodyRef != nil && p.Reason != string(orders.Unpublishable)
-}
-
 // bodyKey names a parked body: its partition and digest.
 type bodyKey struct{ partitionKey, digest string }
 
@@ -82,7 +75,7 @@ type bodyKey struct{ partitionKey, digest string }
 func (ch *change) deleteBodies(ctx context.Context, c *cli, q queues, steps []step) {
 	var settled []*step
 	for i := range steps {
-		if s := &steps[i]; s.parked.keepsParkedBody() && (s.out.Action == "completed" || s.out.Action == "resubmitted") {
+		if s := &steps[i]; s.parked.BodyRef != nil && (s.out.Action == "completed" || s.out.Action == "resubmitted") {
 			settled = append(settled, s)
 		}
 	}

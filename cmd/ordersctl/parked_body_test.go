@@ -109,13 +109,22 @@ func TestSettlingDeletesTheParkedBody(t *testing.T) {
 		t.Errorf("body gone before: exit %d, completed %v, %+v, stderr %q", code, q.completed, r.Results, errs)
 	}
 
-	// An Unpublishable envelope's bodyRef names the outbox event itself: it
-	// is neither a reason to need Cosmos DB nor deleted.
-	q = newFakeQueue(envelopeMessage(t, map[string]any{"reason": "Unpublishable", "orderId": id, "messageId": "evt-1",
-		"bodyRef": map[string]string{"id": id + ":event:1", "partitionKey": id}, "bodySha256": "sha256:00"}))
+	// An Unpublishable envelope's body is a parked body like any other (the
+	// publisher keeps the outbox event, which expires, as one): it needs
+	// Cosmos DB to be settled and is deleted with the envelope.
+	event := orders.NewParkedBody([]byte(`{"id":"`+id+`:event:OrderAccepted","type":"outboxEvent","pad":"`+strings.Repeat("x", 300_000)+`"}`),
+		id, id+":event:OrderAccepted", orders.Unpublishable, time.Now())
+	if err := env.Store.ParkBody(ctx, event); err != nil {
+		t.Fatal(err)
+	}
+	q = newFakeQueue(bodyEnvelope(t, "Unpublishable", event))
 	code, out, _ = ctlEnv(t, withAzure(t, q, newFakeQueue(), snd), "parked", "complete", "--yes", "--output", "json", "1")
-	if r := decodeResult(t, out); code != exitOK || len(q.completed) != 1 || r.Results[0].Body != "" {
-		t.Errorf("Unpublishable: exit %d, completed %v, %+v", code, q.completed, r.Results)
+	if r := decodeResult(t, out); code != exitError || len(q.completed) != 0 || bodyDocs(id) != 1 {
+		t.Errorf("Unpublishable without Cosmos DB: exit %d, completed %v, %+v, %d body documents", code, q.completed, r.Results, bodyDocs(id))
+	}
+	code, out, errs = ctlEnv(t, withCosmos(withAzure(t, q, newFakeQueue(), snd), env), "parked", "complete", "--yes", "--output", "json", "1")
+	if r := decodeResult(t, out); code != exitOK || len(q.completed) != 1 || len(r.Results) != 1 || r.Results[0].Body != "deleted" || bodyDocs(id) != 0 {
+		t.Errorf("Unpublishable: exit %d (%s), completed %v, %+v, %d body documents", code, errs, q.completed, r.Results, bodyDocs(id))
 	}
 
 	// Without Cosmos DB the envelope is not settled: its body would stay for ever.

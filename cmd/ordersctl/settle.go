@@ -100,7 +100,7 @@ func (ch *change) apply(ctx context.Context, c *cli, q queues, plan func(Parked)
 	for i, p := range selected {
 		steps[i] = plan(p)
 		steps[i].parked = p
-		if steps[i].act != nil && p.keepsParkedBody() && ch.bodies.open() != nil {
+		if steps[i].act != nil && p.BodyRef != nil && ch.bodies.open() != nil {
 			// Parked bodies never expire: settled without it, its body would
 			// stay for ever with nothing pointing at it.
 			steps[i].act, steps[i].out.Action = nil, "skipped"
