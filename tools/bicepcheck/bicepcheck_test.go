@@ -117,8 +117,8 @@ func TestRepositoryWithFrontDoorPassesEveryRule(t *testing.T) {
 // Every fixture under testdata/<rule>/ breaks one rule and names the message it must produce.
 // A file <name>.bicep is a one-file project; its first line is `// want: <message fragment>`.
 // A folder <name>/ holds want.txt (the fragment), and either .bicep files (the project, modules
-// in subfolders) or none (the repository's bicep/), and any <Function>/function.json folders,
-// laid over the repository's functions.
+// in subfolders) or none (the repository's bicep/), any <Function>/function.json folders,
+// laid over the repository's functions, and a handler/ folder read in place of the repository's.
 func TestEachBrokenFixtureFailsItsRule(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*", "*.bicep"))
 	if err != nil {
@@ -190,6 +190,9 @@ func loadFixture(t *testing.T, fixture string) (*Project, string) {
 		t.Fatal(err)
 	}
 	p.App = loadApp(t, fixture)
+	if handler := filepath.Join(fixture, "handler"); isDir(handler) {
+		p.HandlerDir = handler
+	}
 	return p, strings.TrimSpace(string(want))
 }
 
@@ -274,4 +277,9 @@ func TestAzdMappingCatchesAFixedPrincipalType(t *testing.T) {
 	if len(got) != 1 || !strings.Contains(got[0], "deployerPrincipalType must come from the azd environment value AZURE_PRINCIPAL_TYPE") {
 		t.Fatalf("problems = %q", got)
 	}
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }

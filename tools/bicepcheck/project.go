@@ -27,6 +27,9 @@ func (f Finding) String() string {
 type Project struct {
 	Files []*File
 	App   *appconfig.App
+	// HandlerDir holds the Go sources of the handler package, which rule parked-lifetime reads
+	// for what a parking envelope's bodyRef names; empty means App.Root's handler/.
+	HandlerDir string
 }
 
 // Load parses every .bicep file under bicepDir and reads the function app under appRoot.

@@ -14,8 +14,8 @@ import (
 )
 
 // RuleParkedLifetime: nothing that can hold an order expires unseen. A parking envelope may
-// point at a body kept in Cosmos DB (orders.ParkedBody); the body must outlive every envelope
-// that points at it, and must not outlive them all for nothing
+// point at a body kept in Cosmos DB (orders.ParkedBody, and nothing else: bodyRefTargets); the
+// body must outlive every envelope that points at it, and must not outlive them all for nothing
 // (docs/adr/0013-parked-messages-never-expire.md).
 const RuleParkedLifetime = "parked-lifetime"
 
@@ -27,7 +27,13 @@ var parkedBodyTTL = orders.ParkedBodyTTL
 // (TimeSpan.MaxValue); a queue that omits defaultMessageTimeToLive gets it.
 const unlimitedTTL = "P10675199DT2H48M5.4775807S"
 
-func checkParkedLifetime(p *Project) []Finding { return parkedLifetime(p, parkedBodyTTL) }
+func checkParkedLifetime(p *Project) []Finding {
+	dir := p.HandlerDir
+	if dir == "" {
+		dir = filepath.Join(p.App.Root, "handler")
+	}
+	return append(parkedLifetime(p, parkedBodyTTL), bodyRefTargets(dir)...)
+}
 
 // parkedLifetime holds the parking queue's message time to live against bodyTTL (seconds; -1:
 // never expires, as Cosmos DB reads an item's ttl). Envelopes the broker dead-letters there
