@@ -41,9 +41,10 @@ type Config struct {
 	MaxRequestBytes int64
 	// MessageDeadline bounds a ProcessOrder invocation: the store's
 	// transient failures are retried until then (Processor.Store is an
-	// orders.Retrying), and then the message goes back to the broker. Keep
-	// it below functionTimeout and maxAutoLockRenewalDuration; zero means
-	// DefaultMessageDeadline.
+	// orders.Retrying), and then the message goes back to the broker. It
+	// also bounds the parked-body writes of a PublishOrderEvents
+	// invocation. Keep it below functionTimeout and
+	// maxAutoLockRenewalDuration; zero means DefaultMessageDeadline.
 	MessageDeadline time.Duration
 	// BatchDeadline bounds a ProcessOrderBatch invocation, whose locks are
 	// never renewed: keep it below the queue's lock duration; zero means
