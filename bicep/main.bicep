@@ -207,6 +207,7 @@ module rbac 'modules/rbac.bicep' = {
     eventsTopicName: serviceBus.outputs.eventsTopicName
     cosmosAccountName: cosmos.outputs.name
     cosmosDatabaseName: cosmos.outputs.databaseName
+    cosmosOrdersContainerName: cosmos.outputs.ordersContainerName
     appInsightsName: monitoring.outputs.appInsightsName
   }
 }

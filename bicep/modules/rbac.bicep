@@ -12,7 +12,12 @@
 // Blob Data Contributor on the package container only (upload packages; the host's own blobs
 // and the rest of the account stay out of reach), Sender on the orders queue (test
 // and resubmitted messages), Receiver on the orders queue (its broker dead-letter queue) and on
-// the parking queue (inspect and settle parked messages), and the Cosmos DB built-in Data Reader.
+// the parking queue (inspect and settle parked messages), the Cosmos DB built-in Data Reader on
+// the shop database (order show, parked show), and a custom Cosmos DB role that can only delete
+// items, on the orders container only: `ordersctl parked complete|resubmit` deletes the parked
+// bodies of the envelopes it settles (they never expire, ADR 0013). Built-in Data Contributor
+// would also let an operator create and overwrite orders beside the consumer; Cosmos DB roles
+// cannot be scoped below a container, so the delete covers every item of orders.
 //
 // The ids are Azure built-in role definitions; tools/bicepcheck rejects any other GUID.
 param appPrincipalId string
@@ -26,6 +31,7 @@ param parkingQueueName string
 param eventsTopicName string
 param cosmosAccountName string
 param cosmosDatabaseName string
+param cosmosOrdersContainerName string
 param appInsightsName string
 
 var roles = {
@@ -102,15 +108,30 @@ var storageGrants = concat([
   }
 ])
 
+// Cosmos DB data-plane scopes are paths under the account, not ARM ids: the database, or with a
+// grant's path one container of it.
+var cosmosOrdersPath = '/colls/${cosmosOrdersContainerName}'
+var cosmosOrdersScope = '${cosmosAccount.id}/dbs/${cosmosDatabaseName}/colls/${cosmosOrdersContainerName}'
+
+// The custom role's name: a GUID, stable across deployments.
+var parkedBodyDeleterRole = guid(cosmosAccount.id, cosmosOrdersScope, 'parked-body-deleter')
+
 var cosmosGrants = concat([
   {
     who: app
     role: cosmosRoles.cosmosDataContributor
+    path: ''
   }
 ], hasDeployer ? [
   {
     who: deployer
     role: cosmosRoles.cosmosDataReader
+    path: ''
+  }
+  {
+    who: deployer
+    role: parkedBodyDeleterRole
+    path: cosmosOrdersPath
   }
 ] : [])
 
@@ -200,10 +221,34 @@ resource appMetricsPublisher 'Microsoft.Authorization/roleAssignments@2022-04-01
   }
 }
 
-// Cosmos DB data-plane roles: the role definition lives under the account, and the scope is the
-// data-plane path /dbs/<database> (not the ARM sqlDatabases path). No principalType here.
-// One at a time: Cosmos DB takes an account-wide exclusive lock per role assignment and refuses a
-// parallel one with 412 (tools/bicepcheck rule first-deploy).
+// Delete only (and the metadata every data-plane request of the SDK reads first); ordersctl
+// finds the bodies with the Data Reader's query. Cosmos DB's role-based access control has no
+// notDataActions: what is not listed is refused.
+resource parkedBodyDeleter 'Microsoft.DocumentDB/databaseAccounts/sqlRoleDefinitions@2024-11-15' = if (hasDeployer) {
+  parent: cosmosAccount
+  name: parkedBodyDeleterRole
+  properties: {
+    roleName: 'Parked body deleter (${cosmosDatabaseName}/${cosmosOrdersContainerName})'
+    type: 'CustomRole'
+    assignableScopes: [
+      cosmosOrdersScope
+    ]
+    permissions: [
+      {
+        dataActions: [
+          'Microsoft.DocumentDB/databaseAccounts/readMetadata'
+          'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers/items/delete'
+        ]
+      }
+    ]
+  }
+}
+
+// Cosmos DB data-plane roles: the role definition lives under the account, and the scope is a
+// data-plane path, /dbs/<database> or /dbs/<database>/colls/<container> (not the ARM
+// sqlDatabases path). No principalType here.
+// One at a time, after the custom role exists: Cosmos DB takes an account-wide exclusive lock per
+// role assignment and refuses a parallel one with 412 (tools/bicepcheck rule first-deploy).
 @batchSize(1)
 resource cosmosRoleAssignments 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = [for g in cosmosGrants: {
   parent: cosmosAccount
@@ -211,6 +256,9 @@ resource cosmosRoleAssignments 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAss
   properties: {
     roleDefinitionId: '${cosmosAccount.id}/sqlRoleDefinitions/${g.role}'
     principalId: g.who.principalId
-    scope: '${cosmosAccount.id}/dbs/${cosmosDatabaseName}'
+    scope: '${cosmosAccount.id}/dbs/${cosmosDatabaseName}${g.path}'
   }
+  dependsOn: [
+    parkedBodyDeleter
+  ]
 }]

@@ -49,7 +49,7 @@ var Rules = []Rule{
 	{RuleOrdersQueue, "the orders queue has duplicate detection, maxDeliveryCount 10, dead-lettering on expiry and a valid window and lock", checkOrdersQueue},
 	{RulePartitionKey, "the orders container is partitioned on /orderId with TTL switched on", checkPartitionKey},
 	{RuleSecrets, "no output carries a secret and no template lists keys", checkSecrets},
-	{RuleRoles, "every role id is a known least-privilege built-in role, under the right name, on an explicit narrow scope", checkRoles},
+	{RuleRoles, "every role id is a known least-privilege built-in role, under the right name, on an explicit narrow scope; a custom Cosmos DB role only reads and deletes items of one container, exists before its assignments, and one lets the operator delete parked bodies", checkRoles},
 	{RuleAppSettings, "app settings give every function.json connection its identity-based settings and hold no key", checkAppSettings},
 	{RuleEntities, "every queue, topic and container a function.json names is declared", checkEntities},
 	{RuleFlexSiteConfig, "a site that can run on Flex Consumption sends Flex only the siteConfig properties Flex accepts", checkFlexSiteConfig},
@@ -280,7 +280,7 @@ func checkRoles(p *Project) []Finding {
 			}
 		}
 	}
-	return out
+	return append(out, checkCosmosCustomRoles(p)...)
 }
 
 // scopeType returns the resource type a `scope:` value refers to, when it names a resource
