@@ -103,7 +103,8 @@ func parkedBodyID(body []byte) string {
 // after them answer the same envelope and leave one copy of the body (in
 // parts when it is over a document's budget), against the Cosmos emulator.
 func TestPublisherKeepsASetAsideEventOnceAcrossRetries(t *testing.T) {
-	s := budgetServer(t, Config{})
+	store, requests := countingStore(t)
+	s := budgetServer(t, Config{Processor: &orders.Processor{Store: store}})
 	run := fmt.Sprint(time.Now().UnixNano())
 	long := outboxDocWith("L-"+run, 1, strings.Repeat("n", 300<<10))
 	parts := outboxDocWith("P-"+run, 1, strings.Repeat("p", 1600<<10))
@@ -121,7 +122,12 @@ func TestPublisherKeepsASetAsideEventOnceAcrossRetries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	n := requests.count()
 	answers[2] = s.invokeFunction(t, FunctionPublishOrderEvents, batch)
+	// A retry costs one create per document of the bodies, each answered 409.
+	if got := requests.since(n); len(got) != 3 || !strings.HasPrefix(got[0], "POST") || !strings.HasPrefix(got[2], "POST") {
+		t.Errorf("the retry sent %v, want the 3 creates of the parked bodies' documents", got)
+	}
 	var envelopes []ParkingEnvelope
 	for i, a := range answers {
 		var got []ParkingEnvelope
