@@ -19,7 +19,8 @@
 // would also let an operator create and overwrite orders beside the consumer; Cosmos DB roles
 // cannot be scoped below a container, so the delete covers every item of orders.
 //
-// The ids are Azure built-in role definitions; tools/bicepcheck rejects any other GUID.
+// The ids are Azure built-in role definitions (tools/bicepcheck rejects any other GUID), but for
+// the custom role's, a guid() of the account and container.
 param appPrincipalId string
 param deployerPrincipalId string
 param deployerPrincipalType string
