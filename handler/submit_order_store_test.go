@@ -291,3 +291,35 @@ func TestSubmitOrderInFlightRetryAfterIsTheFirstRequestsDeadline(t *testing.T) {
 		t.Errorf("Retry-After %q, want 1 to %d seconds (SUBMIT_DEADLINE and the settling of the key), not the 60 s lease", a.Header.Get("Retry-After"), most)
 	}
 }
+
+// failingOrders is an orders store whose first batch fails as a throttled
+// or unreachable Cosmos DB does.
+type failingOrders struct {
+	readableStore
+	failed atomic.Bool
+}
+
+func (f *failingOrders) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
+	if f.failed.CompareAndSwap(false, true) {
+		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Status: 503, Transient: true, Err: errors.New("503 sekrit")}
+	}
+	return f.readableStore.CreateOrder(ctx, b)
+}
+
+// A batch that fails transiently releases the key: the 503's retry runs at
+// once instead of waiting out the lease, and creates the order.
+func TestSubmitOrderBatchFailureReleasesTheKey(t *testing.T) {
+	d := startAPI(t, func(c *Config) { c.Processor = &orders.Processor{Store: &failingOrders{readableStore: c.Processor.Store.(readableStore)}} })
+	id, body := uniqueOrder(t)
+	a := d.submit(t, "k-"+id, body)
+	wantProblem(t, a, http.StatusServiceUnavailable, "service-unavailable")
+	if a.Header.Get("Retry-After") == "" {
+		t.Error("a 503 without Retry-After")
+	}
+	d.wantNoKey(t, "k-"+id)
+	if docs := partition(t, id); len(docs) != 0 {
+		t.Fatalf("a failed batch left %d documents", len(docs))
+	}
+	d.wantOrder(t, d.submit(t, "k-"+id, body), http.StatusCreated, id)
+	wantWritten(t, id)
+}
