@@ -309,7 +309,9 @@ func (f *failingOrders) CreateOrder(ctx context.Context, b *orders.AcceptanceBat
 // A batch that fails transiently releases the key: the 503's retry runs at
 // once instead of waiting out the lease, and creates the order.
 func TestSubmitOrderBatchFailureReleasesTheKey(t *testing.T) {
-	d := startAPI(t, func(c *Config) { c.Processor = &orders.Processor{Store: &failingOrders{readableStore: c.Processor.Store.(readableStore)}} })
+	d := startAPI(t, func(c *Config) {
+		c.Processor = &orders.Processor{Store: &failingOrders{readableStore: c.Processor.Store.(readableStore)}}
+	})
 	id, body := uniqueOrder(t)
 	a := d.submit(t, "k-"+id, body)
 	wantProblem(t, a, http.StatusServiceUnavailable, "service-unavailable")
