@@ -30,7 +30,7 @@ import (
 //
 // Each fault goes to a key of its own, chosen before the run among the
 // submissions sent once, with no other fault of their own (no early
-// timeout, no refused send), so the checks can say what each key's answers
+// timeout, no rival), so the checks can say what each key's answers
 // must be. Pass Pick as ProxyConfig.Pick and SetKill once the handler runs.
 type KeyFaults struct {
 	records KeyRecords
@@ -68,7 +68,7 @@ func NewKeyFaults(keyContainer string, subs []orderstream.Submission, kills, los
 		dropped: map[string]bool{}, done: map[string]keyFault{}, eligible: map[string]bool{}, now: time.Now}
 	var eligible []string
 	for _, s := range subs {
-		if s.Copies <= 1 && s.FirstTimeout == 0 && s.FailSends == 0 {
+		if s.Copies <= 1 && s.FirstTimeout == 0 && s.Rival == nil {
 			eligible = append(eligible, s.Key)
 			k.eligible[s.Key] = true
 		}

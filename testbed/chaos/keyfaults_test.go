@@ -30,7 +30,7 @@ func keyPut(t *testing.T, key, owner string, state idempotency.State) []byte {
 func TestKeyFaultsAimAtPlainSubmissions(t *testing.T) {
 	subs := []orderstream.Submission{
 		{Key: "k-copies", Copies: 3}, {Key: "k-a", Copies: 1}, {Key: "k-timeout", Copies: 1, FirstTimeout: time.Millisecond},
-		{Key: "k-b", Copies: 1}, {Key: "k-send", Copies: 1, FailSends: 1},
+		{Key: "k-b", Copies: 1}, {Key: "k-race", Copies: 1, Rival: &orderstream.Submission{Key: "k-rival"}},
 	}
 	k := NewKeyFaults("idempotency-keys", subs, 1, 1)
 	if len(k.target) != 2 || k.target["k-a"] == k.target["k-b"] || k.target["k-a"] == 0 || k.target["k-b"] == 0 {

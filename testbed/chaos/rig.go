@@ -70,9 +70,9 @@ type HTTPConfig struct {
 	// Addr is the listen address, normally loopback (127.0.0.1:7071, Core
 	// Tools' port).
 	Addr string
-	// FunctionKey, when set, is required from callers of function and
-	// admin level functions (hostemu.HTTPOptions.FunctionKey).
-	FunctionKey string
+	// FunctionKeys (name -> value), when set, are required from callers of
+	// function and admin level functions (hostemu.HTTPOptions.FunctionKeys).
+	FunctionKeys map[string]string
 	// Observe receives every HTTP invocation.
 	Observe func(*hostemu.Invocation)
 	// Optional: when Addr cannot be opened (the default port taken), the
@@ -255,7 +255,7 @@ func listenHTTP(ctx context.Context, cfg *RigConfig, host *hostemu.Host) (baseUR
 		return "", func() {}, nil
 	}
 	front, err := host.HTTP(hostemu.HTTPOptions{Functions: cfg.App.Functions, RoutePrefix: cfg.App.Host.RoutePrefix,
-		FunctionKey: cfg.HTTP.FunctionKey, Observe: cfg.HTTP.Observe})
+		FunctionKeys: cfg.HTTP.FunctionKeys, Observe: cfg.HTTP.Observe})
 	if err != nil {
 		return "", nil, err
 	}
