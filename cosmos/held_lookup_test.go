@@ -10,15 +10,20 @@ import (
 
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
-// GetOrder may be a fresh client's first request, whose account lookup
-// azcosmos detaches from the caller's context: its read (ReadOrder), like
-// ordersctl's (PartitionDocuments), must still end at its deadline
-// (cosmos/recovery.go), as TestOperationDeadlineEndsAHeldAccountLookup
-// shows for CreateOrder.
-func TestReadsEndAtTheirDeadlineWhenTheAccountLookupIsHeld(t *testing.T) {
+// azcosmos sends the account lookup before a client's first request
+// detached from the caller's context; the operation's deadline must still
+// end it (cosmos/recovery.go), whichever operation comes first: a
+// consumer's CreateOrder, GetOrder's ReadOrder, ordersctl's
+// PartitionDocuments.
+func TestOperationDeadlineEndsAHeldAccountLookup(t *testing.T) {
 	for name, read := range map[string]func(context.Context, *cosmos.Store) error{
+		"CreateOrder": func(ctx context.Context, s *cosmos.Store) error {
+			_, err := s.CreateOrder(ctx, orderstest.Batch(t, newOrder(t), orders.Acceptance{MessageID: "m", AcceptedAt: time.Now()}))
+			return err
+		},
 		"ReadOrder": func(ctx context.Context, s *cosmos.Store) error {
 			_, err := s.ReadOrder(ctx, "ORD-1")
 			return err
