@@ -97,7 +97,7 @@ const (
 )
 
 // clientScope names who sent a request, so that two callers never share a
-// key space or an order (docs/http-api.md, "Clients"). Every HTTP function
+// key space or an order (docs/http-api.md, "Keys and scope"). Every HTTP function
 // derives it here. The Easy Auth principal when App Service Authentication
 // runs in front (easyAuth) and so vouches for the header; else the name of
 // the function key the host authenticated the caller with: a name survives

@@ -36,8 +36,9 @@ const DefaultMaxRequestBytes = 4 << 20
 type Config struct {
 	Processor *orders.Processor
 	Logger    *slog.Logger
-	// MaxRequestBytes bounds the request body read into memory; zero means
-	// DefaultMaxRequestBytes.
+	// MaxRequestBytes bounds a ProcessOrder invocation read into memory;
+	// zero means DefaultMaxRequestBytes. The HTTP functions have a bound of
+	// their own, derived from MaxSubmitBytes.
 	MaxRequestBytes int64
 	// MessageDeadline bounds a ProcessOrder invocation: the store's
 	// transient failures are retried until then (Processor.Store is an
