@@ -104,6 +104,18 @@ func TestSubmitOrderAtTheSizeLimit(t *testing.T) {
 	body := orderOfSize(t, id, MaxSubmitBytes)
 	a := d.submit(t, "at-the-limit-"+id, body)
 	d.wantOrder(t, a, http.StatusCreated, id)
+	// The emulators do not enforce Cosmos DB's 2 MB per document: measure.
+	const cosmosDocumentLimit = 2 << 20
+	record, err := d.keys.Document(t.Context(), keyID("at-the-limit-"+id))
+	if err != nil || len(record) == 0 {
+		t.Fatalf("key record: %v", err)
+	}
+	for name, size := range map[string]int{"order document": len(d.storedOrder(t, id)), "key record with the 201": len(record)} {
+		t.Logf("%s: %d bytes", name, size)
+		if size > cosmosDocumentLimit-64<<10 {
+			t.Errorf("the %s of an order at the limit is %d bytes, too close to Cosmos DB's %d", name, size, cosmosDocumentLimit)
+		}
+	}
 	if again := d.submit(t, "at-the-limit-"+id, body); !bytes.Equal(again.Body, a.Body) || again.Header.Get(headerReplayed) != "true" {
 		t.Errorf("replay at the limit: %d, %d bytes", again.StatusCode, len(again.Body))
 	}
