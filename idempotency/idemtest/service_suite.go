@@ -336,7 +336,7 @@ func (h *harness) wantTakeOver(t *testing.T) {
 // and completes; A's completion is refused and B's answer stays.
 func testStaleCompletion(t *testing.T, h *harness) {
 	started, release := make(chan struct{}), make(chan struct{})
-	stale := idempotency.Response{Status: 202, Headers: map[string]string{"X-Attempt": "A"}, Body: []byte("A")}
+	stale := idempotency.Response{Status: 201, Headers: map[string]string{"X-Attempt": "A"}, Body: []byte("A")}
 	errA := make(chan error, 1)
 	go func() {
 		_, err := h.execute(t, h.fp, func(ctx context.Context) (idempotency.Response, error) {
