@@ -336,6 +336,11 @@ func (h *harness) wantTakeOver(t *testing.T) {
 // and completes; A's completion is refused and B's answer stays.
 func testStaleCompletion(t *testing.T, h *harness) {
 	started, release := make(chan struct{}), make(chan struct{})
+	// Released at the test's end whatever fails first, so attempt A never
+	// outlives it.
+	var once sync.Once
+	releaseA := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(releaseA)
 	stale := idempotency.Response{Status: 201, Headers: map[string]string{"X-Attempt": "A"}, Body: []byte("A")}
 	errA := make(chan error, 1)
 	go func() {
@@ -349,14 +354,18 @@ func testStaleCompletion(t *testing.T, h *harness) {
 		})
 		errA <- err
 	}()
-	<-started
+	select {
+	case <-started:
+	case err := <-errA:
+		t.Fatalf("attempt A ended before its work ran: %v", err)
+	}
 	h.clock.Advance(Lease)
 	res, err := h.execute(t, h.fp, h.createOrder)
 	h.want(t, res, err, idempotency.Executed, h.accepted())
 	if !res.TookOver {
 		t.Error("the take-over is not reported")
 	}
-	close(release)
+	releaseA()
 	if err := <-errA; !errors.Is(err, idempotency.ErrFenced) || !strings.Contains(err.Error(), h.scope.ID()) {
 		t.Errorf("stale completion: %v; want ErrFenced naming the key record", err)
 	}
