@@ -50,10 +50,9 @@ type RigConfig struct {
 	// so far and whether a Cosmos outage is on; the queue stays open until
 	// it returns (make run's HTTP submissions). It needs HTTP.
 	Traffic func(ctx context.Context, baseURL string, settled func() float64, inOutage func() bool) error
-	// Enqueued and SendFault go to hostemu.Options: a message an output
-	// binding put on the queue, and a broker refusing an output send.
-	Enqueued  func(*hostemu.Invocation, *hostemu.Message)
-	SendFault func(*hostemu.Invocation, hostemu.OutputMessage) error
+	// Enqueued goes to hostemu.Options: a message an output binding put on
+	// the queue.
+	Enqueued func(*hostemu.Invocation, *hostemu.Message)
 	// Serve keeps the queue open until ctx ends instead of ending the
 	// delivery once it is drained: messages arrive through the HTTP
 	// functions' output bindings (make serve). ctx ending is then no error.
@@ -243,7 +242,7 @@ func newHost(cfg *RigConfig, clocks hostemu.Clocks, worker *hostemu.Worker) (*ho
 		MaxMessageBytes: cfg.Settings.Int("SERVICEBUS_MAX_MESSAGE_BYTES"),
 		Kills:           cfg.Kills, Kill: worker.Kill,
 		Observe: cfg.Observe, Log: cfg.Log, ServiceBusOut: cfg.ServiceBusOut,
-		Enqueued: cfg.Enqueued, SendFault: cfg.SendFault,
+		Enqueued: cfg.Enqueued,
 	})
 	return queue, host, err
 }
