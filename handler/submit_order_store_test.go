@@ -283,8 +283,10 @@ func TestSubmitOrderInFlightRetryAfterIsTheFirstRequestsDeadline(t *testing.T) {
 	})
 	id, body := uniqueOrder(t)
 	key := "retry-after-" + id
-	d.holdFirst(t, gate, key, body)
+	firstDone, release := d.holdFirst(t, gate, key, body)
 	a := d.submit(t, key, body)
+	release()
+	<-firstDone
 	wantProblem(t, a, http.StatusConflict, "request-in-progress")
 	most := int((deadline + idempotency.SettleTimeout) / time.Second)
 	if s, err := strconv.Atoi(a.Header.Get("Retry-After")); err != nil || s < 1 || s > most {
