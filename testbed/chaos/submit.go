@@ -173,7 +173,7 @@ func (c *client) submission(ctx context.Context, s orderstream.Submission) {
 }
 
 // request retries one request as a careful client: the same key and body
-// again after a timeout, a 409 (in flight), a 500 or a 503, waiting as
+// again after a timeout, a 409 in flight, a 500 or a 503, waiting as
 // Retry-After asks (at most a second), until a final answer or Patience.
 func (c *client) request(ctx context.Context, s orderstream.Submission, copyNo int, body []byte, reuse bool) {
 	deadline := time.Now().Add(c.cfg.Patience)
@@ -197,9 +197,12 @@ func (c *client) request(ctx context.Context, s orderstream.Submission, copyNo i
 	}
 }
 
-// retryAfter says whether a client retries after a, and after how long.
+// retryAfter says whether a client retries after a, and after how long: a
+// 409 order-id-taken is final, a 409 in flight is not.
 func retryAfter(a Answer) (time.Duration, bool) {
 	switch {
+	case final(a):
+		return 0, false
 	case a.Status == 0, a.Status == http.StatusInternalServerError:
 		return 100 * time.Millisecond, true
 	case a.Status == http.StatusConflict, a.Status == http.StatusServiceUnavailable:

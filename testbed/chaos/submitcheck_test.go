@@ -134,3 +134,26 @@ func TestSubmitChecks(t *testing.T) {
 		})
 	}
 }
+
+// A client retries what is not final and stops at what is: 409
+// order-id-taken is an answer, 409 in flight is not.
+func TestClientRetriesOnlyWhatIsNotFinal(t *testing.T) {
+	for _, tc := range []struct {
+		a     Answer
+		again bool
+	}{
+		{Answer{Status: 0, Err: "timeout"}, true},
+		{Answer{Status: 500}, true},
+		{Answer{Status: 503}, true},
+		{Answer{Status: 409, ProblemType: "https://example.test#request-in-progress"}, true},
+		{Answer{Status: 409, ProblemType: "https://example.test#order-id-taken"}, false},
+		{Answer{Status: 409, ProblemType: "https://example.test#order-id-taken", Replayed: true}, false},
+		{Answer{Status: 201}, false},
+		{Answer{Status: 200}, false},
+		{Answer{Status: 422}, false},
+	} {
+		if _, again := retryAfter(tc.a); again != tc.again {
+			t.Errorf("%d %s: retried %v, want %v", tc.a.Status, tc.a.ProblemType, again, tc.again)
+		}
+	}
+}
