@@ -348,3 +348,19 @@ func TestSubmitOrderLogsOneLinePerRequest(t *testing.T) {
 		}
 	}
 }
+
+// Cosmos DB gives a document back reprinted (numbers in their shortest form,
+// escapes decoded): the 201 built from the order as written, the 200 of a
+// resend and a GET built from the stored one are still the same bytes.
+func TestSubmitOrderAnswersOneViewWhateverTheStoreReprints(t *testing.T) {
+	d := startAPI(t)
+	id, body := uniqueOrder(t)
+	body = bytes.Replace(body, []byte(`"producer":"web-shop"`), []byte(`"producer":"caf\u00e9 \u2028 <&>","n":1.50,"e":1E2,"z":-0`), 1)
+	created := d.submit(t, "k1-"+id, body)
+	d.wantOrder(t, created, http.StatusCreated, id)
+	for name, a := range map[string]callerAnswer{"resend": d.submit(t, "k2-"+id, body), "GET": d.get(t, getCall(id))} {
+		if a.StatusCode != http.StatusOK || !bytes.Equal(a.Body, created.Body) {
+			t.Errorf("%s: %d %s\nthe 201 was %s", name, a.StatusCode, a.Body, created.Body)
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Submission names an order submitted through the HTTP API: the client that
@@ -134,9 +136,12 @@ var private = []string{"id", "type", "messageId", "owner", "submissionId",
 
 // PublicView is a stored order document as the HTTP API shows it to its
 // owner (docs/http-api.md): the members the client sent, with requestHash,
-// hashVersion and acceptedAt, members sorted by name as [Order.Document]
-// writes them. Every answer that carries an order is built by it, so a
-// created order, a resend and a GET show the same members.
+// hashVersion and acceptedAt, in the RFC 8785 canonical form (names sorted,
+// numbers and strings written one way). Every answer that carries an order
+// is built by it, and the canonical form makes them the same bytes whether
+// they are built from the document as written or as the store gives it back,
+// which may reprint numbers and escapes and reorder members (a created
+// order's 201, a resend's 200, a GET).
 func PublicView(doc []byte) ([]byte, error) {
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(doc, &members); err != nil {
@@ -154,10 +159,12 @@ func PublicView(doc []byte) ([]byte, error) {
 		}
 		appendString(&b, k)
 		b.WriteByte(':')
-		if err := json.Compact(&b, members[k]); err != nil {
-			return nil, fmt.Errorf("stored order member %s: %w", k, err)
-		}
+		b.Write(members[k])
 	}
 	b.WriteByte('}')
-	return b.Bytes(), nil
+	view := jsontext.Value(b.Bytes())
+	if err := view.Canonicalize(); err != nil {
+		return nil, fmt.Errorf("stored order document cannot be canonicalised (RFC 8785): %w", err)
+	}
+	return view, nil
 }

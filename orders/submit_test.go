@@ -135,16 +135,30 @@ func TestOwnerAndSubmissionIDAreReserved(t *testing.T) {
 	}
 }
 
-func TestPublicViewShowsTheClientsMembersSorted(t *testing.T) {
+func TestPublicViewShowsTheClientsMembersCanonically(t *testing.T) {
 	doc := `{"type":"order","orderId":"ORD-1","id":"ORD-1","meta":{"b":1, "a":2},"owner":"key:a","submissionId":"s",` +
 		`"messageId":"m","requestHash":"sha256:x","hashVersion":1,"acceptedAt":"2026-12-01T10:00:00Z","customerId":"C",` +
 		`"_rid":"r","_self":"s","_etag":"\"e\"","_attachments":"a/","_ts":1}`
 	got, err := orders.PublicView([]byte(doc))
-	want := `{"acceptedAt":"2026-12-01T10:00:00Z","customerId":"C","hashVersion":1,"meta":{"b":1,"a":2},"orderId":"ORD-1","requestHash":"sha256:x"}`
+	want := `{"acceptedAt":"2026-12-01T10:00:00Z","customerId":"C","hashVersion":1,"meta":{"a":2,"b":1},"orderId":"ORD-1","requestHash":"sha256:x"}`
 	if err != nil || string(got) != want {
 		t.Errorf("PublicView:\n got %s (%v)\nwant %s", got, err, want)
 	}
 	if _, err := orders.PublicView([]byte(`[1]`)); err == nil {
 		t.Error("PublicView of an array: no error")
+	}
+}
+
+// A store may give a document back reprinted: numbers in their shortest
+// form, escapes decoded, nested members in another order. The view is the
+// same bytes either way, so a 201 built from the document as written and a
+// GET built from the stored one agree.
+func TestPublicViewIsTheSameWhateverTheStoreReprints(t *testing.T) {
+	written := `{"id":"ORD-1","orderId":"ORD-1","meta":{"producer":"caf\u00e9 \u2028 <&>","n":1.50,"e":1E2,"z":-0},"total":"1.00"}`
+	reprinted := `{"total":"1.00","meta":{"e":100,"n":1.5,"producer":"café \u2028 <&>","z":0},"orderId":"ORD-1","id":"ORD-1","_ts":5}`
+	a, errA := orders.PublicView([]byte(written))
+	b, errB := orders.PublicView([]byte(reprinted))
+	if errA != nil || errB != nil || string(a) != string(b) {
+		t.Errorf("views differ:\n %s (%v)\n %s (%v)", a, errA, b, errB)
 	}
 }
