@@ -40,7 +40,7 @@ func (x *exchange) readRequest(w http.ResponseWriter, r *http.Request, limit int
 	inv, err := readInvocation(w, r, limit)
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		x.refuse("tooLarge", problemTooLarge, fmt.Sprintf("The request is larger than %d bytes.", limit))
+		x.refuse("tooLarge", problemTooLarge, fmt.Sprintf("The request, as the Functions host forwards it, is larger than %d bytes. Send an order of at most %d bytes.", limit, MaxSubmitBytes))
 		return nil, false
 	}
 	if err == nil {

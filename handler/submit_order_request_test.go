@@ -276,7 +276,10 @@ func TestSubmitOrderHostEnvelopeProblems(t *testing.T) {
 	t.Run("invocation over its limit", func(t *testing.T) {
 		huge := bytes.Replace(body, []byte(`"sku":"SKU-1"`), []byte(`"sku":"SKU-1","note":"`+strings.Repeat("x", maxHTTPInvocationBytes)+`"`), 1)
 		a := respondedTo(t, d.invokeFunction(t, FunctionSubmitOrder, hostHTTPInvocation(FunctionSubmitOrder, submitCall("k", huge))))
-		wantProblem(t, a, http.StatusRequestEntityTooLarge, "order-too-large")
+		p := wantProblem(t, a, http.StatusRequestEntityTooLarge, "order-too-large")
+		if !strings.Contains(p.Detail, "at most 1048576 bytes") {
+			t.Errorf("detail %q does not give the limit of an order", p.Detail)
+		}
 	})
 }
 
