@@ -32,10 +32,11 @@ serve: build
 	$(GO) build -o $(HOSTEMU) ./testbed/cmd/hostemu
 	./testbed/scripts/run-local.sh -serve $(SERVE_ARGS)
 
-## http-demo: every answer of the HTTP front door with curl -i against the host emulator (202,
-##            the replay, 409 in flight, 422 reused key, 400, GET 200 and 404), each one checked;
-##            starts the local Cosmos emulator unless COSMOS_ENDPOINT is set (a loopback http://
-##            one: the 409 needs the proxy in front of it); docs/http-api.md "Try it locally"
+## http-demo: every answer of the HTTP API with curl -i against the host emulator, two clients
+##            (function keys partner-a, partner-b): 201, 409 in flight, the replay, 200 under a
+##            new key, 409 order-id-taken, 422 reused key, 411 chunked, GET 200 and 404, each one
+##            checked; starts the local Cosmos emulator unless COSMOS_ENDPOINT is set (a loopback
+##            http:// one: the 409 in flight needs the proxy in front of it); docs/http-api.md
 http-demo: build
 	$(GO) build -o $(HOSTEMU) ./testbed/cmd/hostemu
 	./testbed/scripts/http-demo.sh
@@ -105,8 +106,8 @@ chaos: build
 
 ## bench: measure and rewrite docs/benchmarks.md: Cosmos round trips per message; single and
 ##        batch invocations against a plain azcosmos loop at 0, 5 and 20 ms from Cosmos (a delay
-##        proxy in front of the emulator); what executeOnce adds to a SubmitOrder request (round
-##        trips, RU, p50/p99) on each path of the front door; in-process CPU and allocations; start
+##        proxy in front of the emulator); the HTTP API's round trips, RU and p50/p99 on each path
+##        (first, replay, resend, orderId taken, GET); in-process CPU and allocations; start
 ##        time and memory of bin/handler. Starts an emulator on port 18095 (COSMOS_EMULATOR_PORT)
 ##        unless COSMOS_ENDPOINT is set; about 10 min on a busy machine.
 ##        More: make bench BENCH_FLAGS='-rounds 9 -latencies 0,20ms,50ms'

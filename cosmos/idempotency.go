@@ -150,7 +150,8 @@ func etagOf(resp azcosmos.ItemResponse) string {
 }
 
 // CreateContainer creates the key container (partition key /id, TTL on with
-// no default: every record carries its own ttl) where it does not exist;
+// no default: every record carries its own ttl, nothing indexed: a record
+// is only ever read by its id, as Bicep creates it) where it does not exist;
 // the database must exist (Store.CreateContainers). For emulators and
 // tests, as CreateContainers.
 func (k *KeyStore) CreateContainer(ctx context.Context) error {
@@ -160,7 +161,9 @@ func (k *KeyStore) CreateContainer(ctx context.Context) error {
 	}
 	ttlOn := int32(-1)
 	p := azcosmos.ContainerProperties{ID: k.containerID, DefaultTimeToLive: &ttlOn,
-		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}}}
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/id"}},
+		IndexingPolicy: &azcosmos.IndexingPolicy{Automatic: true, IndexingMode: azcosmos.IndexingModeConsistent,
+			ExcludedPaths: []azcosmos.ExcludedPath{{Path: "/*"}}}}
 	if _, err := db.CreateContainer(ctx, p, nil); err != nil && statusOf(err) != http.StatusConflict {
 		return fmt.Errorf("create container %s/%s: %w", k.store.database, k.containerID, err)
 	}
@@ -168,23 +171,22 @@ func (k *KeyStore) CreateContainer(ctx context.Context) error {
 }
 
 // Document returns the stored JSON of id, nil when there is none. For
-// tests and checks. It queries rather than reads: the local emulator
-// answers a read of a missing item with 500 (docs/cosmos-emulators.md).
+// tests and checks.
 func (k *KeyStore) Document(ctx context.Context, id string) (json.RawMessage, error) {
-	cc, err := k.store.conn.Load().client.NewContainer(k.store.database, k.containerID)
-	if err != nil {
-		return nil, err
-	}
-	opts := &azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@id", Value: id}}}
-	pager := cc.NewQueryItemsPager("SELECT * FROM c WHERE c.id = @id", azcosmos.NewPartitionKeyString(id), opts)
-	for pager.More() {
-		page, err := pager.NextPage(ctx)
+	doc, err := pointRead(k.store.loopback, func() (azcosmos.ItemResponse, error) {
+		return k.do(ctx, func(cc *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
+			return cc.ReadItem(ctx, azcosmos.NewPartitionKeyString(id), id, nil)
+		})
+	}, func() ([]json.RawMessage, error) {
+		cc, err := k.store.conn.Load().client.NewContainer(k.store.database, k.containerID)
 		if err != nil {
-			return nil, classify("query idempotency key", id, err)
+			return nil, err
 		}
-		if len(page.Items) > 0 {
-			return page.Items[0], nil
-		}
+		opts := &azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@id", Value: id}}}
+		return queryItems(ctx, cc, "SELECT * FROM c WHERE c.id = @id", azcosmos.NewPartitionKeyString(id), opts)
+	})
+	if err != nil {
+		return nil, classify("read idempotency key", id, err)
 	}
-	return nil, nil
+	return doc, nil
 }

@@ -42,7 +42,7 @@ func TestKeyStoreRoundTrips(t *testing.T) {
 	counting := &idemtest.Counting{Store: keys}
 	svc := &idempotency.Service{Store: counting}
 	scope := idempotency.Scope{Client: "anonymous", Operation: "SubmitOrder", Key: t.Name() + time.Now().Format(time.RFC3339Nano)}
-	ok := func(context.Context) (idempotency.Response, error) { return idempotency.Response{Status: 202}, nil }
+	ok := func(context.Context) (idempotency.Response, error) { return idempotency.Response{Status: 201}, nil }
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ctx, charge := orders.WithRequestCharge(ctx)
@@ -112,7 +112,7 @@ func BenchmarkKeyStoreExecute(b *testing.B) {
 	svc := &idempotency.Service{Store: cosmosDB.Env(b).Keys}
 	ctx := context.Background()
 	work := func(context.Context) (idempotency.Response, error) {
-		return idempotency.Response{Status: 202, Body: []byte(`{"orderId":"ORD-1","status":"submitted"}`)}, nil
+		return idempotency.Response{Status: 201, Body: []byte(`{"orderId":"ORD-1","requestHash":"sha256:0f"}`)}, nil
 	}
 	scope := idempotency.Scope{Client: "anonymous", Operation: "SubmitOrder", Key: b.Name() + time.Now().Format(time.RFC3339Nano)}
 	if _, err := svc.Execute(ctx, scope, "fp-1", work); err != nil {

@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
-
-	"github.com/ordersink/orders-consumer/orders"
 )
 
 // PartitionKeyPath is the orders container's partition key path: the orderId
@@ -58,19 +55,10 @@ func (s *Store) DeleteDatabase(ctx context.Context) error {
 }
 
 // PartitionDocuments returns every document in an order's partition: the
-// order and whatever was written beside it (orders.OrderReader: GetOrder,
-// ordersctl order show, tests). One single-partition query; its errors are
+// order and whatever was written beside it (ordersctl order show, tests). One single-partition query; its errors are
 // *orders.StoreError, transient or not as a write's are.
 func (s *Store) PartitionDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error) {
 	return s.orderQuery(ctx, "SELECT * FROM c WHERE c.orderId = @o", orderID)
-}
-
-// ViewDocuments returns the documents of an order's partition that
-// orders.ReadView interprets, projected to the members it reads
-// (orders.ViewReader): GetOrder's read, which must not carry the bodies
-// that conflict records keep. One single-partition query.
-func (s *Store) ViewDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error) {
-	return s.orderQuery(ctx, viewQuery, orderID)
 }
 
 // orderQuery runs q, which filters on c.orderId = @o, in orderID's partition
@@ -84,18 +72,6 @@ func (s *Store) orderQuery(ctx context.Context, q, orderID string) ([]json.RawMe
 	}
 	return docs, nil
 }
-
-// viewQuery selects orders.ViewFields of the orders.ViewTypes documents of
-// one order (filtered on orderId too: the emulators ignore a query's
-// partition key).
-var viewQuery = func() string {
-	fields := make([]string, len(orders.ViewFields))
-	for i, f := range orders.ViewFields {
-		fields[i] = "c." + f
-	}
-	return fmt.Sprintf("SELECT %s FROM c WHERE c.orderId = @o AND c.type IN (\"%s\")",
-		strings.Join(fields, ", "), strings.Join(orders.ViewTypes, `", "`))
-}()
 
 // Documents returns every document of a type (order, conflict, outboxEvent…)
 // across partitions. For tests and local checks, not for the hot path.

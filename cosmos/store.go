@@ -23,6 +23,9 @@ type Store struct {
 	dial                  func() (*azcosmos.Client, error)
 	conn                  atomic.Pointer[conn]
 	recovery              recovery
+	// loopback: the endpoint is a local emulator (CheckEndpoint allows
+	// http:// only for loopback hosts).
+	loopback bool
 }
 
 // Open connects to the account and returns a Store over database/container.
@@ -32,7 +35,7 @@ func Open(o Options, database, container string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{database: database, containerID: container, dial: dial}
+	s := &Store{database: database, containerID: container, dial: dial, loopback: strings.HasPrefix(strings.ToLower(o.Endpoint), "http://")}
 	c, err := s.connect()
 	if err != nil {
 		return nil, err
@@ -56,6 +59,45 @@ func (s *Store) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*or
 		return nil, err
 	}
 	return s.readFingerprint(ctx, b.OrderID)
+}
+
+// ReadOrder returns the stored order document of orderID, nil when there is
+// none: one point read (id = partition key = orderId), GetOrder's only
+// request (orders.OrderReader).
+func (s *Store) ReadOrder(ctx context.Context, orderID string) (json.RawMessage, error) {
+	doc, err := pointRead(s.loopback, func() (azcosmos.ItemResponse, error) {
+		return call(ctx, s, func(c *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
+			return c.ReadItem(ctx, azcosmos.NewPartitionKeyString(orderID), orderID, nil)
+		})
+	}, func() ([]json.RawMessage, error) {
+		return s.query(ctx, "SELECT * FROM c WHERE c.orderId = @o AND c.id = @o", azcosmos.NewPartitionKeyString(orderID),
+			&azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@o", Value: orderID}}})
+	})
+	if err != nil {
+		return nil, classify("read order", orderID, err)
+	}
+	return doc, nil
+}
+
+// pointRead returns the document read, nil when there is none (404). The
+// local emulator answers a read of a missing item with 500
+// (docs/cosmos-emulators.md): on a loopback endpoint only, such a 500 is
+// asked again with query, which it answers truthfully.
+func pointRead(loopback bool, read func() (azcosmos.ItemResponse, error), query func() ([]json.RawMessage, error)) (json.RawMessage, error) {
+	resp, err := read()
+	switch status := statusOf(err); {
+	case err == nil:
+		return resp.Value, nil
+	case status == http.StatusNotFound:
+		return nil, nil
+	case status == http.StatusInternalServerError && loopback:
+		docs, qerr := query()
+		if qerr != nil || len(docs) == 0 {
+			return nil, qerr
+		}
+		return docs[0], nil
+	}
+	return nil, err
 }
 
 func (s *Store) readFingerprint(ctx context.Context, orderID string) (*orders.StoredFingerprint, error) {

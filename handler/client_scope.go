@@ -9,14 +9,13 @@ import (
 	"strings"
 )
 
-// Request headers of the HTTP front door.
+// Request headers of the HTTP API.
 const (
 	headerIdempotencyKey = "Idempotency-Key"
 	// headerPrincipalID is set by App Service Authentication (Easy Auth),
 	// which strips any copy the caller sent; without it in front, a caller
 	// could send any value (Config.EasyAuth).
 	headerPrincipalID = "X-Ms-Client-Principal-Id"
-	headerFunctionKey = "X-Functions-Key"
 	// headerReplayed marks a stored answer given again (the IETF draft
 	// "The Idempotency-Key HTTP Header Field" and Stripe use this name).
 	headerReplayed = "Idempotent-Replayed"
@@ -87,33 +86,64 @@ func unquoteSFString(s string) (string, error) {
 	return b.String(), nil
 }
 
+// The key authentication handler of the Functions host records the key a
+// caller presented as an identity of its own in the request's Identities
+// (docs/host-wire-format.md §6.1; azure-functions-host
+// AuthenticationLevelHandler): authentication type keyAuthenticationType,
+// with the key's name as the claim keyNameClaim.
+const (
+	keyAuthenticationType = "WebJobsAuthLevel"
+	keyNameClaim          = "http://schemas.microsoft.com/2017/07/functions/claims/keyid"
+)
+
 // clientScope names who sent a request, so that two callers never share a
-// key space (design: docs/http-api.md, "Keys and scope"). The Easy Auth
-// principal when App Service Authentication runs in front (easyAuth) and
-// so vouches for the header; else the function key the caller presented,
-// hashed (every partner gets a key of its own, and the key itself is never
-// stored or logged); else "anonymous", for local runs where nothing is
-// enforced.
+// key space or an order (docs/http-api.md, "Keys and scope"). Every HTTP function
+// derives it here. The Easy Auth principal when App Service Authentication
+// runs in front (easyAuth) and so vouches for the header; else the name of
+// the function key the host authenticated the caller with: a name survives
+// the key's rotation, and is no secret (the key's value is never read);
+// else "anonymous", for local runs where nothing is enforced.
 func clientScope(r *httpRequest, easyAuth bool) string {
 	if id := strings.TrimSpace(r.Header.Get(headerPrincipalID)); id != "" && easyAuth {
 		return "principal:" + id
 	}
-	// The host checks the header first, then the query, whose names it
-	// compares in any case (docs/host-wire-format.md §6.1).
-	key := r.Header.Get(headerFunctionKey)
-	for name, v := range r.Query {
-		if key == "" && strings.EqualFold(name, "code") {
-			key = v
-		}
-	}
-	if key != "" {
-		return "key:" + shortSHA256(key)
+	if r.KeyName != "" {
+		return "key:" + r.KeyName
 	}
 	return "anonymous"
 }
 
+// wireIdentity is one serialised ClaimsIdentity of Data.<trigger>.Identities
+// (Newtonsoft's names; encoding/json matches them in any case).
+type wireIdentity struct {
+	AuthenticationType *string `json:"AuthenticationType"`
+	IsAuthenticated    bool    `json:"IsAuthenticated"`
+	Claims             []struct {
+		Type  string `json:"Type"`
+		Value string `json:"Value"`
+	} `json:"Claims"`
+}
+
+// keyName returns the name of the function key the host authenticated the
+// request with, "" when none. Only the host's key identity counts: another
+// identity (Easy Auth's, whose claims come from an identity provider) cannot
+// name a key.
+func keyName(ids []wireIdentity) string {
+	for _, id := range ids {
+		if !id.IsAuthenticated || id.AuthenticationType == nil || *id.AuthenticationType != keyAuthenticationType {
+			continue
+		}
+		for _, c := range id.Claims {
+			if c.Type == keyNameClaim && c.Value != "" {
+				return c.Value
+			}
+		}
+	}
+	return ""
+}
+
 // shortSHA256 is the first 16 hex digits of the SHA-256 of s: enough to tell
-// callers and keys apart in logs and reasons without revealing them.
+// callers apart in logs without naming them.
 func shortSHA256(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:8])

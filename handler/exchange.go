@@ -12,7 +12,7 @@ import (
 	"github.com/ordersink/orders-consumer/orders"
 )
 
-// exchange is one request of the HTTP front door and the answer it gets,
+// exchange is one request of the HTTP API and the answer it gets,
 // with what the log line of docs/contract.md §12 says about it.
 type exchange struct {
 	function, invocationID string
@@ -22,8 +22,8 @@ type exchange struct {
 	client   string // the client scope (clientScope)
 	keyID    string // the idempotency key's record id: a hash, never the key
 	orderID  string
-	// outcome names the answer in logs: accepted, replayed, found,
-	// submitted, or the refusal (keyReused, inFlight, invalid, …).
+	// outcome names the answer in logs: created, resumed, resent, taken,
+	// replayed, found, or the refusal (keyReused, inFlight, invalid, …).
 	outcome       string
 	res           httpResponse
 	problem       *problem
@@ -40,7 +40,7 @@ func (x *exchange) readRequest(w http.ResponseWriter, r *http.Request, limit int
 	inv, err := readInvocation(w, r, limit)
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		x.refuse("tooLarge", problemTooLarge, fmt.Sprintf("The request is larger than %d bytes.", limit))
+		x.refuse("tooLarge", problemTooLarge, fmt.Sprintf("The request, as the Functions host forwards it, is larger than %d bytes. Send an order of at most %d bytes.", limit, MaxSubmitBytes))
 		return nil, false
 	}
 	if err == nil {
@@ -60,7 +60,14 @@ func (x *exchange) readRequest(w http.ResponseWriter, r *http.Request, limit int
 // refuse answers with a problem of type t.
 func (x *exchange) refuse(outcome string, t problemType, detail string) {
 	x.outcome = outcome
-	x.problem = &problem{Type: ProblemTypeBase + t.anchor, Title: t.title, Status: t.status, Detail: detail}
+	x.problem = x.newProblem(t, detail)
+}
+
+// newProblem is a problem of type t about this request: its instance is the
+// request's path, never the query, which may carry the function key.
+func (x *exchange) newProblem(t problemType, detail string) *problem {
+	return &problem{Type: ProblemTypeBase + t.anchor, Title: t.title, Status: t.status, Detail: detail,
+		Instance: x.instance, InvocationID: x.invocationID}
 }
 
 // fail answers 500 for a failure of ours; err goes to the log only.
@@ -80,21 +87,21 @@ func (x *exchange) retryHint() string {
 }
 
 // finish answers the host and logs the exchange.
-func (cfg Config) finish(w http.ResponseWriter, x *exchange, outputs map[string]any, start time.Time) {
+func (cfg Config) finish(w http.ResponseWriter, x *exchange, start time.Time) {
 	if p := x.problem; p != nil {
-		p.Instance, p.InvocationID = x.instance, x.invocationID
-		var h map[string]string
+		var h [][2]string
 		if x.retryAfter > 0 {
-			h = map[string]string{"Retry-After": retryAfter(x.retryAfter.Seconds())}
+			h = append(h, [2]string{"Retry-After", retryAfter(x.retryAfter.Seconds())})
 		}
-		x.res = p.response(h)
+		a := p.answer(h...)
+		x.res = httpResponse{StatusCode: a.Status, Headers: a.Headers, Body: string(a.Body)}
 	}
 	cfg.logExchange(x, cfg.Now().Sub(start))
 	line := fmt.Sprintf("%s: %d %s", x.function, x.res.StatusCode, x.outcome)
 	if x.orderID != "" {
 		line += " " + x.orderID
 	}
-	respond(w, cfg.Logger, x.res, outputs, line)
+	respond(w, cfg.Logger, x.res, line)
 }
 
 // logExchange writes the structured line of one request (docs/contract.md

@@ -5,90 +5,85 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
-func decodeState(t *testing.T, a callerAnswer) orderState {
-	t.Helper()
-	if a.StatusCode != http.StatusOK || a.Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("GET: %d %q %s", a.StatusCode, a.Header.Get("Content-Type"), a.Body)
+// GET answers an order only to its owner; everyone else gets the 404 of an
+// unknown orderId, so the answer never tells that an orderId exists.
+func TestGetOrderAnswersOnlyTheOwner(t *testing.T) {
+	d := startAPI(t)
+	id, body := uniqueOrder(t)
+	created := d.submit(t, "k-"+id, body)
+	d.wantOrder(t, created, http.StatusCreated, id)
+
+	mine := d.get(t, getCall(id))
+	d.wantOrder(t, mine, http.StatusOK, id)
+	if !bytes.Equal(mine.Body, created.Body) {
+		t.Errorf("GET %s, the 201 was %s", mine.Body, created.Body)
 	}
-	var s orderState
-	if err := json.Unmarshal(a.Body, &s); err != nil {
-		t.Fatal(err)
+	if !strings.Contains(d.logsOf(mine.answer), `"outcome":"found"`) {
+		t.Errorf("log %s", d.logsOf(mine.answer))
 	}
-	return s
+
+	unknown := "ORD-never-seen-" + strings.ReplaceAll(t.Name(), "/", "-")
+	notYours := d.get(t, getCall(id).by(partnerB))
+	none := d.get(t, getCall(unknown).by(partnerB))
+	wantSame404(t, notYours, none, id, unknown)
+	// Nobody without a key (a local run's anonymous client) either.
+	anonymous := getCall(id)
+	anonymous.keyName = ""
+	wantSame404(t, d.get(t, anonymous), d.get(t, getCall(unknown)), id, unknown)
 }
 
-func TestGetOrderFollowsAnOrderFromSubmissionToConflict(t *testing.T) {
-	d := startFrontDoor(t)
+// wantSame404 checks that two 404s are the same answer but for what names
+// the request (its path, its invocation).
+func wantSame404(t *testing.T, a, b callerAnswer, idA, idB string) {
+	t.Helper()
+	pa, pb := wantProblem(t, a, http.StatusNotFound, "order-not-found"), wantProblem(t, b, http.StatusNotFound, "order-not-found")
+	if pa.Instance != ordersPath+"/"+idA || pb.Instance != ordersPath+"/"+idB {
+		t.Errorf("instances %q, %q; want the paths", pa.Instance, pb.Instance)
+	}
+	normal := func(c callerAnswer, p problem, id string) string {
+		return strings.NewReplacer(id, "{orderId}", c.InvocationID, "{invocationId}").Replace(string(c.Body))
+	}
+	if x, y := normal(a, pa, idA), normal(b, pb, idB); x != y {
+		t.Errorf("the 404s differ:\n%s\n%s", x, y)
+	}
+	if a.headerNames() != b.headerNames() {
+		t.Errorf("404 headers differ: %s / %s", a.headerNames(), b.headerNames())
+	}
+}
+
+// The queue path's orders belong to no client of the API: operators see
+// them with ordersctl.
+func TestGetOrderOfTheQueuePathIsNotFound(t *testing.T) {
+	d := startAPI(t)
 	id, body := uniqueOrder(t)
-	o, err := orders.ParseOrder(body)
-	if err != nil {
-		t.Fatal(err)
+	if r := d.invoke(t, hostInvocation(body, id, 1)); !strings.Contains(r.Logs[0], "created "+id) {
+		t.Fatalf("ProcessOrder: %q", r.Logs[0])
 	}
-
-	p := wantProblem(t, d.get(t, id, nil), http.StatusNotFound, "order-not-found")
-	if p.Instance != ordersPath+"/"+id {
-		t.Errorf("instance %q", p.Instance)
-	}
-
-	sub := d.submit(t, "get-"+id, body)
-	s := decodeState(t, d.get(t, id, nil))
-	if s.OrderID != id || s.State != "submitted" || s.RequestHash != o.Hash || s.AcceptedAt != "" || len(s.Conflicts) != 0 {
-		t.Errorf("submitted: %+v", s)
-	}
-	// Only its submitter sees an order still on its way.
-	wantProblem(t, d.get(t, id, http.Header{"X-Functions-Key": {"partner-b-function-key"}}), http.StatusNotFound, "order-not-found")
-
-	d.deliver(t, sub)
-	s = decodeState(t, d.get(t, id, nil))
-	if s.State != "accepted" || s.RequestHash != o.Hash || s.MessageID != orders.MessageID(id, body) || s.AcceptedAt == "" ||
-		s.Status != nil || s.Conflicts == nil || len(s.Conflicts) != 0 {
-		t.Errorf("accepted: %+v", s)
-	}
-	// Anyone may read an accepted order (docs/http-api.md).
-	if s := decodeState(t, d.get(t, id, http.Header{"X-Functions-Key": {"partner-b-function-key"}})); s.State != "accepted" {
-		t.Errorf("another client: %+v", s)
-	}
-
-	changed := bytes.Replace(body, []byte(`"CUST-42"`), []byte(`"CUST-99"`), 1)
-	if a := d.invoke(t, hostInvocation(changed, orders.MessageID(id, changed), 1)); a.parked(t) == nil {
-		t.Fatalf("a changed resend is not parked: %v", a.Logs)
-	}
-	if a := d.invoke(t, statusInvocation(t, id, "Shipped", 2, 1)); a.Status != http.StatusOK {
-		t.Fatalf("status change: %d", a.Status)
-	}
-	s = decodeState(t, d.get(t, id, nil))
-	ch, _ := orders.ParseOrder(changed)
-	if len(s.Conflicts) != 1 || s.Conflicts[0].IncomingHash != ch.Hash || s.Conflicts[0].DetectedAt == "" {
-		t.Errorf("conflicts %+v, want the changed resend", s.Conflicts)
-	}
-	if s.Status == nil || s.Status.Status != "Shipped" || s.Status.Version != 2 {
-		t.Errorf("status %+v", s.Status)
-	}
-	if strings.Contains(string(d.get(t, id, nil).Body), "CUST-99") {
-		t.Error("GET shows a conflicting body")
+	anonymous := getCall(id)
+	anonymous.keyName = ""
+	for _, c := range []httpCall{getCall(id), anonymous} {
+		wantProblem(t, d.get(t, c), http.StatusNotFound, "order-not-found")
 	}
 }
 
 func TestGetOrderUnknownOrImpossibleIDs(t *testing.T) {
-	d := startFrontDoor(t)
+	d := startAPI(t)
 	for _, id := range []string{"ORD-never-seen-" + strings.Repeat("0", 8), strings.Repeat("x", 256), " padded"} {
-		wantProblem(t, d.get(t, id, nil), http.StatusNotFound, "order-not-found")
+		wantProblem(t, d.get(t, getCall(id)), http.StatusNotFound, "order-not-found")
 	}
 }
 
 // failingReader is an order store that cannot be read.
 type failingReader struct{ err error }
 
-func (f failingReader) ViewDocuments(context.Context, string) ([]json.RawMessage, error) {
+func (f failingReader) ReadOrder(context.Context, string) (json.RawMessage, error) {
 	return nil, f.err
 }
 
@@ -103,8 +98,8 @@ func TestGetOrderStoreDown(t *testing.T) {
 		{"permanent", &orders.StoreError{Op: "read order", Status: 400, Err: errors.New("400 sekrit query")}, 500, "internal-error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := startFrontDoor(t, func(c *Config) { c.Orders = failingReader{tc.err} })
-			a := d.get(t, "ORD-1", nil)
+			d := startAPI(t, func(c *Config) { c.Orders = failingReader{tc.err} })
+			a := d.get(t, getCall("ORD-1"))
 			wantProblem(t, a, tc.status, tc.anchor)
 			if a.Header.Get("Retry-After") == "" {
 				t.Error("no Retry-After")
@@ -116,49 +111,28 @@ func TestGetOrderStoreDown(t *testing.T) {
 	}
 }
 
-// Anyone with a function key can make an order collect conflicts (a new key
-// and other content per submission, each parked as a HashMismatch with its
-// body kept for 90 days). GET must stay bounded however many there are: it
-// neither reads the kept bodies nor lists every conflict.
-func TestGetOrderIsBoundedWhateverTheConflicts(t *testing.T) {
-	d := startFrontDoor(t)
+// Behind App Service Authentication every HTTP function derives the client
+// from the principal (issue 24, item 4): the owner's GET works, nobody
+// else's, whichever function key the callers present.
+func TestEveryHTTPFunctionDerivesTheSameClientBehindEasyAuth(t *testing.T) {
+	d := startAPI(t, func(c *Config) { c.EasyAuth = true })
 	id, body := uniqueOrder(t)
-	d.deliver(t, d.submit(t, "bounded-"+id, body))
-	const n = maxConflictsShown + 20
-	note := strings.Repeat("n", 20<<10)
-	for i := range n {
-		changed := bytes.Replace(body, []byte(`"total"`), []byte(fmt.Sprintf(`"note":"%d %s","total"`, i, note)), 1)
-		changed = bytes.Replace(changed, []byte(`"CUST-42"`), []byte(fmt.Sprintf(`"CUST-%d"`, 1000+i)), 1)
-		if a := d.invoke(t, hostInvocation(changed, orders.MessageID(id, changed), 1)); a.parked(t) == nil {
-			t.Fatalf("resend %d is not parked: %v", i, a.Logs)
+	as := func(c httpCall, principal string) httpCall {
+		c.header = c.header.Clone()
+		if principal != "" {
+			c.header.Set(headerPrincipalID, principal)
 		}
+		return c
 	}
-	reader := &measuringReader{ViewReader: d.store}
-	d.testServer = startServerWith(t, Config{Processor: &orders.Processor{Store: d.store},
-		Idempotency: &idempotency.Service{Store: d.keys}, Orders: reader, Submissions: d.keys})
-	a := d.get(t, id, nil)
-	s := decodeState(t, a)
-	if s.State != "accepted" || len(s.Conflicts) != maxConflictsShown || s.ConflictCount != n {
-		t.Errorf("%d conflicts shown of %d counted, want %d of %d", len(s.Conflicts), s.ConflictCount, maxConflictsShown, n)
+	created := d.call(t, FunctionSubmitOrder, as(submitCall("k-"+id, body), "0b6f2c1e-aaaa"))
+	d.wantOrder(t, created, http.StatusCreated, id)
+	var stored struct{ Owner string }
+	if err := json.Unmarshal(d.storedOrder(t, id), &stored); err != nil || stored.Owner != "principal:0b6f2c1e-aaaa" {
+		t.Fatalf("owner %q, %v", stored.Owner, err)
 	}
-	if len(a.Body) > 64<<10 {
-		t.Errorf("the answer is %d bytes", len(a.Body))
-	}
-	if reader.bytes > 256<<10 {
-		t.Errorf("GET read %d bytes of documents for %d conflicts: the kept bodies travel", reader.bytes, n)
-	}
-}
-
-// measuringReader counts the bytes of documents GET reads.
-type measuringReader struct {
-	orders.ViewReader
-	bytes int
-}
-
-func (m *measuringReader) ViewDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error) {
-	docs, err := m.ViewReader.ViewDocuments(ctx, orderID)
-	for _, d := range docs {
-		m.bytes += len(d)
-	}
-	return docs, err
+	// The owner, with another function key: the principal decides.
+	d.wantOrder(t, d.get(t, as(getCall(id).by(partnerB), "0b6f2c1e-aaaa")), http.StatusOK, id)
+	// Another principal with the same key, or the key without a principal.
+	wantProblem(t, d.get(t, as(getCall(id), "9c3d-bbbb")), http.StatusNotFound, "order-not-found")
+	wantProblem(t, d.get(t, getCall(id)), http.StatusNotFound, "order-not-found")
 }

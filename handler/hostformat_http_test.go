@@ -23,6 +23,37 @@ type httpCall struct {
 	// params are the route parameters the host matched ({orderId}).
 	params map[string]string
 	body   []byte
+	// keyName is the name of the function key the host authenticated the
+	// caller with; "" when none (an anonymous function, or Core Tools).
+	keyName string
+	// chunked sends the body without Content-Length: the host forwards no
+	// body then.
+	chunked bool
+}
+
+// anonymousIdentities is Data.req.Identities of a caller the host
+// authenticated with nothing: one unauthenticated ClaimsIdentity, as
+// Newtonsoft serialises it (azure-functions-host HttpRequestExtensions
+// .GetUserIdentitiesAsJArray).
+const anonymousIdentities = `[{"AuthenticationType":null,"IsAuthenticated":false,"Actor":null,"BootstrapContext":null,"Claims":[],` +
+	`"Label":null,"Name":null,"NameClaimType":"http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name",` +
+	`"RoleClaimType":"http://schemas.microsoft.com/ws/2008/06/identity/claims/role"}]`
+
+// keyIdentities is Data.req.Identities of a caller the host authenticated
+// with the function key named name: the identity AuthenticationLevelHandler
+// builds (scheme WebJobsAuthLevel; claims authlevel, invoke, keyid), each
+// claim as Newtonsoft serialises a Claim (its Subject dropped as a loop).
+func keyIdentities(name string) string {
+	claim := func(typ, value string) string {
+		v, _ := json.Marshal(value)
+		return `{"Issuer":"LOCAL AUTHORITY","OriginalIssuer":"LOCAL AUTHORITY","Properties":{},` +
+			`"Type":"http://schemas.microsoft.com/2017/07/functions/claims/` + typ + `","Value":` + string(v) +
+			`,"ValueType":"http://www.w3.org/2001/XMLSchema#string"}`
+	}
+	return `[{"AuthenticationType":"WebJobsAuthLevel","IsAuthenticated":true,"Actor":null,"BootstrapContext":null,"Claims":[` +
+		claim("authlevel", "Function") + "," + claim("invoke", "true") + "," + claim("keyid", name) +
+		`],"Label":null,"Name":null,"NameClaimType":"http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name",` +
+		`"RoleClaimType":"http://schemas.microsoft.com/ws/2008/06/identity/claims/role"}]`
 }
 
 // hostHTTPInvocation encodes a caller's request the way the Functions host
@@ -30,7 +61,8 @@ type httpCall struct {
 // Data.req is a JSON object (not double-encoded) with Url, Method, Query
 // (repeated names joined with commas), Headers (name -> array of strings, as
 // the caller spelled the names), Params only when the route has parameters,
-// Identities, and Body only when there is one (base64 for octet-stream);
+// Identities (the key identity when the caller presented a key), and Body
+// only when Content-Length > 0 (base64 for octet-stream);
 // Metadata holds the query (without code) and route parameters
 // double-encoded, the JSON body's top-level members, Query, Headers (name ->
 // single string) and sys.
@@ -51,19 +83,30 @@ func hostHTTPInvocation(function string, c httpCall) []byte {
 	for k, vs := range c.header {
 		headers[k] = vs
 	}
+	identities := anonymousIdentities
+	if c.keyName != "" {
+		identities = keyIdentities(c.keyName)
+	}
 	req := map[string]any{
 		"Url": u.String(), "Method": c.method, "Query": query, "Headers": headers,
-		"Identities": []any{map[string]any{"AuthenticationType": nil, "IsAuthenticated": false, "Claims": []any{}}},
+		"Identities": json.RawMessage(identities),
 	}
-	if len(c.body) > 0 {
+	switch {
+	case c.chunked:
+		headers["Transfer-Encoding"] = []string{"chunked"}
+	case c.method == http.MethodPost:
 		headers["Content-Length"] = []string{strconv.Itoa(len(c.body))}
+	}
+	if len(c.body) > 0 && !c.chunked {
 		req["Body"] = string(c.body)
 		if mt, _, _ := mime.ParseMediaType(headerValue(headers, "Content-Type")); mt == "application/octet-stream" {
 			req["Body"] = base64.StdEncoding.EncodeToString(c.body)
 		}
 	}
 	meta := map[string]any{}
-	addBodyMembers(meta, c.body)
+	if !c.chunked {
+		addBodyMembers(meta, c.body)
+	}
 	for k, v := range query {
 		if k != "code" {
 			meta[k] = enc(v)

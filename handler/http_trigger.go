@@ -32,6 +32,9 @@ type httpRequest struct {
 	// keeps names as the caller spelled them (lower case over HTTP/2).
 	Header http.Header
 	Params map[string]string
+	// KeyName is the name of the function key the host authenticated the
+	// caller with ([keyName]); "" when none.
+	KeyName string
 	// Body is the request body; nil when the caller sent none (the host
 	// leaves Body out when Content-Length is 0 or absent).
 	Body []byte
@@ -45,7 +48,10 @@ type wireHTTPRequest struct {
 	Query   map[string]json.RawMessage `json:"Query"`
 	Headers map[string]json.RawMessage `json:"Headers"`
 	Params  map[string]json.RawMessage `json:"Params"`
-	Body    *string                    `json:"Body"`
+	// Identities decides who the caller is: one that the handler cannot
+	// read fails the invocation rather than make the caller anonymous.
+	Identities []wireIdentity `json:"Identities"`
+	Body       *string        `json:"Body"`
 }
 
 // httpTrigger decodes the HTTP request of an invocation. The host writes
@@ -69,7 +75,7 @@ func (inv *invocation) httpTrigger(binding string) (*httpRequest, error) {
 		return nil, fmt.Errorf("%w: Data.%s is not an HTTP request object with a Method (%v)", errEnvelope, binding, err)
 	}
 	r := &httpRequest{URL: w.URL, Method: strings.ToUpper(w.Method), Header: http.Header{},
-		Query: scalars(w.Query), Params: scalars(w.Params)}
+		Query: scalars(w.Query), Params: scalars(w.Params), KeyName: keyName(w.Identities)}
 	for name, v := range w.Headers {
 		values, err := headerValues(v)
 		if err != nil {
@@ -130,12 +136,9 @@ type httpResponse struct {
 
 // respond answers the host of an HTTP-triggered invocation. The host itself
 // is always answered 200: it turns any other answer into a 500 for the
-// caller and drops the outputs, so what the caller gets is res alone.
-func respond(w http.ResponseWriter, log *slog.Logger, res httpResponse, outputs map[string]any, logLine string) {
+// caller, so what the caller gets is res alone.
+func respond(w http.ResponseWriter, log *slog.Logger, res httpResponse, logLine string) {
 	out := newResult()
-	for k, v := range outputs {
-		out.Outputs[k] = v
-	}
 	out.Outputs[HTTPResponseBinding] = res
 	out.Logs = append(out.Logs, logLine)
 	encode(w, log, http.StatusOK, out)

@@ -29,7 +29,7 @@ type readableStore interface {
 	orders.StatusStore
 	ParkBody(ctx context.Context, p orders.ParkedBody) error
 	PartitionDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error)
-	ViewDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error)
+	ReadOrder(ctx context.Context, orderID string) (json.RawMessage, error)
 	Documents(ctx context.Context, docType string) ([]json.RawMessage, error)
 }
 

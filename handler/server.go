@@ -36,8 +36,9 @@ const DefaultMaxRequestBytes = 4 << 20
 type Config struct {
 	Processor *orders.Processor
 	Logger    *slog.Logger
-	// MaxRequestBytes bounds the request body read into memory; zero means
-	// DefaultMaxRequestBytes.
+	// MaxRequestBytes bounds a ProcessOrder invocation read into memory;
+	// zero means DefaultMaxRequestBytes. The HTTP functions have a bound of
+	// their own, derived from MaxSubmitBytes.
 	MaxRequestBytes int64
 	// MessageDeadline bounds a ProcessOrder invocation: the store's
 	// transient failures are retried until then (Processor.Store is an
@@ -78,11 +79,8 @@ type Config struct {
 	// (docs/http-api.md); without it SubmitOrder answers 500.
 	Idempotency *idempotency.Service
 	// Orders reads orders for GetOrder; nil means Processor.Store, when it
-	// is an orders.ViewReader.
-	Orders orders.ViewReader
-	// Submissions finds the key records of orders not yet accepted, for
-	// GetOrder; nil means Idempotency.Store, when it is a SubmissionFinder.
-	Submissions SubmissionFinder
+	// is an orders.OrderReader.
+	Orders orders.OrderReader
 	// EasyAuth says that App Service Authentication runs in front of the
 	// app (WEBSITE_AUTH_ENABLED): only then is X-MS-CLIENT-PRINCIPAL-ID the
 	// platform's, and the client scope of an Idempotency-Key; without it the
@@ -114,7 +112,7 @@ func NewServer(cfg Config) http.Handler {
 		cfg.MaxBatchRequestBytes = DefaultMaxBatchRequestBytes
 	}
 	cfg.setClockDefaults()
-	cfg.setFrontDoorDefaults()
+	cfg.setHTTPDefaults()
 	cfg.fitOutput = OutputBudget(cfg.MaxMessageBytes)
 	if cfg.Bodies == nil {
 		cfg.Bodies, _ = cfg.Processor.Store.(BodyStore)

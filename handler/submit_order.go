@@ -2,7 +2,6 @@ package handler
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,121 +12,124 @@ import (
 	"github.com/ordersink/orders-consumer/orders"
 )
 
-// The HTTP front door's functions and SubmitOrder's output to the orders
-// queue; the names must match the function.json files.
+// The HTTP API's functions; the names must match the function.json files.
 const (
 	FunctionSubmitOrder = "SubmitOrder"
 	FunctionGetOrder    = "GetOrder"
-	OrderBinding        = "order"
 )
 
 // ordersPath is where the host serves the orders routes: its default route
 // prefix "api" and SubmitOrder's route "orders".
 const ordersPath = "/api/orders"
 
-// submitAnswer is the body of SubmitOrder's 202.
-type submitAnswer struct {
-	OrderID   string `json:"orderId"`
-	MessageID string `json:"messageId"`
-	Status    string `json:"status"`
-}
+// MaxSubmitBytes bounds the body of a SubmitOrder request. The order
+// document keeps the body with about 400 bytes of bookkeeping, within Cosmos
+// DB's 2 MB per document and, with its OrderAccepted event (at most one
+// Service Bus message), within the 2 MB of one transactional batch; the key
+// record keeps the 201 answer (the order again) in base64, 4/3 of its size,
+// within 2 MB too.
+const MaxSubmitBytes = 1 << 20
+
+// maxHTTPInvocationBytes bounds an HTTP function's invocation request: the
+// host sends a body twice (Data.req.Body, and its top-level members in
+// Metadata), each escaped once more as a JSON string, which at most doubles
+// a valid JSON body; the rest is headers. A larger invocation carries a body
+// over MaxSubmitBytes.
+const maxHTTPInvocationBytes = 4*MaxSubmitBytes + 1<<20
 
 // handleSubmitOrder is POST /api/orders (docs/http-api.md): the order is
-// judged by the queue path's rules, then sent to the orders queue once per
-// Idempotency-Key through the `order` output binding.
+// decided in the request, once per Idempotency-Key, by the queue path's
+// rules.
 func handleSubmitOrder(cfg Config) http.HandlerFunc {
-	return cfg.frontDoor(FunctionSubmitOrder, cfg.submit)
+	return cfg.httpFunction(FunctionSubmitOrder, cfg.submit)
 }
 
-// frontDoor serves one HTTP function: it reads the invocation's request,
+// httpFunction serves one HTTP function: it reads the invocation's request,
 // has serve answer it within cfg.SubmitDeadline, and answers the host with
-// the answer and outputs serve leaves, the request charge counted.
-func (cfg Config) frontDoor(function string, serve func(context.Context, *exchange, *httpRequest) map[string]any) http.HandlerFunc {
+// the answer serve leaves in x, the request charge counted.
+func (cfg Config) httpFunction(function string, serve func(context.Context, *exchange, *httpRequest)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := cfg.Now()
 		x := exchange{function: function, invocationID: r.Header.Get("X-Azure-Functions-InvocationId")}
 		ctx, cancel := context.WithTimeout(r.Context(), cfg.SubmitDeadline)
 		defer cancel()
 		ctx, charge := orders.WithRequestCharge(ctx)
-		var outputs map[string]any
-		if req, ok := x.readRequest(w, r, cfg.MaxRequestBytes); ok {
-			outputs = serve(ctx, &x, req)
+		if req, ok := x.readRequest(w, r, maxHTTPInvocationBytes); ok {
+			x.client = clientScope(req, cfg.EasyAuth)
+			serve(ctx, &x, req)
 		}
 		x.requestCharge = charge.Units()
-		cfg.finish(w, &x, outputs, start)
+		cfg.finish(w, &x, start)
 	}
 }
 
-// setFrontDoorDefaults fills what the HTTP functions read from the stores
-// the Config already names.
-func (cfg *Config) setFrontDoorDefaults() {
+// setHTTPDefaults fills what the HTTP functions read from the stores the
+// Config already names.
+func (cfg *Config) setHTTPDefaults() {
 	if cfg.Orders == nil {
-		cfg.Orders, _ = cfg.Processor.Store.(orders.ViewReader)
-	}
-	if cfg.Submissions == nil && cfg.Idempotency != nil {
-		cfg.Submissions, _ = cfg.Idempotency.Store.(SubmissionFinder)
+		cfg.Orders, _ = cfg.Processor.Store.(orders.OrderReader)
 	}
 }
 
-// submit decides a submission and returns the outputs that go with the
-// answer it leaves in x.
-func (cfg Config) submit(ctx context.Context, x *exchange, req *httpRequest) map[string]any {
+// submit decides a submission and leaves the answer in x.
+func (cfg Config) submit(ctx context.Context, x *exchange, req *httpRequest) {
 	if cfg.Idempotency == nil {
 		x.fail(errors.New("SubmitOrder is not configured: the handler has no idempotency service"))
-		return nil
+		return
+	}
+	if req.Header.Get("Content-Length") == "" {
+		// The host forwards a body only with Content-Length > 0: a chunked
+		// body never reaches us, and "body missing" would be untrue.
+		x.refuse("noLength", problemLengthRequired, "Send the order with a Content-Length header (not chunked): the body of a request without one is not received.")
+		return
 	}
 	key, err := idempotencyKey(req.Header)
-	x.client = clientScope(req, cfg.EasyAuth)
 	switch {
 	case errors.Is(err, errMissingKey):
 		x.refuse("noKey", problemKeyMissing, "Send an Idempotency-Key header (for example a UUID) and send the same key with every retry of this order.")
-		return nil
+		return
 	case err != nil:
 		x.refuse("badKey", problemKeyMalformed, "The Idempotency-Key header must be 1 to 255 visible ASCII characters: "+err.Error()+".")
-		return nil
+		return
 	}
 	scope := idempotency.Scope{Client: x.client, Operation: FunctionSubmitOrder, Key: key}
 	x.keyID = scope.ID()
-	if len(req.Body) == 0 {
+	switch {
+	case len(req.Body) == 0:
 		x.refuse("noBody", problemBodyMissing, "Send the order as a JSON object (docs/contract.md §3) in the request body.")
-		return nil
+		return
+	case len(req.Body) > MaxSubmitBytes:
+		x.refuse("tooLarge", problemTooLarge, fmt.Sprintf("The order is %d bytes; at most %d are accepted. Send a smaller order.", len(req.Body), MaxSubmitBytes))
+		return
 	}
-	o, out, ok := cfg.admit(x, req.Body)
+	sub := orders.Submission{Owner: x.client, ID: x.keyID}
+	o, batch, ok := cfg.admit(x, req.Body, sub)
 	if !ok {
-		return nil
+		return
 	}
-	accepted := func(context.Context) (idempotency.Response, error) {
-		body, err := json.Marshal(submitAnswer{OrderID: o.ID, MessageID: out.messageID, Status: "submitted"})
+	decide := func(ctx context.Context) (idempotency.Response, error) {
+		r, err := cfg.Processor.Submit(ctx, o, batch, sub)
 		if err != nil {
-			return idempotency.Response{}, fmt.Errorf("encode answer: %w", err)
+			return idempotency.Response{}, err
 		}
-		return idempotency.Response{Status: http.StatusAccepted, Body: body, Headers: map[string]string{
-			"Content-Type": "application/json", "Location": ordersPath + "/" + url.PathEscape(o.ID)}}, nil
+		return x.submitted(o, r)
 	}
-	res, err := cfg.Idempotency.Execute(ctx, scope, o.Hash, accepted, idempotency.WithOrderID(o.ID))
-	outputs := x.judged(res, err, out.value)
+	res, err := cfg.Idempotency.Execute(ctx, scope, o.Hash, decide)
+	x.judged(res, err)
 	if err == nil && res.Outcome == idempotency.InFlight {
 		// A live first request answers within its deadline (and settles its
 		// key within SettleTimeout after); only one that died holds the key
 		// for the rest of its lease. Come back when a live one has answered.
 		x.retryAfter = min(x.retryAfter, cfg.SubmitDeadline+idempotency.SettleTimeout)
 	}
-	return outputs
-}
-
-// orderOutput is what SubmitOrder sends to the orders queue.
-type orderOutput struct {
-	messageID string
-	value     map[string]Requeued
 }
 
 // admit applies the queue path's rules to the body (docs/contract.md §3,
-// event size included) and builds the order output, which must fit one
-// message as the host sends it. ok is false when the order is refused;
-// nothing has been claimed then: the same body is refused on every retry,
-// so there is no answer worth storing.
-func (cfg Config) admit(x *exchange, body []byte) (*orders.Order, orderOutput, bool) {
-	o, messageID, err := cfg.Processor.Admit(body)
+// event size included) and builds what accepting it writes. ok is false
+// when the order is refused; nothing has been claimed then: the same body is
+// refused on every retry, so there is no answer worth storing.
+func (cfg Config) admit(x *exchange, body []byte, sub orders.Submission) (*orders.Order, *orders.AcceptanceBatch, bool) {
+	o, batch, err := cfg.Processor.Admit(body, sub)
 	// Cut: a refused orderId may be as long as the request, and is logged
 	// twice (the log line, the host's Logs). Only a refused body is decoded
 	// again to find it.
@@ -140,41 +142,62 @@ func (cfg Config) admit(x *exchange, body []byte) (*orders.Order, orderOutput, b
 	switch {
 	case errors.As(err, &re) && re.Reason == orders.MalformedMessage:
 		x.refuse("malformed", problemMalformed, "The body is not an order document: "+re.Error()+".")
-		return nil, orderOutput{}, false
+		return nil, nil, false
 	case errors.As(err, &re):
 		x.refuse("invalid", problemInvalid, re.Error()+".")
 		x.problem.Field = re.Field
-		return nil, orderOutput{}, false
+		return nil, nil, false
 	case err != nil:
 		x.fail(err)
-		return nil, orderOutput{}, false
+		return nil, nil, false
 	}
-	// The consumer reads this as the message itself (docs/contract.md §7),
-	// with the MessageId a producer would have set: the output binding
-	// cannot set one (docs/host-wire-format.md §2.4).
-	d := delivery{body: body, messageID: messageID, invocationID: x.invocationID}
-	v, err := d.requeue(fmt.Sprintf("submitted through %s under idempotency key record %s", FunctionSubmitOrder, x.keyID), cfg.fitOutput)
-	var tooLarge *OutputTooLargeError
-	switch {
-	case errors.As(err, &tooLarge):
-		x.refuse("tooLarge", problemTooLarge, fmt.Sprintf("The order would be a queue message of %d bytes; at most %d fit. Send a smaller order.", tooLarge.Size, tooLarge.Budget))
-		return nil, orderOutput{}, false
-	case err != nil:
-		x.fail(err)
-		return nil, orderOutput{}, false
+	return o, batch, true
+}
+
+// submitted is the answer to store for what Submit decided: the order as
+// stored for its owner (201 when this submission created it, 200 for a
+// resend under a new key), else 409 order-id-taken as a client error, so
+// that a retry of this key is told the same.
+func (x *exchange) submitted(o *orders.Order, r orders.Submitted) (idempotency.Response, error) {
+	switch r.Outcome {
+	case orders.SubmitCreated, orders.SubmitResumed:
+		x.outcome = "created"
+		if r.Outcome == orders.SubmitResumed {
+			x.outcome = "resumed"
+		}
+		return orderAnswer(http.StatusCreated, o.ID, r.Document)
+	case orders.SubmitResent:
+		x.outcome = "resent"
+		return orderAnswer(http.StatusOK, o.ID, r.Document)
 	}
-	return o, orderOutput{messageID: d.messageID, value: v}, true
+	x.outcome = "taken"
+	p := x.newProblem(problemOrderIDTaken, "This orderId is already used for another order. Send the order under an orderId of its own.")
+	if r.SameOwner {
+		p.Detail = "You already sent an order with this orderId and other content. Send the new order under an orderId of its own; read the stored one with GET " + ordersPath + "/" + url.PathEscape(o.ID) + "."
+		p.StoredHash, p.RequestHash = r.StoredHash, o.Hash
+	}
+	return idempotency.Response{}, idempotency.ClientError(p.answer())
+}
+
+// orderAnswer is an answer carrying a stored order document's public view.
+func orderAnswer(status int, orderID string, doc []byte) (idempotency.Response, error) {
+	view, err := orders.PublicView(doc)
+	if err != nil {
+		return idempotency.Response{}, fmt.Errorf("answer order %s: %w", orderID, err)
+	}
+	h := map[string]string{"Content-Type": "application/json"}
+	if status == http.StatusCreated {
+		h["Location"] = ordersPath + "/" + url.PathEscape(orderID)
+	}
+	return idempotency.Response{Status: status, Headers: h, Body: view}, nil
 }
 
 // judged turns what the idempotency service made of the request into the
-// answer and the outputs. Every 2xx answer, a replay too, sends the order
-// again: the host sends outputs only after our answer, so a first send that
-// failed (the caller saw a 500 although the key was completed) is repaired
-// by the retry, and the consumer absorbs the extra copies as duplicates.
-func (x *exchange) judged(res idempotency.Result, err error, order map[string]Requeued) map[string]any {
+// answer. Nothing is written for a replay, a mismatch or a key in flight.
+func (x *exchange) judged(res idempotency.Result, err error) {
 	if err != nil {
 		x.storeFailed(err)
-		return nil
+		return
 	}
 	x.tookOver = res.TookOver
 	switch res.Outcome {
@@ -183,15 +206,10 @@ func (x *exchange) judged(res idempotency.Result, err error, order map[string]Re
 		for k, v := range res.Response.Headers {
 			x.res.Headers[k] = v
 		}
-		x.outcome = "accepted"
 		if res.Outcome == idempotency.Replayed {
 			x.res.Headers[headerReplayed] = "true"
 			x.outcome = "replayed"
 		}
-		if res.Response.Status/100 == 2 {
-			return map[string]any{OrderBinding: order}
-		}
-		return nil
 	case idempotency.Mismatch:
 		x.refuse("keyReused", problemKeyReused, "This Idempotency-Key was used with another payload. Use a new key for a new order; retry an order with its own key and its exact payload.")
 	case idempotency.InFlight:
@@ -200,12 +218,11 @@ func (x *exchange) judged(res idempotency.Result, err error, order map[string]Re
 	default:
 		x.fail(fmt.Errorf("idempotency: unexpected outcome %v", res.Outcome))
 	}
-	return nil
 }
 
-// storeFailed answers a request the idempotency service could not judge:
-// 503 when a retry may succeed (the store is throttled or down, the request
-// ran out of time, another attempt holds the key), 500 otherwise.
+// storeFailed answers a request the store could not serve: 503 when a
+// retry may succeed (the store is throttled or down, the request ran out of
+// time, another attempt holds the key), 500 otherwise.
 func (x *exchange) storeFailed(err error) {
 	x.err = err
 	if errors.Is(err, idempotency.ErrFenced) {

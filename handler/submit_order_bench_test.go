@@ -13,29 +13,38 @@ import (
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
-// frontDoorBenchServer is the handler as cmd/handler builds it, over
-// zero-latency stores: what remains is the front door's own cost per
-// request (decoding, admission, executeOnce, the answer and the order
-// output, the log line).
-func frontDoorBenchServer() http.Handler {
+// apiBenchServer is the handler as cmd/handler builds it, over zero-latency
+// stores: what remains is the HTTP API's own cost per request (decoding,
+// admission, executeOnce, the batch, the answer, the log line).
+func apiBenchServer() http.Handler {
 	keys, store := idemtest.NewMemStore(), orderstest.NewMemStore()
 	return NewServer(Config{Processor: &orders.Processor{Store: store}, Idempotency: &idempotency.Service{Store: keys},
-		Orders: store, Submissions: keys, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+		Orders: store, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 }
 
 // BenchmarkSubmitOrderInProcess is one POST /SubmitOrder invocation per
-// path of executeOnce: a first request (claim and complete), a replay (claim
-// refused, read) and a reused key (claim refused, read, refused).
+// path of executeOnce: a first request (claim, batch, complete), a replay
+// (claim refused, read), a reused key (claim refused, read, refused), and a
+// GET of the created order (one read).
 func BenchmarkSubmitOrderInProcess(b *testing.B) {
 	const pool = 4096
 	reqs := make([][]byte, pool)
 	for i := range reqs {
 		reqs[i] = hostHTTPInvocation(FunctionSubmitOrder, submitCall(fmt.Sprintf("key-%08d", i), benchOrder(i)))
 	}
-	b.Run("first", func(b *testing.B) { benchEachOnce(b, frontDoorBenchServer, FunctionSubmitOrder, reqs) })
-	b.Run("replay", func(b *testing.B) { benchAfter(b, frontDoorBenchServer(), FunctionSubmitOrder, reqs[0], reqs[0]) })
+	b.Run("first", func(b *testing.B) { benchEachOnce(b, apiBenchServer, FunctionSubmitOrder, reqs) })
+	b.Run("replay", func(b *testing.B) { benchAfter(b, apiBenchServer(), FunctionSubmitOrder, reqs[0], reqs[0]) })
 	b.Run("keyReused", func(b *testing.B) {
 		other := hostHTTPInvocation(FunctionSubmitOrder, submitCall("key-00000000", benchOrder(1)))
-		benchAfter(b, frontDoorBenchServer(), FunctionSubmitOrder, reqs[0], other)
+		benchAfter(b, apiBenchServer(), FunctionSubmitOrder, reqs[0], other)
+	})
+	b.Run("get", func(b *testing.B) {
+		srv := apiBenchServer()
+		serve(b, srv, FunctionSubmitOrder, reqs[0])
+		get := hostHTTPInvocation(FunctionGetOrder, getCall("ORD-B-00000000"))
+		b.ReportAllocs()
+		for b.Loop() {
+			serve(b, srv, FunctionGetOrder, get)
+		}
 	})
 }

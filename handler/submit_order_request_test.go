@@ -4,51 +4,47 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/ordersink/orders-consumer/idempotency"
+	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
-// Requests that are not submissions, and every spelling of one the host may
-// send.
+// Requests that are not submissions are refused before anything is claimed
+// or written, and every refusal is the same on every retry.
 func TestSubmitOrderRefusesBadRequestsBeforeClaimingTheKey(t *testing.T) {
-	d := startFrontDoor(t, func(c *Config) { c.MaxMessageBytes = 64 << 10 })
+	d := startAPI(t, func(c *Config) { c.MaxMessageBytes = 64 << 10 })
 	id, body := uniqueOrder(t)
-	// A top-level member the event does not copy: the event fits, the
-	// order as one queue message does not.
-	big := bytes.Replace(body, []byte(`"total"`), []byte(`"note":"`+strings.Repeat("x", 63<<10)+`","total"`), 1)
+	key := "k-" + id
 	for _, tc := range []struct {
 		name   string
-		key    string
-		body   []byte
+		call   httpCall
 		status int
 		anchor string
 		detail string
 	}{
-		{"no key", "", body, 400, "idempotency-key-missing", "Idempotency-Key"},
-		{"key too long", strings.Repeat("k", 256), body, 400, "idempotency-key-malformed", "at most 255"},
-		{"key with a space", "my key", body, 400, "idempotency-key-malformed", "visible ASCII"},
-		{"key not ASCII", "schlüssel", body, 400, "idempotency-key-malformed", "visible ASCII"},
-		{"empty quoted key", `""`, body, 400, "idempotency-key-malformed", "empty"},
-		{"bad sf-string", `"a\x"`, body, 400, "idempotency-key-malformed", "escape"},
-		{"no body", "k-" + id, nil, 400, "body-missing", "JSON object"},
-		{"not JSON", "k-" + id, []byte(`{"orderId":`), 400, "malformed-order", "not an order document"},
-		{"duplicate member", "k-" + id, []byte(`{"orderId":"a","orderId":"b"}`), 400, "malformed-order", "not an order document"},
-		{"rule broken", "k-" + id, bytes.Replace(body, []byte(`"EUR"`), []byte(`"euro"`), 1), 422, "invalid-order", "currency"},
-		{"total wrong", "k-" + id, bytes.Replace(body, []byte(`"44.98"`), []byte(`"44.99"`), 1), 422, "invalid-order", "total"},
-		{"too large for one message", "k-" + id, big, 413, "order-too-large", "bytes"},
+		{"chunked: no Content-Length", func() httpCall { c := submitCall(key, body); c.chunked = true; return c }(), 411, "length-required", "Content-Length"},
+		{"no key", submitCall("", body), 400, "idempotency-key-missing", "Idempotency-Key"},
+		{"key too long", submitCall(strings.Repeat("k", 256), body), 400, "idempotency-key-malformed", "at most 255"},
+		{"key with a space", submitCall("my key", body), 400, "idempotency-key-malformed", "visible ASCII"},
+		{"key not ASCII", submitCall("schlüssel", body), 400, "idempotency-key-malformed", "visible ASCII"},
+		{"empty quoted key", submitCall(`""`, body), 400, "idempotency-key-malformed", "empty"},
+		{"bad sf-string", submitCall(`"a\x"`, body), 400, "idempotency-key-malformed", "escape"},
+		{"Content-Length: 0", submitCall(key, nil), 400, "body-missing", "JSON object"},
+		{"not JSON", submitCall(key, []byte(`{"orderId":`)), 400, "malformed-order", "not an order document"},
+		{"duplicate member", submitCall(key, []byte(`{"orderId":"a","orderId":"b"}`)), 400, "malformed-order", "not an order document"},
+		{"rule broken", submitCall(key, bytes.Replace(body, []byte(`"EUR"`), []byte(`"euro"`), 1)), 422, "invalid-order", "currency"},
+		{"total wrong", submitCall(key, bytes.Replace(body, []byte(`"44.98"`), []byte(`"44.99"`), 1)), 422, "invalid-order", "total"},
+		{"owner in the body", submitCall(key, bytes.Replace(body, []byte(`"total"`), []byte(`"owner":"key:partner-b","total"`), 1)), 422, "invalid-order", "owner"},
+		{"over the submit limit", submitCall(key, orderOfSize(t, id, MaxSubmitBytes+1)), 413, "order-too-large", "at most 1048576"},
 		// The queue path's rule of docs/contract.md §3 "event size": the
 		// host indents each array element on a line of its own.
-		{"event too large", "k-" + id, orderWithArray(id, 9000), 422, "invalid-order", "OrderAccepted event"},
+		{"event too large", submitCall(key, orderWithArray(id, 9000)), 422, "invalid-order", "OrderAccepted event"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := submitCall(tc.key, tc.body)
-			if tc.key == `"a\x"` {
-				c.header.Set(headerIdempotencyKey, `"a\x"`)
-			}
-			a := d.call(t, FunctionSubmitOrder, c)
+			a := d.call(t, FunctionSubmitOrder, tc.call)
 			p := wantProblem(t, a, tc.status, tc.anchor)
 			if !strings.Contains(p.Detail, tc.detail) {
 				t.Errorf("detail %q does not mention %q", p.Detail, tc.detail)
@@ -56,20 +52,97 @@ func TestSubmitOrderRefusesBadRequestsBeforeClaimingTheKey(t *testing.T) {
 			if p.Instance != ordersPath {
 				t.Errorf("instance %q, want %s", p.Instance, ordersPath)
 			}
-			if tc.anchor == "invalid-order" && (tc.detail == "currency" || tc.detail == "total") && p.Field != tc.detail {
+			if tc.anchor == "invalid-order" && tc.detail != "OrderAccepted event" && p.Field != tc.detail {
 				t.Errorf("422 names field %q, want %q", p.Field, tc.detail)
 			}
 		})
 	}
-	d.wantNoKey(t, "k-"+id)
-	// The key stays free for the corrected order.
-	if a := d.submit(t, "k-"+id, body); a.StatusCode != http.StatusAccepted {
-		t.Errorf("corrected order: %d %s", a.StatusCode, a.Body)
+	d.wantNoKey(t, key)
+	if docs := partition(t, id); len(docs) != 0 {
+		t.Errorf("refusals wrote %v", docs)
 	}
+	// The key stays free for the corrected order.
+	d.wantOrder(t, d.submit(t, key, body), http.StatusCreated, id)
+}
+
+// orderOfSize is an order of exactly n bytes, padded in meta (which
+// neither the fingerprint nor the OrderAccepted event carries) with strings
+// below the contract's string length limit.
+func orderOfSize(t *testing.T, id string, n int) []byte {
+	t.Helper()
+	body := orderstest.ExampleBodyWithID(id)
+	var pad []string
+	size := len(body) + len(`,"pad":[]`)
+	for size < n {
+		s := min(orders.MaxTokenBytes-1, n-size-len(`"",`))
+		if s < 0 {
+			// Too little room for another string: lengthen the previous one.
+			pad[len(pad)-1] += strings.Repeat("p", n-size)
+			size = n
+			break
+		}
+		pad = append(pad, strings.Repeat("p", s))
+		size += s + len(`""`)
+		if len(pad) > 1 {
+			size++ // the comma
+		}
+	}
+	padding, _ := json.Marshal(pad)
+	out := bytes.Replace(body, []byte(`"producer":"web-shop"`), []byte(`"producer":"web-shop","pad":`+string(padding)), 1)
+	if len(out) != n {
+		t.Fatalf("built an order of %d bytes, want %d", len(out), n)
+	}
+	return out
+}
+
+// The limit is inclusive: an order of exactly MaxSubmitBytes is stored, and
+// its 201 answered and kept in its key record (each within Cosmos DB's
+// document limit).
+func TestSubmitOrderAtTheSizeLimit(t *testing.T) {
+	d := startAPI(t)
+	id, _ := uniqueOrder(t)
+	body := orderOfSize(t, id, MaxSubmitBytes)
+	a := d.submit(t, "at-the-limit-"+id, body)
+	d.wantOrder(t, a, http.StatusCreated, id)
+	// The emulators do not enforce Cosmos DB's 2 MB per document: measure.
+	const cosmosDocumentLimit = 2 << 20
+	record, err := d.keys.Document(t.Context(), keyID("at-the-limit-"+id))
+	if err != nil || len(record) == 0 {
+		t.Fatalf("key record: %v", err)
+	}
+	for name, size := range map[string]int{"order document": len(d.storedOrder(t, id)), "key record with the 201": len(record)} {
+		t.Logf("%s: %d bytes", name, size)
+		if size > cosmosDocumentLimit-64<<10 {
+			t.Errorf("the %s of an order at the limit is %d bytes, too close to Cosmos DB's %d", name, size, cosmosDocumentLimit)
+		}
+	}
+	if again := d.submit(t, "at-the-limit-"+id, body); !bytes.Equal(again.Body, a.Body) || again.Header.Get(headerReplayed) != "true" {
+		t.Errorf("replay at the limit: %d, %d bytes", again.StatusCode, len(again.Body))
+	}
+	wantProblem(t, d.submit(t, "over-the-limit-"+id, orderOfSize(t, id, MaxSubmitBytes+1)), http.StatusRequestEntityTooLarge, "order-too-large")
+}
+
+// Issue 24, item 3: a key of 255 characters is a key, 256 are refused.
+func TestSubmitOrderKeyLengthBoundary(t *testing.T) {
+	d := startAPI(t)
+	id, body := uniqueOrder(t)
+	longest := (id + strings.Repeat("k", 255))[:255]
+	if len(longest) != maxIdempotencyKeyLength {
+		t.Fatalf("key of %d characters", len(longest))
+	}
+	d.wantOrder(t, d.submit(t, longest, body), http.StatusCreated, id)
+	if r, err := d.keys.Read(t.Context(), keyID(longest)); err != nil || r.Key != longest {
+		t.Errorf("key record of the 255-character key: %+v, %v", r, err)
+	}
+	p := wantProblem(t, d.submit(t, longest+"k", body), http.StatusBadRequest, "idempotency-key-malformed")
+	if !strings.Contains(p.Detail, "256 characters") {
+		t.Errorf("detail %q", p.Detail)
+	}
+	d.wantNoKey(t, longest+"k")
 }
 
 func TestSubmitOrderKeyHeaderTwiceIsRefused(t *testing.T) {
-	d := startFrontDoor(t)
+	d := startAPI(t)
 	_, body := uniqueOrder(t)
 	c := submitCall("a", body)
 	c.header[headerIdempotencyKey] = []string{"a", "b"}
@@ -77,7 +150,7 @@ func TestSubmitOrderKeyHeaderTwiceIsRefused(t *testing.T) {
 }
 
 func TestSubmitOrderReadsEveryHostSpelling(t *testing.T) {
-	d := startFrontDoor(t)
+	d := startAPI(t)
 	for _, tc := range []struct {
 		name  string
 		build func(c httpCall) []byte
@@ -106,62 +179,48 @@ func TestSubmitOrderReadsEveryHostSpelling(t *testing.T) {
 			c.header.Set("X-Ms-Client-Principal-Id", "another-partner")
 			return hostHTTPInvocation(FunctionSubmitOrder, c)
 		}},
-		{"function key in the query", func(c httpCall) []byte {
+		{"the function key in the query", func(c httpCall) []byte {
 			c.header.Del("X-Functions-Key")
 			c.target += "?code=" + partnerKey
+			return hostHTTPInvocation(FunctionSubmitOrder, c)
+		}},
+		{"another key value of the same name (rotated)", func(c httpCall) []byte {
+			c.header.Set("X-Functions-Key", "partner-a-rotated-key-value")
 			return hostHTTPInvocation(FunctionSubmitOrder, c)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id, body := uniqueOrder(t)
 			a := respondedTo(t, d.invokeFunction(t, FunctionSubmitOrder, tc.build(submitCall("k-"+id, body))))
-			if a.StatusCode != http.StatusAccepted {
-				t.Fatalf("%d %s", a.StatusCode, a.Body)
+			d.wantOrder(t, a, http.StatusCreated, id)
+			// Every spelling names the same client: the key's name.
+			if r, err := d.keys.Read(t.Context(), keyID("k-"+id)); err != nil || r.State != idempotency.Succeeded || r.Client != "key:"+partnerA {
+				t.Errorf("key record under key:%s: %+v, %v", partnerA, r, err)
 			}
-			if q := sentOrder(t, a); q == nil || q.Body != string(body) {
-				t.Errorf("order output %+v", q)
-			}
-			// Every spelling names the same client: the key is the partner's.
-			d.wantKeyOf(t, "key:"+shortSHA256(partnerKey), "k-"+id)
 		})
 	}
 }
 
-// wantKeyOf checks that the key was claimed under client's scope.
-func (d *frontDoor) wantKeyOf(t *testing.T, client, key string) {
-	t.Helper()
-	id := idempotency.Scope{Client: client, Operation: FunctionSubmitOrder, Key: key}.ID()
-	if r, err := d.keys.Read(t.Context(), id); err != nil || r.State != idempotency.Succeeded {
-		t.Errorf("key record under %s: %+v, %v", client, r, err)
-	}
-}
-
-func TestSubmitOrderClientScope(t *testing.T) {
+func TestClientScope(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		easyAuth bool
-		header   http.Header
-		query    string
-		want     string
+		principal,
+		keyName string
+		want string
 	}{
-		{"Easy Auth principal wins", true, http.Header{"X-Ms-Client-Principal-Id": {"0b6f2c1e"}, "X-Functions-Key": {partnerKey}}, "", "principal:0b6f2c1e"},
+		{"Easy Auth principal wins", true, "0b6f2c1e", partnerA, "principal:0b6f2c1e"},
 		// Without Easy Auth in front nothing strips the header: a caller
 		// could take another's scope with it.
-		{"a principal header without Easy Auth", false, http.Header{"X-Ms-Client-Principal-Id": {"0b6f2c1e"}, "X-Functions-Key": {partnerKey}}, "", "key:" + shortSHA256(partnerKey)},
-		{"function key header", false, http.Header{"X-Functions-Key": {partnerKey}}, "?code=other", "key:" + shortSHA256(partnerKey)},
-		{"function key in the query", false, nil, "?code=" + partnerKey, "key:" + shortSHA256(partnerKey)},
-		{"the query name in another case", false, nil, "?Code=" + partnerKey, "key:" + shortSHA256(partnerKey)},
-		{"nothing: a local run", false, nil, "", "anonymous"},
-		{"Easy Auth without a principal", true, nil, "", "anonymous"},
+		{"a principal header without Easy Auth", false, "0b6f2c1e", partnerA, "key:" + partnerA},
+		{"the function key's name", false, "", partnerA, "key:" + partnerA},
+		{"nothing: a local run", false, "", "", "anonymous"},
+		{"Easy Auth without a principal", true, "", "", "anonymous"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u, _ := url.Parse(ordersPath + tc.query)
-			r := &httpRequest{Header: tc.header, Query: map[string]string{}}
-			if r.Header == nil {
-				r.Header = http.Header{}
-			}
-			for k, v := range u.Query() {
-				r.Query[k] = v[0]
+			r := &httpRequest{Header: http.Header{}, KeyName: tc.keyName}
+			if tc.principal != "" {
+				r.Header.Set(headerPrincipalID, tc.principal)
 			}
 			if got := clientScope(r, tc.easyAuth); got != tc.want {
 				t.Errorf("scope %q, want %q", got, tc.want)
@@ -170,8 +229,34 @@ func TestSubmitOrderClientScope(t *testing.T) {
 	}
 }
 
+// Only the host's key identity names a key: a keyid claim in another
+// identity (Easy Auth's carries an identity provider's claims) does not.
+func TestKeyNameComesFromTheHostsKeyIdentity(t *testing.T) {
+	easyAuth := `{"AuthenticationType":"aad","IsAuthenticated":true,"Claims":[{"Type":"` + keyNameClaim + `","Value":"partner-b"}]}`
+	unauthenticated := `{"AuthenticationType":"WebJobsAuthLevel","IsAuthenticated":false,"Claims":[{"Type":"` + keyNameClaim + `","Value":"partner-b"}]}`
+	for _, tc := range []struct {
+		name, identities, want string
+	}{
+		{"the host's key identity", keyIdentities(partnerA), partnerA},
+		{"Easy Auth's identity first, then the key's", "[" + easyAuth + "," + strings.Trim(keyIdentities(partnerA), "[]") + "]", partnerA},
+		{"a keyid claim in Easy Auth's identity", "[" + easyAuth + "]", ""},
+		{"an unauthenticated key identity", "[" + unauthenticated + "]", ""},
+		{"anonymous", anonymousIdentities, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ids []wireIdentity
+			if err := json.Unmarshal([]byte(tc.identities), &ids); err != nil {
+				t.Fatal(err)
+			}
+			if got := keyName(ids); got != tc.want {
+				t.Errorf("key name %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestSubmitOrderHostEnvelopeProblems(t *testing.T) {
-	d := startFrontDoor(t, func(c *Config) { c.MaxRequestBytes = 16 << 10 })
+	d := startAPI(t)
 	_, body := uniqueOrder(t)
 	t.Run("no req binding", func(t *testing.T) {
 		a := respondedTo(t, d.invokeFunction(t, FunctionSubmitOrder, []byte(`{"Data":{"request":{}},"Metadata":{}}`)))
@@ -183,20 +268,28 @@ func TestSubmitOrderHostEnvelopeProblems(t *testing.T) {
 			t.Errorf("not logged at ERROR: %s", d.logsOf(a.answer))
 		}
 	})
-	t.Run("request over MAX_REQUEST_BYTES", func(t *testing.T) {
-		huge := bytes.Replace(body, []byte(`"sku":"SKU-1"`), []byte(`"sku":"SKU-1","note":"`+strings.Repeat("x", 20<<10)+`"`), 1)
+	t.Run("Identities the handler cannot read", func(t *testing.T) {
+		inv := bytes.Replace(hostHTTPInvocation(FunctionSubmitOrder, submitCall("k", body)), []byte(`"Identities":[`), []byte(`"Identities":{"x":[`), 1)
+		inv = bytes.Replace(inv, []byte(`role"}]`), []byte(`role"}]}`), 1)
+		wantProblem(t, respondedTo(t, d.invokeFunction(t, FunctionSubmitOrder, inv)), http.StatusInternalServerError, "internal-error")
+	})
+	t.Run("invocation over its limit", func(t *testing.T) {
+		huge := bytes.Replace(body, []byte(`"sku":"SKU-1"`), []byte(`"sku":"SKU-1","note":"`+strings.Repeat("x", maxHTTPInvocationBytes)+`"`), 1)
 		a := respondedTo(t, d.invokeFunction(t, FunctionSubmitOrder, hostHTTPInvocation(FunctionSubmitOrder, submitCall("k", huge))))
-		wantProblem(t, a, http.StatusRequestEntityTooLarge, "order-too-large")
+		p := wantProblem(t, a, http.StatusRequestEntityTooLarge, "order-too-large")
+		if !strings.Contains(p.Detail, "at most 1048576 bytes") {
+			t.Errorf("detail %q does not give the limit of an order", p.Detail)
+		}
 	})
 }
 
 // An orderId the rules refuse is still named in the log line and the
-// host's Logs, but cut: a caller's request may hold megabytes of it
-// (MAX_REQUEST_BYTES), and every byte would be written twice per request.
+// host's Logs, but cut: a caller's request may hold most of a megabyte of
+// it, and every byte would be written twice per request.
 func TestSubmitOrderLogsARefusedOrderIDCut(t *testing.T) {
-	d := startFrontDoor(t)
+	d := startAPI(t)
 	_, body := uniqueOrder(t)
-	long := strings.Repeat("O", 1<<20)
+	long := strings.Repeat("O", MaxSubmitBytes/2)
 	body = []byte(`{"orderId":"` + long + `"` + string(body[bytes.IndexByte(body, ','):]))
 	a := d.submit(t, "long-order-id", body)
 	wantProblem(t, a, http.StatusBadRequest, "malformed-order")
@@ -208,5 +301,57 @@ func TestSubmitOrderLogsARefusedOrderIDCut(t *testing.T) {
 	}
 	if !strings.Contains(line, strings.Repeat("O", 100)) {
 		t.Errorf("the log line does not name the orderId's start: %.300s", line)
+	}
+}
+
+// Issue 24, item 5: a function key sent as ?code= (the host hands the
+// handler the whole URL and query) never shows in an answer or a log line,
+// and a problem's instance is the request's path.
+func TestNoAnswerOrLogLineShowsTheFunctionKey(t *testing.T) {
+	d := startAPI(t)
+	id, body := uniqueOrder(t)
+	withCode := func(c httpCall) httpCall {
+		c.header = c.header.Clone()
+		c.header.Del("X-Functions-Key")
+		c.target += "?code=" + partnerKey + "&trace=1"
+		return c
+	}
+	var answers []callerAnswer
+	for _, c := range []struct {
+		function string
+		call     httpCall
+	}{
+		{FunctionSubmitOrder, submitCall("code-"+id, body)},                                                              // 201
+		{FunctionSubmitOrder, submitCall("code-"+id, body)},                                                              // replay
+		{FunctionSubmitOrder, submitCall("code-2-"+id, body)},                                                            // 200
+		{FunctionSubmitOrder, submitCall("", body)},                                                                      // 400
+		{FunctionSubmitOrder, submitCall("code-3-"+id, []byte(`{"orderId":`))},                                           // 400
+		{FunctionSubmitOrder, submitCall("code-"+id, bytes.Replace(body, []byte(`"CUST-42"`), []byte(`"CUST-9"`), 1))},   // 422 reused
+		{FunctionSubmitOrder, submitCall("code-4-"+id, bytes.Replace(body, []byte(`"CUST-42"`), []byte(`"CUST-9"`), 1))}, // 409 taken
+		{FunctionGetOrder, getCall(id)},                                                                                  // 200
+		{FunctionGetOrder, getCall("ORD-unknown")},                                                                       // 404
+	} {
+		a := d.call(t, c.function, withCode(c.call))
+		answers = append(answers, a)
+		if a.StatusCode >= 400 {
+			var p problem
+			if err := json.Unmarshal(a.Body, &p); err != nil || strings.Contains(p.Instance, "?") || !strings.HasPrefix(p.Instance, ordersPath) {
+				t.Errorf("%s %d: instance %q, want the path alone", c.function, a.StatusCode, p.Instance)
+			}
+		}
+	}
+	for _, a := range answers {
+		var headers strings.Builder
+		for k, v := range a.Header {
+			headers.WriteString(k + ": " + strings.Join(v, ",") + "\n")
+		}
+		for where, text := range map[string]string{"body": string(a.Body), "headers": headers.String(), "host Logs": strings.Join(a.Logs, "\n")} {
+			if strings.Contains(text, partnerKey) {
+				t.Errorf("the %s of a %d answer shows the function key: %s", where, a.StatusCode, text)
+			}
+		}
+	}
+	if strings.Contains(d.logs.String(), partnerKey) {
+		t.Errorf("a log line shows the function key")
 	}
 }

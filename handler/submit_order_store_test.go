@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,24 +33,44 @@ func (g *gatedKeys) Replace(ctx context.Context, r idempotency.Record, etag stri
 	return g.keyStore.Replace(ctx, r, etag)
 }
 
-func TestSubmitOrderWhileTheFirstIsInFlight(t *testing.T) {
-	var gate *gatedKeys
-	d := startFrontDoor(t, func(c *Config) {
-		gate = &gatedKeys{keyStore: c.Submissions.(keyStore), entered: make(chan struct{}, 1), open: make(chan struct{})}
-		c.Idempotency = &idempotency.Service{Store: gate, Lease: 30 * time.Second}
-	})
-	id, body := uniqueOrder(t)
-	key := "in-flight-" + id
-	firstDone := make(chan callerAnswer, 1)
+// holdFirst sends partner A's submission in the background and waits until
+// its completion is held at gate (its order created, its key not yet
+// completed). The gate opens at the test's end whatever happens, so that a
+// failing assertion cannot leave the first request, and the test binary,
+// waiting for ever.
+func (d *api) holdFirst(t *testing.T, gate *gatedKeys, key string, body []byte) (firstDone <-chan callerAnswer, release func()) {
+	t.Helper()
+	var once sync.Once
+	release = func() { once.Do(func() { close(gate.open) }) }
+	t.Cleanup(release)
+	done := make(chan callerAnswer, 1)
 	go func() {
 		raw, err := d.testServer.call(FunctionSubmitOrder, hostHTTPInvocation(FunctionSubmitOrder, submitCall(key, body)))
 		c, derr := decodeCallerAnswer(raw)
 		if err != nil || derr != nil {
 			t.Error(err, derr)
 		}
-		firstDone <- c
+		done <- c
 	}()
-	<-gate.entered
+	select {
+	case <-gate.entered:
+	case a := <-done:
+		t.Fatalf("the first request answered %d %.300s before completing its key", a.StatusCode, a.Body)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first request never reached the completion of its key")
+	}
+	return done, release
+}
+
+func TestSubmitOrderWhileTheFirstIsInFlight(t *testing.T) {
+	var gate *gatedKeys
+	d := startAPI(t, func(c *Config) {
+		gate = &gatedKeys{keyStore: c.Idempotency.Store.(keyStore), entered: make(chan struct{}, 1), open: make(chan struct{})}
+		c.Idempotency = &idempotency.Service{Store: gate, Lease: 30 * time.Second}
+	})
+	id, body := uniqueOrder(t)
+	key := "in-flight-" + id
+	firstDone, release := d.holdFirst(t, gate, key, body)
 
 	a := d.submit(t, key, body)
 	wantProblem(t, a, http.StatusConflict, "request-in-progress")
@@ -59,20 +80,16 @@ func TestSubmitOrderWhileTheFirstIsInFlight(t *testing.T) {
 	// Another payload is refused even while the first runs.
 	_, other := uniqueOrder(t)
 	wantProblem(t, d.submit(t, key, other), http.StatusUnprocessableEntity, "idempotency-key-reused")
-	// Nothing is sent before the answer: GET does not say submitted yet.
-	wantProblem(t, d.get(t, id, nil), http.StatusNotFound, "order-not-found")
+	// The order is stored before the first answer: its owner may read it.
+	d.wantOrder(t, d.get(t, getCall(id)), http.StatusOK, id)
 
-	close(gate.open)
+	release()
 	first := <-firstDone
-	if first.StatusCode != http.StatusAccepted {
-		t.Fatalf("first: %d %s", first.StatusCode, first.Body)
-	}
-	if again := d.submit(t, key, body); again.StatusCode != http.StatusAccepted || again.Header.Get(headerReplayed) != "true" || string(again.Body) != string(first.Body) {
+	d.wantOrder(t, first, http.StatusCreated, id)
+	if again := d.submit(t, key, body); again.StatusCode != http.StatusCreated || again.Header.Get(headerReplayed) != "true" || string(again.Body) != string(first.Body) {
 		t.Errorf("after the first finished: %d %s", again.StatusCode, again.Body)
 	}
-	if s := decodeState(t, d.get(t, id, nil)); s.State != "submitted" {
-		t.Errorf("GET after the 202: %+v", s)
-	}
+	wantWritten(t, id)
 }
 
 // failingKeys is a key store whose claims fail with err, or, when hang is
@@ -113,8 +130,8 @@ func TestSubmitOrderStoreFailures(t *testing.T) {
 		}, 409, "request-in-progress"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := startFrontDoor(t, func(c *Config) {
-				c.Idempotency = &idempotency.Service{Store: tc.keys(c.Submissions.(keyStore))}
+			d := startAPI(t, func(c *Config) {
+				c.Idempotency = &idempotency.Service{Store: tc.keys(c.Idempotency.Store.(keyStore))}
 			})
 			id, body := uniqueOrder(t)
 			a := d.submit(t, "k-"+id, body)
@@ -134,9 +151,9 @@ func TestSubmitOrderStoreFailures(t *testing.T) {
 
 func TestSubmitOrderAnswersBeforeItsDeadline(t *testing.T) {
 	const deadline = 300 * time.Millisecond
-	d := startFrontDoor(t, func(c *Config) {
+	d := startAPI(t, func(c *Config) {
 		c.SubmitDeadline = deadline
-		c.Idempotency = &idempotency.Service{Store: failingKeys{keyStore: c.Submissions.(keyStore), hang: true}}
+		c.Idempotency = &idempotency.Service{Store: failingKeys{keyStore: c.Idempotency.Store.(keyStore), hang: true}}
 	})
 	id, body := uniqueOrder(t)
 	start := time.Now()
@@ -170,19 +187,22 @@ func (k *dyingKeys) Release(ctx context.Context, id, etag string) error {
 	return k.keyStore.Release(ctx, id, etag)
 }
 
-func TestSubmitOrderTakesOverTheKeyOfADeadRequest(t *testing.T) {
+// A handler killed between the batch and the completion of its key leaves
+// the order created and the key started. The retry after the lease takes
+// the key over; its batch finds the order of this very submission, and it
+// records and answers what the first would have: 201 and the order.
+func TestSubmitOrderFinishesARequestKilledAfterItsBatch(t *testing.T) {
 	const lease = 30 * time.Second
 	clock := idemtest.NewClock(time.Now().UTC())
-	d := startFrontDoor(t, func(c *Config) {
-		c.Idempotency = &idempotency.Service{Store: &dyingKeys{keyStore: c.Submissions.(keyStore)}, Lease: lease, Now: clock.Now}
+	d := startAPI(t, func(c *Config) {
+		c.Idempotency = &idempotency.Service{Store: &dyingKeys{keyStore: c.Idempotency.Store.(keyStore)}, Lease: lease, Now: clock.Now}
 	})
 	id, body := uniqueOrder(t)
 	key := "dies-" + id
 
 	died := d.submit(t, key, body)
 	wantProblem(t, died, http.StatusServiceUnavailable, "service-unavailable")
-	// The dead request sent nothing: its record does not make the order submitted.
-	wantProblem(t, d.get(t, id, nil), http.StatusNotFound, "order-not-found")
+	wantWritten(t, id)
 	// The key stays claimed by the dead request until its lease ends.
 	inFlight := d.submit(t, key, body)
 	wantProblem(t, inFlight, http.StatusConflict, "request-in-progress")
@@ -194,18 +214,59 @@ func TestSubmitOrderTakesOverTheKeyOfADeadRequest(t *testing.T) {
 
 	clock.Advance(lease + time.Second)
 	a := d.submit(t, key, body)
-	if a.StatusCode != http.StatusAccepted || a.Header.Get(headerReplayed) != "" {
-		t.Fatalf("after the lease: %d %s, want a first 202", a.StatusCode, a.Body)
+	d.wantOrder(t, a, http.StatusCreated, id)
+	if a.Header.Get(headerReplayed) != "" || a.Header.Get("Location") != ordersPath+"/"+id {
+		t.Errorf("after the lease: headers %v, want a first 201 with its Location", a.Header)
 	}
-	if log := d.logsOf(a.answer); !strings.Contains(log, `"tookOver":true`) {
-		t.Errorf("the take-over is not logged: %s", log)
+	if log := d.logsOf(a.answer); !strings.Contains(log, `"tookOver":true`) || !strings.Contains(log, `"outcome":"resumed"`) {
+		t.Errorf("the take-over is not logged as resumed: %s", log)
 	}
-	if p := d.deliver(t, a); !strings.Contains(p.Logs[0], "created "+id) {
-		t.Errorf("ProcessOrder: %q", p.Logs[0])
-	}
+	wantWritten(t, id)
 	if again := d.submit(t, key, body); again.Header.Get(headerReplayed) != "true" || string(again.Body) != string(a.Body) {
 		t.Errorf("retry after the take-over: %d %s", again.StatusCode, again.Body)
 	}
+}
+
+// A request whose process dies after its batch (its context ends, nothing
+// settles the key) is finished the same way: this one's completion and
+// release never land at all.
+func TestSubmitOrderFinishesARequestWhoseProcessDied(t *testing.T) {
+	const lease = 30 * time.Second
+	clock := idemtest.NewClock(time.Now().UTC())
+	keys := testKeyStore(t)
+	dead := &deadProcess{keyStore: keys}
+	first := startAPI(t, func(c *Config) {
+		c.Idempotency = &idempotency.Service{Store: dead, Lease: lease, Now: clock.Now}
+	})
+	id, body := uniqueOrder(t)
+	key := "killed-" + id
+	if a := first.submit(t, key, body); a.StatusCode/100 == 2 {
+		t.Fatalf("a request whose key never completed answered %d", a.StatusCode)
+	}
+	wantWritten(t, id)
+
+	// Another instance of the handler, after the lease.
+	clock.Advance(lease + time.Second)
+	next := startAPI(t, func(c *Config) {
+		c.Idempotency = &idempotency.Service{Store: keys, Lease: lease, Now: clock.Now}
+	})
+	next.wantOrder(t, next.submit(t, key, body), http.StatusCreated, id)
+	wantWritten(t, id)
+}
+
+// deadProcess is the key store of a process killed after its batch: every
+// write that would settle a key fails, as its writes never leave.
+type deadProcess struct{ keyStore }
+
+func (k *deadProcess) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
+	if r.State != idempotency.Started {
+		return "", &orders.StoreError{Op: "replace idempotency key", OrderID: r.ID, Transient: true, Err: context.Canceled}
+	}
+	return k.keyStore.Replace(ctx, r, etag)
+}
+
+func (k *deadProcess) Release(_ context.Context, id, _ string) error {
+	return &orders.StoreError{Op: "release idempotency key", OrderID: id, Transient: true, Err: context.Canceled}
 }
 
 // A request in flight answers within SUBMIT_DEADLINE (and the few seconds
@@ -215,27 +276,54 @@ func TestSubmitOrderTakesOverTheKeyOfADeadRequest(t *testing.T) {
 func TestSubmitOrderInFlightRetryAfterIsTheFirstRequestsDeadline(t *testing.T) {
 	const deadline = 3 * time.Second
 	var gate *gatedKeys
-	d := startFrontDoor(t, func(c *Config) {
-		gate = &gatedKeys{keyStore: c.Submissions.(keyStore), entered: make(chan struct{}, 1), open: make(chan struct{})}
+	d := startAPI(t, func(c *Config) {
+		gate = &gatedKeys{keyStore: c.Idempotency.Store.(keyStore), entered: make(chan struct{}, 1), open: make(chan struct{})}
 		c.Idempotency = &idempotency.Service{Store: gate, Lease: time.Minute}
 		c.SubmitDeadline = deadline
 	})
 	id, body := uniqueOrder(t)
 	key := "retry-after-" + id
-	firstDone := make(chan error, 1)
-	go func() {
-		_, err := d.testServer.call(FunctionSubmitOrder, hostHTTPInvocation(FunctionSubmitOrder, submitCall(key, body)))
-		firstDone <- err
-	}()
-	<-gate.entered
+	firstDone, release := d.holdFirst(t, gate, key, body)
 	a := d.submit(t, key, body)
-	close(gate.open)
+	release()
+	<-firstDone
 	wantProblem(t, a, http.StatusConflict, "request-in-progress")
 	most := int((deadline + idempotency.SettleTimeout) / time.Second)
 	if s, err := strconv.Atoi(a.Header.Get("Retry-After")); err != nil || s < 1 || s > most {
 		t.Errorf("Retry-After %q, want 1 to %d seconds (SUBMIT_DEADLINE and the settling of the key), not the 60 s lease", a.Header.Get("Retry-After"), most)
 	}
-	if err := <-firstDone; err != nil {
-		t.Fatal(err)
+}
+
+// failingOrders is an orders store whose first batch fails as a throttled
+// or unreachable Cosmos DB does.
+type failingOrders struct {
+	readableStore
+	failed atomic.Bool
+}
+
+func (f *failingOrders) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
+	if f.failed.CompareAndSwap(false, true) {
+		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Status: 503, Transient: true, Err: errors.New("503 sekrit")}
 	}
+	return f.readableStore.CreateOrder(ctx, b)
+}
+
+// A batch that fails transiently releases the key: the 503's retry runs at
+// once instead of waiting out the lease, and creates the order.
+func TestSubmitOrderBatchFailureReleasesTheKey(t *testing.T) {
+	d := startAPI(t, func(c *Config) {
+		c.Processor = &orders.Processor{Store: &failingOrders{readableStore: c.Processor.Store.(readableStore)}}
+	})
+	id, body := uniqueOrder(t)
+	a := d.submit(t, "k-"+id, body)
+	wantProblem(t, a, http.StatusServiceUnavailable, "service-unavailable")
+	if a.Header.Get("Retry-After") == "" {
+		t.Error("a 503 without Retry-After")
+	}
+	d.wantNoKey(t, "k-"+id)
+	if docs := partition(t, id); len(docs) != 0 {
+		t.Fatalf("a failed batch left %d documents", len(docs))
+	}
+	d.wantOrder(t, d.submit(t, "k-"+id, body), http.StatusCreated, id)
+	wantWritten(t, id)
 }

@@ -14,8 +14,8 @@ import (
 // Execute adds to a request beside its Cosmos DB round trips.
 func BenchmarkExecute(b *testing.B) {
 	ctx := context.Background()
-	resp := idempotency.Response{Status: 202, Headers: map[string]string{"Location": "/api/orders/ORD-1"},
-		Body: []byte(`{"orderId":"ORD-1","messageId":"ORD-1-0123456789abcdef","status":"submitted"}`)}
+	resp := idempotency.Response{Status: 201, Headers: map[string]string{"Location": "/api/orders/ORD-1"},
+		Body: []byte(`{"orderId":"ORD-1","requestHash":"sha256:0123456789abcdef"}`)}
 	work := func(context.Context) (idempotency.Response, error) { return resp, nil }
 	b.Run("first", func(b *testing.B) {
 		s := &idempotency.Service{Store: idemtest.NewMemStore()}

@@ -40,9 +40,9 @@
 // started. Once its lease ([Service.Lease]) has ended, the next request with
 // the same key and payload replaces the record on the stale record's ETag,
 // so of several such requests one takes it over, and runs the work again.
-// The work must therefore tolerate a second attempt: SubmitOrder's sends the
-// order to the queue, where the consumer absorbs a second copy as a
-// Duplicate. The work runs under a deadline of one lease, so an attempt that
+// The work must therefore tolerate a second attempt: SubmitOrder's creates
+// the order, and a second attempt finds it created by the same submission
+// and answers as the first would have (orders.SubmitResumed). The work runs under a deadline of one lease, so an attempt that
 // hangs is fenced rather than running on beside its successor. Leases
 // compare the clocks of different instances: a skew of a few seconds moves
 // when a take-over may happen, never whether two attempts can both complete,
@@ -57,9 +57,9 @@
 // again instead of waiting for the lease. So does a completion the store
 // refused (throttled, unreachable): its answer was not stored, and the
 // release, conditional on the same ETag, is fenced in the one case where
-// the completion landed and only its answer was lost. Completing or releasing is tried
-// even when the request's context ended meanwhile (within a few seconds of
-// its own), for the same reason.
+// the completion landed and only its answer was lost. Completing and
+// releasing are tried even when the request's context ended meanwhile, each
+// within [SettleTimeout] of its own, for the same reason.
 //
 // # Why a replay runs nothing
 //

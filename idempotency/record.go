@@ -32,9 +32,6 @@ type Record struct {
 	Client    string `json:"client"`
 	Operation string `json:"operation"`
 	Key       string `json:"key"`
-	// OrderID is the order the request is about, when the caller names one
-	// ([WithOrderID]): it lets a reader find the key records of an order.
-	OrderID string `json:"orderId,omitempty"`
 	// RequestHash is the fingerprint of the request's payload: a retry
 	// with another payload is a [Mismatch].
 	RequestHash string `json:"requestHash"`

@@ -22,12 +22,12 @@ const (
 // with a transient error: each change means another request made progress.
 const maxJudgements = 4
 
-// SettleTimeout bounds the write that settles a key after its work ended
-// (completion or release). It runs even when the request's context has
-// ended, often the very reason the work stopped: a key left started makes
-// every retry wait for the lease, where a settled one is replayed or run
-// again at once. Execute may thus return up to SettleTimeout after its
-// context's deadline.
+// SettleTimeout bounds each write that settles a key after its work ended
+// (the completion, and the release after a completion that failed). It runs
+// even when the request's context has ended, often the very reason the work
+// stopped: a key left started makes every retry wait for the lease, where a
+// settled one is replayed or run again at once. Execute may thus return up
+// to twice SettleTimeout after its context's deadline.
 const SettleTimeout = 5 * time.Second
 
 // Service runs work at most once per key and payload (executeOnce); see the
@@ -60,12 +60,6 @@ func NewService(store Store, lease, ttl time.Duration) (*Service, error) {
 	return &Service{Store: store, Lease: lease, TTL: ttl}, nil
 }
 
-// Option adds to the record a request claims.
-type Option func(*Record)
-
-// WithOrderID records the order the request is about (Record.OrderID).
-func WithOrderID(id string) Option { return func(r *Record) { r.OrderID = id } }
-
 // Execute runs work unless the key of scope has been used already: then it
 // answers with the stored response (Replayed), refuses another payload
 // (Mismatch) or tells the caller to come back (InFlight). fingerprint
@@ -76,7 +70,7 @@ func WithOrderID(id string) Option { return func(r *Record) { r.OrderID = id } }
 // means the work ran but another attempt owns the key now, so its answer
 // was not stored (a retry gets the owner's answer); the work's own errors
 // are returned wrapped, after the key was released.
-func (s *Service) Execute(ctx context.Context, scope Scope, fingerprint string, work Work, opts ...Option) (Result, error) {
+func (s *Service) Execute(ctx context.Context, scope Scope, fingerprint string, work Work) (Result, error) {
 	if err := scope.check(); err != nil {
 		return Result{}, err
 	}
@@ -92,9 +86,6 @@ func (s *Service) Execute(ctx context.Context, scope Scope, fingerprint string, 
 		rec := Record{ID: id, Client: scope.Client, Operation: scope.Operation, Key: scope.Key,
 			RequestHash: fingerprint, State: Started, Owner: newOwner(),
 			LeaseUntil: now.Add(s.lease()), CreatedAt: now, UpdatedAt: now, TTL: s.ttlSeconds()}
-		for _, o := range opts {
-			o(&rec)
-		}
 		etag, err := s.Store.Claim(ctx, rec)
 		if err == nil {
 			return s.run(ctx, rec, etag, work, false)
@@ -176,14 +167,12 @@ func (s *Service) run(ctx context.Context, rec Record, etag string, work Work, t
 	wctx, cancel := context.WithTimeout(ctx, s.lease())
 	resp, err := work(wctx)
 	cancel()
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), SettleTimeout)
-	defer cancel()
 	if err == nil {
 		rec.State = Succeeded
 	} else if cresp, ok := clientResponse(err); ok {
 		rec.State, resp = Failed, cresp
 	} else {
-		if rerr := s.Store.Release(sctx, rec.ID, etag); rerr != nil && !errors.Is(rerr, ErrFenced) {
+		if rerr := s.release(ctx, rec.ID, etag); rerr != nil {
 			// The key stays Started until its lease ends; retries are
 			// InFlight until then, and take it over after.
 			return Result{}, fmt.Errorf("idempotency key %s: work: %w (and its release failed: %v)", rec.ID, err, rerr)
@@ -193,7 +182,10 @@ func (s *Service) run(ctx context.Context, rec Record, etag string, work Work, t
 	rec.Response = &resp
 	rec.UpdatedAt = s.now()
 	rec.LeaseUntil = time.Time{}
-	if _, err := s.Store.Replace(sctx, rec, etag); err != nil {
+	sctx, cancel := settling(ctx)
+	_, err = s.Store.Replace(sctx, rec, etag)
+	cancel()
+	if err != nil {
 		if errors.Is(err, ErrFenced) {
 			return Result{}, fmt.Errorf("complete idempotency key %s: %w", rec.ID, err)
 		}
@@ -202,7 +194,7 @@ func (s *Service) run(ctx context.Context, rec Record, etag string, work Work, t
 		// tolerate a second run either way). When the completion did land
 		// and only its answer was lost, the release is fenced by the ETag
 		// and the stored answer stands for the retry.
-		if rerr := s.Store.Release(sctx, rec.ID, etag); rerr != nil && !errors.Is(rerr, ErrFenced) {
+		if rerr := s.release(ctx, rec.ID, etag); rerr != nil {
 			// The record stays Started: after its lease a retry takes it
 			// over.
 			return Result{}, fmt.Errorf("%w (and releasing the key failed: %v)", err, rerr)
@@ -210,6 +202,25 @@ func (s *Service) run(ctx context.Context, rec Record, etag string, work Work, t
 		return Result{}, err
 	}
 	return Result{Outcome: Executed, Response: resp, TookOver: tookOver}, nil
+}
+
+// release frees a key whose answer was not stored, under a settling
+// deadline of its own: a completion that timed out has spent its own, and
+// a release on it would never reach the store. Fenced is fine: another
+// attempt, or this one's completion after all, holds the key.
+func (s *Service) release(ctx context.Context, id, etag string) error {
+	sctx, cancel := settling(ctx)
+	defer cancel()
+	if err := s.Store.Release(sctx, id, etag); err != nil && !errors.Is(err, ErrFenced) {
+		return err
+	}
+	return nil
+}
+
+// settling is the context of one write that settles a key: SettleTimeout
+// long, and not ended by ctx, which has often ended already.
+func settling(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), SettleTimeout)
 }
 
 func (s *Service) now() time.Time {

@@ -15,7 +15,7 @@ import (
 var (
 	scope = idempotency.Scope{Client: "anonymous", Operation: "SubmitOrder", Key: "k-1"}
 	fp    = strings.Repeat("ab", 32)
-	ok    = idempotency.Response{Status: 202, Body: []byte(`{"status":"submitted"}`)}
+	ok    = idempotency.Response{Status: 201, Body: []byte(`{"orderId":"ORD-1"}`)}
 )
 
 func okWork(context.Context) (idempotency.Response, error) { return ok, nil }
@@ -236,5 +236,50 @@ func TestSettlesAfterTheRequestEnded(t *testing.T) {
 	}
 	if _, err := store.Read(context.Background(), other.ID()); !errors.Is(err, idempotency.ErrNotFound) {
 		t.Errorf("the key is not released: %v", err)
+	}
+}
+
+// timingOutCompletion is a key store whose completion (a Replace to a
+// settled state) hangs until its context ends, as a store that stopped
+// answering; it records how much time the release after it was given.
+type timingOutCompletion struct {
+	idempotency.Store
+	releaseLeft time.Duration
+	releaseErr  error
+}
+
+func (s *timingOutCompletion) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
+	if r.State == idempotency.Started {
+		return s.Store.Replace(ctx, r, etag)
+	}
+	<-ctx.Done()
+	return "", &orders.StoreError{Op: "replace idempotency key", OrderID: r.ID, Transient: true, Err: ctx.Err()}
+}
+
+func (s *timingOutCompletion) Release(ctx context.Context, id, etag string) error {
+	if d, ok := ctx.Deadline(); ok {
+		s.releaseLeft = time.Until(d)
+	}
+	s.releaseErr = ctx.Err()
+	return s.Store.Release(ctx, id, etag)
+}
+
+// TestReleaseAfterATimedOutCompletionHasItsOwnDeadline: the completion spent
+// its SettleTimeout; the release that frees the key gets a fresh one, so it
+// reaches the store and the retry runs at once instead of waiting out the
+// lease.
+func TestReleaseAfterATimedOutCompletionHasItsOwnDeadline(t *testing.T) {
+	mem := idemtest.NewMemStore()
+	store := &timingOutCompletion{Store: mem}
+	s := &idempotency.Service{Store: store}
+	_, err := s.Execute(context.Background(), scope, fp, okWork)
+	if !orders.IsTransient(err) {
+		t.Fatalf("Execute: %v, want the completion's transient error", err)
+	}
+	if store.releaseErr != nil || store.releaseLeft < idempotency.SettleTimeout/2 {
+		t.Fatalf("release ran with %s left (%v), want a fresh SettleTimeout (%s)", store.releaseLeft, store.releaseErr, idempotency.SettleTimeout)
+	}
+	if _, err := mem.Read(context.Background(), scope.ID()); !errors.Is(err, idempotency.ErrNotFound) {
+		t.Errorf("key record after the release: %v, want none", err)
 	}
 }

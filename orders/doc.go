@@ -34,4 +34,13 @@
 // [Reason]. Errors say what the broker needs: a [RejectError] is final for
 // the body, a [StoreError] says whether retrying may help
 // ([StoreError.Transient], [IsTransient]).
+//
+// # Submissions
+//
+// The HTTP API decides an order in the request by the same rules:
+// [Processor.Admit] refuses what Process would refuse, and [Processor.Submit]
+// creates the order for a [Submission] (its owner, the request) with the
+// same one batch, deciding from the stored order when it exists: created,
+// this very submission's ([SubmitResumed]), a resend of its owner, or taken
+// by another. Only an order's owner is shown it, as its [PublicView].
 package orders

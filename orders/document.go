@@ -25,10 +25,14 @@ const ConflictTTL = 90 * 24 * 3600
 type Acceptance struct {
 	MessageID  string
 	AcceptedAt time.Time
+	// Submission is set for an order submitted through the HTTP API: who
+	// owns it, and which request created it. Zero for the queue path.
+	Submission Submission
 }
 
 // Document is the stored order (docs/contract.md §5): every member of the message as
-// sent, plus id, type, requestHash, hashVersion, messageId and acceptedAt.
+// sent, plus id, type, requestHash, hashVersion, messageId and acceptedAt,
+// and for an order of the HTTP API its owner and submissionId.
 func (o *Order) Document(a Acceptance) ([]byte, error) {
 	extra := map[string]any{
 		"id":          o.ID,
@@ -37,6 +41,9 @@ func (o *Order) Document(a Acceptance) ([]byte, error) {
 		"hashVersion": HashVersion,
 		"messageId":   a.MessageID,
 		"acceptedAt":  a.AcceptedAt.UTC().Format(time.RFC3339Nano),
+	}
+	if s := a.Submission; s.Owner != "" {
+		extra["owner"], extra["submissionId"] = s.Owner, s.ID
 	}
 	return mergeObject(o.fields, extra)
 }

@@ -34,10 +34,11 @@ type Line struct {
 
 // reserved are top-level names the stored document uses for itself. A body
 // that carried one would overwrite bookkeeping (or, for ttl, delete the order
-// after a while), so it is rejected instead.
+// after a while; for owner, hand the order to another client of the HTTP
+// API), so it is rejected instead.
 var reserved = map[string]bool{
 	"id": true, "type": true, "ttl": true, "requestHash": true, "hashVersion": true,
-	"messageId": true, "acceptedAt": true,
+	"messageId": true, "acceptedAt": true, "owner": true, "submissionId": true,
 }
 
 // ParseOrder decodes and validates a message body. The error is a *[RejectError]

@@ -16,6 +16,12 @@ type StoredFingerprint struct {
 	// tell why a duplicate happened. Zero when the document lacks them.
 	MessageID  string
 	AcceptedAt time.Time
+	// Owner and SubmissionID are the stored order's, set when it came
+	// through the HTTP API ([Submission]); empty for the queue path's.
+	Owner, SubmissionID string
+	// Document is the stored order document as read: what the HTTP API
+	// answers with ([PublicView]).
+	Document json.RawMessage
 }
 
 // ParseStoredFingerprint reads the fingerprint of a stored order document.
@@ -29,12 +35,16 @@ func ParseStoredFingerprint(doc []byte) (*StoredFingerprint, error) {
 		HashVersion int    `json:"hashVersion"`
 		MessageID   any    `json:"messageId"`
 		AcceptedAt  any    `json:"acceptedAt"`
+		Owner       any    `json:"owner"`
+		Submission  any    `json:"submissionId"`
 	}
 	if err := json.Unmarshal(doc, &stored); err != nil {
 		return nil, fmt.Errorf("stored document is not JSON: %w", err)
 	}
-	fp := &StoredFingerprint{Hash: stored.RequestHash, Version: stored.HashVersion}
+	fp := &StoredFingerprint{Hash: stored.RequestHash, Version: stored.HashVersion, Document: doc}
 	fp.MessageID, _ = stored.MessageID.(string)
+	fp.Owner, _ = stored.Owner.(string)
+	fp.SubmissionID, _ = stored.Submission.(string)
 	if s, ok := stored.AcceptedAt.(string); ok {
 		fp.AcceptedAt, _ = time.Parse(time.RFC3339Nano, s)
 	}
@@ -120,7 +130,7 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 		return r
 	}
 	r.StoredHash = stored.Hash
-	same, err := p.sameContent(o, m.Body, stored)
+	same, err := sameFingerprint(o, stored)
 	if err != nil {
 		r.Outcome, r.Reason = Mismatch, HashMismatch
 		r.Description = fmt.Sprintf("orderId %s exists, and its content cannot be compared: %v", o.ID, err)
@@ -182,23 +192,6 @@ func rejected(err error, body []byte) Result {
 		re = &RejectError{Reason: MalformedMessage, Msg: err.Error()}
 	}
 	return Result{Outcome: Invalid, Reason: re.Reason, Description: re.Error(), OrderID: PeekOrderID(body)}
-}
-
-// sameContent compares the incoming body with the stored fingerprint under the
-// rule version the stored one was computed with.
-func (p *Processor) sameContent(o *Order, body []byte, stored *StoredFingerprint) (bool, error) {
-	if stored.Hash == "" {
-		return false, fmt.Errorf("the stored document has no requestHash: it was not written by this consumer")
-	}
-	// Version 0 is a document without hashVersion: the first rule is meant.
-	if stored.Version == HashVersion || stored.Version == 0 {
-		return stored.Hash == o.Hash, nil
-	}
-	h, err := Fingerprint(body, stored.Version)
-	if err != nil {
-		return false, err
-	}
-	return h == stored.Hash, nil
 }
 
 func (p *Processor) failed(r Result, m Message, err error) Result {

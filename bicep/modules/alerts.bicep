@@ -178,8 +178,7 @@ resource hashMismatch 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
 // The HTTP front door (SubmitOrder, GetOrder). The host records one `requests` item per
 // invocation with the HTTP status the handler answered as resultCode, and host.json keeps
 // requests out of sampling, so the rate is exact. 503 (Cosmos DB unavailable, Retry-After) and
-// 500 (the handler or the host failed, including a failed send of SubmitOrder's order output
-// after a 202) both count: callers retry them, but a lasting rate means orders are not getting in.
+// 500 (the handler or the host failed) both count: callers retry them, but a lasting rate means orders are not getting in.
 // At least 20 requests in the window, so two failures of a quiet hour do not page anyone.
 resource frontDoorErrors 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
   name: 'front-door-5xx-${appInsightsName}'
@@ -188,7 +187,7 @@ resource frontDoorErrors 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
   kind: 'LogAlert'
   properties: {
     displayName: 'HTTP front door failing (5xx rate above 5 %)'
-    description: 'More than 5 % of SubmitOrder and GetOrder requests answered 5xx in 15 minutes. 503: Cosmos DB unavailable; 500: the handler or the host failed (a failed send of the order output fails the invocation after the key was completed; the caller\'s retry replays and sends again). See docs/runbook.md#front-door-5xx.'
+    description: 'More than 5 % of SubmitOrder and GetOrder requests answered 5xx in 15 minutes. 503: Cosmos DB unavailable; 500: the handler or the host failed. Callers retry both with the same Idempotency-Key. See docs/runbook.md#front-door-5xx.'
     severity: 2
     enabled: true
     scopes: [

@@ -155,9 +155,9 @@ resource leasesContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
 // other operation is a point operation on one logical partition.
 // defaultTtl -1: TTL on, nothing expires by default; every record carries its own ttl
 // (IDEMPOTENCY_KEY_TTL, 24 h), so a deployment changes the window without touching the container.
-// Indexing: claim, complete, take-over and release are point operations and need no index; only
-// GET /api/orders/{orderId} looks a record up by orderId (a cross-partition query while no order
-// document exists yet), so /orderId/? is the one path indexed.
+// Indexing: claim, complete, take-over and release are point operations and no query reads the
+// container (docs/adr/0012-http-api-decides-in-the-request.md), so no path is indexed: the
+// policy Cosmos DB documents for a key-value container with TTL (id and _ts stay indexed).
 resource idempotencyKeysContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers@2024-11-15' = {
   parent: database
   name: 'idempotency-keys'
@@ -175,11 +175,7 @@ resource idempotencyKeysContainer 'Microsoft.DocumentDB/databaseAccounts/sqlData
       indexingPolicy: {
         indexingMode: 'consistent'
         automatic: true
-        includedPaths: [
-          {
-            path: '/orderId/?'
-          }
-        ]
+        includedPaths: []
         excludedPaths: [
           {
             path: '/*'

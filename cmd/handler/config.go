@@ -46,9 +46,9 @@ type config struct {
 	// is down, and between two retries of one operation.
 	ProbeInterval time.Duration `envconfig:"COSMOS_PROBE_INTERVAL" default:"1s"`
 	// EasyAuth is set by the platform when App Service Authentication runs
-	// in front of the app: only then does SubmitOrder take a key's client
-	// from X-MS-CLIENT-PRINCIPAL-ID, which the platform then strips from
-	// callers.
+	// in front of the app: only then do SubmitOrder and GetOrder take the
+	// client from X-MS-CLIENT-PRINCIPAL-ID, which the platform then strips
+	// from callers.
 	EasyAuth bool `envconfig:"WEBSITE_AUTH_ENABLED"`
 	// SubmitDeadline bounds a SubmitOrder or GetOrder invocation: the
 	// caller has its answer by then. Below functionTimeout and the

@@ -172,7 +172,7 @@ func TestSubmitDeadlineReachesTheRunningHandler(t *testing.T) {
 	})
 	body := `{"orderId":"ORD-SET-2","customerId":"CUST-42","currency":"EUR","lines":[{"sku":"SKU-1","quantity":1,"unitPrice":"5.00"}],"total":"5.00","placedAt":"2026-11-29T10:00:00Z"}`
 	req := map[string]any{"Url": "http://127.0.0.1:7071/api/orders", "Method": "POST", "Query": map[string]string{},
-		"Headers": map[string][]string{"Idempotency-Key": {"k-1"}, "Content-Type": {"application/json"}}, "Body": body}
+		"Headers": map[string][]string{"Idempotency-Key": {"k-1"}, "Content-Type": {"application/json"}, "Content-Length": {fmt.Sprint(len(body))}}, "Body": body}
 	inv, _ := json.Marshal(map[string]any{"Data": map[string]any{"req": req}, "Metadata": map[string]any{}})
 	start := time.Now()
 	resp, err := (&http.Client{Timeout: 20 * time.Second}).Post(url+"/SubmitOrder", "application/json", bytes.NewReader(inv))

@@ -76,8 +76,8 @@ func newHarness(t *testing.T, s Backend) *harness {
 
 // accepted is the response of the work below.
 func (h *harness) accepted() idempotency.Response {
-	return idempotency.Response{Status: 202, Headers: map[string]string{"Location": "/api/orders/" + h.orderID},
-		Body: fmt.Appendf(nil, `{"orderId":%q,"status":"submitted"}`, h.orderID)}
+	return idempotency.Response{Status: 201, Headers: map[string]string{"Location": "/api/orders/" + h.orderID},
+		Body: fmt.Appendf(nil, `{"orderId":%q}`, h.orderID)}
 }
 
 // createOrder is a work whose effect tolerates a second attempt: it creates
@@ -102,7 +102,7 @@ func (h *harness) execute(t *testing.T, fp string, work idempotency.Work) (idemp
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return h.svc.Execute(ctx, h.scope, fp, work, idempotency.WithOrderID(h.orderID))
+	return h.svc.Execute(ctx, h.scope, fp, work)
 }
 
 // want checks an Execute's answer.
@@ -133,7 +133,7 @@ func (h *harness) wantOrders(t *testing.T, n int) {
 func (h *harness) wantState(t *testing.T, state idempotency.State) idempotency.Record {
 	t.Helper()
 	r, err := h.store.Read(context.Background(), h.scope.ID())
-	if err != nil || r.State != state || r.OrderID != h.orderID || r.RequestHash != h.fp {
+	if err != nil || r.State != state || r.RequestHash != h.fp {
 		t.Fatalf("stored record %+v, %v; want %s for order %s", r, err, state, h.orderID)
 	}
 	return r
@@ -254,7 +254,7 @@ func testConcurrentSameKey(t *testing.T, h *harness) {
 	)
 	for range n {
 		wg.Go(func() {
-			res, err := h.svc.Execute(ctx, h.scope, h.fp, work, idempotency.WithOrderID(h.orderID))
+			res, err := h.svc.Execute(ctx, h.scope, h.fp, work)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -336,7 +336,12 @@ func (h *harness) wantTakeOver(t *testing.T) {
 // and completes; A's completion is refused and B's answer stays.
 func testStaleCompletion(t *testing.T, h *harness) {
 	started, release := make(chan struct{}), make(chan struct{})
-	stale := idempotency.Response{Status: 202, Headers: map[string]string{"X-Attempt": "A"}, Body: []byte("A")}
+	// Released at the test's end whatever fails first, so attempt A never
+	// outlives it.
+	var once sync.Once
+	releaseA := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(releaseA)
+	stale := idempotency.Response{Status: 201, Headers: map[string]string{"X-Attempt": "A"}, Body: []byte("A")}
 	errA := make(chan error, 1)
 	go func() {
 		_, err := h.execute(t, h.fp, func(ctx context.Context) (idempotency.Response, error) {
@@ -349,14 +354,18 @@ func testStaleCompletion(t *testing.T, h *harness) {
 		})
 		errA <- err
 	}()
-	<-started
+	select {
+	case <-started:
+	case err := <-errA:
+		t.Fatalf("attempt A ended before its work ran: %v", err)
+	}
 	h.clock.Advance(Lease)
 	res, err := h.execute(t, h.fp, h.createOrder)
 	h.want(t, res, err, idempotency.Executed, h.accepted())
 	if !res.TookOver {
 		t.Error("the take-over is not reported")
 	}
-	close(release)
+	releaseA()
 	if err := <-errA; !errors.Is(err, idempotency.ErrFenced) || !strings.Contains(err.Error(), h.scope.ID()) {
 		t.Errorf("stale completion: %v; want ErrFenced naming the key record", err)
 	}

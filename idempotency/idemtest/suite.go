@@ -68,7 +68,7 @@ func started(t *testing.T) idempotency.Record {
 		Key: fmt.Sprintf("key-%d-%d", time.Now().UnixNano(), keySeq.Add(1))}
 	now := time.Date(2026, 12, 1, 10, 0, 0, 123456789, time.UTC)
 	return idempotency.Record{ID: scope.ID(), Client: scope.Client, Operation: scope.Operation, Key: scope.Key,
-		OrderID: "ORD-1", RequestHash: strings.Repeat("ab", 32), State: idempotency.Started, Owner: "owner-1",
+		RequestHash: strings.Repeat("ab", 32), State: idempotency.Started, Owner: "owner-1",
 		LeaseUntil: now.Add(time.Minute), CreatedAt: now, UpdatedAt: now, TTL: 86400}
 }
 
@@ -76,8 +76,8 @@ func started(t *testing.T) idempotency.Record {
 func completed(r idempotency.Record, owner string) idempotency.Record {
 	r.State, r.Owner, r.LeaseUntil = idempotency.Succeeded, owner, time.Time{}
 	r.UpdatedAt = r.CreatedAt.Add(time.Second)
-	r.Response = &idempotency.Response{Status: 202, Headers: map[string]string{"Location": "/api/orders/ORD-1"},
-		Body: []byte(`{"orderId":"ORD-1","status":"submitted"}`)}
+	r.Response = &idempotency.Response{Status: 201, Headers: map[string]string{"Location": "/api/orders/ORD-1"},
+		Body: []byte(`{"orderId":"ORD-1"}`)}
 	return r
 }
 
@@ -293,7 +293,7 @@ func testDocument(t *testing.T, s Backend, _ Features) {
 		t.Fatalf("stored document %s: %v", doc, err)
 	}
 	want := map[string]any{"id": r.ID, "ttl": 3600.0, "state": "succeeded", "client": r.Client, "operation": "SubmitOrder",
-		"key": r.Key, "orderId": "ORD-1", "requestHash": r.RequestHash, "owner": r.Owner,
+		"key": r.Key, "requestHash": r.RequestHash, "owner": r.Owner,
 		"createdAt": "2026-12-01T10:00:00.123456789Z", "updatedAt": "2026-12-01T10:00:01.123456789Z"}
 	for k, v := range want {
 		if got[k] != v {
@@ -304,8 +304,8 @@ func testDocument(t *testing.T, s Backend, _ Features) {
 		t.Errorf("a completed record keeps its lease: %s", doc)
 	}
 	resp, _ := got["response"].(map[string]any)
-	if resp["status"] != 202.0 || resp["body"] != "eyJvcmRlcklkIjoiT1JELTEiLCJzdGF0dXMiOiJzdWJtaXR0ZWQifQ==" {
-		t.Errorf("stored response %v, want status 202 and the body in base64", resp)
+	if resp["status"] != 201.0 || resp["body"] != "eyJvcmRlcklkIjoiT1JELTEifQ==" {
+		t.Errorf("stored response %v, want status 201 and the body in base64", resp)
 	}
 }
 

@@ -148,33 +148,19 @@ func (s *MemStore) PartitionDocuments(_ context.Context, orderID string) ([]json
 	return out, nil
 }
 
-// ViewDocuments returns the documents of orders.ViewTypes of an order with
-// only their orders.ViewFields, as cosmos.Store's projection does.
-func (s *MemStore) ViewDocuments(_ context.Context, orderID string) ([]json.RawMessage, error) {
+// ReadOrder returns the order document of orderID, nil when there is none,
+// as cosmos.Store's point read does.
+func (s *MemStore) ReadOrder(ctx context.Context, orderID string) (json.RawMessage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []json.RawMessage
-	for _, d := range s.partitions[orderID] {
-		if !slices.Contains(orders.ViewTypes, typeOf(d)) {
-			continue
-		}
-		var all map[string]json.RawMessage
-		if err := json.Unmarshal(d, &all); err != nil {
-			return nil, err
-		}
-		view := make(map[string]json.RawMessage, len(orders.ViewFields))
-		for _, f := range orders.ViewFields {
-			if v, ok := all[f]; ok {
-				view[f] = v
-			}
-		}
-		b, err := json.Marshal(view)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b)
+	if err := s.failure(ctx, "read order", orderID); err != nil {
+		return nil, err
 	}
-	return out, nil
+	doc, ok := s.partitions[orderID][orderID]
+	if !ok {
+		return nil, nil
+	}
+	return slices.Clone(doc), nil
 }
 
 // Documents returns every document of a type across partitions.
@@ -225,7 +211,7 @@ func (s *MemStore) partition(orderID string) map[string]json.RawMessage {
 }
 
 func fingerprintOf(orderID string, doc json.RawMessage) (*orders.StoredFingerprint, error) {
-	fp, err := orders.ParseStoredFingerprint(doc)
+	fp, err := orders.ParseStoredFingerprint(slices.Clone(doc))
 	if err != nil {
 		return nil, &orders.StoreError{Op: "read order", OrderID: orderID, Err: err}
 	}

@@ -2,7 +2,7 @@
 // trips per message, throughput through the handler against a plain azcosmos
 // loop, batch against single-message invocations, each at several distances
 // to Cosmos (a delay proxy in front of the emulator), what executeOnce adds
-// to each path of the HTTP front door (SubmitOrder, GetOrder), and the
+// to each path of the HTTP API (SubmitOrder, GetOrder), and the
 // footprint of the built executable. testbed/cmd/benchreport runs it and writes docs/benchmarks.md.
 //
 // Measurement only. Nothing the handler ships imports this package

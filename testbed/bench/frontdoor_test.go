@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestFrontDoorPathsAtTheFloor: every path of the HTTP front door gets the
+// TestFrontDoorPathsAtTheFloor: every path of the HTTP API gets the
 // answer it is named after for each request and costs exactly the Cosmos
 // requests the design allows, the baseline none, with no metadata request
 // once the clients are warm. It counts requests, it does not time them.

@@ -103,7 +103,7 @@ func (r *Report) Markdown(w io.Writer) {
 	p("BENCH_FLAGS='-only throughput -batch-parallelism 8 -out /tmp/b.md' make bench # another BATCH_PARALLELISM")
 	p("go test -run '^$' -bench . -benchmem ./orders ./handler ./idempotency   # only the in-process benchmarks")
 	p("go test -run RoundTrips -v ./testbed/bench              # only the round-trip counts (asserted)")
-	p("BENCH_FLAGS='-only frontdoor -out /tmp/b.md' make bench  # only the front door (SubmitOrder, GetOrder)")
+	p("BENCH_FLAGS='-only frontdoor -out /tmp/b.md' make bench  # only the HTTP API (SubmitOrder, GetOrder)")
 	p("go test -run FrontDoor -v ./testbed/bench               # only its round-trip counts (asserted)")
 	p("```")
 	p("")
@@ -111,7 +111,7 @@ func (r *Report) Markdown(w io.Writer) {
 		s.Rounds, s.Messages, s.Concurrency, latencyList(s.Latencies))
 	p("batches of %d messages, %d batch invocation(s) at once, `BATCH_PARALLELISM` %d; %d messages per round-trip",
 		s.BatchSize, s.BatchConcurrency, s.BatchParallelism, s.RTMessages)
-	p("row; %d front door rounds of %d requests per path; %d process starts; %d messages for the memory load;",
+	p("row; %d HTTP API rounds of %d requests per path; %d process starts; %d messages for the memory load;",
 		s.FDRounds, s.FDRequests, s.Starts, s.FPMessages)
 	p("in-process benchmarks `-count %d -benchtime %s`.", s.MicroCount, s.Benchtime)
 	p("Sections between `%s` and `%s` lines are not measured by `make bench`; it keeps them.", KeepBegin, KeepEnd)

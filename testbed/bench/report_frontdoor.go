@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // pathTotals is one front door path over every round at every latency.
@@ -52,29 +53,25 @@ func (r *Report) frontDoor(p func(string, ...any)) {
 		return
 	}
 	s := r.Settings
-	p("## HTTP front door: what executeOnce adds to a request")
+	p("## HTTP API: round trips and latency of each path")
 	p("")
 	p("`SubmitOrder` and `GetOrder` (docs/http-api.md) through the real handler: host-format invocations,")
 	p("encoded by the local host emulator's `hostemu.Encoder.HTTP` from the functions' `function.json` as")
-	p("the host sends them (`POST /api/orders` with `Idempotency-Key` and `X-Functions-Key`), posted over")
-	p("loopback HTTP to `handler.NewServer` with `executeOnce` over `cosmos.KeyStore`. At each distance the")
-	p("paths write to a fresh database of their own: the emulators ignore a query's partition key and scan")
-	p("the container (docs/cosmos-emulators.md), so a GET beside the throughput rounds' orders would measure")
-	p("that scan; here it scans the section's own few thousand documents. Each round sends %d requests", s.FDRequests)
-	p("of every path **one at a time** (this section measures latency, not throughput), after an untimed")
-	p("warm-up of 2, in %d rounds at each distance to Cosmos (the delay proxy of the throughput section),", s.FDRounds)
-	p("rotating the order of the paths. What each path meets is set up before the clock starts: for the")
-	p("replay and the reused key, the key's first request answered 202; for in flight, a `started` record")
-	p("claimed as a first request claims it, its lease a minute ahead; for GET, the first request answered")
-	p("(no consumer runs, so no order document) or the order stored by `ProcessOrder`.")
+	p("the host sends them (`POST /api/orders` with `Idempotency-Key`, the caller's function key named in")
+	p("`Identities`), posted over loopback HTTP to `handler.NewServer` with `executeOnce` over")
+	p("`cosmos.KeyStore`. At each distance the paths write to a fresh database of their own. Each round")
+	p("sends %d requests of every path **one at a time** (this section measures latency, not", s.FDRequests)
+	p("throughput), after an untimed warm-up of 2, in %d rounds at each distance to Cosmos (the delay", s.FDRounds)
+	p("proxy of the throughput section), rotating the order of the paths. What each path meets is set up")
+	p("before the clock starts: for the replay, the resend under a new key, the orderId taken by another")
+	p("client and GET, the order created by its first request (201).")
 	p("")
 	p("**Baseline**: the same handler and requests over an `idempotency.Store` that keeps nothing and sends")
-	p("no request (`keptNowhere`: every claim succeeds). `SubmitOrder` refuses to run without a key")
-	p("service (500), so this is the nearest to \"without executeOnce\": the admission by the queue path's")
-	p("rules (docs/contract.md §3), the order output (the given-back envelope of §7) and the answer, plus")
-	p("`Execute`'s own bookkeeping in memory (`BenchmarkExecute`, in the in-process table below).")
-	p("The difference to it is what the key record costs: its Cosmos round trips and their latency.")
+	p("no request (`keptNowhere`: every claim succeeds): the admission by the queue path's rules")
+	p("(docs/contract.md §3), the order's transactional batch and the answer. The difference to it is what")
+	p("the key record costs: its Cosmos round trips and their latency.")
 	p("")
+	r.frontDoorVerdict(p)
 	p("### Round trips and request charge per request")
 	p("")
 	p("Counted at the transport by `bench.Counter` as in the round-trip section above, over every round at")
@@ -97,71 +94,91 @@ func (r *Report) frontDoor(p func(string, ...any)) {
 			fp.Floor, t.counts.Charge()/float64(t.requests), t.counts[KindMetadata], orDash(t.counts.Detail(t.requests)))
 	}
 	p("")
-	p("A first request claims the key (create 201) and completes it (ETag-conditional replace 200); every")
-	p("later request with the key finds the claim taken (create 409) and reads the record (read 200) to")
-	p("judge it: replay, another payload, or still running. GET reads the order's partition (a query on")
-	p("the partition key) and, when the consumer has not stored the order yet, the caller's key record")
-	p("naming it (a query across the key container's partitions). The emulator has one partition; on an")
-	p("account whose key container has several physical partitions, the gateway may answer that query a")
-	p("page at a time, one round trip each: there a GET of a submitted order can cost more than its floor.")
+	p("A first request claims the key (create 201), creates the order and its `OrderAccepted` event in one")
+	p("transactional batch and completes the key (ETag-conditional replace 200): 3 sequential requests. A")
+	p("replay finds the claim taken (create 409) and reads the record (read 200). A request under a new key")
+	p("whose order exists meets the batch's 409, which carries no body, so it reads the stored order")
+	p("before it completes its key: 4, whether the answer is 200 (the same client and content) or 409")
+	p("`order-id-taken`. GET is one point read.")
 	p("")
-	r.frontDoorVerdict(p)
 	for _, lr := range r.FrontDoor {
 		where := "the emulator directly"
 		if lr.Latency > 0 {
 			where = "through the delay proxy"
 		}
-		p("### Front door at %s (%s)", latencyName(lr.Latency), where)
+		p("### HTTP API at %s (%s)", latencyName(lr.Latency), where)
 		p("")
 		p("| path | p50 latency ms, median (range) | p99 latency ms, median (range) | p50 added to the baseline, ms | p99 added to the baseline, ms | errors |")
 		p("|---|---|---|---|---|---:|")
 		for path := range FrontDoorPaths {
 			st := lr.stats(path)
 			added50, added99 := "–", "–"
-			if path != PathNoKeys && path != PathGetSubmitted && path != PathGetAccepted {
+			if path != PathNoKeys && path != PathGet {
 				added50, added99 = spread(lr.addedByKeys(path, 0.5), "%+.1f"), spread(lr.addedByKeys(path, 0.99), "%+.1f")
 			}
 			p("| %s | %s | %s | %s | %s | %d |", st.name, spread(st.p50, "%.1f"), spread(st.p99, "%.1f"), added50, added99, st.errors)
 		}
 		p("")
 	}
-	p("GET has no baseline: it is not under executeOnce, and its queries are all it does. The GET of a")
-	p("submitted order is slower than its two round trips alone at 0 ms: the emulator scans the key")
-	p("container for it, which grows through the rounds; an account serves that query from the index.")
+	p("GET has no baseline: it is not under executeOnce, and its point read is all it does.")
 	p("p99 of %d requests is the %s slowest; read it as the tail of this run, not a percentile of", s.FDRequests, ordinal(s.FDRequests-int(0.99*float64(s.FDRequests-1))))
-	p("production traffic. At a distance, every round trip waits that long at least: the added latency")
-	p("is about the round trips times the distance, plus the emulator's own time for each.")
+	p("production traffic. At a distance, every round trip waits that long at least: the latency is about")
+	p("the round trips times the distance, plus the emulator's own time for each.")
 	p("")
 }
 
-// frontDoorVerdict states what executeOnce adds at each distance, the
-// sentence the section exists for.
+// beforeIssue20 are the figures of the HTTP API before issue 20 (SubmitOrder
+// answered 202 and sent the order to the queue; GET answered `accepted` once
+// the consumer stored it), measured by make bench on 2026-12-01 11:29 UTC at
+// commit e06ef17 on this machine: Cosmos round trips and the median p50 and
+// p99 latency in ms at 0, 5 and 20 ms. A resend under a new key and an
+// orderId another client holds were first requests then (202, the conflict
+// parked later by the consumer).
+var beforeIssue20 = map[int]struct {
+	roundTrips int
+	p50, p99   map[time.Duration]float64
+}{
+	PathFirst:  {2, at(1.6, 14.7, 44.8), at(3.3, 16.9, 47.8)},
+	PathReplay: {2, at(1.6, 13.8, 44.4), at(6.7, 17.4, 46.1)},
+	PathResent: {2, at(1.6, 14.7, 44.8), at(3.3, 16.9, 47.8)},
+	PathTaken:  {2, at(1.6, 14.7, 44.8), at(3.3, 16.9, 47.8)},
+	PathGet:    {1, at(1.0, 7.8, 22.9), at(3.5, 9.3, 24.5)},
+}
+
+func at(ms0, ms5, ms20 float64) map[time.Duration]float64 {
+	return map[time.Duration]float64{0: ms0, 5 * time.Millisecond: ms5, 20 * time.Millisecond: ms20}
+}
+
+// frontDoorVerdict states what each path costs now beside what it cost
+// before issue 20, the table the section exists for.
 func (r *Report) frontDoorVerdict(p func(string, ...any)) {
-	first, base := r.pathTotals(PathFirst), r.pathTotals(PathNoKeys)
-	if first.requests == 0 || base.requests == 0 {
+	base := r.pathTotals(PathNoKeys)
+	if base.requests == 0 {
 		return
 	}
-	var at []string
-	for _, lr := range r.FrontDoor {
-		at = append(at, fmt.Sprintf("%.1f ms p50 / %.1f ms p99 at %s", medianOf(lr.addedByKeys(PathFirst, 0.5)),
-			medianOf(lr.addedByKeys(PathFirst, 0.99)), latencyName(lr.Latency)))
-	}
-	p("**executeOnce adds %.0f Cosmos round trips (%.2f RU as the endpoint reported them) and %s to a first `SubmitOrder`",
-		first.perRequest()-base.perRequest(), (first.counts.Charge()/float64(first.requests))-(base.counts.Charge()/float64(base.requests)),
-		strings.Join(at, ", "))
-	p("request** (median of the rounds of the difference to the baseline within each round; the tables")
-	p("below give the ranges and the other paths).")
-	p("")
-	p("| added to a `SubmitOrder` request by executeOnce | Cosmos round trips | %s |", strings.Join(latencyNames(r.FrontDoor), " | "))
-	p("|---|---:|%s", strings.Repeat("---|", len(r.FrontDoor)))
-	for _, path := range []int{PathFirst, PathReplay, PathKeyReused, PathInFlight} {
+	p("| path | Cosmos round trips, before → now | %s |", strings.Join(latencyNames(r.FrontDoor), " | "))
+	p("|---|---|%s", strings.Repeat("---|", len(r.FrontDoor)))
+	for _, path := range []int{PathFirst, PathReplay, PathResent, PathTaken, PathGet} {
 		t := r.pathTotals(path)
+		if t.requests == 0 {
+			continue
+		}
+		b := beforeIssue20[path]
 		cells := make([]string, len(r.FrontDoor))
 		for i, lr := range r.FrontDoor {
-			cells[i] = fmt.Sprintf("p50 %+.1f ms, p99 %+.1f ms", medianOf(lr.addedByKeys(path, 0.5)), medianOf(lr.addedByKeys(path, 0.99)))
+			st := lr.stats(path)
+			cells[i] = fmt.Sprintf("p50 %.1f → %.1f ms, p99 %.1f → %.1f ms", b.p50[lr.Latency], medianOf(st.p50), b.p99[lr.Latency], medianOf(st.p99))
+			if _, ok := b.p50[lr.Latency]; !ok {
+				cells[i] = fmt.Sprintf("p50 %.1f ms, p99 %.1f ms", medianOf(st.p50), medianOf(st.p99))
+			}
 		}
-		p("| %s | %.0f | %s |", FrontDoorPaths[path].Name, t.perRequest()-base.perRequest(), strings.Join(cells, " | "))
+		p("| %s | %d → %.0f | %s |", FrontDoorPaths[path].Name, b.roundTrips, t.perRequest(), strings.Join(cells, " | "))
 	}
+	p("")
+	p("Latency of the whole request (median of the rounds), before issue 20 (202 design, `make bench` of")
+	p("2026-12-01 11:29 UTC, commit e06ef17, this machine) → now. The order's batch, which the consumer")
+	p("used to make after the 202, is now inside the request: a first request makes 3 sequential Cosmos")
+	p("requests where it made 2, and answers only once the order is stored.")
 	p("")
 }
 

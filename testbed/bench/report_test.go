@@ -86,7 +86,7 @@ func fakeFrontDoorRound(lat func(path int) time.Duration) []Phase {
 	return round
 }
 
-func TestReportStatesWhatExecuteOnceAdds(t *testing.T) {
+func TestReportStatesWhatEachHTTPPathCosts(t *testing.T) {
 	flat := func(ms float64) func(int) time.Duration {
 		return func(path int) time.Duration {
 			if path == PathNoKeys {
@@ -106,27 +106,27 @@ func TestReportStatesWhatExecuteOnceAdds(t *testing.T) {
 	r.Markdown(&b)
 	doc := b.String()
 	for _, want := range []string{
-		"**executeOnce adds 2 Cosmos round trips (2.00 RU as the endpoint reported them) and 2.0 ms p50 / 2.0 ms p99 at 0 ms, 2.0 ms p50 / 2.0 ms p99 at 20 ms to a first `SubmitOrder`",
-		"| added to a `SubmitOrder` request by executeOnce | Cosmos round trips | 0 ms | 20 ms |",
-		"| " + FrontDoorPaths[PathFirst].Name + " | 2 | p50 +2.0 ms, p99 +2.0 ms | p50 +2.0 ms, p99 +2.0 ms |",
-		"| " + FrontDoorPaths[PathNoKeys].Name + " | 16 | accepted 16 | 0.00 | 0 | 0.00 | 0 | – |",
-		"| " + FrontDoorPaths[PathFirst].Name + " | 16 | accepted 16 | 2.00 | 2 | 2.00 | 0 | read 200 ×2 |",
+		"| path | Cosmos round trips, before → now | 0 ms | 20 ms |",
+		"| " + FrontDoorPaths[PathFirst].Name + " | 2 → 3 | p50 1.6 → 3.0 ms, p99 3.3 → 3.0 ms | p50 44.8 → 3.0 ms, p99 47.8 → 3.0 ms |",
+		"| " + FrontDoorPaths[PathGet].Name + " | 1 → 1 | p50 1.0 → 3.0 ms, p99 3.5 → 3.0 ms | p50 22.9 → 3.0 ms, p99 24.5 → 3.0 ms |",
+		"| " + FrontDoorPaths[PathNoKeys].Name + " | 16 | created 16 | 1.00 | 1 | 1.00 | 0 | read 200 ×1 |",
+		"| " + FrontDoorPaths[PathFirst].Name + " | 16 | created 16 | 3.00 | 3 | 3.00 | 0 | read 200 ×3 |",
 		"| " + FrontDoorPaths[PathReplay].Name + " | 16 | replayed 16 | 2.25 **(off the floor)** | 2 | 1.50 | 0 | read 200 ×2.25 |",
-		"| " + FrontDoorPaths[PathGetAccepted].Name + " | 16 | found 16 | 1.00 | 1 | 1.00 | 0 | read 200 ×1 |",
-		"### Front door at 0 ms (the emulator directly)", "### Front door at 20 ms (through the delay proxy)",
+		"| " + FrontDoorPaths[PathGet].Name + " | 16 | found 16 | 1.00 | 1 | 1.00 | 0 | read 200 ×1 |",
+		"### HTTP API at 0 ms (the emulator directly)", "### HTTP API at 20 ms (through the delay proxy)",
 		"| " + FrontDoorPaths[PathFirst].Name + " | 3.0 (2.0–10.0) | 3.0 (2.0–10.0) | +2.0 (+1.0–+9.0) | +2.0 (+1.0–+9.0) | 0 |",
 		"| " + FrontDoorPaths[PathNoKeys].Name + " | 1.0 (1.0–1.0) | 1.0 (1.0–1.0) | – | – | 0 |",
-		"| " + FrontDoorPaths[PathGetAccepted].Name + " | 3.0 (2.0–10.0) | 3.0 (2.0–10.0) | – | – | 0 |",
+		"| " + FrontDoorPaths[PathGet].Name + " | 3.0 (2.0–10.0) | 3.0 (2.0–10.0) | – | – | 0 |",
 		"p99 of 4 requests is the 2nd slowest",
 	} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	if f, m := strings.Index(doc, "## HTTP front door"), strings.Index(doc, "## Reproduce"); f < 0 || f > m {
-		t.Errorf("front door section at %d, Reproduce at %d", f, m)
+	if f, m := strings.Index(doc, "## HTTP API"), strings.Index(doc, "## Reproduce"); f < 0 || f > m {
+		t.Errorf("HTTP API section at %d, Reproduce at %d", f, m)
 	}
-	if strings.Contains((&Report{}).markdown(), "HTTP front door") {
+	if strings.Contains((&Report{}).markdown(), "## HTTP API") {
 		t.Error("a report without front door rounds has the section")
 	}
 }

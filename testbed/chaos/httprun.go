@@ -67,9 +67,9 @@ func (h *httpPart) rig(r *RigConfig, tracker *Tracker) {
 	if h == nil {
 		return
 	}
-	r.HTTP = &HTTPConfig{Addr: "127.0.0.1:0"}
-	r.Traffic = h.submits.Traffic(SubmitConfig{}, ReadBackSample, ReadBackPatience)
-	r.Enqueued, r.SendFault = tracker.Enqueued, h.submits.SendFault
+	r.HTTP = &HTTPConfig{Addr: "127.0.0.1:0", FunctionKeys: ClientKeys}
+	r.Traffic = h.submits.Traffic(SubmitConfig{Keys: ClientKeys}, ReadBackSample, ReadBackPatience)
+	r.Enqueued = tracker.Enqueued
 	if r.Proxy != nil {
 		r.Proxy.Pick = h.faults.Pick
 	}

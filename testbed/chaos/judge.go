@@ -68,16 +68,15 @@ func Judge(ctx context.Context, store *cosmos.Store, ev Evidence) (*Findings, er
 	if err != nil {
 		return nil, err
 	}
+	var api map[string][]json.RawMessage
+	if ev.HTTP != nil {
+		// Orders submitted over HTTP never pass through the queue: the
+		// HTTP checks judge their documents.
+		docs, api = ev.HTTP.TakeDocuments(docs)
+	}
 	f := checkRun(docs, ev)
 	if ev.HTTP != nil {
-		stored := map[string]string{}
-		for _, d := range docs["order"] {
-			var head docHead
-			if json.Unmarshal(d, &head) == nil {
-				stored[head.OrderID] = head.RequestHash
-			}
-		}
-		f.Checks = append(f.Checks, ev.HTTP.Checks(stored)...)
+		f.Checks = append(f.Checks, ev.HTTP.Checks(api)...)
 	}
 	if ev.KeyFaults != nil && ev.HTTP != nil {
 		f.Checks = append(f.Checks, ev.KeyFaults.Checks(ev.HTTP.Answers())...)

@@ -30,7 +30,7 @@ import (
 //
 // Each fault goes to a key of its own, chosen before the run among the
 // submissions sent once, with no other fault of their own (no early
-// timeout, no refused send), so the checks can say what each key's answers
+// timeout, no rival), so the checks can say what each key's answers
 // must be. Pass Pick as ProxyConfig.Pick and SetKill once the handler runs.
 type KeyFaults struct {
 	records KeyRecords
@@ -68,7 +68,7 @@ func NewKeyFaults(keyContainer string, subs []orderstream.Submission, kills, los
 		dropped: map[string]bool{}, done: map[string]keyFault{}, eligible: map[string]bool{}, now: time.Now}
 	var eligible []string
 	for _, s := range subs {
-		if s.Copies <= 1 && s.FirstTimeout == 0 && s.FailSends == 0 {
+		if s.Copies <= 1 && s.FirstTimeout == 0 && s.Rival == nil {
 			eligible = append(eligible, s.Key)
 			k.eligible[s.Key] = true
 		}
@@ -208,19 +208,19 @@ func (k *KeyFaults) Checks(answers []Answer) []*Check {
 		}
 	}
 	keys := slices.Sorted(maps.Keys(done))
-	killed := &Check{Name: "HTTP: a key whose handler was killed before completing it answers 409 until its lease ends, then is taken over (ends in a 2xx)"}
-	lost := &Check{Name: "HTTP: a key completion whose answer was lost ends as a replay (every 2xx marked Idempotent-Replayed)"}
+	killed := &Check{Name: "HTTP: a key whose handler was killed between its order's batch and the key's completion answers 409 in flight until its lease ends, then is taken over (ends in a final answer)"}
+	lost := &Check{Name: "HTTP: a key completion whose answer was lost ends as a replay (every final answer marked Idempotent-Replayed)"}
 	for _, key := range keys {
 		as := byKey[key]
 		inFlight, fresh, replays := 0, 0, 0
 		for _, a := range as {
 			switch {
+			case final(a) && a.Replayed:
+				replays++
+			case final(a):
+				fresh++
 			case a.Status == http.StatusConflict:
 				inFlight++
-			case a.Status/100 == 2 && a.Replayed:
-				replays++
-			case a.Status/100 == 2:
-				fresh++
 			}
 		}
 		var last Answer
@@ -233,20 +233,20 @@ func (k *KeyFaults) Checks(answers []Answer) []*Check {
 			switch {
 			case inFlight == 0:
 				killed.fail("key %s: no 409 after the kill (answers %s)", key, statuses(as))
-			case fresh > 1 || last.Status/100 != 2:
-				killed.fail("key %s: want a 2xx last, at most one not replayed (answers %s)", key, statuses(as))
+			case fresh > 1 || !final(last):
+				killed.fail("key %s: want a final answer last, at most one not replayed (answers %s)", key, statuses(as))
 			}
 		case keyLostAnswer:
 			lost.Checked++
-			if fresh != 0 || replays == 0 || last.Status/100 != 2 {
-				lost.fail("key %s: want only replayed 2xx, the last answer one of them (answers %s)", key, statuses(as))
+			if fresh != 0 || replays == 0 || !final(last) {
+				lost.fail("key %s: want only replayed final answers, the last one of them (answers %s)", key, statuses(as))
 			}
 		}
 	}
 	return []*Check{killed, lost}
 }
 
-// statuses lists answers as "500 409 409 202r" (r: replayed, -: none).
+// statuses lists answers as "500 409 409 201r" (r: replayed, -: none).
 func statuses(as []Answer) string {
 	parts := make([]string, len(as))
 	for i, a := range as {

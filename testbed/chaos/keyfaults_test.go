@@ -30,7 +30,7 @@ func keyPut(t *testing.T, key, owner string, state idempotency.State) []byte {
 func TestKeyFaultsAimAtPlainSubmissions(t *testing.T) {
 	subs := []orderstream.Submission{
 		{Key: "k-copies", Copies: 3}, {Key: "k-a", Copies: 1}, {Key: "k-timeout", Copies: 1, FirstTimeout: time.Millisecond},
-		{Key: "k-b", Copies: 1}, {Key: "k-send", Copies: 1, FailSends: 1},
+		{Key: "k-b", Copies: 1}, {Key: "k-race", Copies: 1, Rival: &orderstream.Submission{Key: "k-rival"}},
 	}
 	k := NewKeyFaults("idempotency-keys", subs, 1, 1)
 	if len(k.target) != 2 || k.target["k-a"] == k.target["k-b"] || k.target["k-a"] == 0 || k.target["k-b"] == 0 {
@@ -95,7 +95,8 @@ func TestKeyFaultsMissAKillThatCannotHappen(t *testing.T) {
 }
 
 func TestKeyFaultChecks(t *testing.T) {
-	in, fresh, replay, unavailable := Answer{Status: 409}, Answer{Status: 202}, Answer{Status: 202, Replayed: true}, Answer{Status: 503}
+	in, fresh, replay, unavailable := Answer{Status: 409, ProblemType: "#request-in-progress"}, Answer{Status: 201}, Answer{Status: 201, Replayed: true}, Answer{Status: 503}
+	taken := Answer{Status: 409, ProblemType: "https://example.test#order-id-taken"}
 	gone := Answer{}
 	tests := []struct {
 		name    string
@@ -103,14 +104,15 @@ func TestKeyFaultChecks(t *testing.T) {
 		answers []Answer
 		bad     bool
 	}{
-		{"killed: 500, 409s, the take-over's 202", keyKill, []Answer{{Status: 500}, in, in, fresh}, false},
+		{"killed: 500, 409s, the take-over's 201", keyKill, []Answer{{Status: 500}, in, in, fresh}, false},
+		{"killed: 409s, the take-over's 409 order-id-taken", keyKill, []Answer{gone, in, taken}, false},
 		{"killed: never told 409", keyKill, []Answer{gone, fresh}, true},
 		{"killed: the taker's answer lost, then its replay", keyKill, []Answer{gone, in, unavailable, {Status: 500}, replay}, false},
 		{"killed: the work ran twice", keyKill, []Answer{gone, in, fresh, fresh}, true},
 		{"killed: still 409 at the end", keyKill, []Answer{gone, in, fresh, in}, true},
 		{"lost: 503, then the replay", keyLostAnswer, []Answer{unavailable, replay}, false},
 		{"lost: the work ran twice", keyLostAnswer, []Answer{unavailable, fresh}, true},
-		{"lost: no 2xx at the end", keyLostAnswer, []Answer{replay, unavailable}, true},
+		{"lost: no final answer at the end", keyLostAnswer, []Answer{replay, unavailable}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,32 +3,38 @@ package chaos
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
+	"strings"
 	"time"
 
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
 // OrderView is the last answer of GET /api/orders/{orderId} (GetOrder,
-// docs/http-api.md) for an order a client submitted.
+// docs/http-api.md) to one client for an order submitted over HTTP.
 type OrderView struct {
-	OrderID     string
+	OrderID string
+	// Client asked; Owner says whether it is the client whose 2xx answer
+	// named the order.
+	Client      string
+	Owner       bool
 	Status      int // 0: no answer
 	Err         string
-	State       string // accepted or submitted
-	RequestHash string
+	RequestHash string // of a 200
+	ProblemType string // of a problem
 }
 
-// ReadBack asks GetOrder for up to n of the orders accepted over HTTP,
-// spread evenly over their orderIds, as a client following Location does:
-// each until it answers `accepted` (the consumer may still be storing it)
-// or patience for the whole read-back runs out. The views are kept for
+// ReadBack asks GetOrder for up to n of the orders answered 2xx over HTTP,
+// spread evenly over their orderIds, once as the client it was answered to
+// and once as the other client, each until an answer that is not 503 or
+// patience for the whole read-back runs out. The views are kept for
 // ReadBackCheck.
 func (l *SubmitLedger) ReadBack(ctx context.Context, base string, cfg SubmitConfig, n int, patience time.Duration) {
-	ids := acceptedOrders(l.Answers())
+	owners := answeredOrders(l.Answers())
+	ids := slices.Sorted(maps.Keys(owners))
 	if len(ids) > n {
 		sample := make([]string, n)
 		for i := range sample {
@@ -40,15 +46,26 @@ func (l *SubmitLedger) ReadBack(ctx context.Context, base string, cfg SubmitConf
 	defer cancel()
 	c := &http.Client{Timeout: max(cfg.AttemptTimeout, time.Second)}
 	for _, id := range ids {
-		var v OrderView
-		waitFor(ctx, func() bool {
-			v = getOrder(ctx, c, base, cfg.FunctionKey, id)
-			return v.State == "accepted"
-		})
-		l.mu.Lock()
-		l.views = append(l.views, v)
-		l.mu.Unlock()
+		for _, client := range []string{owners[id], otherClient(owners[id])} {
+			var v OrderView
+			waitFor(ctx, func() bool {
+				v = getOrder(ctx, c, base, cfg.Keys[client], id)
+				return v.Status != 0 && v.Status != http.StatusServiceUnavailable
+			})
+			v.Client, v.Owner = client, client == owners[id]
+			l.mu.Lock()
+			l.views = append(l.views, v)
+			l.mu.Unlock()
+		}
 	}
+}
+
+// otherClient is the traffic's other client.
+func otherClient(client string) string {
+	if client == orderstream.ClientA {
+		return orderstream.ClientB
+	}
+	return orderstream.ClientA
 }
 
 // Views returns what ReadBack got.
@@ -58,19 +75,16 @@ func (l *SubmitLedger) Views() []OrderView {
 	return append([]OrderView(nil), l.views...)
 }
 
-// acceptedOrders is the orderIds that got a 2xx for their own payload,
-// sorted.
-func acceptedOrders(answers []Answer) []string {
-	seen := map[string]bool{}
-	var ids []string
+// answeredOrders maps the orderIds answered 2xx for their own payload to
+// the client they were answered to.
+func answeredOrders(answers []Answer) map[string]string {
+	owners := map[string]string{}
 	for _, a := range answers {
-		if !a.Reuse && a.Status/100 == 2 && !seen[a.OrderID] {
-			seen[a.OrderID] = true
-			ids = append(ids, a.OrderID)
+		if !a.Reuse && a.Status/100 == 2 {
+			owners[a.OrderID] = a.Client
 		}
 	}
-	sort.Strings(ids)
-	return ids
+	return owners
 }
 
 func getOrder(ctx context.Context, c *http.Client, base, functionKey, id string) OrderView {
@@ -87,37 +101,42 @@ func getOrder(ctx context.Context, c *http.Client, base, functionKey, id string)
 	}
 	v.Status = resp.StatusCode
 	var o struct {
-		State       string `json:"state"`
 		RequestHash string `json:"requestHash"`
+		Type        string `json:"type"`
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		v.Err = "answer is not JSON: " + err.Error()
 	}
 	if resp.StatusCode == http.StatusOK {
-		if err := json.Unmarshal(b, &o); err != nil {
-			v.Err = "answer is not an order view: " + err.Error()
-		}
+		v.RequestHash = o.RequestHash
+	} else {
+		v.ProblemType = o.Type
 	}
-	v.State, v.RequestHash = o.State, o.RequestHash
 	return v
 }
 
-// ReadBackCheck judges the views against the stored orders (orderId to the
-// requestHash of its order document): every sampled order is `accepted`
-// with the fingerprint the consumer stored. It checks nothing when no order
-// was read back.
-func ReadBackCheck(views []OrderView, stored map[string]string) *Check {
-	c := &Check{Name: "HTTP: GET answers accepted with the stored fingerprint (a sample of the orders accepted over HTTP)"}
+// ReadBackCheck judges the views against the stored orders: the owner gets
+// 200 with the stored fingerprint, anyone else 404 order-not-found. It
+// checks nothing when no order was read back.
+func ReadBackCheck(views []OrderView, stored map[string]*apiOrder) *Check {
+	c := &Check{Name: "HTTP: GET answers an order to its owner with the stored fingerprint, 404 to another client (a sample)"}
 	for _, v := range views {
 		c.Checked++
+		o := stored[v.OrderID]
 		switch {
-		case v.Status != http.StatusOK:
-			c.fail("GET %s: %s", v.OrderID, describe(Answer{Status: v.Status, Err: v.Err}))
 		case v.Err != "":
-			c.fail("GET %s: %s", v.OrderID, v.Err)
-		case v.State != "accepted":
-			c.fail("GET %s: state %q, want accepted", v.OrderID, v.State)
-		case stored[v.OrderID] == "":
-			c.fail("GET %s: accepted, but no order document was stored", v.OrderID)
-		case v.RequestHash != stored[v.OrderID]:
-			c.fail("GET %s: requestHash %s, the stored order's is %s", v.OrderID, v.RequestHash, stored[v.OrderID])
+			c.fail("GET %s as %s: %s", v.OrderID, v.Client, v.Err)
+		case v.Status == 0:
+			c.fail("GET %s as %s: no answer", v.OrderID, v.Client)
+		case !v.Owner && (v.Status != http.StatusNotFound || !strings.HasSuffix(v.ProblemType, problemNotFound)):
+			c.fail("GET %s as %s, who does not own it: %d %s, want 404 order-not-found", v.OrderID, v.Client, v.Status, v.ProblemType)
+		case !v.Owner:
+		case v.Status != http.StatusOK:
+			c.fail("GET %s as its owner %s: %d %s", v.OrderID, v.Client, v.Status, v.ProblemType)
+		case o == nil || o.orders == 0:
+			c.fail("GET %s: 200, but no order document is stored", v.OrderID)
+		case v.RequestHash != o.requestHash:
+			c.fail("GET %s: requestHash %s, the stored order's is %s", v.OrderID, v.RequestHash, o.requestHash)
 		}
 	}
 	return c
@@ -125,7 +144,7 @@ func ReadBackCheck(views []OrderView, stored map[string]string) *Check {
 
 // Traffic is a RigConfig.Traffic that runs the ledger's submissions with
 // cfg and then, while the queue is still open, reads back a sample of n of
-// the orders accepted through GetOrder (ReadBack, judged by
+// the orders answered 2xx through GetOrder (ReadBack, judged by
 // ReadBackCheck): make run's and make chaos's HTTP clients.
 func (l *SubmitLedger) Traffic(cfg SubmitConfig, n int, patience time.Duration) func(context.Context, string, func() float64, func() bool) error {
 	return func(ctx context.Context, base string, settled func() float64, inOutage func() bool) error {
@@ -137,9 +156,9 @@ func (l *SubmitLedger) Traffic(cfg SubmitConfig, n int, patience time.Duration) 
 	}
 }
 
-// ReadBackSample is how many orders accepted over HTTP are read back
-// through GetOrder; ReadBackPatience how long the consumer may take to
-// store them once the last submission is answered.
+// ReadBackSample is how many orders answered 2xx over HTTP are read back
+// through GetOrder (twice: as the owner and as the other client);
+// ReadBackPatience bounds the read-back.
 const (
 	ReadBackSample   = 20
 	ReadBackPatience = time.Minute

@@ -9,22 +9,26 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
 func TestReadBackCheck(t *testing.T) {
-	stored := map[string]string{"W-1": "sha256:aa", "W-2": "sha256:bb"}
+	stored := map[string]*apiOrder{"W-1": {orders: 1, requestHash: "sha256:aa"}, "W-2": {orders: 1, requestHash: "sha256:bb"}}
+	const notFound = "https://example.test/docs/http-api.md#order-not-found"
 	tests := []struct {
 		name string
 		view OrderView
 		want string // in the violation; "" none
 	}{
-		{"accepted with the stored fingerprint", OrderView{OrderID: "W-1", Status: 200, State: "accepted", RequestHash: "sha256:aa"}, ""},
-		{"another fingerprint", OrderView{OrderID: "W-1", Status: 200, State: "accepted", RequestHash: "sha256:bb"}, "the stored order's is sha256:aa"},
-		{"still submitted", OrderView{OrderID: "W-2", Status: 200, State: "submitted", RequestHash: "sha256:bb"}, `state "submitted"`},
-		{"not found", OrderView{OrderID: "W-2", Status: 404}, "404"},
-		{"no answer", OrderView{OrderID: "W-2", Err: "connection refused"}, "connection refused"},
-		{"accepted but not stored", OrderView{OrderID: "W-3", Status: 200, State: "accepted", RequestHash: "sha256:cc"}, "no order document"},
-		{"not an order view", OrderView{OrderID: "W-1", Status: 200, Err: "answer is not an order view"}, "not an order view"},
+		{"the owner reads the stored fingerprint", OrderView{OrderID: "W-1", Owner: true, Status: 200, RequestHash: "sha256:aa"}, ""},
+		{"another client is told 404", OrderView{OrderID: "W-1", Status: 404, ProblemType: notFound}, ""},
+		{"another fingerprint", OrderView{OrderID: "W-1", Owner: true, Status: 200, RequestHash: "sha256:bb"}, "the stored order's is sha256:aa"},
+		{"another client reads it", OrderView{OrderID: "W-2", Client: "partner-b", Status: 200, RequestHash: "sha256:bb"}, "does not own it"},
+		{"the owner is told 404", OrderView{OrderID: "W-2", Owner: true, Status: 404, ProblemType: notFound}, "404"},
+		{"no answer", OrderView{OrderID: "W-2", Owner: true, Err: "connection refused"}, "connection refused"},
+		{"answered but not stored", OrderView{OrderID: "W-3", Owner: true, Status: 200, RequestHash: "sha256:cc"}, "no order document"},
+		{"not JSON", OrderView{OrderID: "W-1", Owner: true, Status: 200, Err: "answer is not JSON"}, "not JSON"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -40,67 +44,73 @@ func TestReadBackCheck(t *testing.T) {
 	}
 }
 
-// TestReadBackFollowsTheOrderUntilAccepted: GetOrder answers `submitted`
-// until the consumer stored the order; the read-back asks again, samples
-// evenly, sends the function key and leaves refused payloads out.
-func TestReadBackFollowsTheOrderUntilAccepted(t *testing.T) {
+// TestReadBackAsOwnerAndAsTheOtherClient: the read-back samples evenly,
+// asks as the client the order was answered to and as the other one (each
+// with its own function key), asks again after a 503, and leaves refused
+// payloads out.
+func TestReadBackAsOwnerAndAsTheOtherClient(t *testing.T) {
 	var mu sync.Mutex
 	asked := map[string]int{}
+	keys := map[string]string{orderstream.ClientA: "ka", orderstream.ClientB: "kb"}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := strings.TrimPrefix(r.URL.Path, "/api/orders/")
+		key := r.Header.Get("x-functions-key")
 		mu.Lock()
-		asked[id]++
-		n := asked[id]
+		asked[id+" "+key]++
+		n := asked[id+" "+key]
 		mu.Unlock()
-		if r.Header.Get("x-functions-key") != "k" {
+		switch {
+		case key == "kb":
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"type":"https://example.test#order-not-found"}`)
+		case key != "ka":
 			w.WriteHeader(http.StatusUnauthorized)
-			return
+		case n < 2:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprint(w, `{"type":"https://example.test#service-unavailable"}`)
+		default:
+			fmt.Fprintf(w, `{"orderId":%q,"requestHash":"sha256:%s"}`, id, id)
 		}
-		state := "submitted"
-		if n >= 3 {
-			state = "accepted"
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"orderId":%q,"state":%q,"requestHash":"sha256:%s","conflicts":[]}`, id, state, id)
 	}))
 	defer srv.Close()
 	l := NewSubmitLedger(nil)
 	for i := range 10 {
-		l.book(Answer{Key: fmt.Sprint("k", i), OrderID: fmt.Sprintf("W-%d", i), Status: 202})
+		l.book(Answer{Client: orderstream.ClientA, Key: fmt.Sprint("k", i), OrderID: fmt.Sprintf("W-%d", i), Status: 201})
 	}
-	l.book(Answer{Key: "k0", OrderID: "W-0", Status: 202, Replayed: true})
-	l.book(Answer{Key: "k10", OrderID: "W-X", Status: 202, Reuse: true}) // refused in a real run; never read back
-	l.ReadBack(context.Background(), srv.URL, SubmitConfig{FunctionKey: "k"}, 5, time.Minute)
+	l.book(Answer{Client: orderstream.ClientA, Key: "k0", OrderID: "W-0", Status: 201, Replayed: true})
+	l.book(Answer{Client: orderstream.ClientA, Key: "k10", OrderID: "W-X", Status: 201, Reuse: true}) // refused in a real run; never read back
+	l.ReadBack(context.Background(), srv.URL, SubmitConfig{Keys: keys}, 5, time.Minute)
 
-	views := l.Views()
-	var ids []string
-	for _, v := range views {
-		ids = append(ids, v.OrderID)
-		if v.State != "accepted" || v.RequestHash != "sha256:"+v.OrderID {
-			t.Errorf("view %+v, want accepted", v)
+	var got []string
+	for _, v := range l.Views() {
+		got = append(got, fmt.Sprintf("%s %s %d", v.OrderID, v.Client, v.Status))
+		if v.Owner && v.RequestHash != "sha256:"+v.OrderID {
+			t.Errorf("view %+v", v)
 		}
 	}
-	if got, want := strings.Join(ids, ","), "W-0,W-2,W-4,W-6,W-8"; got != want {
-		t.Errorf("read back %s, want %s", got, want)
+	want := "W-0 partner-a 200,W-0 partner-b 404,W-2 partner-a 200,W-2 partner-b 404,W-4 partner-a 200,W-4 partner-b 404," +
+		"W-6 partner-a 200,W-6 partner-b 404,W-8 partner-a 200,W-8 partner-b 404"
+	if strings.Join(got, ",") != want {
+		t.Errorf("read back %s, want %s", strings.Join(got, ","), want)
 	}
-	if asked["W-X"] != 0 || asked["W-0"] != 3 {
-		t.Errorf("asked %v: want W-0 three times and W-X never", asked)
+	if asked["W-X ka"] != 0 || asked["W-0 ka"] != 2 {
+		t.Errorf("asked %v: want W-0 twice as its owner (after a 503) and W-X never", asked)
 	}
 }
 
 func TestReadBackGivesUpAtItsPatience(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, `{"state":"submitted"}`)
+		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	defer srv.Close()
 	l := NewSubmitLedger(nil)
-	l.book(Answer{Key: "k", OrderID: "W-1", Status: 202})
+	l.book(Answer{Client: orderstream.ClientA, Key: "k", OrderID: "W-1", Status: 201})
 	start := time.Now()
 	l.ReadBack(context.Background(), srv.URL, SubmitConfig{}, 5, 200*time.Millisecond)
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("took %s", took)
 	}
-	if c := ReadBackCheck(l.Views(), map[string]string{"W-1": "sha256:aa"}); len(c.Violations) != 1 {
-		t.Errorf("violations %q, want the order still submitted", c.Violations)
+	if c := ReadBackCheck(l.Views(), map[string]*apiOrder{"W-1": {orders: 1, requestHash: "sha256:aa"}}); len(c.Violations) != 2 {
+		t.Errorf("violations %q, want both reads still 503", c.Violations)
 	}
 }

@@ -44,11 +44,11 @@ func (r *Report) Print(w io.Writer) {
 	p("  outcomes      per invocation, from the handler's log: %s", counts(r.Outcomes))
 	if h := r.HTTP; h != nil {
 		in := h.Injected
-		p("  HTTP          %d orders posted to SubmitOrder under %d keys: %d first attempts timed out early, %d keys sent %d times at once, %d keys reused with another payload, %d orders again under a new key, %d output sends refused",
-			in.Orders, in.Keys, in.Timeouts, in.Concurrent, in.ConcurrentCopies, in.Reused, in.NewKeys, in.FailedSends)
+		p("  HTTP          %d orders posted to SubmitOrder under %d keys: %d first attempts timed out early, %d keys sent %d times at once, %d keys reused with another payload, %d orders again under a new key, %d raced by another client with other content",
+			in.Orders, in.Keys, in.Timeouts, in.Concurrent, in.ConcurrentCopies, in.Reused, in.NewKeys, in.Races)
 		p("                answers: %s", h.Answers)
 		kf := h.KeyFaults
-		p("                key completions hit: %d handler kills before Cosmos saw the completion, %d lost answers after it stored it (%d aimed but missed); %d stale keys taken over, %d requests fenced (handler log)",
+		p("                key completions hit: %d handler kills between the order's batch and the completion, %d lost answers after it stored it (%d aimed but missed); %d stale keys taken over, %d requests fenced (handler log)",
 			kf.Kills, kf.LostAnswers, kf.Missed, h.TookOver, h.Fenced)
 		for _, s := range kf.Skipped {
 			p("                - missed: %s", s)

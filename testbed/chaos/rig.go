@@ -50,10 +50,9 @@ type RigConfig struct {
 	// so far and whether a Cosmos outage is on; the queue stays open until
 	// it returns (make run's HTTP submissions). It needs HTTP.
 	Traffic func(ctx context.Context, baseURL string, settled func() float64, inOutage func() bool) error
-	// Enqueued and SendFault go to hostemu.Options: a message an output
-	// binding put on the queue, and a broker refusing an output send.
-	Enqueued  func(*hostemu.Invocation, *hostemu.Message)
-	SendFault func(*hostemu.Invocation, hostemu.OutputMessage) error
+	// Enqueued goes to hostemu.Options: a message an output binding put on
+	// the queue.
+	Enqueued func(*hostemu.Invocation, *hostemu.Message)
 	// Serve keeps the queue open until ctx ends instead of ending the
 	// delivery once it is drained: messages arrive through the HTTP
 	// functions' output bindings (make serve). ctx ending is then no error.
@@ -70,9 +69,9 @@ type HTTPConfig struct {
 	// Addr is the listen address, normally loopback (127.0.0.1:7071, Core
 	// Tools' port).
 	Addr string
-	// FunctionKey, when set, is required from callers of function and
-	// admin level functions (hostemu.HTTPOptions.FunctionKey).
-	FunctionKey string
+	// FunctionKeys (name -> value), when set, are required from callers of
+	// function and admin level functions (hostemu.HTTPOptions.FunctionKeys).
+	FunctionKeys map[string]string
 	// Observe receives every HTTP invocation.
 	Observe func(*hostemu.Invocation)
 	// Optional: when Addr cannot be opened (the default port taken), the
@@ -243,7 +242,7 @@ func newHost(cfg *RigConfig, clocks hostemu.Clocks, worker *hostemu.Worker) (*ho
 		MaxMessageBytes: cfg.Settings.Int("SERVICEBUS_MAX_MESSAGE_BYTES"),
 		Kills:           cfg.Kills, Kill: worker.Kill,
 		Observe: cfg.Observe, Log: cfg.Log, ServiceBusOut: cfg.ServiceBusOut,
-		Enqueued: cfg.Enqueued, SendFault: cfg.SendFault,
+		Enqueued: cfg.Enqueued,
 	})
 	return queue, host, err
 }
@@ -255,7 +254,7 @@ func listenHTTP(ctx context.Context, cfg *RigConfig, host *hostemu.Host) (baseUR
 		return "", func() {}, nil
 	}
 	front, err := host.HTTP(hostemu.HTTPOptions{Functions: cfg.App.Functions, RoutePrefix: cfg.App.Host.RoutePrefix,
-		FunctionKey: cfg.HTTP.FunctionKey, Observe: cfg.HTTP.Observe})
+		FunctionKeys: cfg.HTTP.FunctionKeys, Observe: cfg.HTTP.Observe})
 	if err != nil {
 		return "", nil, err
 	}

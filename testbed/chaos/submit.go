@@ -4,24 +4,26 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
 // SubmitConfig is the HTTP traffic of a run: clients posting orders to
 // SubmitOrder with an Idempotency-Key and retrying as a careful client does.
 type SubmitConfig struct {
-	// FunctionKey goes in x-functions-key when set.
-	FunctionKey string
+	// Keys are the clients' function keys, name -> value
+	// (orderstream.Submission.Client names one); a client without one
+	// sends none.
+	Keys map[string]string
 	// Clients is how many submissions run at once (default 8).
 	Clients int
 	// AttemptTimeout bounds one attempt (default 30 s); Patience all the
@@ -31,6 +33,7 @@ type SubmitConfig struct {
 
 // Answer is one HTTP answer a client got (or its failure to get one).
 type Answer struct {
+	Client  string
 	Key     string
 	OrderID string
 	// Copy is which of the identical requests sent at once it answers (0
@@ -47,51 +50,33 @@ type Answer struct {
 	ProblemType   string
 }
 
+// ClientKeys are the function keys of the HTTP traffic's two clients,
+// name -> value: a run's HTTP listener requires them (HTTPConfig), so that
+// each client is its own scope.
+var ClientKeys = map[string]string{orderstream.ClientA: "chaos-partner-a-key", orderstream.ClientB: "chaos-partner-b-key"}
+
 // SubmitLedger is every answer of a run's HTTP traffic.
 type SubmitLedger struct {
 	mu      sync.Mutex
 	answers []Answer
 	subs    []orderstream.Submission
-	// sendFaults counts, per orderId, the output sends still to refuse.
-	sendFaults map[string]int
-	refused    int
-	views      []OrderView // ReadBack's
+	views   []OrderView // ReadBack's
 }
 
-// NewSubmitLedger prepares the ledger of subs; its SendFault refuses the
-// output sends the submissions ask to fail.
+// NewSubmitLedger prepares the ledger of subs.
 func NewSubmitLedger(subs []orderstream.Submission) *SubmitLedger {
-	l := &SubmitLedger{subs: subs, sendFaults: map[string]int{}}
-	for _, s := range subs {
-		l.sendFaults[s.OrderID] += s.FailSends
-	}
-	return l
+	return &SubmitLedger{subs: subs}
 }
 
-// errSendRefused is the broker refusing an output send on purpose.
-var errSendRefused = errors.New("sending to the queue failed: ServiceBusy (injected)")
-
-// SendFault is a hostemu.Options.SendFault: it refuses the first sends of
-// the orders that ask for it (orderId read from the given-back message).
-func (l *SubmitLedger) SendFault(_ *hostemu.Invocation, m hostemu.OutputMessage) error {
-	given, ok := orderstream.Unwrap(&hostemu.Message{Body: []byte(m.Text)})
-	if !ok {
-		return nil
+// submissions are the ledger's submissions with their rivals.
+func (l *SubmitLedger) submissions() []orderstream.Submission {
+	all := slices.Clone(l.subs)
+	for _, s := range l.subs {
+		if s.Rival != nil {
+			all = append(all, *s.Rival)
+		}
 	}
-	var o struct {
-		OrderID string `json:"orderId"`
-	}
-	if json.Unmarshal(given.Body, &o) != nil {
-		return nil
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.sendFaults[o.OrderID] > 0 {
-		l.sendFaults[o.OrderID]--
-		l.refused++
-		return errSendRefused
-	}
-	return nil
+	return all
 }
 
 // Answers returns every answer in the order they came.
@@ -159,8 +144,8 @@ type client struct {
 	http   *http.Client
 }
 
-// submission sends the copies of one key at once, then, when it asks, the
-// key again with the other payload.
+// submission sends the copies of one key and the rival's request at once,
+// then, when it asks, the key again with the other payload.
 func (c *client) submission(ctx context.Context, s orderstream.Submission) {
 	var wg sync.WaitGroup
 	release := make(chan struct{})
@@ -172,6 +157,14 @@ func (c *client) submission(ctx context.Context, s orderstream.Submission) {
 			c.request(ctx, s, i, s.Body, false)
 		}()
 	}
+	if r := s.Rival; r != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-release
+			c.request(ctx, *r, 0, r.Body, false)
+		}()
+	}
 	close(release)
 	wg.Wait()
 	if s.Reuse != nil {
@@ -180,7 +173,7 @@ func (c *client) submission(ctx context.Context, s orderstream.Submission) {
 }
 
 // request retries one request as a careful client: the same key and body
-// again after a timeout, a 409 (in flight), a 500 or a 503, waiting as
+// again after a timeout, a 409 in flight, a 500 or a 503, waiting as
 // Retry-After asks (at most a second), until a final answer or Patience.
 func (c *client) request(ctx context.Context, s orderstream.Submission, copyNo int, body []byte, reuse bool) {
 	deadline := time.Now().Add(c.cfg.Patience)
@@ -204,9 +197,12 @@ func (c *client) request(ctx context.Context, s orderstream.Submission, copyNo i
 	}
 }
 
-// retryAfter says whether a client retries after a, and after how long.
+// retryAfter says whether a client retries after a, and after how long: a
+// 409 order-id-taken is final, a 409 in flight is not.
 func retryAfter(a Answer) (time.Duration, bool) {
 	switch {
+	case final(a):
+		return 0, false
 	case a.Status == 0, a.Status == http.StatusInternalServerError:
 		return 100 * time.Millisecond, true
 	case a.Status == http.StatusConflict, a.Status == http.StatusServiceUnavailable:
@@ -216,7 +212,7 @@ func retryAfter(a Answer) (time.Duration, bool) {
 }
 
 func (c *client) post(ctx context.Context, s orderstream.Submission, body []byte, timeout time.Duration) Answer {
-	a := Answer{Key: s.Key, OrderID: s.OrderID}
+	a := Answer{Client: s.Client, Key: s.Key, OrderID: s.OrderID}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/api/orders", bytes.NewReader(body))
@@ -226,7 +222,7 @@ func (c *client) post(ctx context.Context, s orderstream.Submission, body []byte
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Idempotency-Key", s.Key)
-	resp, b, err := call(c.http, req, c.cfg.FunctionKey)
+	resp, b, err := call(c.http, req, c.cfg.Keys[s.Client])
 	if err != nil {
 		a.Err = err.Error()
 		return a
@@ -261,17 +257,17 @@ func call(c *http.Client, req *http.Request, functionKey string) (*http.Response
 
 // SubmitCounts sums up a run's HTTP traffic for the summary.
 type SubmitCounts struct {
-	Keys, Requests   int
-	ByStatus         map[int]int
-	Replays, Refused int // answers marked replayed; output sends refused on purpose
-	NoAnswer         int
+	Keys, Requests int
+	ByStatus       map[int]int
+	Replays        int // answers marked Idempotent-Replayed
+	NoAnswer       int
 }
 
 // Counts returns the traffic's figures.
 func (l *SubmitLedger) Counts() SubmitCounts {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := SubmitCounts{Keys: len(l.subs), Requests: len(l.answers), ByStatus: map[int]int{}, Refused: l.refused}
+	c := SubmitCounts{Keys: len(l.submissions()), Requests: len(l.answers), ByStatus: map[int]int{}}
 	for _, a := range l.answers {
 		if a.Status == 0 {
 			c.NoAnswer++
@@ -287,11 +283,11 @@ func (l *SubmitLedger) Counts() SubmitCounts {
 
 func (c SubmitCounts) String() string {
 	var parts []string
-	for _, s := range []int{200, 201, 202, 400, 401, 404, 409, 413, 422, 500, 503} {
+	for _, s := range slices.Sorted(maps.Keys(c.ByStatus)) {
 		if n := c.ByStatus[s]; n > 0 {
 			parts = append(parts, strconv.Itoa(s)+": "+strconv.Itoa(n))
 		}
 	}
-	return fmt.Sprintf("%d keys, %d requests (%s; %d without an answer), %d replays, %d output sends refused on purpose",
-		c.Keys, c.Requests, strings.Join(parts, ", "), c.NoAnswer, c.Replays, c.Refused)
+	return fmt.Sprintf("%d keys, %d requests (%s; %d without an answer), %d replays",
+		c.Keys, c.Requests, strings.Join(parts, ", "), c.NoAnswer, c.Replays)
 }

@@ -1,82 +1,151 @@
 package chaos
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
-// problemKeyReused is the anchor of the problem type SubmitOrder answers a
-// key reused with another payload with (docs/http-api.md).
-const problemKeyReused = "#idempotency-key-reused"
+// Anchors of the problem types the checks expect (docs/http-api.md).
+const (
+	problemKeyReused    = "#idempotency-key-reused"
+	problemOrderIDTaken = "#order-id-taken"
+	problemNotFound     = "#order-not-found"
+)
 
-// SubmitChecks judge the HTTP traffic from the answers the clients got; the
-// orders it created are judged with the queue's by checkRun, through the
-// messages SubmitOrder put on the queue (Tracker.Enqueued):
+// viewBookkeeping are the members of a stored order document the public
+// view of an order must never show (docs/http-api.md).
+var viewBookkeeping = []string{"id", "type", "messageId", "owner", "submissionId", "_rid", "_self", "_etag", "_attachments", "_ts"}
+
+// apiOrder is what the documents of one orderId submitted over HTTP hold.
+type apiOrder struct {
+	orders      int    // order documents (one, or none)
+	requestHash string // the order document's
+	owner       string
+	events      []string // the requestHash of each outbox event
+}
+
+// apiOrders reads the documents of the HTTP traffic's orderIds, by type.
+func apiOrders(docs map[string][]json.RawMessage) map[string]*apiOrder {
+	out := map[string]*apiOrder{}
+	at := func(id string) *apiOrder {
+		if out[id] == nil {
+			out[id] = &apiOrder{}
+		}
+		return out[id]
+	}
+	for _, raw := range docs["order"] {
+		var d struct {
+			OrderID     string `json:"orderId"`
+			RequestHash string `json:"requestHash"`
+			Owner       string `json:"owner"`
+		}
+		if json.Unmarshal(raw, &d) == nil {
+			o := at(d.OrderID)
+			o.orders++
+			o.requestHash, o.owner = d.RequestHash, d.Owner
+		}
+	}
+	for _, raw := range docs["outboxEvent"] {
+		var h docHead
+		if json.Unmarshal(raw, &h) == nil {
+			o := at(h.OrderID)
+			o.events = append(o.events, h.RequestHash)
+		}
+	}
+	return out
+}
+
+// ownerOf is the client scope SubmitOrder records for a client presenting
+// the function key named client (docs/http-api.md, "Keys and scope").
+func ownerOf(client string) string { return "key:" + client }
+
+// keyAnswers are one Idempotency-Key's answers to its own payload and the
+// last one of each copy sent at once.
+type keyAnswers struct {
+	sub   orderstream.Submission
+	all   []Answer
+	last  map[int]Answer
+	reuse *Answer // the last answer to the other payload
+}
+
+// final reports whether a is an answer a careful client stops at.
+func final(a Answer) bool {
+	switch {
+	case a.Status/100 == 2:
+		return true
+	case a.Status == http.StatusConflict:
+		return strings.HasSuffix(a.ProblemType, problemOrderIDTaken)
+	}
+	return false
+}
+
+// SubmitChecks judge the HTTP traffic from the answers the clients got and
+// the documents of its orderIds (by type), against the invariant of
+// docs/http-api.md:
 //
-//   - every key ends with an accepted answer (its last request, for each
-//     copy sent at once, got a 2xx);
-//   - one execution per key: at most one 2xx answer is not marked
-//     Idempotent-Replayed;
-//   - every replay is identical to the first answer: every 2xx of a key has
-//     the same status, body and Location;
-//   - every same-key conflict is refused: the other payload gets 422
-//     idempotency-key-reused, never a 2xx;
-//   - every accepted order is stored (stored holds the orderIds with an
-//     order document): a 202 whose output send failed must be repaired by
-//     the replay re-sending it.
-func SubmitChecks(subs []orderstream.Submission, answers []Answer, stored map[string]bool) []*Check {
-	byKey := map[string][]Answer{}
-	for _, a := range answers {
-		byKey[a.Key] = append(byKey[a.Key], a)
-	}
-	keys := make([]string, 0, len(subs))
+//   - every submission ends with a final answer: 201 or 200, or 409
+//     order-id-taken when the orderId is another client's or holds other
+//     content;
+//   - one execution per key: at most one final answer is not marked
+//     Idempotent-Replayed, and every final answer of a key is identical
+//     to its first (status, body, Location);
+//   - a key reused with another payload is refused (422);
+//   - one order per orderId, with its outbox event, and every 2xx answer's
+//     order stored with that answer's fingerprint and the answering
+//     client as owner; exactly one key of an orderId is answered 201;
+//   - two clients racing for one orderId: one 201, one 409
+//     order-id-taken, the winner's order stored.
+func SubmitChecks(subs []orderstream.Submission, answers []Answer, docs map[string][]json.RawMessage) []*Check {
+	stored := apiOrders(docs)
+	keys := map[string]*keyAnswers{}
 	for _, s := range subs {
-		keys = append(keys, s.Key)
+		keys[s.Key] = &keyAnswers{sub: s, last: map[int]Answer{}}
 	}
-	sort.Strings(keys)
-
-	accepted := &Check{Name: "HTTP: every submission ends accepted (a 2xx for each request, after retries)"}
-	once := &Check{Name: "HTTP: one execution per Idempotency-Key (at most one 2xx not marked Idempotent-Replayed)"}
-	same := &Check{Name: "HTTP: every replay identical to the first answer (status, body, Location)"}
-	refused := &Check{Name: "HTTP: every same-key conflict refused (422 idempotency-key-reused)"}
-	kept := &Check{Name: "HTTP: every accepted order stored (a failed output send repaired by the replay)"}
-	acceptedIDs := map[string]bool{}
 	for _, a := range answers {
-		if !a.Reuse && a.Status/100 == 2 {
-			acceptedIDs[a.OrderID] = true
+		k := keys[a.Key]
+		if k == nil {
+			continue
 		}
-	}
-	for _, id := range slices.Sorted(maps.Keys(acceptedIDs)) {
-		kept.Checked++
-		if !stored[id] {
-			kept.fail("order %s was accepted over HTTP but has no order document", id)
+		if a.Reuse {
+			k.reuse = &a
+			continue
 		}
+		k.all = append(k.all, a)
+		k.last[a.Copy] = a
 	}
-	for _, k := range keys {
-		as := byKey[k]
-		accepted.Checked++
+
+	ended := &Check{Name: "HTTP: every submission ends with a final answer (201, 200, or 409 order-id-taken), after retries"}
+	once := &Check{Name: "HTTP: one execution per Idempotency-Key, every replay identical to the first answer (status, body, Location)"}
+	refused := &Check{Name: "HTTP: every key reused with another payload refused (422 idempotency-key-reused)"}
+	kept := &Check{Name: "HTTP: one order per orderId; every 2xx answer's order stored with its fingerprint and the answering client as owner, with its outbox event"}
+	races := &Check{Name: "HTTP: two clients racing for one orderId: one 201, one 409 order-id-taken, the winner's order stored"}
+
+	created := map[string][]string{} // orderId -> keys answered 201
+	byOrder := map[string][]*keyAnswers{}
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
+		k := keys[key]
+		byOrder[k.sub.OrderID] = append(byOrder[k.sub.OrderID], k)
+		ended.Checked++
 		once.Checked++
-		last := map[int]Answer{} // copy -> its last answer to the first payload
+		if len(k.last) == 0 {
+			ended.fail("key %s (order %s): never sent", key, k.sub.OrderID)
+		}
+		for c, a := range k.last {
+			if !final(a) {
+				ended.fail("key %s (order %s), copy %d: last answer %s after %d attempts", key, a.OrderID, c, describe(a), a.Attempt)
+			}
+		}
 		var first *Answer
 		fresh := 0
-		var reuse *Answer
-		for i := range as {
-			a := &as[i]
-			if a.Reuse {
-				if a.Status/100 == 2 {
-					refused.fail("key %s: the other payload was accepted: %d %q", k, a.Status, a.Body)
-				}
-				reuse = a
-				continue
-			}
-			last[a.Copy] = *a
-			if a.Status/100 != 2 {
+		for i := range k.all {
+			a := &k.all[i]
+			if !final(*a) {
 				continue
 			}
 			if !a.Replayed {
@@ -84,34 +153,119 @@ func SubmitChecks(subs []orderstream.Submission, answers []Answer, stored map[st
 			}
 			if first == nil {
 				first = a
-				same.Checked++
+				if a.Status == http.StatusCreated {
+					created[k.sub.OrderID] = append(created[k.sub.OrderID], key)
+				}
 				continue
 			}
-			same.Checked++
 			if a.Status != first.Status || a.Body != first.Body || a.Location != first.Location {
-				same.fail("key %s: answer %d (attempt %d) is %d %q at %q, the first was %d %q at %q", k, i, a.Attempt,
+				once.fail("key %s: answer %d (attempt %d) is %d %q at %q, the first was %d %q at %q", key, i, a.Attempt,
 					a.Status, a.Body, a.Location, first.Status, first.Body, first.Location)
 			}
 		}
-		if reuse != nil {
-			refused.Checked++
-			if reuse.Status != http.StatusUnprocessableEntity || !strings.HasSuffix(reuse.ProblemType, problemKeyReused) {
-				refused.fail("key %s: the other payload's last answer is %s, want 422 %s", k, describe(*reuse), problemKeyReused)
-			}
-		}
 		if fresh > 1 {
-			once.fail("key %s: %d answers were not replays", k, fresh)
+			once.fail("key %s: %d final answers were not replays", key, fresh)
 		}
-		for c, a := range last {
-			if a.Status/100 != 2 {
-				accepted.fail("key %s (order %s), copy %d: last answer %s after %d attempts", k, a.OrderID, c, describe(a), a.Attempt)
+		if first != nil {
+			kept.Checked++
+			if msg := judgeAnswer(*first, k.sub, stored[k.sub.OrderID]); msg != "" {
+				kept.fail("key %s (order %s): %s", key, k.sub.OrderID, msg)
 			}
 		}
-		if len(last) == 0 {
-			accepted.fail("key %s: never sent", k)
+		if k.reuse != nil {
+			refused.Checked++
+			if k.reuse.Status != http.StatusUnprocessableEntity || !strings.HasSuffix(k.reuse.ProblemType, problemKeyReused) {
+				refused.fail("key %s: the other payload's last answer is %s, want 422 %s", key, describe(*k.reuse), problemKeyReused)
+			}
 		}
 	}
-	return []*Check{accepted, once, same, refused, kept}
+	for _, id := range slices.Sorted(maps.Keys(byOrder)) {
+		kept.Checked++
+		o := stored[id]
+		switch {
+		case o == nil || o.orders == 0:
+			if len(created[id]) > 0 {
+				kept.fail("order %s: answered 201 but no order document is stored", id)
+			}
+			continue
+		case o.orders > 1:
+			kept.fail("order %s: %d order documents", id, o.orders)
+		case len(o.events) != 1 || o.events[0] != o.requestHash:
+			kept.fail("order %s: outbox events %v, want one carrying %s", id, o.events, o.requestHash)
+		case len(created[id]) != 1:
+			kept.fail("order %s: %d keys answered 201 (%v), want exactly one", id, len(created[id]), created[id])
+		}
+	}
+	for _, s := range subs {
+		if s.Rival == nil {
+			continue
+		}
+		races.Checked++
+		a, b := keys[s.Key], keys[s.Rival.Key]
+		winner, loser := a, b
+		if firstFinal(b).Status == http.StatusCreated {
+			winner, loser = b, a
+		}
+		w, l := firstFinal(winner), firstFinal(loser)
+		o := stored[s.OrderID]
+		switch {
+		case w.Status != http.StatusCreated || l.Status != http.StatusConflict || !strings.HasSuffix(l.ProblemType, problemOrderIDTaken):
+			races.fail("order %s: %s got %s, %s got %s; want one 201 and one 409 order-id-taken",
+				s.OrderID, a.sub.Client, describe(firstFinal(a)), b.sub.Client, describe(firstFinal(b)))
+		case o == nil || o.owner != ownerOf(winner.sub.Client) || o.requestHash != orderstream.ContentKey(winner.sub.Body):
+			races.fail("order %s: the stored order is not %s's (the 201's)", s.OrderID, winner.sub.Client)
+		case strings.Contains(l.Body, "storedHash") || strings.Contains(l.Body, "requestHash"):
+			races.fail("order %s: the 409 to %s, who does not own it, shows fingerprints: %s", s.OrderID, loser.sub.Client, l.Body)
+		}
+	}
+	return []*Check{ended, once, refused, kept, races}
+}
+
+// firstFinal is a key's first final answer (a zero Answer without one).
+func firstFinal(k *keyAnswers) Answer {
+	for _, a := range k.all {
+		if final(a) {
+			return a
+		}
+	}
+	return Answer{Err: "no final answer"}
+}
+
+// judgeAnswer says what is wrong with a key's final answer given what
+// its orderId's documents hold, or "".
+func judgeAnswer(a Answer, s orderstream.Submission, o *apiOrder) string {
+	fingerprint := orderstream.ContentKey(s.Body)
+	if a.Status/100 != 2 {
+		// 409 order-id-taken: only when the orderId is another client's or
+		// holds other content.
+		if o != nil && o.owner == ownerOf(s.Client) && o.requestHash == fingerprint {
+			return "answered 409 order-id-taken although it owns the order with this content"
+		}
+		return ""
+	}
+	var view map[string]json.RawMessage
+	var hash, orderID string
+	if err := json.Unmarshal([]byte(a.Body), &view); err != nil {
+		return fmt.Sprintf("%d answer is not an order: %v", a.Status, err)
+	}
+	_ = json.Unmarshal(view["requestHash"], &hash)
+	_ = json.Unmarshal(view["orderId"], &orderID)
+	for _, m := range viewBookkeeping {
+		if _, ok := view[m]; ok {
+			return fmt.Sprintf("%d answer shows %q", a.Status, m)
+		}
+	}
+	switch {
+	case orderID != s.OrderID || hash != fingerprint:
+		return fmt.Sprintf("%d answer is order %s with %s, the request was %s with %s", a.Status, orderID, hash, s.OrderID, fingerprint)
+	case o == nil || o.orders == 0:
+		return fmt.Sprintf("answered %d but no order is stored", a.Status)
+	case o.requestHash != hash || o.owner != ownerOf(s.Client):
+		return fmt.Sprintf("answered %d with %s to %s, the stored order has %s, owner %q", a.Status, hash, s.Client, o.requestHash, o.owner)
+	case a.Status == http.StatusCreated && a.Location != "/api/orders/"+s.OrderID:
+		return fmt.Sprintf("201 at Location %q", a.Location)
+	}
+	return ""
 }
 
 func describe(a Answer) string {
@@ -122,12 +276,37 @@ func describe(a Answer) string {
 }
 
 // Checks are every check of the ledger's traffic (SubmitChecks and
-// ReadBackCheck) against the stored orders: orderId to the requestHash of
-// its order document.
-func (l *SubmitLedger) Checks(stored map[string]string) []*Check {
-	have := make(map[string]bool, len(stored))
-	for id := range stored {
-		have[id] = true
+// ReadBackCheck) against the documents of its orderIds, by type
+// (TakeDocuments).
+func (l *SubmitLedger) Checks(docs map[string][]json.RawMessage) []*Check {
+	return append(SubmitChecks(l.submissions(), l.Answers(), docs), ReadBackCheck(l.Views(), apiOrders(docs)))
+}
+
+// OrderIDs are the orderIds the ledger submits.
+func (l *SubmitLedger) OrderIDs() map[string]bool {
+	ids := map[string]bool{}
+	for _, s := range l.subs {
+		ids[s.OrderID] = true
 	}
-	return append(SubmitChecks(l.subs, l.Answers(), have), ReadBackCheck(l.Views(), stored))
+	return ids
+}
+
+// TakeDocuments splits a run's documents (by type) into those of the
+// orderIds the ledger submitted over HTTP, judged by Checks, and the rest,
+// judged with the queue's messages.
+func (l *SubmitLedger) TakeDocuments(docs map[string][]json.RawMessage) (rest, api map[string][]json.RawMessage) {
+	ids := l.OrderIDs()
+	rest, api = map[string][]json.RawMessage{}, map[string][]json.RawMessage{}
+	for t, ds := range docs {
+		for _, raw := range ds {
+			var h docHead
+			_ = json.Unmarshal(raw, &h)
+			if ids[h.OrderID] {
+				api[t] = append(api[t], raw)
+			} else {
+				rest[t] = append(rest[t], raw)
+			}
+		}
+	}
+	return rest, api
 }

@@ -29,6 +29,9 @@ type HTTPRequest struct {
 	// RouteHasParams: the route template has parameters, so the request
 	// carries Params even when an optional one was left out.
 	RouteHasParams bool
+	// KeyName is the name of the function key the caller presented, once
+	// checked against the app's keys; empty when none was.
+	KeyName string
 }
 
 // LogURL is URL with the value of the code query parameter (a function
@@ -55,6 +58,49 @@ func (r HTTPRequest) LogURL() string {
 // shape is the reference's (docs/host-wire-format.md §6.1) and a handler must
 // not rely on it.
 const anonymousIdentity = `[{"AuthenticationType":null,"IsAuthenticated":false,"Actor":null,"BootstrapContext":null,"Claims":[],"Label":null,"Name":null,"NameClaimType":"http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name","RoleClaimType":"http://schemas.microsoft.com/ws/2008/06/identity/claims/role"}]`
+
+// Claim types of the identity the host's AuthenticationLevelHandler builds
+// for a caller with a valid key (SecurityConstants.cs in
+// azure-functions-host).
+const (
+	claimAuthLevel = "http://schemas.microsoft.com/2017/07/functions/claims/authlevel"
+	claimInvoke    = "http://schemas.microsoft.com/2017/07/functions/claims/invoke"
+	claimKeyID     = "http://schemas.microsoft.com/2017/07/functions/claims/keyid"
+)
+
+// identities is Data.<trigger>.Identities: for a caller that presented a
+// function key, the one authenticated identity of the "WebJobsAuthLevel"
+// scheme with the claims authlevel (Function), invoke and keyid (the key's
+// name, never its value), in that order; Newtonsoft writes each
+// ClaimsIdentity and Claim property in declaration order and drops
+// Claim.Subject, which loops back to the identity. Otherwise the anonymous
+// identity.
+func identities(keyName string) []byte {
+	if keyName == "" {
+		return []byte(anonymousIdentity)
+	}
+	claim := func(typ, value string) []byte {
+		c := newObject()
+		c.set("Issuer", quote("LOCAL AUTHORITY"))
+		c.set("OriginalIssuer", quote("LOCAL AUTHORITY"))
+		c.set("Properties", []byte("{}"))
+		c.set("Type", quote(typ))
+		c.set("Value", quote(value))
+		c.set("ValueType", quote("http://www.w3.org/2001/XMLSchema#string"))
+		return c.bytes()
+	}
+	id := newObject()
+	id.set("AuthenticationType", quote("WebJobsAuthLevel"))
+	id.set("IsAuthenticated", []byte("true"))
+	id.set("Actor", []byte("null"))
+	id.set("BootstrapContext", []byte("null"))
+	id.set("Claims", jsonArray([][]byte{claim(claimAuthLevel, "Function"), claim(claimInvoke, "true"), claim(claimKeyID, keyName)}))
+	id.set("Label", []byte("null"))
+	id.set("Name", []byte("null"))
+	id.set("NameClaimType", quote("http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name"))
+	id.set("RoleClaimType", quote("http://schemas.microsoft.com/ws/2008/06/identity/claims/role"))
+	return jsonArray([][]byte{id.bytes()})
+}
 
 // HTTP encodes the invocation of an HTTP-triggered function with
 // enableForwardingHttpRequest false (docs/host-wire-format.md §6.1):
@@ -90,7 +136,7 @@ func (e *Encoder) HTTP(fn *Function, r HTTPRequest) []byte {
 		}
 		req.set("Params", params.bytes())
 	}
-	req.set("Identities", []byte(anonymousIdentity))
+	req.set("Identities", identities(r.KeyName))
 	body := ""
 	if r.HasBody {
 		body = bodyText(r.Body)

@@ -37,10 +37,13 @@ type HTTPOptions struct {
 	// RoutePrefix goes before every route (host.json
 	// extensions.http.routePrefix; nil: "api").
 	RoutePrefix *string
-	// FunctionKey, when set, is required from callers of function and admin
-	// level functions, in x-functions-key or the code query parameter, as in
-	// Azure; empty, keys are not checked, as under Core Tools.
-	FunctionKey string
+	// FunctionKeys are the app's function keys, name -> value (the host
+	// names the key it creates "default"). When there are any, callers of
+	// function and admin level functions must present one, in
+	// x-functions-key or the code query parameter, as in Azure, and the
+	// handler is told its name (HTTPRequest.KeyName); none: keys are not
+	// checked, as under Core Tools.
+	FunctionKeys map[string]string
 	// MaxRequestBodyBytes: 0 means DefaultMaxRequestBodyBytes.
 	// MaxBufferedBodyBytes: 0 means DefaultMaxBufferedBodyBytes.
 	MaxRequestBodyBytes  int64
@@ -114,7 +117,7 @@ type HTTPRoute struct {
 	// Path is /<prefix>/<template>.
 	Path string
 	// Keyed: a function key is asked for (authLevel function or admin, and
-	// HTTPOptions.FunctionKey set).
+	// HTTPOptions.FunctionKeys set).
 	Keyed bool
 }
 
@@ -135,7 +138,7 @@ func (f *HTTPFront) Routes() []HTTPRoute {
 	out := make([]HTTPRoute, 0, len(f.routes))
 	for _, r := range f.routes {
 		path := "/" + strings.Join(append(slices.Clone(f.prefix), strings.Trim(r.route.Template, "/")), "/")
-		out = append(out, HTTPRoute{Function: r.fn.Name, Methods: r.methods, Path: path, Keyed: r.keyed && f.opts.FunctionKey != ""})
+		out = append(out, HTTPRoute{Function: r.fn.Name, Methods: r.methods, Path: path, Keyed: r.keyed && len(f.opts.FunctionKeys) > 0})
 	}
 	return out
 }
@@ -150,13 +153,14 @@ func (f *HTTPFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
-	if route.keyed && f.opts.FunctionKey != "" && !f.keyMatches(r) {
+	keyName, keyOK := f.keyName(r)
+	if route.keyed && len(f.opts.FunctionKeys) > 0 && !keyOK {
 		w.Header().Set(reasonHeader, "no valid function key in x-functions-key or code")
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
 	req := HTTPRequest{Method: r.Method, URL: displayURL(r), RawQuery: r.URL.RawQuery, Header: r.Header, Host: r.Host,
-		Params: params, RouteHasParams: route.route.hasParams()}
+		Params: params, RouteHasParams: route.route.hasParams(), KeyName: keyName}
 	// Go's server keeps Transfer-Encoding out of Header, and a request built
 	// in process may lack Content-Length; Kestrel lists both.
 	if len(r.TransferEncoding) > 0 || r.ContentLength > 0 && r.Header.Get("Content-Length") == "" {
@@ -299,9 +303,12 @@ func (f *HTTPFront) routeSegments(escaped string) ([]string, bool) {
 	return parts, true
 }
 
-// keyMatches checks the key the caller presented: x-functions-key first,
-// then the code query parameter.
-func (f *HTTPFront) keyMatches(r *http.Request) bool {
+// keyName finds the function key the caller presented (x-functions-key
+// first, then the code query parameter, as the host's
+// AuthenticationLevelHandler does) among the app's keys and returns its
+// name; ok is false when the caller presented none of them. Every key is
+// compared, so the time taken does not tell which one came close.
+func (f *HTTPFront) keyName(r *http.Request) (name string, ok bool) {
 	key := r.Header.Get("x-functions-key")
 	if key == "" {
 		for _, p := range parseQuery(r.URL.RawQuery) {
@@ -311,7 +318,15 @@ func (f *HTTPFront) keyMatches(r *http.Request) bool {
 			}
 		}
 	}
-	return key != "" && subtle.ConstantTimeCompare([]byte(key), []byte(f.opts.FunctionKey)) == 1
+	if key == "" {
+		return "", false
+	}
+	for n, v := range f.opts.FunctionKeys {
+		if subtle.ConstantTimeCompare([]byte(key), []byte(v)) == 1 {
+			name, ok = n, true
+		}
+	}
+	return name, ok
 }
 
 // displayURL is the request URL as the host prints it: scheme, Host header,

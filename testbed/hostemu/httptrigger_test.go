@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"io"
 	"net/http"
@@ -150,7 +149,10 @@ func (rig *httpRig) do(method, target, body string, header http.Header) *httptes
 }
 
 func TestHTTPEnvelopeMatchesGolden(t *testing.T) {
-	rig := newHTTPRig(t, Options{}, HTTPOptions{}, nil)
+	// The query's code is the key named partner-a: the envelope carries
+	// the host's authenticated identity with the key's name (the route
+	// itself is anonymous, which does not stop the host authenticating).
+	rig := newHTTPRig(t, Options{}, HTTPOptions{FunctionKeys: map[string]string{"default": "k-default", "partner-a": "secret"}}, nil)
 	body := `{"orderId":"A-1001","customerId":"C-42","total":19.98,"placedAt":"2026-11-29T10:00:00Z","lines":[{"sku":"S"}],"meta":{"attempt":1},"note":null}`
 	w := rig.do("PUT", "/api/tenants/contoso/items/42?dryRun=true&tag=a&Tag=b&code=secret&orderId=Q-1", body, http.Header{
 		"Accept":          {"application/json"},
@@ -330,35 +332,98 @@ func TestParseRouteRefusesWhatTheRouterRefuses(t *testing.T) {
 }
 
 func TestHTTPFunctionKey(t *testing.T) {
-	enforced := newHTTPRig(t, Options{}, HTTPOptions{FunctionKey: "k-123"}, nil)
+	keys := map[string]string{"default": "k-123", "partner-b": "k-456"}
+	enforced := newHTTPRig(t, Options{}, HTTPOptions{FunctionKeys: keys}, nil)
 	open := newHTTPRig(t, Options{}, HTTPOptions{}, nil)
 	tests := []struct {
 		name, target string
 		header       http.Header
 		enforced     int
+		// keyName is what the handler is told with keys enforced.
+		keyName string
 	}{
-		{"no key", "/api/orders", nil, 401},
-		{"wrong header key", "/api/orders", http.Header{"X-Functions-Key": {"nope"}}, 401},
-		{"wrong code", "/api/orders?code=nope", nil, 401},
-		{"header key", "/api/orders", http.Header{"X-Functions-Key": {"k-123"}}, 200},
-		{"code query", "/api/orders?code=k-123", nil, 200},
-		{"Code in any case", "/api/orders?CODE=k-123", nil, 200},
-		{"anonymous function", "/api/Echo", nil, 200},
+		{"no key", "/api/orders", nil, 401, ""},
+		{"wrong header key", "/api/orders", http.Header{"X-Functions-Key": {"nope"}}, 401, ""},
+		{"wrong code", "/api/orders?code=nope", nil, 401, ""},
+		{"header key", "/api/orders", http.Header{"X-Functions-Key": {"k-123"}}, 200, "default"},
+		{"another key", "/api/orders", http.Header{"X-Functions-Key": {"k-456"}}, 200, "partner-b"},
+		{"header before code", "/api/orders?code=k-123", http.Header{"X-Functions-Key": {"k-456"}}, 200, "partner-b"},
+		{"code query", "/api/orders?code=k-123", nil, 200, "default"},
+		{"Code in any case", "/api/orders?CODE=k-456", nil, 200, "partner-b"},
+		{"anonymous function", "/api/Echo", nil, 200, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if w := enforced.do("POST", tc.target, "", tc.header); w.Code != tc.enforced {
-				t.Errorf("with -function-key: status %d, want %d", w.Code, tc.enforced)
+				t.Errorf("with function keys: status %d, want %d", w.Code, tc.enforced)
+			} else if w.Code == 200 {
+				<-enforced.invs
+				if got := keyNameClaim(t, enforced.lastEnvelope(t)); got != tc.keyName {
+					t.Errorf("key name claim %q, want %q", got, tc.keyName)
+				}
 			}
-			// Core Tools does not check keys.
+			// Core Tools does not check keys, and names none.
 			if w := open.do("POST", tc.target, "", tc.header); w.Code != 200 {
-				t.Errorf("without a key set: status %d, want 200", w.Code)
+				t.Errorf("without keys set: status %d, want 200", w.Code)
+			} else if <-open.invs; keyNameClaim(t, open.lastEnvelope(t)) != "" {
+				t.Error("without keys set: the envelope names a key")
 			}
 		})
 	}
-	if n := len(enforced.handler.Calls()); n != 4 {
-		t.Errorf("%d invocations with keys enforced, want 4: a refused caller reaches no handler", n)
+	if n := len(enforced.handler.Calls()); n != 6 {
+		t.Errorf("%d invocations with keys enforced, want 6: a refused caller reaches no handler", n)
 	}
+}
+
+// lastEnvelope is the body of the handler's last invocation.
+func (rig *httpRig) lastEnvelope(t *testing.T) []byte {
+	t.Helper()
+	calls := rig.handler.Calls()
+	if len(calls) == 0 {
+		t.Fatal("the handler was not invoked")
+	}
+	return calls[len(calls)-1].Body
+}
+
+// keyNameClaim is the keyid claim of the identities an HTTP invocation's
+// envelope carries, read as a handler reads it; "" when no identity is
+// authenticated.
+func keyNameClaim(t *testing.T, envelope []byte) string {
+	t.Helper()
+	type identity struct {
+		AuthenticationType *string
+		IsAuthenticated    bool
+		Claims             []struct{ Type, Value string }
+	}
+	var env struct {
+		Data map[string]struct{ Identities []identity }
+	}
+	if err := json.Unmarshal(envelope, &env); err != nil || len(env.Data) != 1 {
+		t.Fatalf("envelope %s: %v, want one trigger value", envelope, err)
+	}
+	var ids []identity
+	for _, req := range env.Data {
+		ids = req.Identities
+	}
+	if len(ids) != 1 {
+		t.Fatalf("envelope %s: %d identities, want one", envelope, len(ids))
+	}
+	if !ids[0].IsAuthenticated {
+		if len(ids[0].Claims) != 0 || ids[0].AuthenticationType != nil {
+			t.Errorf("an unauthenticated identity with claims or a scheme: %+v", ids[0])
+		}
+		return ""
+	}
+	if ids[0].AuthenticationType == nil || *ids[0].AuthenticationType != "WebJobsAuthLevel" {
+		t.Errorf("AuthenticationType %v, want WebJobsAuthLevel", ids[0].AuthenticationType)
+	}
+	for _, c := range ids[0].Claims {
+		if c.Type == claimKeyID {
+			return c.Value
+		}
+	}
+	t.Errorf("an authenticated identity without the keyid claim: %+v", ids[0])
+	return ""
 }
 
 func TestHTTPResponseMapping(t *testing.T) {
@@ -426,90 +491,6 @@ func TestHTTPResponseMapping(t *testing.T) {
 				t.Errorf("invocation ok %v (%s), response %+v", inv.OK(), inv.Failure, inv.Response)
 			}
 		})
-	}
-}
-
-// SubmitOrder's answer sends its order output to the orders queue, where
-// the Service Bus function consumes it like any message.
-func TestHTTPOutputIsConsumedFromTheQueue(t *testing.T) {
-	answers := map[string]string{
-		"submit": `{"Outputs":{"res":{"statusCode":202,"body":"ok"},"order":{"orderId":"A-1","total":"19.90"}},"Logs":["sent"]}`,
-	}
-	rig := newHTTPRig(t, Options{}, HTTPOptions{}, answers)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	release := rig.queue.Hold()
-	ran := make(chan error, 1)
-	go func() { ran <- rig.host.Run(ctx) }()
-	if w := rig.do("POST", "/api/orders", `{"orderId":"A-1"}`, http.Header{"X-Test-Answer": {"submit"}}); w.Code != 202 {
-		t.Fatalf("status %d", w.Code)
-	}
-	inv := <-rig.invs
-	if len(inv.Outputs) != 1 || inv.Outputs[0].Entity != "orders" {
-		t.Fatalf("outputs %+v", inv.Outputs)
-	}
-	release()
-	if err := <-ran; err != nil {
-		t.Fatal(err)
-	}
-	calls := rig.handler.Calls()
-	if c := rig.queue.Counts(); c.Sent != 1 || c.Completed != 1 || len(calls) != 2 || calls[1].Path != "/ProcessOrder" {
-		t.Fatalf("queue %+v, calls %d: want the output delivered to ProcessOrder and completed", c, len(calls))
-	}
-	var env struct{ Data struct{ Message string } }
-	if err := json.Unmarshal(calls[1].Body, &env); err != nil {
-		t.Fatal(err)
-	}
-	// The host re-serialises the object indented, its numbers re-printed.
-	if want := "\"{\\n  \\\"orderId\\\": \\\"A-1\\\",\\n  \\\"total\\\": \\\"19.90\\\"\\n}\""; env.Data.Message != want {
-		t.Errorf("delivered %s, want %s", env.Data.Message, want)
-	}
-}
-
-// A send the broker refuses fails the invocation after the handler's 2xx:
-// the caller gets 500 although the handler answered 202, and a message
-// sent before the failing one stays sent.
-func TestHTTPFailedOutputSendAnswers500(t *testing.T) {
-	answers := map[string]string{
-		"two":   `{"Outputs":{"res":{"statusCode":202,"body":"accepted"},"order":[{"n":1},{"n":2}]}}`,
-		"large": `{"Outputs":{"res":{"statusCode":202,"body":"accepted"},"order":{"pad":"` + strings.Repeat("x", 5000) + `"}}}`,
-	}
-	refused := errors.New("sending to orders failed: ServiceBusy")
-	var mu sync.Mutex
-	var sent []string
-	opts := Options{MaxMessageBytes: 4096,
-		ServiceBusOut: func(_ *Invocation, m OutputMessage) error {
-			mu.Lock()
-			sent = append(sent, m.Text)
-			mu.Unlock()
-			return nil
-		},
-		SendFault: func(_ *Invocation, m OutputMessage) error {
-			if strings.Contains(m.Text, `"n": 2`) {
-				return refused
-			}
-			return nil
-		}}
-	rig := newHTTPRig(t, opts, HTTPOptions{}, answers)
-	for mode, failure := range map[string]string{"two": "ServiceBusy", "large": "MessageSizeExceeded"} {
-		t.Run(mode, func(t *testing.T) {
-			mu.Lock()
-			sent = nil
-			mu.Unlock()
-			w := rig.do("POST", "/api/orders", "{}", http.Header{"X-Test-Answer": {mode}})
-			inv := <-rig.invs
-			if w.Code != 500 || w.Body.Len() != 0 || inv.Status != 200 || !strings.Contains(inv.Failure, failure) {
-				t.Fatalf("caller got %d %q; handler status %d, failure %q", w.Code, w.Body, inv.Status, inv.Failure)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if wantSent := map[string]int{"two": 1, "large": 0}[mode]; len(sent) != wantSent || len(inv.Outputs) != wantSent {
-				t.Errorf("sent %d, outputs %d, want %d", len(sent), len(inv.Outputs), wantSent)
-			}
-		})
-	}
-	if c := rig.queue.Counts(); c.Sent != 1 {
-		t.Errorf("queue %+v: the one message sent before the refusal is on the queue", c)
 	}
 }
 
@@ -583,7 +564,7 @@ func TestHTTPLogsHideTheFunctionKey(t *testing.T) {
 	var mu sync.Mutex
 	var logged []string
 	rig := newHTTPRig(t, Options{Log: func(s string) { mu.Lock(); logged = append(logged, s); mu.Unlock() }},
-		HTTPOptions{FunctionKey: key}, nil)
+		HTTPOptions{FunctionKeys: map[string]string{"default": key}}, nil)
 	w := rig.do("POST", "/api/orders?dryRun=1&CODE="+key, "{}", http.Header{"X-Test-Answer": {"status:500"}})
 	inv := <-rig.invs
 	if w.Code != 500 {

@@ -13,7 +13,8 @@ import (
 // completionHold keeps the completion of an idempotency key record (the
 // ETag-conditional replace of its document, docs/contract.md §13) from
 // reaching Cosmos until another request has read that record, or for at
-// most max. The first request with a key is then provably still in flight
+// most max; once a read has released one, later completions pass, so that
+// a demonstration's other requests are not held. The first request with a key is then provably still in flight
 // when a second one with the key meets its `started` record, so the second
 // is answered 409 whatever the machine's speed: make http-demo shows the
 // in-flight answer this way instead of racing two requests. Nothing is
@@ -26,6 +27,7 @@ type completionHold struct {
 
 	mu   sync.Mutex
 	held map[string]chan struct{} // by document path
+	met  bool                     // a read released a held completion
 }
 
 func newCompletionHold(keyContainer string, max time.Duration, logf func(string, ...any)) *completionHold {
@@ -44,6 +46,10 @@ func (h *completionHold) hold(method, p string, closing <-chan struct{}) {
 	}
 	release := make(chan struct{})
 	h.mu.Lock()
+	if h.met {
+		h.mu.Unlock()
+		return
+	}
 	h.held[p] = release
 	h.mu.Unlock()
 	id := path.Base(p)
@@ -77,5 +83,6 @@ func (h *completionHold) observe(x chaos.Exchange) {
 	if release, ok := h.held[x.Path]; ok {
 		close(release)
 		delete(h.held, x.Path)
+		h.met = true
 	}
 }

@@ -107,6 +107,14 @@ func TestCompletionHoldWaitsForAReadOfTheRecord(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("Cosmos saw\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// Once a read released one, later completions pass at once: the
+	// demonstration's other requests are not held.
+	send(t, http.MethodPut, base+keyRecordPath)
+	select {
+	case l := <-logs:
+		t.Errorf("a later completion was held: %q", l)
+	default:
+	}
 }
 
 func TestCompletionHoldEndsAtItsMaximum(t *testing.T) {

@@ -19,12 +19,12 @@ var DefaultOutages = []chaos.Outage{{Kind: chaos.Unreachable, After: 0.25, For: 
 // run's invocations), the broker's and the handler's counts, and the proxy's
 // ledger when the run had one (outages). only, when not nil, limits the
 // documents read back to those orderIds (a resumed run).
-func judge(ctx context.Context, db *ordersDB, t *chaos.Tracker, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *chaos.RigResult, only map[string]bool) (*chaos.Findings, error) {
+func judge(ctx context.Context, db *ordersDB, t *chaos.Tracker, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *chaos.RigResult, only map[string]bool, http *chaos.SubmitLedger) (*chaos.Findings, error) {
 	for _, inv := range invs {
 		t.Observe(inv)
 	}
 	ev := chaos.Evidence{Messages: msgs, Fates: t, Queue: res.Queue, Worker: res.Worker, Dead: res.DeadLetters,
-		Outages: res.Outages, RecoveryBound: chaos.DefaultRecoveryBound, OnlyOrders: only}
+		Outages: res.Outages, RecoveryBound: chaos.DefaultRecoveryBound, OnlyOrders: only, HTTP: http}
 	if res.Ledger != nil {
 		ev.Created, ev.CreatedAt = res.Ledger.Created(), res.Ledger.CreatedAt()
 	}

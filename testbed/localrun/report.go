@@ -87,8 +87,8 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "not run: %s\n", strings.Join(r.NotRun, ", "))
 	}
 	if in := r.SubmitInjected; in != nil {
-		fmt.Fprintf(w, "HTTP (POST /api/orders): %d orders under %d keys: %d first attempts timed out, %d keys sent as %d identical requests at once, %d keys reused with another payload, %d orders again under a new key, %d output sends refused\n",
-			in.Orders, in.Keys, in.Timeouts, in.Concurrent, in.ConcurrentCopies, in.Reused, in.NewKeys, in.FailedSends)
+		fmt.Fprintf(w, "HTTP (POST /api/orders): %d orders under %d keys: %d first attempts timed out, %d keys sent as %d identical requests at once, %d keys reused with another payload, %d orders again under a new key, %d raced by another client with other content\n",
+			in.Orders, in.Keys, in.Timeouts, in.Concurrent, in.ConcurrentCopies, in.Reused, in.NewKeys, in.Races)
 	}
 	if in := r.Injected; in != nil {
 		fmt.Fprintf(w, "stream (seed %d): %d orders + %d duplicates + %d burst copies (%d bursts) + %d mismatches + %d invalid; %d lost completions\n",

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -76,9 +77,11 @@ type Options struct {
 
 	// HTTPAddr is where the host's HTTP listener serves the app's
 	// httpTrigger functions while the run lasts ("" : no listener);
-	// FunctionKey, when set, is required from their callers.
-	HTTPAddr    string
-	FunctionKey string
+	// FunctionKeys (name -> value), when set, are required from their
+	// callers; a run with HTTP traffic adds chaos.ClientKeys, the keys of
+	// its two clients.
+	HTTPAddr     string
+	FunctionKeys map[string]string
 	// HTTPOptional: a listener that cannot open is logged and left out
 	// (make run's default port may be taken); Serve needs it.
 	HTTPOptional bool
@@ -109,6 +112,15 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
+	if len(opts.Submissions) > 0 {
+		// Two clients, two key names: each its own scope (races).
+		keys := maps.Clone(opts.FunctionKeys)
+		if keys == nil {
+			keys = map[string]string{}
+		}
+		maps.Copy(keys, chaos.ClientKeys)
+		opts.FunctionKeys = keys
+	}
 
 	if opts.Resume && opts.Database == "" {
 		return nil, errors.New("resume needs the database of the earlier run (-database)")
@@ -132,7 +144,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	res, err := chaos.Deliver(ctx, chaos.RigConfig{
-		Traffic: traffic, Enqueued: tracker.Enqueued, SendFault: submits.SendFault,
+		Traffic: traffic, Enqueued: tracker.Enqueued,
 		App: app, Functions: fns, Executable: ss.exe, Settings: ss.settings, Messages: opts.Messages,
 		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
 		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
@@ -170,18 +182,18 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		only = orderIDs(msgs)
 		stored = slices.DeleteFunc(stored, func(o storedOrder) bool { return !only[o.OrderID] })
 	}
-	rep.count(msgs, invs, stored, res.DeadLetters)
-	if rep.Findings, err = judge(ctx, db, tracker, msgs, invs, res, only); err != nil {
-		return nil, err
-	}
+	var httpTraffic *chaos.SubmitLedger
 	if len(opts.Submissions) > 0 {
+		// Orders submitted over HTTP never pass through the queue: the
+		// counts are the queue's, the HTTP checks judge them.
+		api := submits.OrderIDs()
+		stored = slices.DeleteFunc(stored, func(o storedOrder) bool { return api[o.OrderID] })
 		counts := submits.Counts()
-		rep.Submits = &counts
-		hashes := make(map[string]string, len(stored))
-		for _, o := range stored {
-			hashes[o.OrderID] = o.RequestHash
-		}
-		rep.Findings.Checks = append(rep.Findings.Checks, submits.Checks(hashes)...)
+		rep.Submits, httpTraffic = &counts, submits
+	}
+	rep.count(msgs, invs, stored, res.DeadLetters)
+	if rep.Findings, err = judge(ctx, db, tracker, msgs, invs, res, only, httpTraffic); err != nil {
+		return nil, err
 	}
 	rep.Recoveries = rep.Findings.Recoveries
 	if err := files.close(); err != nil {
@@ -203,7 +215,7 @@ func submitTraffic(app *hostemu.App, opts Options, ledger *chaos.SubmitLedger) (
 	if app.Function("SubmitOrder") == nil {
 		return nil, fmt.Errorf("HTTP submissions go to SubmitOrder, which %s does not have (-http-orders 0 for none)", app.Root)
 	}
-	return ledger.Traffic(chaos.SubmitConfig{FunctionKey: opts.FunctionKey}, chaos.ReadBackSample, chaos.ReadBackPatience), nil
+	return ledger.Traffic(chaos.SubmitConfig{Keys: chaos.ClientKeys}, chaos.ReadBackSample, chaos.ReadBackPatience), nil
 }
 
 // delivered is the messages the queue accepted: those duplicate detection

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,7 +121,7 @@ func printServing(w io.Writer, base string, routes []hostemu.HTTPRoute, ss *sess
 		sample = sampleOrder
 	}
 	for _, r := range routes {
-		fmt.Fprintf(w, "\n  %s\n    %s\n", r, curlExample(base, r, sample, opts.FunctionKey))
+		fmt.Fprintf(w, "\n  %s\n    %s\n", r, curlExample(base, r, sample, firstKey(opts.FunctionKeys)))
 	}
 	if opts.HoldKeyCompletions > 0 {
 		fmt.Fprintf(w, "\neach idempotency key's completion waits until another request reads its record (at most %s): a second request with a key meets the first in flight\n", opts.HoldKeyCompletions)
@@ -162,6 +164,18 @@ func curlExample(base string, r hostemu.HTTPRoute, sample, key string) string {
 		args = append(args, "-H 'Content-Type: application/json'", "--data "+data)
 	}
 	return strings.Join(append(args, base+path), " ")
+}
+
+// firstKey is the value of the key named "default", else of the first
+// name in order: the one the curl lines show.
+func firstKey(keys map[string]string) string {
+	if v, ok := keys["default"]; ok {
+		return v
+	}
+	if names := slices.Sorted(maps.Keys(keys)); len(names) > 0 {
+		return keys[names[0]]
+	}
+	return ""
 }
 
 func functionNames(fns []*hostemu.Function) string {

@@ -57,7 +57,7 @@ func TestServeListensUntilTheContextEnds(t *testing.T) {
 		defer stdoutW.Close()
 		served <- Serve(ctx, Options{AppRoot: serveApp(t, root), Executable: handlerBin, OutDir: t.TempDir(),
 			Environ:  append(os.Environ(), "COSMOS_ENDPOINT="+env.Endpoint, "COSMOS_KEY="+env.Key, "LOG_LEVEL=warn"),
-			HTTPAddr: "127.0.0.1:0", FunctionKey: "dev-key", Log: &log}, stdoutW)
+			HTTPAddr: "127.0.0.1:0", FunctionKeys: map[string]string{"default": "dev-key"}, Log: &log}, stdoutW)
 	}()
 	lines := bufio.NewScanner(stdoutR)
 	var base, curl string

@@ -97,7 +97,7 @@ func (s *session) httpConfig(opts Options) *chaos.HTTPConfig {
 	if opts.HTTPAddr == "" {
 		return nil
 	}
-	return &chaos.HTTPConfig{Addr: opts.HTTPAddr, FunctionKey: opts.FunctionKey, Optional: opts.HTTPOptional,
+	return &chaos.HTTPConfig{Addr: opts.HTTPAddr, FunctionKeys: opts.FunctionKeys, Optional: opts.HTTPOptional,
 		Observe: func(inv *hostemu.Invocation) {
 			if opts.Verbose { // the host logs failures itself
 				s.logMu.Lock()

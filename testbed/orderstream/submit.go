@@ -29,19 +29,26 @@ type SubmitOptions struct {
 	// Reused: once answered, the key is sent again with another payload
 	// (one quantity changed), which must be refused.
 	Reused float64
-	// NewKeys: the same order submitted again under a new key, which is
-	// accepted and stored once.
+	// NewKeys: the same order submitted again under a new key by the same
+	// client, which is answered 200 with the stored order.
 	NewKeys float64
-	// FailedSends: the first send of the order's output message fails at
-	// the broker, so the caller gets 500 although the handler accepted it,
-	// and retries.
-	FailedSends float64
+	// Races: another client (ClientB) submits the same orderId with other
+	// content at the same moment: one of the two gets 201, the other 409
+	// order-id-taken.
+	Races float64
 }
+
+// The function key names of the two clients of the HTTP traffic: every
+// submission is ClientA's but the rivals of Races.
+const (
+	ClientA = "partner-a"
+	ClientB = "partner-b"
+)
 
 // DefaultSubmitOptions are the submissions `make run` mixes into its stream.
 func DefaultSubmitOptions() SubmitOptions {
 	return SubmitOptions{Orders: 200, Seed: 1, Timeouts: 0.1, Concurrent: 0.05, ConcurrentSize: 8, Reused: 0.05,
-		NewKeys: 0.05, FailedSends: 0.05}
+		NewKeys: 0.05, Races: 0.05}
 }
 
 // RegisterFlags registers the options as -http-… flags (make run's and
@@ -53,11 +60,13 @@ func (o *SubmitOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.ConcurrentSize, "http-concurrent-size", o.ConcurrentSize, "most identical requests at once with one Idempotency-Key")
 	fs.Float64Var(&o.Reused, "http-reused", o.Reused, "HTTP keys sent again with another payload, as a fraction")
 	fs.Float64Var(&o.NewKeys, "http-new-keys", o.NewKeys, "HTTP orders submitted again under a new key, as a fraction")
-	fs.Float64Var(&o.FailedSends, "http-failed-sends", o.FailedSends, "HTTP orders whose first output send the broker refuses (the caller gets 500), as a fraction")
+	fs.Float64Var(&o.Races, "http-races", o.Races, "HTTP orders another client submits at the same moment with other content, as a fraction")
 }
 
 // Submission is one Idempotency-Key's requests.
 type Submission struct {
+	// Client is the name of the function key the requests present.
+	Client  string
 	Key     string
 	OrderID string
 	Body    []byte
@@ -68,9 +77,9 @@ type Submission struct {
 	FirstTimeout time.Duration
 	// Reuse, when set, is another payload sent with Key after the answer.
 	Reuse []byte
-	// FailSends is how many sends of this order's output message the broker
-	// refuses.
-	FailSends int
+	// Rival, when set, is another client's submission of OrderID with
+	// other content, sent at the same moment as this one.
+	Rival *Submission
 	// At is the share of the queue stream settled (0 to 1) when the
 	// submission starts: HTTP and queue traffic interleave.
 	At float64
@@ -81,7 +90,7 @@ type Submission struct {
 
 // SubmitInjected counts what the submissions hold on purpose.
 type SubmitInjected struct {
-	Orders, Keys, Timeouts, Concurrent, ConcurrentCopies, Reused, NewKeys, FailedSends int
+	Orders, Keys, Timeouts, Concurrent, ConcurrentCopies, Reused, NewKeys, Races int
 }
 
 // GenerateSubmissions builds the HTTP submissions; the same options give the
@@ -92,7 +101,7 @@ func GenerateSubmissions(opts SubmitOptions) ([]Submission, SubmitInjected, erro
 		return nil, in, fmt.Errorf("HTTP orders must be from 0 to 100000, got %d", opts.Orders)
 	}
 	for name, r := range map[string]float64{"timeouts": opts.Timeouts, "concurrent": opts.Concurrent, "reused": opts.Reused,
-		"new keys": opts.NewKeys, "failed sends": opts.FailedSends} {
+		"new keys": opts.NewKeys, "races": opts.Races} {
 		if r < 0 || r > 1 {
 			return nil, in, fmt.Errorf("%s rate must be from 0 to 1, got %g", name, r)
 		}
@@ -109,7 +118,7 @@ func GenerateSubmissions(opts SubmitOptions) ([]Submission, SubmitInjected, erro
 		o.OrderID = fmt.Sprintf("WEB-2026-%06d", i+1)
 		o.Meta.Producer = "web-shop"
 		body, _ := json.Marshal(o) // plain strings and ints always marshal
-		subs[i] = Submission{Key: g.key(), OrderID: o.OrderID, Body: body, Copies: 1, At: g.rng.Float64()}
+		subs[i] = Submission{Client: ClientA, Key: g.key(), OrderID: o.OrderID, Body: body, Copies: 1, At: g.rng.Float64()}
 	}
 	for _, i := range g.pick(n, opts.Timeouts) {
 		subs[i].FirstTimeout = time.Duration(1+g.rng.IntN(20)) * time.Millisecond
@@ -126,18 +135,22 @@ func GenerateSubmissions(opts SubmitOptions) ([]Submission, SubmitInjected, erro
 		subs[i].Reuse, _ = json.Marshal(g.mutate(&o))
 		in.Reused++
 	}
-	for _, i := range g.pick(n, opts.FailedSends) {
-		subs[i].FailSends = 1
-		in.FailedSends++
+	for _, i := range g.pick(n, opts.Races) {
+		var o order
+		_ = json.Unmarshal(subs[i].Body, &o)
+		rival := Submission{Client: ClientB, Key: g.key(), OrderID: subs[i].OrderID, Copies: 1, At: subs[i].At}
+		rival.Body, _ = json.Marshal(g.mutate(&o))
+		subs[i].Rival = &rival
+		in.Races++
 	}
 	for _, i := range g.pick(n, opts.NewKeys) {
 		again := subs[i]
-		again.Key, again.Copies, again.FirstTimeout, again.Reuse, again.FailSends = g.key(), 1, 0, nil, 0
+		again.Key, again.Copies, again.FirstTimeout, again.Reuse, again.Rival = g.key(), 1, 0, nil, nil
 		again.At = min(1, again.At+g.rng.Float64()/4)
 		subs = append(subs, again)
 		in.NewKeys++
 	}
-	in.Orders, in.Keys = n, len(subs)
+	in.Orders, in.Keys = n, len(subs)+in.Races
 	return subs, in, nil
 }
 
@@ -162,7 +175,7 @@ type requeued struct {
 }
 
 // Unwrap returns the message a given-back message stands for
-// (docs/contract.md §7: a batch's requeue, SubmitOrder's order output): the
+// (docs/contract.md §7: a batch's requeue): the
 // original body, messageId and subject, which is what the consumer reads.
 // ok is false for any other message.
 func Unwrap(m *hostemu.Message) (_ *hostemu.Message, ok bool) {

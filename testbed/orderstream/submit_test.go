@@ -17,8 +17,8 @@ func TestGenerateSubmissionsIsWhatItSays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.Orders != 200 || in.Keys != 210 || len(subs) != 210 || in.Timeouts != 20 || in.Concurrent != 10 || in.Reused != 10 ||
-		in.NewKeys != 10 || in.FailedSends != 10 {
+	if in.Orders != 200 || in.Keys != 220 || len(subs) != 210 || in.Timeouts != 20 || in.Concurrent != 10 || in.Reused != 10 ||
+		in.NewKeys != 10 || in.Races != 10 {
 		t.Fatalf("injected %+v, %d submissions", in, len(subs))
 	}
 	again, _, _ := GenerateSubmissions(opts)
@@ -41,6 +41,13 @@ func TestGenerateSubmissionsIsWhatItSays(t *testing.T) {
 			if !r.Valid || r.OrderID != s.OrderID || r.Content == c.Content {
 				t.Errorf("reused key %s: the other payload must be a valid order with the same id and other content", s.Key)
 			}
+		}
+		if r := s.Rival; r != nil {
+			rc := classifyOrder(r.Body)
+			if s.Client != ClientA || r.Client != ClientB || !rc.Valid || rc.OrderID != s.OrderID || rc.Content == c.Content || keys[r.Key] {
+				t.Errorf("race for %s: the rival must be another client's valid order with the same id, other content and a key of its own", s.OrderID)
+			}
+			keys[r.Key] = true
 		}
 	}
 	twice := 0

@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
-# make http-demo: every answer of the HTTP front door (docs/http-api.md) with
-# plain `curl -i` against the local host emulator, each one checked; exits
-# non-zero on the first answer that differs from the contract (docs/contract.md
-# §13). Starts what it needs and stops it on exit: the local Cosmos emulator
+# make http-demo: every answer of the HTTP API (docs/http-api.md) with plain
+# `curl -i` against the local host emulator, each one checked; exits non-zero
+# on the first answer that differs from the contract (docs/contract.md §13).
+# Starts what it needs and stops it on exit: the local Cosmos emulator
 # (unless COSMOS_ENDPOINT is set), and bin/hostemu -serve on a free loopback
-# port with a fresh database, deleted at the end.
+# port with a fresh database, deleted at the end, with two function keys
+# (partner-a and partner-b: two clients).
 #
-# The 409 is made deterministic, not raced: hostemu runs with
+# The 409 in flight is made deterministic, not raced: hostemu runs with
 # -hold-key-completions, which holds the first request's last write (the
-# completion of its key record) in a loopback proxy until another request
-# has read that record. The first request has claimed its key and is still
-# running when the second one arrives, whatever the machine's speed; the
-# second reads the `started` record and gets 409, and only then does the
-# first complete and answer 202. Everything else is the real path: the
-# handler, its Cosmos requests, the host's HTTP envelope, the queue, the
-# consumer.
+# completion of its key record, after its order was created) in a loopback
+# proxy until another request has read that record. The first request is
+# still running when the second one arrives, whatever the machine's speed;
+# the second reads the `started` record and gets 409, and only then does the
+# first complete and answer 201. Everything else is the real path: the
+# handler, its Cosmos requests, the host's HTTP envelope.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
@@ -65,7 +65,10 @@ wait_for() {
   done
 }
 
+KEY_A=demo-partner-a-function-key
+KEY_B=demo-partner-b-function-key
 ./bin/hostemu -serve -http-addr 127.0.0.1:0 -hold-key-completions 10s -out "$work/out" \
+  -function-key "partner-a=$KEY_A" -function-key "partner-b=$KEY_B" \
   >"$work/serve.out" 2>"$work/host.log" &
 hostemu_pid=$!
 wait_for "$work/serve.out" '^serving ' 60
@@ -80,7 +83,8 @@ cd "$work"
 API=$base/api
 KEY=7c9e6679-7425-40de-944b-e07fc1f90ae7
 ORDER=ORD-2026-000123
-echo "API=$API  KEY=$KEY  (order.json: the example order of docs/contract.md §3; changed.json: another quantity and total)"
+echo "API=$API  KEY=$KEY  KEY_A, KEY_B: the function keys named partner-a and partner-b"
+echo "(order.json: the example order of docs/contract.md §3; changed.json: another quantity and total)"
 
 failed=0
 # show NAME TITLE CURL-ARGS...: runs curl -i, keeps its answer in NAME.txt
@@ -116,68 +120,77 @@ expect_no_header() { [ -z "$(header "$1" "$2")" ] || fail "$1: header $2 set, wa
 expect_body() { # NAME LITERAL
   grep -qF -- "$2" "$1.body" || fail "$1: body lacks $2"
 }
+expect_no_body() { # NAME LITERAL
+  ! grep -qF -- "$2" "$1.body" || fail "$1: body shows $2"
+}
+same_body() { # NAME OTHER
+  cmp -s "$1.body" "$2.body" || fail "$1: body differs from $2's"
+}
 problem() { # NAME STATUS ANCHOR
   expect_status "$1" "$2"
   expect_header "$1" Content-Type 'application/problem\+json.*'
   expect_body "$1" "\"type\":\"https://github.com/ordersink/orders-consumer/blob/main/docs/http-api.md#$3\""
   expect_body "$1" "\"status\":$2,"
 }
-post='-X POST "$API/orders" -H "Idempotency-Key: $KEY" -H "Content-Type: application/json" --data-binary @order.json'
+json='-H "Content-Type: application/json"'
+post='-X POST "$API/orders" -H "x-functions-key: $KEY_A" -H "Idempotency-Key: $KEY" '"$json"' --data-binary @order.json'
 
-printf '\n# 1. the first request with the key; it runs in the background, held before its last write\n$ curl -i %s &\n' "$post"
+printf '\n# 1. partner A'"'"'s first request with the key; it runs in the background, held before its last write\n$ curl -i %s &\n' "$post"
 run_curl first "$post" &
 first_pid=$!
 wait_for "$work/host.log" 'holding the completion of key record' 20 "$first_pid" || { cat first.txt; exit 1; }
 
-show inflight "2. the same key while the first is in flight: 409 with Retry-After" "$post"
+show inflight "2. the same key while the first is in flight: 409 request-in-progress with Retry-After" "$post"
 problem inflight 409 request-in-progress
 expect_header inflight Retry-After '[1-9][0-9]*'
 
 wait "$first_pid" || { echo "http-demo: the first request failed" >&2; exit 1; }
-printf '\n# 1. (its answer, once the second request has seen it in flight): 202 with Location\n'
+printf '\n# 1. (its answer, once the second request has seen it in flight): 201 Created, the order as stored\n'
 cat first.txt
 echo
-expect_status first 202
+expect_status first 201
 expect_header first Location "/api/orders/$ORDER"
 expect_no_header first Idempotent-Replayed
 expect_body first "\"orderId\":\"$ORDER\""
-expect_body first "\"messageId\":\"$ORDER:"
-expect_body first '"status":"submitted"'
+expect_body first '"requestHash":"sha256:'
+expect_no_body first '"owner"'
 
 show replay "3. a retry with the key and the same payload: the stored answer, Idempotent-Replayed: true" "$post"
-expect_status replay 202
+expect_status replay 201
 expect_header replay Idempotent-Replayed true
 expect_header replay Location "/api/orders/$ORDER"
-cmp -s first.body replay.body || fail "replay: body differs from the first answer's"
+same_body replay first
 
-show reused "4. the key with another payload: 422 idempotency-key-reused" \
-  '-X POST "$API/orders" -H "Idempotency-Key: $KEY" -H "Content-Type: application/json" --data-binary @changed.json'
+show resent "4. the same order under a new key: 200, the stored order, nothing written" \
+  '-X POST "$API/orders" -H "x-functions-key: $KEY_A" -H "Idempotency-Key: $KEY-2" '"$json"' --data-binary @order.json'
+expect_status resent 200
+expect_no_header resent Idempotent-Replayed
+same_body resent first
+
+show taken "5. partner B sends another order with this orderId: 409 order-id-taken, no fingerprints" \
+  '-X POST "$API/orders" -H "x-functions-key: $KEY_B" -H "Idempotency-Key: $KEY-b" '"$json"' --data-binary @changed.json'
+problem taken 409 order-id-taken
+expect_no_body taken 'Hash'
+
+show reused "6. partner A's key with another payload: 422 idempotency-key-reused" \
+  '-X POST "$API/orders" -H "x-functions-key: $KEY_A" -H "Idempotency-Key: $KEY" '"$json"' --data-binary @changed.json'
 problem reused 422 idempotency-key-reused
 
-show nokey "5. no Idempotency-Key: 400" \
-  '-X POST "$API/orders" -H "Content-Type: application/json" --data-binary @order.json'
-problem nokey 400 idempotency-key-missing
+show chunked "7. a chunked body (no Content-Length): 411 length-required" \
+  '-X POST "$API/orders" -H "x-functions-key: $KEY_A" -H "Idempotency-Key: $KEY-3" '"$json"' -H "Transfer-Encoding: chunked" --data-binary @order.json'
+problem chunked 411 length-required
 
-# The consumer takes the order off the queue and stores it; GET says
-# `submitted` until then. Poll, with a deadline.
-deadline=$((SECONDS + 20))
-while :; do
-  run_curl get '"$API/orders/$ORDER"'
-  grep -qF '"state":"accepted"' get.body && break
-  [ $SECONDS -lt $deadline ] || break
-  sleep 0.2
-done
-printf '\n# 6. the order once the consumer stored it: 200, accepted, with its fingerprint\n$ curl -i "$API/orders/%s"\n' "$ORDER"
-cat get.txt
-echo
-expect_status get 200
-expect_body get "\"orderId\":\"$ORDER\""
-expect_body get '"state":"accepted"'
-expect_body get '"requestHash":"sha256:'
-expect_body get "\"messageId\":\"$(sed -n 's/.*"messageId":"\([^"]*\)".*/\1/p' first.body)\""
+show mine "8. GET by its owner: 200, the order as stored" '"$API/orders/$ORDER" -H "x-functions-key: $KEY_A"'
+expect_status mine 200
+same_body mine first
 
-show unknown "7. an orderId nobody submitted: 404" '"$API/orders/ORD-2026-999999"'
+show notyours "9. GET by partner B: 404, as for an orderId nobody used" '"$API/orders/$ORDER" -H "x-functions-key: $KEY_B"'
+problem notyours 404 order-not-found
+run_curl unknown '"$API/orders/ORD-2026-999999" -H "x-functions-key: $KEY_B"'
 problem unknown 404 order-not-found
+sed 's/"instance":"[^"]*"//; s/"invocationId":"[^"]*"//' notyours.body >notyours.norm
+sed 's/"instance":"[^"]*"//; s/"invocationId":"[^"]*"//' unknown.body >unknown.norm
+cmp -s notyours.norm unknown.norm || fail "notyours: the 404 differs from that of an unknown orderId"
 
 if [ "$failed" -ne 0 ]; then
   echo "http-demo: some answers differ from docs/http-api.md" >&2

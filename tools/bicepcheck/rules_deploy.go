@@ -225,11 +225,11 @@ const RuleIndexing = "indexing"
 // queriedPaths are, per container, the only paths a query of this repository filters on. The
 // orders container: cosmos.Store's PartitionDocuments (orderId) and Documents (type); the hot
 // path uses point reads, batches and the change feed, which need no index. idempotency-keys:
-// GET /api/orders/{orderId} looks a key record up by orderId; claim, complete, take-over and
-// release are point operations (docs/adr/0011-idempotency-key-scope-and-ttl.md).
+// nothing; claim, complete, take-over, release and replay are point operations
+// (docs/adr/0012-http-api-decides-in-the-request.md).
 var queriedPaths = map[string]map[string]bool{
 	"orders":           {"/orderId/?": true, "/type/?": true},
-	"idempotency-keys": {"/orderId/?": true},
+	"idempotency-keys": {},
 }
 
 func checkIndexing(p *Project) []Finding {
@@ -243,6 +243,14 @@ func checkIndexing(p *Project) []Finding {
 		}
 	}
 	return out
+}
+
+// queriedList names the queried paths of a container for a finding.
+func queriedList(queried map[string]bool) string {
+	if len(queried) == 0 {
+		return "none, point operations only"
+	}
+	return strings.Join(sortedKeys(queried), ", ")
 }
 
 func checkContainerIndexing(c located, queried map[string]bool) []Finding {
@@ -263,7 +271,7 @@ func checkContainerIndexing(c located, queried map[string]bool) []Finding {
 	}
 	for _, i := range policy.Get("includedPaths").itemsOrNil() {
 		if path := c.File.Literal(i.Get("path")); !queried[path] {
-			out = append(out, c.finding(RuleIndexing, "%s: indexingPolicy includes %s, which no query filters on (indexed: %s)", name, path, strings.Join(sortedKeys(queried), ", ")))
+			out = append(out, c.finding(RuleIndexing, "%s: indexingPolicy includes %s, which no query filters on (queried: %s)", name, path, queriedList(queried)))
 		}
 	}
 	if mode := c.File.Literal(policy.Get("indexingMode")); mode != "consistent" {

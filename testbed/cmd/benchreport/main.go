@@ -1,7 +1,7 @@
 // Command benchreport measures the consumer and writes docs/benchmarks.md:
 // Cosmos round trips per message, throughput through the handler against a
 // plain azcosmos loop, batch against single invocations, what executeOnce
-// adds to a request of the HTTP front door, CPU and allocations in process,
+// adds to a request of the HTTP API, CPU and allocations in process,
 // and the footprint of bin/handler. `make bench` runs it with an
 // emulator; COSMOS_ENDPOINT and COSMOS_KEY name the endpoint.
 package main
@@ -50,11 +50,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	fs.IntVar(&s.BatchSize, "batch", 100, "messages per batch invocation (host.json maxMessageBatchSize)")
 	fs.IntVar(&s.BatchConcurrency, "batch-concurrency", 1, "batch invocations in flight (the host's listener: 1)")
 	fs.IntVar(&s.BatchParallelism, "batch-parallelism", handler.DefaultBatchParallelism, "the handler's BATCH_PARALLELISM in the batch variant")
-	latencies := fs.String("latencies", "0,5ms,20ms", "distances to Cosmos for the throughput and front door rounds (a delay proxy in front of the emulator)")
+	latencies := fs.String("latencies", "0,5ms,20ms", "distances to Cosmos for the throughput and HTTP API rounds (a delay proxy in front of the emulator)")
 	fs.IntVar(&s.RTMessages, "rt-messages", 20, "messages per round-trip row")
 	fs.IntVar(&s.RTBatch, "rt-batch", 100, "messages in the round-trip batch invocation")
-	fs.IntVar(&s.FDRounds, "fd-rounds", 5, "front door rounds")
-	fs.IntVar(&s.FDRequests, "fd-requests", 50, "front door requests per path per round, sent one at a time")
+	fs.IntVar(&s.FDRounds, "fd-rounds", 5, "HTTP API rounds")
+	fs.IntVar(&s.FDRequests, "fd-requests", 50, "HTTP API requests per path per round, sent one at a time")
 	fs.IntVar(&s.Starts, "starts", 10, "process starts timed")
 	fs.IntVar(&s.FPMessages, "fp-messages", 3000, "messages sent to the executable while its memory is sampled")
 	fs.IntVar(&s.MicroCount, "count", 5, "go test -count for the in-process benchmarks")
@@ -146,7 +146,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 	}
 	if sections["frontdoor"] {
-		logf("HTTP front door: %d rounds of %d requests per path, one at a time", s.FDRounds, s.FDRequests)
+		logf("HTTP API: %d rounds of %d requests per path, one at a time", s.FDRounds, s.FDRequests)
 		fd, err := rounds(ctx, t, s.Latencies, s.FDRounds, s.FDRequests, bench.FrontDoorVariants, *emuPID, logf)
 		if err != nil {
 			return err

@@ -24,9 +24,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -67,6 +69,32 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
+// functionKeysFlag reads -function-key NAME=VALUE (or VALUE, named
+// "default") into a map of the app's function keys.
+type functionKeysFlag struct{ keys *map[string]string }
+
+func (f functionKeysFlag) String() string {
+	if f.keys == nil {
+		return ""
+	}
+	return strings.Join(slices.Sorted(maps.Keys(*f.keys)), ",")
+}
+
+func (f functionKeysFlag) Set(v string) error {
+	name, value, ok := strings.Cut(v, "=")
+	if !ok {
+		name, value = "default", v
+	}
+	if name == "" || value == "" {
+		return fmt.Errorf("want NAME=VALUE or VALUE, got %q", v)
+	}
+	if *f.keys == nil {
+		*f.keys = map[string]string{}
+	}
+	(*f.keys)[name] = value
+	return nil
+}
+
 type settingFlag []string
 
 func (l *settingFlag) String() string     { return strings.Join(*l, " ") }
@@ -87,8 +115,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 		serve     = fs.Bool("serve", false, "no stream and no check: serve the HTTP triggers and the queue until Ctrl-C (make serve)")
 		httpAddr  = fs.String("http-addr", defaultHTTPAddr, "where the HTTP triggers listen, or off")
 	)
-	fs.StringVar(&opts.FunctionKey, "function-key", "", "require this key (x-functions-key header or code query) from callers of authLevel function and admin functions, as Azure does; empty: no check, as Core Tools")
-	fs.DurationVar(&opts.HoldKeyCompletions, "hold-key-completions", 0, "-serve: hold each completion of an idempotency key record until another request reads the record, at most this long (below SUBMIT_DEADLINE), so a second request with a key meets the first in flight (make http-demo)")
+	fs.Var(functionKeysFlag{&opts.FunctionKeys}, "function-key", "a function key NAME=VALUE (a bare VALUE is named default, as the host names the key it creates; repeatable): one of them is required (x-functions-key header or code query) from callers of authLevel function and admin functions, as Azure does, and the handler is told its name; none: no check, as Core Tools")
+	fs.DurationVar(&opts.HoldKeyCompletions, "hold-key-completions", 0, "-serve: hold each completion of an idempotency key record until another request reads the record, at most this long (below SUBMIT_DEADLINE), so a second request with a key meets the first in flight; once one has been met so, completions pass (make http-demo)")
 	fs.StringVar(&opts.Executable, "executable", "", "handler executable (default: host.json customHandler.description.defaultExecutablePath)")
 	fs.Var(&functions, "function", "feed the queue to these functions only (comma-separated); the others are disabled")
 	fs.Var(&settings, "setting", "app setting KEY=VALUE for the handler and the host, e.g. AzureWebJobs.ProcessOrder.Disabled=true (repeatable)")

@@ -45,3 +45,26 @@ func TestRunRefusesBadInput(t *testing.T) {
 		})
 	}
 }
+
+// -function-key names each key as the host does: NAME=VALUE, or a bare
+// VALUE named default.
+func TestFunctionKeysFlag(t *testing.T) {
+	var keys map[string]string
+	f := functionKeysFlag{&keys}
+	for _, v := range []string{"dev-key", "partner-b=kb", "partner-c=k=c"} {
+		if err := f.Set(v); err != nil {
+			t.Fatalf("Set(%q): %v", v, err)
+		}
+	}
+	if len(keys) != 3 || keys["default"] != "dev-key" || keys["partner-b"] != "kb" || keys["partner-c"] != "k=c" {
+		t.Errorf("keys %v", keys)
+	}
+	if got := f.String(); got != "default,partner-b,partner-c" {
+		t.Errorf("String() %q lists the names, not the values", got)
+	}
+	for _, bad := range []string{"=v", "name=", ""} {
+		if err := f.Set(bad); err == nil {
+			t.Errorf("Set(%q) accepted", bad)
+		}
+	}
+}

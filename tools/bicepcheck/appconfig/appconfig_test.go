@@ -218,11 +218,17 @@ func TestCheckCatchesEachFrontDoorBreak(t *testing.T) {
 		{"lookup on another route", RuleFunctions, func(a *App) { a.Function("GetOrder").Trigger().Raw["route"] = "order/{id}" }},
 		{"trigger renamed", RuleFunctions, func(a *App) { a.Function("GetOrder").Trigger().Name = "request" }},
 		{"no http output", RuleFunctions, func(a *App) { a.Function("SubmitOrder").Binding(HTTPResponseBinding).Name = "$return" }},
-		{"order output missing", RuleFunctions, func(a *App) { a.Function("SubmitOrder").Binding(SubmitBinding).Name = "message" }},
-		{"order output to the parking queue", RuleFunctions, func(a *App) { a.Function("SubmitOrder").Binding(SubmitBinding).QueueName = ParkingQueue }},
+		{"SubmitOrder sends to the orders queue", RuleFunctions, func(a *App) {
+			fn := a.Function("SubmitOrder")
+			fn.Bindings = append(fn.Bindings, Binding{Name: "order", Type: "serviceBus", Direction: "out", QueueName: OrdersQueue, Connection: ServiceBusConnection})
+		}},
+		{"SubmitOrder sends to the parking queue", RuleFunctions, func(a *App) {
+			fn := a.Function("SubmitOrder")
+			fn.Bindings = append(fn.Bindings, Binding{Name: ParkingBinding, Type: "serviceBus", Direction: "out", QueueName: ParkingQueue, Connection: ServiceBusConnection})
+		}},
 		{"GetOrder sends to the orders queue", RuleFunctions, func(a *App) {
 			fn := a.Function("GetOrder")
-			fn.Bindings = append(fn.Bindings, Binding{Name: SubmitBinding, Type: "serviceBus", Direction: "out", QueueName: OrdersQueue, Connection: ServiceBusConnection})
+			fn.Bindings = append(fn.Bindings, Binding{Name: "order", Type: "serviceBus", Direction: "out", QueueName: OrdersQueue, Connection: ServiceBusConnection})
 		}},
 		{"front door left out of the package", RuleFuncIgnore, func(a *App) {
 			a.FuncIgnore = []string{"*", "!host.json", "!bin/handler", "!Process*/function.json", "!PublishOrderEvents/function.json"}

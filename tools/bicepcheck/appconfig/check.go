@@ -22,10 +22,7 @@ const (
 	// RequeueBinding is ProcessOrderBatch's output back to the orders queue:
 	// a batch completed for a message on its last delivery gives its young
 	// transient messages back through it (docs/adr/0007-holding-through-outages.md).
-	RequeueBinding = "requeue"
-	// SubmitBinding is SubmitOrder's output to the orders queue: the HTTP
-	// front door sends accepted submissions through it (docs/http-api.md).
-	SubmitBinding        = "order"
+	RequeueBinding       = "requeue"
 	EventsBinding        = "events"
 	ServiceBusConnection = "ServiceBusConnection"
 	CosmosConnection     = "CosmosDBConnection"
@@ -155,9 +152,6 @@ func (c *checker) functions() {
 			c.publisher(fn)
 		case "SubmitOrder":
 			c.httpFunction(fn, "post", "orders")
-			if o := fn.Binding(SubmitBinding); o == nil || !strings.EqualFold(o.Type, "serviceBus") || o.Direction != "out" || o.QueueName != OrdersQueue {
-				c.addf(RuleFunctions, fn.Path, "needs the output binding %q: type serviceBus, direction out, queueName %q", SubmitBinding, OrdersQueue)
-			}
 		case "GetOrder":
 			c.httpFunction(fn, "get", "orders/{orderId}")
 		}
@@ -188,9 +182,9 @@ func (c *checker) bindings(fn *Function) {
 			if b.IsTrigger() && b.QueueName != OrdersQueue {
 				c.addf(RuleFunctions, fn.Path, "binding %q: triggers on %q, but the only queue the consumer reads is %q", b.Name, b.QueueName, OrdersQueue)
 			}
-			toOrders := b.QueueName == OrdersQueue && (fn.Name == "ProcessOrderBatch" && b.Name == RequeueBinding || fn.Name == "SubmitOrder" && b.Name == SubmitBinding)
+			toOrders := b.QueueName == OrdersQueue && fn.Name == "ProcessOrderBatch" && b.Name == RequeueBinding
 			if !b.IsTrigger() && b.QueueName != ParkingQueue && b.TopicName != EventsTopic && !toOrders {
-				c.addf(RuleFunctions, fn.Path, "binding %q: writes to queue %q / topic %q; the app may send only to queue %q, topic %q, and (ProcessOrderBatch's %q, SubmitOrder's %q) queue %q", b.Name, b.QueueName, b.TopicName, ParkingQueue, EventsTopic, RequeueBinding, SubmitBinding, OrdersQueue)
+				c.addf(RuleFunctions, fn.Path, "binding %q: writes to queue %q / topic %q; the app may send only to queue %q, topic %q, and (ProcessOrderBatch's %q) queue %q", b.Name, b.QueueName, b.TopicName, ParkingQueue, EventsTopic, RequeueBinding, OrdersQueue)
 			}
 			if b.AutoCompleteMessages != nil && !*b.AutoCompleteMessages {
 				c.addf(RuleFunctions, fn.Path, "binding %q: autoCompleteMessages false: a custom handler cannot complete messages itself", b.Name)
@@ -232,7 +226,10 @@ func (c *checker) orderTrigger(fn *Function, batch bool) {
 
 // httpFunction checks an HTTP-triggered function against the routes of docs/contract.md: the
 // request arrives as Data.req, the answer leaves as Outputs.res, and the route and method are
-// the ones the contract gives. Who may call is rule http-auth's business (tools/bicepcheck).
+// the ones the contract gives. It has no other binding: the handler writes the order itself
+// before it answers, and the host would send an output only after the answer, so a failed send
+// would turn a true answer into a 500 (docs/adr/0012-http-api-decides-in-the-request.md). Who
+// may call is rule http-auth's business (tools/bicepcheck).
 func (c *checker) httpFunction(fn *Function, method, route string) {
 	t := fn.Trigger()
 	if t == nil || !strings.EqualFold(t.Type, "httpTrigger") || t.Name != HTTPRequestBinding {
@@ -248,6 +245,11 @@ func (c *checker) httpFunction(fn *Function, method, route string) {
 	}
 	if r := fn.Binding(HTTPResponseBinding); r == nil || !strings.EqualFold(r.Type, "http") || r.Direction != "out" {
 		c.addf(RuleFunctions, fn.Path, "needs the output binding %q: type http, direction out (the handler answers in Outputs.%s)", HTTPResponseBinding, HTTPResponseBinding)
+	}
+	for _, b := range fn.Bindings {
+		if b.Name != HTTPRequestBinding && b.Name != HTTPResponseBinding {
+			c.addf(RuleFunctions, fn.Path, "binding %q: an HTTP function has only %q and %q; the handler stores what it answers before it answers", b.Name, HTTPRequestBinding, HTTPResponseBinding)
+		}
 	}
 }
 

@@ -9,29 +9,23 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
-	"github.com/ordersink/orders-consumer/idempotency/idemtest"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
-// TestKeyStoreFindByOrderID runs on Cosmos DB what idemtest.MemStore passes:
-// GetOrder's lookup of a submission by orderId, across partitions.
-func TestKeyStoreFindByOrderID(t *testing.T) {
-	idemtest.TestFinder(t, testEnv(t).Keys)
-}
-
-// GetOrder may be a fresh client's first request, whose account lookup
-// azcosmos detaches from the caller's context: its reads (the order's
-// documents, then FindByOrderID) must still end at their deadline
-// (cosmos/recovery.go), as TestOperationDeadlineEndsAHeldAccountLookup
-// shows for CreateOrder.
-func TestFindByOrderIDDeadlineEndsAHeldAccountLookup(t *testing.T) {
+// azcosmos sends the account lookup before a client's first request
+// detached from the caller's context; the operation's deadline must still
+// end it (cosmos/recovery.go), whichever operation comes first: a
+// consumer's CreateOrder, GetOrder's ReadOrder, ordersctl's
+// PartitionDocuments.
+func TestOperationDeadlineEndsAHeldAccountLookup(t *testing.T) {
 	for name, read := range map[string]func(context.Context, *cosmos.Store) error{
-		"FindByOrderID": func(ctx context.Context, s *cosmos.Store) error {
-			_, err := s.KeyStore(cosmos.KeyContainer).FindByOrderID(ctx, "key:abc", "SubmitOrder", "ORD-1")
+		"CreateOrder": func(ctx context.Context, s *cosmos.Store) error {
+			_, err := s.CreateOrder(ctx, orderstest.Batch(t, newOrder(t), orders.Acceptance{MessageID: "m", AcceptedAt: time.Now()}))
 			return err
 		},
-		"ViewDocuments": func(ctx context.Context, s *cosmos.Store) error {
-			_, err := s.ViewDocuments(ctx, "ORD-1")
+		"ReadOrder": func(ctx context.Context, s *cosmos.Store) error {
+			_, err := s.ReadOrder(ctx, "ORD-1")
 			return err
 		},
 		"PartitionDocuments": func(ctx context.Context, s *cosmos.Store) error {
