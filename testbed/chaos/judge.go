@@ -36,6 +36,9 @@ type Evidence struct {
 	// completions.
 	HTTP      *SubmitLedger
 	KeyFaults *KeyFaults
+	// Publisher, when set, is what the outbox publisher did
+	// (PublisherResult.Checks).
+	Publisher *PublisherResult
 }
 
 // readBack reads the run's documents by type, directly from Cosmos (not
@@ -68,7 +71,13 @@ func Judge(ctx context.Context, store *cosmos.Store, ev Evidence) (*Findings, er
 	if err != nil {
 		return nil, err
 	}
+	if ev.Publisher != nil {
+		docs["outboxEvent"] = ev.Publisher.withoutPoison(docs["outboxEvent"])
+	}
 	f := checkRun(docs, ev)
+	if ev.Publisher != nil {
+		f.Checks = append(f.Checks, ev.Publisher.Checks(docs)...)
+	}
 	if ev.HTTP != nil {
 		stored := map[string]string{}
 		for _, d := range docs["order"] {

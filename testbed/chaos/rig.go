@@ -58,6 +58,9 @@ type RigConfig struct {
 	// delivery once it is drained: messages arrive through the HTTP
 	// functions' output bindings (make serve). ctx ending is then no error.
 	Serve bool
+	// Publisher, when set, runs the app's outbox publisher (its
+	// cosmosDBTrigger function) beside the queue, reading Cosmos directly.
+	Publisher *PublisherConfig
 	// Log receives the host's lines and the rig's (outage phases).
 	Log func(string)
 	// Watch is called once delivery starts, to follow it; the func it
@@ -102,6 +105,7 @@ type RigResult struct {
 	Ledger      *Ledger // nil without a proxy
 	Outages     []OutageRecord
 	Elapsed     time.Duration
+	Publisher   *PublisherResult // nil without one
 }
 
 // StartError is a handler that could not be started: the caller may add
@@ -126,6 +130,13 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 	}
 	res := &RigResult{Clocks: cfg.Clocks.Resolve(cfg.App.Host)}
 	cfg.Clocks.Apply(cfg.Settings)
+	// The trigger reads Cosmos itself, not through the handler's proxy.
+	endpoint, _ := cfg.Settings.Get("COSMOS_ENDPOINT")
+	key, _ := cfg.Settings.Get("COSMOS_KEY")
+	pub, err := newPublisher(&cfg, endpoint, key)
+	if err != nil {
+		return nil, err
+	}
 	proxy, err := startRigProxy(&cfg, res)
 	if err != nil {
 		return nil, err
@@ -159,6 +170,12 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 		return nil, err
 	}
 	defer stopHTTP()
+	if pub != nil {
+		if err := pub.start(ctx, host, worker, cfg.Log); err != nil {
+			return nil, err
+		}
+		defer pub.once.Do(pub.halt)
+	}
 	settled := func() float64 {
 		q := queue.Counts()
 		return float64(q.Completed+q.DeadLettered) / float64(max(q.Sent, 1))
@@ -210,6 +227,7 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 		runErr = fmt.Errorf("HTTP traffic: %w", err)
 	}
 	stopHTTP()
+	res.Publisher = pub.finish(ctx)
 	endOutages()
 	res.Outages = outages.Wait()
 	stopWatch()
