@@ -22,6 +22,10 @@ const (
 	// DefaultMaxItemsPerInvocation is the change feed processor's page size
 	// when maxItemsPerInvocation is not set.
 	DefaultMaxItemsPerInvocation = 100
+	// readTimeout bounds one step of the trigger against Cosmos (a poll, a
+	// lease update): a Cosmos that does not answer costs a step, which the
+	// loop repeats, instead of stopping the feed for the rest of the run.
+	readTimeout = 30 * time.Second
 )
 
 // ChangeFeedConfig is what a cosmosDBTrigger needs beyond its function.json:
@@ -175,7 +179,9 @@ func (cf *ChangeFeed) Run(ctx context.Context) error {
 	if !cf.fromStart {
 		start.TS = time.Now().Unix()
 	}
-	lease, err := cf.store.acquire(ctx, rangeID, minKey, maxKey, start)
+	stepCtx, cancel := context.WithTimeout(ctx, readTimeout)
+	lease, err := cf.store.acquire(stepCtx, rangeID, minKey, maxKey, start)
+	cancel()
 	if err != nil {
 		return fmt.Errorf("%s: %w", cf.fn.Name, err)
 	}
@@ -198,7 +204,9 @@ func (cf *ChangeFeed) readRange(ctx context.Context, lease *Lease) {
 			return
 		}
 		began := time.Now()
-		batch, err := cf.poll(ctx, pos)
+		stepCtx, cancel := context.WithTimeout(ctx, readTimeout)
+		batch, err := cf.poll(stepCtx, pos)
+		cancel()
 		if err != nil {
 			// The processor logs the error and reads again after the delay.
 			cf.cfg.Log(fmt.Sprintf("%s: read the change feed: %v", cf.fn.Name, err))
@@ -213,12 +221,17 @@ func (cf *ChangeFeed) readRange(ctx context.Context, lease *Lease) {
 		if !cf.deliver(ctx, batch, rnd) {
 			return // the run ended before the batch was done: no checkpoint
 		}
-		next, err := cf.store.checkpoint(ctx, lease, pos.after(batch))
+		stepCtx, cancel = context.WithTimeout(ctx, readTimeout)
+		next, err := cf.store.checkpoint(stepCtx, lease, pos.after(batch))
+		cancel()
 		if err != nil {
 			// The processor drops the lease and takes it up again from the
 			// checkpoint it holds: the batch comes again.
 			cf.cfg.Log(fmt.Sprintf("%s: checkpoint: %v", cf.fn.Name, err))
-			if next, err = cf.store.read(ctx, lease.ID); err != nil {
+			stepCtx, cancel = context.WithTimeout(ctx, readTimeout)
+			next, err = cf.store.read(stepCtx, lease.ID)
+			cancel()
+			if err != nil {
 				cf.cfg.Log(fmt.Sprintf("%s: %v", cf.fn.Name, err))
 				cf.sleep(ctx, cf.pollDelay)
 				continue
@@ -260,9 +273,9 @@ func (cf *ChangeFeed) deliver(ctx context.Context, batch []change, rnd *rand.Ran
 		}
 		cf.stats.Retries++
 		cf.mu.Unlock()
-		wait := delays.next()
-		cf.cfg.Log(fmt.Sprintf("%s: invocation %s failed (%s); execution %d in %s", cf.fn.Name, inv.ID, inv.Failure, failed+2, wait.Round(time.Millisecond)))
-		if !cf.sleepRetry(ctx, wait) {
+		delay := delays.next()
+		cf.cfg.Log(fmt.Sprintf("%s: invocation %s failed (%s); execution %d in %s", cf.fn.Name, inv.ID, inv.Failure, failed+2, delay.Round(time.Millisecond)))
+		if !wait(ctx, delay) {
 			return false
 		}
 	}
@@ -369,15 +382,11 @@ func (cf *ChangeFeed) sleep(ctx context.Context, d time.Duration) {
 		d = 20 * time.Millisecond
 	}
 	cf.mu.Unlock()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
+	wait(ctx, d)
 }
 
-func (cf *ChangeFeed) sleepRetry(ctx context.Context, d time.Duration) bool {
+// wait waits d unless ctx ends first; it reports whether d passed.
+func wait(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

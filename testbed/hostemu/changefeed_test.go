@@ -88,14 +88,7 @@ func newFeedRig(t *testing.T) *feedRig {
 			_, _ = cc.Delete(ctx, nil)
 		})
 	}
-	root, err := cosmostest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	app, err := LoadApp(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	app := repoApp(t)
 	if r.fn = app.Function("PublishOrderEvents"); r.fn == nil {
 		t.Fatal("the app has no PublishOrderEvents")
 	}
@@ -110,6 +103,30 @@ func (r *feedRig) invoking(handler Endpointer) {
 	var err error
 	if r.host, err = New(Options{Functions: []*Function{r.queueFn}, Queue: NewQueue("orders", 0), Handler: handler}); err != nil {
 		r.t.Fatal(err)
+	}
+}
+
+// repoApp is the repository's function app.
+func repoApp(t *testing.T) *App {
+	t.Helper()
+	root, err := cosmostest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := LoadApp(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
+// failFirst answers 500 to the first n invocations, then 200.
+func failFirst(n int) func(int) int {
+	return func(call int) int {
+		if call <= n {
+			return http.StatusInternalServerError
+		}
+		return http.StatusOK
 	}
 }
 
@@ -250,7 +267,7 @@ func wave(partitions []string, from, to int) []feedDoc {
 // inside a second; a document written again comes again, after the others.
 func TestChangeFeedDeliversEachPartitionInOrder(t *testing.T) {
 	r := newFeedRig(t)
-	r.invoking(r.scripted(func(int) int { return http.StatusOK }))
+	r.invoking(r.scripted(failFirst(0)))
 	partitions := []string{"P1", "P2", "P3"}
 	r.write(wave(partitions, 1, 6)...)
 	cf := r.start(ChangeFeedConfig{MaxItems: 4})
@@ -293,12 +310,7 @@ func TestChangeFeedDeliversEachPartitionInOrder(t *testing.T) {
 // succeeds.
 func TestChangeFeedCheckpointAdvancesOnlyOnSuccess(t *testing.T) {
 	r := newFeedRig(t)
-	r.invoking(r.scripted(func(n int) int {
-		if n <= 2 {
-			return http.StatusInternalServerError
-		}
-		return http.StatusOK
-	}))
+	r.invoking(r.scripted(failFirst(2)))
 	r.write(wave([]string{"P1", "P2"}, 1, 2)...)
 	var mu sync.Mutex
 	var during []FeedPosition
@@ -342,12 +354,7 @@ func TestChangeFeedCheckpointAdvancesOnlyOnSuccess(t *testing.T) {
 // checkpoint moves past it, and the partition's later documents come.
 func TestChangeFeedSpentRetriesCheckpointPastTheBatch(t *testing.T) {
 	r := newFeedRig(t)
-	r.invoking(r.scripted(func(n int) int {
-		if n <= 3 {
-			return http.StatusInternalServerError
-		}
-		return http.StatusOK
-	}))
+	r.invoking(r.scripted(failFirst(3)))
 	r.write(feedDoc{ID: "P1-1", OrderID: "P1", Seq: 1})
 	cf := r.start(ChangeFeedConfig{Retry: &RetryPolicy{Strategy: "fixedDelay", MaxRetryCount: 3, DelayInterval: 20 * time.Millisecond}})
 	r.drain(cf)

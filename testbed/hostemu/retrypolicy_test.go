@@ -16,14 +16,7 @@ import (
 // The app's own policy reads as function.json says, and maxRetryCount n
 // means n executions in all (the SDK's ++attempt >= MaxRetryCount).
 func TestRetryPolicyOfPublishOrderEvents(t *testing.T) {
-	root, err := cosmostest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	app, err := LoadApp(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	app := repoApp(t)
 	p, err := LoadRetryPolicy(app.Function("PublishOrderEvents"))
 	if err != nil || p == nil {
 		t.Fatalf("policy %v, %v", p, err)
@@ -145,10 +138,7 @@ func TestEncodeDocumentsMatchesTheFixture(t *testing.T) {
 	for i, d := range docs {
 		raw[i] = d
 	}
-	app, err := LoadApp(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	app := repoApp(t)
 	e := &Encoder{Now: func() time.Time { return time.Date(2026, 11, 29, 12, 31, 0, 723203000, time.UTC) },
 		NewGUID: func() string { return "0d00378b-6426-4af1-9fc0-0793f4ce3745" }}
 	got := e.Documents(app.Function("PublishOrderEvents"), raw)
