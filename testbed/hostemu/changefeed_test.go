@@ -429,3 +429,45 @@ func echoDocuments(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"Outputs": map[string]any{}, "Logs": logs, "ReturnValue": nil})
 }
+
+// An invocation past functionTimeout fails like any other: the host
+// restarts the handler, and the batch runs again from the checkpoint.
+func TestChangeFeedFunctionTimeoutFailsTheBatch(t *testing.T) {
+	r := newFeedRig(t)
+	release := make(chan struct{})
+	r.invoking(r.scripted(func(n int) int {
+		if n == 1 {
+			<-release // hangs until the test ends: only the timeout answers
+		}
+		return http.StatusOK
+	}))
+	// After scripted's: cleanups run last first, and the server's Close
+	// waits for the hanging call.
+	t.Cleanup(func() { close(release) })
+	restarts := 0
+	r.host.opts.FunctionTimeout = 300 * time.Millisecond
+	r.host.opts.Restart = func(string) error { restarts++; return nil }
+	r.write(wave([]string{"P1"}, 1, 2)...)
+	var mu sync.Mutex
+	var invs []*Invocation
+	cf := r.start(ChangeFeedConfig{
+		Retry: &RetryPolicy{Strategy: "fixedDelay", MaxRetryCount: -1, DelayInterval: 10 * time.Millisecond},
+		Observe: func(inv *Invocation) {
+			mu.Lock()
+			invs = append(invs, inv)
+			mu.Unlock()
+		}})
+	r.drain(cf)
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(invs) != 2 || !invs[0].TimedOut || !invs[1].OK() {
+		t.Fatalf("invocations %d (first timed out: %v), want a timed-out one and its successful retry", len(invs), len(invs) > 0 && invs[0].TimedOut)
+	}
+	if restarts != 1 {
+		t.Errorf("%d restarts, want the host's restart after the timeout", restarts)
+	}
+	if calls := r.recorded(); len(calls) != 2 || !slices.Equal(calls[0].docs, calls[1].docs) {
+		t.Errorf("calls %v, want the same batch twice", calls)
+	}
+}
