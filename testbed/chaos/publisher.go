@@ -3,19 +3,13 @@ package chaos
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
-
-	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -95,18 +89,17 @@ type PublisherResult struct {
 
 // publisher is the outbox publisher of one delivery.
 type publisher struct {
-	cfg      PublisherConfig
-	fn       *hostemu.Function
-	topic    string
-	parking  string
-	orders   *azcosmos.ContainerClient
-	leases   *azcosmos.ContainerClient
-	database *azcosmos.DatabaseClient
-	endpoint string
-	feed     *hostemu.ChangeFeed
-	stop     context.CancelFunc
-	done     chan struct{}
-	file     *os.File
+	cfg     PublisherConfig
+	fn      *hostemu.Function
+	topic   string
+	parking string
+	orders  *hostemu.CosmosContainer
+	leases  *hostemu.CosmosContainer
+	prefix  string // of the lease ids
+	feed    *hostemu.ChangeFeed
+	stop    context.CancelFunc
+	done    chan struct{}
+	file    *os.File
 
 	once     sync.Once
 	mu       sync.Mutex
@@ -123,7 +116,7 @@ type publisher struct {
 // newPublisher prepares the publisher of cfg's app, when the rig asks for
 // one and the app has an enabled cosmosDBTrigger function: it wraps the
 // rig's output hooks to see and fault the topic, before the host is built.
-func newPublisher(rc *RigConfig, endpoint, key string) (*publisher, error) {
+func newPublisher(ctx context.Context, rc *RigConfig, endpoint, key string) (*publisher, error) {
 	if rc.Publisher == nil {
 		return nil, nil
 	}
@@ -136,7 +129,7 @@ func newPublisher(rc *RigConfig, endpoint, key string) (*publisher, error) {
 	if fn == nil {
 		return nil, nil
 	}
-	p := &publisher{cfg: *rc.Publisher, fn: fn, endpoint: endpoint, stored: map[string]bool{}, sends: map[string]int{},
+	p := &publisher{cfg: *rc.Publisher, fn: fn, stored: map[string]bool{}, sends: map[string]int{},
 		invOrder: map[string]int{}, refuse: map[string]bool{}, fault: rc.SendFault, out: rc.ServiceBusOut}
 	p.res.Function = fn.Name
 	for _, b := range fn.Outputs() {
@@ -146,18 +139,11 @@ func newPublisher(rc *RigConfig, endpoint, key string) (*publisher, error) {
 			p.parking = b.QueueName
 		}
 	}
-	client, err := cosmos.NewClient(cosmos.Options{Endpoint: endpoint, Key: key})
-	if err != nil {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var err error
+	if p.orders, p.leases, p.prefix, err = hostemu.TriggerContainers(ctx, fn, rc.Settings, endpoint, key); err != nil {
 		return nil, err
-	}
-	t := fn.Trigger()
-	if p.database, err = client.NewDatabase(rc.Settings.Expand(t.DatabaseName)); err == nil {
-		if p.orders, err = p.database.NewContainer(rc.Settings.Expand(t.ContainerName)); err == nil {
-			p.leases, err = p.database.NewContainer(rc.Settings.Expand(t.LeaseContainerName))
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", fn.Name, err)
 	}
 	if p.cfg.TopicFile != "" {
 		if err := os.MkdirAll(filepath.Dir(p.cfg.TopicFile), 0o755); err != nil {
@@ -173,12 +159,9 @@ func newPublisher(rc *RigConfig, endpoint, key string) (*publisher, error) {
 
 // start runs the trigger under host until finish.
 func (p *publisher) start(ctx context.Context, host *hostemu.Host, worker *hostemu.Worker, log func(string)) error {
-	prefix, err := hostemu.LeasePrefix(ctx, p.fn, p.endpoint, p.database, p.orders)
-	if err != nil {
-		return err
-	}
 	kills := 0
-	p.feed, err = host.ChangeFeed(p.fn, hostemu.ChangeFeedConfig{Monitored: p.orders, Leases: p.leases, LeasePrefix: prefix,
+	var err error
+	p.feed, err = host.ChangeFeed(p.fn, hostemu.ChangeFeedConfig{Monitored: p.orders, Leases: p.leases, LeasePrefix: p.prefix,
 		Seed: p.cfg.Seed, Kill: worker.Kill, Log: log,
 		// The 2nd, 6th, 10th … invocation while kills are left: the
 		// first batch meets a refused send, then a kill, then succeeds.
@@ -222,8 +205,8 @@ func (p *publisher) writePoison(ctx context.Context) error {
 	}
 	p.res.Poison = id + ":event:Poison"
 	doc, _ := json.Marshal(map[string]string{"id": p.res.Poison, "orderId": id, "type": "outboxEvent", "eventId": p.res.Poison})
-	if _, err := p.orders.CreateItem(ctx, azcosmos.NewPartitionKeyString(id), doc, nil); err != nil {
-		return fmt.Errorf("write the poison outbox document into partition %s: %w", id, err)
+	if err := p.orders.Create(ctx, id, doc); err != nil {
+		return fmt.Errorf("write the poison outbox document: %w", err)
 	}
 	return nil
 }
@@ -371,18 +354,14 @@ func (p *publisher) orderStored(orderID string) (bool, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := p.orders.ReadItem(ctx, azcosmos.NewPartitionKeyString(orderID), orderID, nil)
-	var re *azcore.ResponseError
-	switch {
-	case err == nil:
+	stored, err := p.orders.Exists(ctx, orderID, orderID)
+	if err != nil {
+		return false, fmt.Errorf("read order %s back: %w", orderID, err)
+	}
+	if stored {
 		p.mu.Lock()
 		p.stored[orderID] = true
 		p.mu.Unlock()
-		return true, nil
-	case errors.As(err, &re) && (re.StatusCode == http.StatusNotFound || re.StatusCode == http.StatusInternalServerError):
-		// The local emulator answers a read of a missing item with 500
-		// (docs/cosmos-emulators.md).
-		return false, nil
 	}
-	return false, fmt.Errorf("read order %s back: %w", orderID, err)
+	return stored, nil
 }

@@ -133,7 +133,7 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 	// The trigger reads Cosmos itself, not through the handler's proxy.
 	endpoint, _ := cfg.Settings.Get("COSMOS_ENDPOINT")
 	key, _ := cfg.Settings.Get("COSMOS_KEY")
-	pub, err := newPublisher(&cfg, endpoint, key)
+	pub, err := newPublisher(ctx, &cfg, endpoint, key)
 	if err != nil {
 		return nil, err
 	}

@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 )
 
 // Defaults of the Cosmos DB extension's change feed processor options.
@@ -34,9 +31,9 @@ const (
 type ChangeFeedConfig struct {
 	// Monitored is the container the trigger watches; Leases the lease
 	// container (partitioned on /id).
-	Monitored, Leases *azcosmos.ContainerClient
+	Monitored, Leases *CosmosContainer
 	// LeasePrefix is the lease ids' prefix before the range id, ".."
-	// included (LeasePrefix builds the extension's).
+	// included (TriggerContainers gives the extension's).
 	LeasePrefix string
 	// PollDelay, MaxItems and Retry override function.json's
 	// feedPollDelay, maxItemsPerInvocation and retry policy (a test meets a
@@ -133,28 +130,8 @@ func (h *Host) ChangeFeed(fn *Function, cfg ChangeFeedConfig) (*ChangeFeed, erro
 	if cfg.Retry != nil {
 		cf.retry = cfg.Retry
 	}
-	cf.store = &leaseStore{c: cfg.Leases, prefix: cfg.LeasePrefix, owner: cf.owner}
+	cf.store = &leaseStore{c: cfg.Leases.c, prefix: cfg.LeasePrefix, owner: cf.owner}
 	return cf, nil
-}
-
-// LeasePrefix is the extension's lease id prefix for a container:
-// leaseContainerPrefix, the account host, the database's and the
-// container's resource ids, then "..".
-func LeasePrefix(ctx context.Context, fn *Function, endpoint string, database *azcosmos.DatabaseClient, monitored *azcosmos.ContainerClient) (string, error) {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return "", err
-	}
-	c, err := monitored.Read(ctx, nil)
-	if err != nil {
-		return "", fmt.Errorf("read container %s: %w", monitored.ID(), err)
-	}
-	db, err := database.Read(ctx, nil)
-	if err != nil {
-		return "", fmt.Errorf("read database %s: %w", database.ID(), err)
-	}
-	prefix, _ := fn.Trigger().Raw["leaseContainerPrefix"].(string)
-	return fmt.Sprintf("%s%s_%s_%s..", prefix, u.Host, db.DatabaseProperties.ResourceID, c.ContainerProperties.ResourceID), nil
 }
 
 // Stats returns the counts so far.

@@ -92,7 +92,7 @@ func (cf *ChangeFeed) poll(ctx context.Context, pos FeedPosition) ([]change, err
 // query runs a cross-partition query on the monitored container and hands
 // each item, compacted, with its system properties to f.
 func (cf *ChangeFeed) query(ctx context.Context, q string, params []azcosmos.QueryParameter, f func([]byte, change)) error {
-	pager := cf.cfg.Monitored.NewQueryItemsPager(q, azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{QueryParameters: params})
+	pager := cf.cfg.Monitored.c.NewQueryItemsPager(q, azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{QueryParameters: params})
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
 		if err != nil {

@@ -189,7 +189,7 @@ func decodeDocuments(req *http.Request) ([]feedDoc, error) {
 // ends.
 func (r *feedRig) start(cfg ChangeFeedConfig) *ChangeFeed {
 	r.t.Helper()
-	cfg.Monitored, cfg.Leases, cfg.LeasePrefix = r.monitored, r.leases, "test.."
+	cfg.Monitored, cfg.Leases, cfg.LeasePrefix = &CosmosContainer{r.monitored}, &CosmosContainer{r.leases}, "test.."
 	if cfg.PollDelay == 0 {
 		cfg.PollDelay = 50 * time.Millisecond
 	}

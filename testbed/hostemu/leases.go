@@ -167,11 +167,3 @@ func (s *leaseStore) read(ctx context.Context, id string) (*Lease, error) {
 var errLeaseNotFound = errors.New("lease not found")
 
 func notFound(err error) bool { return errors.Is(err, errLeaseNotFound) }
-
-func statusCode(err error) int {
-	var re *azcore.ResponseError
-	if errors.As(err, &re) {
-		return re.StatusCode
-	}
-	return 0
-}
