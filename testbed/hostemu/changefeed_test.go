@@ -47,7 +47,8 @@ type feedRig struct {
 	queueFn   *Function
 
 	mu    sync.Mutex
-	calls []feedCall
+	calls []feedCall    // as the fake handler saw them
+	invs  []*Invocation // as the host finished them
 }
 
 func newFeedRig(t *testing.T) *feedRig {
@@ -194,6 +195,15 @@ func (r *feedRig) start(cfg ChangeFeedConfig) *ChangeFeed {
 		cfg.PollDelay = 50 * time.Millisecond
 	}
 	cfg.Log = func(s string) { r.t.Log(s) }
+	observe := cfg.Observe
+	cfg.Observe = func(inv *Invocation) {
+		r.mu.Lock()
+		r.invs = append(r.invs, inv)
+		r.mu.Unlock()
+		if observe != nil {
+			observe(inv)
+		}
+	}
 	cf, err := r.host.ChangeFeed(r.fn, cfg)
 	if err != nil {
 		r.t.Fatal(err)
@@ -250,6 +260,12 @@ func (r *feedRig) recorded() []feedCall {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.calls)
+}
+
+func (r *feedRig) invocations() []*Invocation {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.invs)
 }
 
 func wave(partitions []string, from, to int) []feedDoc {
@@ -382,21 +398,13 @@ func TestChangeFeedKillMidBatch(t *testing.T) {
 	r := newFeedRig(t)
 	r.invoking(w)
 	r.write(wave([]string{"P1", "P2"}, 1, 3)...)
-	var mu sync.Mutex
-	var invs []*Invocation
 	cf := r.start(ChangeFeedConfig{
 		Retry:      &RetryPolicy{Strategy: "fixedDelay", MaxRetryCount: -1, DelayInterval: 50 * time.Millisecond},
 		KillDuring: func(n int) bool { return n == 1 },
-		Kill:       w.Kill,
-		Observe: func(inv *Invocation) {
-			mu.Lock()
-			invs = append(invs, inv)
-			mu.Unlock()
-		}})
+		Kill:       w.Kill})
 	r.drain(cf)
 
-	mu.Lock()
-	defer mu.Unlock()
+	invs := r.invocations()
 	if len(invs) != 2 {
 		t.Fatalf("%d invocations, want the killed one and its retry", len(invs))
 	}
@@ -448,19 +456,10 @@ func TestChangeFeedFunctionTimeoutFailsTheBatch(t *testing.T) {
 	r.host.opts.FunctionTimeout = 300 * time.Millisecond
 	r.host.opts.Restart = func(string) error { restarts++; return nil }
 	r.write(wave([]string{"P1"}, 1, 2)...)
-	var mu sync.Mutex
-	var invs []*Invocation
-	cf := r.start(ChangeFeedConfig{
-		Retry: &RetryPolicy{Strategy: "fixedDelay", MaxRetryCount: -1, DelayInterval: 10 * time.Millisecond},
-		Observe: func(inv *Invocation) {
-			mu.Lock()
-			invs = append(invs, inv)
-			mu.Unlock()
-		}})
+	cf := r.start(ChangeFeedConfig{Retry: &RetryPolicy{Strategy: "fixedDelay", MaxRetryCount: -1, DelayInterval: 10 * time.Millisecond}})
 	r.drain(cf)
 
-	mu.Lock()
-	defer mu.Unlock()
+	invs := r.invocations()
 	if len(invs) != 2 || !invs[0].TimedOut || !invs[1].OK() {
 		t.Fatalf("invocations %d (first timed out: %v), want a timed-out one and its successful retry", len(invs), len(invs) > 0 && invs[0].TimedOut)
 	}
