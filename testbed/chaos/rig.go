@@ -137,6 +137,9 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if pub != nil {
+		defer pub.once.Do(pub.halt) // a delivery that fails stops it without waiting
+	}
 	proxy, err := startRigProxy(&cfg, res)
 	if err != nil {
 		return nil, err
@@ -174,7 +177,6 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 		if err := pub.start(ctx, host, worker, cfg.Log); err != nil {
 			return nil, err
 		}
-		defer pub.once.Do(pub.halt)
 	}
 	settled := func() float64 {
 		q := queue.Counts()
