@@ -36,6 +36,9 @@ type Evidence struct {
 	// completions.
 	HTTP      *SubmitLedger
 	KeyFaults *KeyFaults
+	// Publisher, when set, is what the outbox publisher did
+	// (PublisherResult.Checks).
+	Publisher *PublisherResult
 }
 
 // readBack reads the run's documents by type, directly from Cosmos (not
@@ -68,6 +71,12 @@ func Judge(ctx context.Context, store *cosmos.Store, ev Evidence) (*Findings, er
 	if err != nil {
 		return nil, err
 	}
+	if ev.Publisher != nil {
+		docs["outboxEvent"] = ev.Publisher.withoutPoison(docs["outboxEvent"])
+	}
+	// The publisher's checks cover every order, the queue's and the HTTP
+	// API's alike.
+	all := docs
 	var api map[string][]json.RawMessage
 	if ev.HTTP != nil {
 		// Orders submitted over HTTP never pass through the queue: the
@@ -75,6 +84,9 @@ func Judge(ctx context.Context, store *cosmos.Store, ev Evidence) (*Findings, er
 		docs, api = ev.HTTP.TakeDocuments(docs)
 	}
 	f := checkRun(docs, ev)
+	if ev.Publisher != nil {
+		f.Checks = append(f.Checks, ev.Publisher.Checks(all)...)
+	}
 	if ev.HTTP != nil {
 		f.Checks = append(f.Checks, ev.HTTP.Checks(api)...)
 	}

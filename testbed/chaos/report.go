@@ -54,6 +54,9 @@ func (r *Report) Print(w io.Writer) {
 			p("                - missed: %s", s)
 		}
 	}
+	if r.Publisher != nil {
+		p("  publisher     %s", r.Publisher)
+	}
 	p("  final state   per message: %s; %d parking envelopes written (repeats after lost completions included)",
 		counts(r.Final), r.Envelopes)
 	f := r.Findings

@@ -50,13 +50,18 @@ type RigConfig struct {
 	// so far and whether a Cosmos outage is on; the queue stays open until
 	// it returns (make run's HTTP submissions). It needs HTTP.
 	Traffic func(ctx context.Context, baseURL string, settled func() float64, inOutage func() bool) error
-	// Enqueued goes to hostemu.Options: a message an output binding put on
-	// the queue.
-	Enqueued func(*hostemu.Invocation, *hostemu.Message)
+	// Enqueued and SendFault go to hostemu.Options: a message an output
+	// binding put on the queue, and a broker refusing an output send (the
+	// publisher's topic).
+	Enqueued  func(*hostemu.Invocation, *hostemu.Message)
+	SendFault func(*hostemu.Invocation, hostemu.OutputMessage) error
 	// Serve keeps the queue open until ctx ends instead of ending the
 	// delivery once it is drained: messages arrive through the HTTP
 	// functions' output bindings (make serve). ctx ending is then no error.
 	Serve bool
+	// Publisher, when set, runs the app's outbox publisher (its
+	// cosmosDBTrigger function) beside the queue, reading Cosmos directly.
+	Publisher *PublisherConfig
 	// Log receives the host's lines and the rig's (outage phases).
 	Log func(string)
 	// Watch is called once delivery starts, to follow it; the func it
@@ -101,6 +106,7 @@ type RigResult struct {
 	Ledger      *Ledger // nil without a proxy
 	Outages     []OutageRecord
 	Elapsed     time.Duration
+	Publisher   *PublisherResult // nil without one
 }
 
 // StartError is a handler that could not be started: the caller may add
@@ -125,6 +131,16 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 	}
 	res := &RigResult{Clocks: cfg.Clocks.Resolve(cfg.App.Host)}
 	cfg.Clocks.Apply(cfg.Settings)
+	// The trigger reads Cosmos itself, not through the handler's proxy.
+	endpoint, _ := cfg.Settings.Get("COSMOS_ENDPOINT")
+	key, _ := cfg.Settings.Get("COSMOS_KEY")
+	pub, err := newPublisher(ctx, &cfg, endpoint, key)
+	if err != nil {
+		return nil, err
+	}
+	if pub != nil {
+		defer pub.once.Do(pub.halt) // a delivery that fails stops it without waiting
+	}
 	proxy, err := startRigProxy(&cfg, res)
 	if err != nil {
 		return nil, err
@@ -158,6 +174,11 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 		return nil, err
 	}
 	defer stopHTTP()
+	if pub != nil {
+		if err := pub.start(ctx, host, worker, cfg.Log); err != nil {
+			return nil, err
+		}
+	}
 	settled := func() float64 {
 		q := queue.Counts()
 		return float64(q.Completed+q.DeadLettered) / float64(max(q.Sent, 1))
@@ -209,6 +230,7 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 		runErr = fmt.Errorf("HTTP traffic: %w", err)
 	}
 	stopHTTP()
+	res.Publisher = pub.finish(ctx)
 	endOutages()
 	res.Outages = outages.Wait()
 	stopWatch()
@@ -242,7 +264,7 @@ func newHost(cfg *RigConfig, clocks hostemu.Clocks, worker *hostemu.Worker) (*ho
 		MaxMessageBytes: cfg.Settings.Int("SERVICEBUS_MAX_MESSAGE_BYTES"),
 		Kills:           cfg.Kills, Kill: worker.Kill,
 		Observe: cfg.Observe, Log: cfg.Log, ServiceBusOut: cfg.ServiceBusOut,
-		Enqueued: cfg.Enqueued,
+		Enqueued: cfg.Enqueued, SendFault: cfg.SendFault,
 	})
 	return queue, host, err
 }

@@ -57,6 +57,9 @@ type Config struct {
 	// HTTP, when set, posts orders to SubmitOrder beside the queue stream,
 	// with faults aimed at their key records (HTTPRun).
 	HTTP *HTTPRun
+	// Publisher, when set, runs the outbox publisher with these faults
+	// (its Seed and PoisonPartition are the run's).
+	Publisher *PublisherConfig
 	// Log receives progress lines; HandlerOutput the handler's own output.
 	Log, HandlerOutput io.Writer
 	// Progress is the period of progress lines (0: none).
@@ -114,6 +117,8 @@ type Report struct {
 	Outages []OutageRecord
 	// HTTP is the HTTP part's figures (nil without one).
 	HTTP *HTTPReport
+	// Publisher is what the outbox publisher did (nil without it).
+	Publisher *PublisherResult
 
 	Findings *Findings
 }
@@ -225,6 +230,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			})
 		},
 	}
+	if cfg.Publisher != nil {
+		pc := *cfg.Publisher
+		pc.Seed, pc.PoisonPartition = cfg.Seed, LateOrder(stream.Messages)
+		rig.Publisher = &pc
+	}
 	h.rig(&rig, tracker)
 	res, runErr := Deliver(ctx, rig)
 	if res == nil {
@@ -236,13 +246,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.UnseenCreates = map[Fault]int{LostAnswer: ledger.Unseen(LostAnswer), Slow: ledger.Unseen(Slow)}
 	tracker.summarise(rep)
 	rep.HTTP = h.report(outcomes)
+	rep.Publisher = res.Publisher
 
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	rep.Findings, err = Judge(checkCtx, store, Evidence{Messages: slices.Concat(stream.Messages, tracker.Added()), Fates: tracker,
 		HTTP: h.ledger(), KeyFaults: h.keyFaults(),
 		Queue: rep.Queue, Worker: rep.Worker, Dead: res.DeadLetters, Created: ledger.Created(), Atomic: cfg.Atomic,
-		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound})
+		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound, Publisher: res.Publisher})
 	if err != nil {
 		return rep, errors.Join(runErr, err)
 	}

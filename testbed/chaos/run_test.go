@@ -14,7 +14,8 @@ import (
 
 // A short chaos run: a few hundred messages and some HTTP submissions, two
 // kills, every fault kind, a kill and a lost answer aimed at key
-// completions, through the real handler; every invariant holds.
+// completions, the outbox publisher with a kill and a refused topic send,
+// through the real handler; every invariant holds.
 func TestShortChaosRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the handler")
@@ -39,7 +40,8 @@ func TestShortChaosRun(t *testing.T) {
 		SlowMin: 50 * time.Millisecond, SlowMax: 1500 * time.Millisecond, OperationTimeout: time.Second, Seed: 42,
 		HTTP: &HTTPRun{Submissions: orderstream.SubmitOptions{Orders: 30, Timeouts: 0.1, Concurrent: 0.1, ConcurrentSize: 4,
 			Reused: 0.1, NewKeys: 0.1, Races: 0.1}, KeyKills: 1, KeyLostAnswers: 1, KeyLease: 10 * time.Second, SubmitDeadline: 4 * time.Second},
-		Log: &log,
+		Publisher: &PublisherConfig{Kills: 1, SendFaults: 1},
+		Log:       &log,
 	})
 	var out strings.Builder
 	if rep != nil {
@@ -55,8 +57,11 @@ func TestShortChaosRun(t *testing.T) {
 	if h := rep.HTTP; h == nil || h.KeyFaults.Kills != 1 || h.KeyFaults.LostAnswers != 1 || h.Answers.ByStatus[409] == 0 {
 		t.Errorf("HTTP part %+v, want a kill and a lost answer on key completions, and 409s", h)
 	}
-	if rep.Worker.Kills != 3 || rep.Worker.Starts != 4 {
-		t.Errorf("worker %+v, want 3 kills (2 + 1 on a key completion) and 4 starts", rep.Worker)
+	if rep.Worker.Kills != 4 || rep.Worker.Starts != 5 {
+		t.Errorf("worker %+v, want 4 kills (2 + 1 on a key completion + 1 in a publisher invocation) and 5 starts", rep.Worker)
+	}
+	if p := rep.Publisher; p == nil || p.Stats.Kills != 1 || p.Refused != 1 || p.Stats.Retries < 2 || len(p.SetAside) != 1 {
+		t.Errorf("publisher %v, want a kill, a refused send, their retries and the poison set aside", p)
 	}
 	for _, f := range Faults {
 		if rep.Proxy.Faults[f] == 0 {

@@ -129,6 +129,9 @@ type Invocation struct {
 	// answer it got (nil for Service Bus invocations).
 	Request  *HTTPRequest
 	Response *HTTPResponse
+	// requestBody, when set, wraps the request body as it is sent (a
+	// change feed run kills the handler with half of it sent).
+	requestBody func(io.Reader) io.Reader
 }
 
 // OK reports whether the invocation succeeded.
@@ -321,7 +324,11 @@ func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []b
 		return answer
 	}
 	// The host's ObjectContent has no length: the body goes chunked.
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/"+fn.Name, io.NopCloser(bytes.NewReader(body)))
+	var rd io.Reader = bytes.NewReader(body)
+	if inv.requestBody != nil {
+		rd = inv.requestBody(rd)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/"+fn.Name, io.NopCloser(rd))
 	if err != nil {
 		inv.Failure = err.Error()
 		return answer

@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 		fakeHandler(mode)
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(cosmosDB.Main(m))
 }
 
 func fakeHandler(mode string) {
@@ -50,6 +50,7 @@ func fakeHandler(mode string) {
 		_ = json.NewEncoder(w).Encode(env)
 	})
 	mux.HandleFunc("POST /ProcessOrder", misbehave)
+	mux.HandleFunc("POST /PublishOrderEvents", echoDocuments)
 	_ = http.Serve(ln, mux)
 }
 

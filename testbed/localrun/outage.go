@@ -24,7 +24,7 @@ func judge(ctx context.Context, db *ordersDB, t *chaos.Tracker, msgs []*hostemu.
 		t.Observe(inv)
 	}
 	ev := chaos.Evidence{Messages: msgs, Fates: t, Queue: res.Queue, Worker: res.Worker, Dead: res.DeadLetters,
-		Outages: res.Outages, RecoveryBound: chaos.DefaultRecoveryBound, OnlyOrders: only, HTTP: http}
+		Outages: res.Outages, RecoveryBound: chaos.DefaultRecoveryBound, OnlyOrders: only, HTTP: http, Publisher: res.Publisher}
 	if res.Ledger != nil {
 		ev.Created, ev.CreatedAt = res.Ledger.Created(), res.Ledger.CreatedAt()
 	}

@@ -54,6 +54,8 @@ type Report struct {
 	Files     []string
 	// Submits are the figures of the HTTP submissions (nil without).
 	Submits *chaos.SubmitCounts
+	// Publisher is what the outbox publisher did (nil when it did not run).
+	Publisher *chaos.PublisherResult
 	// Findings are the verdicts of the invariant checks make chaos runs
 	// too (chaos.Judge).
 	Findings                *chaos.Findings
@@ -119,6 +121,9 @@ func (r *Report) Print(w io.Writer) {
 	row("broker dead-letters", r.DeadLetters, "MaxDeliveryCountExceeded")
 	row("handler starts", r.Worker.Starts, fmt.Sprintf("%d killed on purpose, %d restarts after functionTimeout, %d unexpected exits",
 		r.Worker.Kills, r.Worker.TimeoutRestarts, r.Worker.UnexpectedExits))
+	if r.Publisher != nil {
+		row("published", len(r.Publisher.Topic), r.Publisher.String())
+	}
 	for i, rc := range r.Recoveries {
 		row(fmt.Sprintf("outage %d", i+1), fmt.Sprintf("%.0f s", rc.End.Sub(rc.Start).Seconds()), rc.String())
 	}

@@ -161,12 +161,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				logMu.Unlock()
 			}
 		},
-		Watch: func(l *chaos.Live) func() { return showProgress(opts.Progress, l.Queue) },
+		Watch:     func(l *chaos.Live) func() { return showProgress(opts.Progress, l.Queue) },
+		Publisher: publisherConfig(opts),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w%s", err, tail(files.path("handler.log")))
 	}
 	rep.Clocks, rep.Elapsed, rep.Worker, rep.Queue = res.Clocks, res.Elapsed, res.Worker, res.Queue
+	rep.Publisher = res.Publisher
 	if len(res.DeadLetters) > 0 {
 		if _, err := files.deadLetters(fns[0].ServiceBusQueue(), res.DeadLetters); err != nil {
 			return nil, err

@@ -60,6 +60,10 @@ func notRun(app *hostemu.App, settings *hostemu.Settings, chosen []*hostemu.Func
 	for _, fn := range app.Functions {
 		switch {
 		case slices.Contains(chosen, fn):
+		case strings.EqualFold(fn.Trigger().Type, "cosmosDBTrigger"):
+			if fn.Disabled || settings.FunctionDisabled(fn.Name) {
+				out = append(out, fn.Name+" (disabled)")
+			} // else it runs beside the queue, on the container's change feed
 		case httpOn && strings.EqualFold(fn.Trigger().Type, "httpTrigger"):
 			out = append(out, fn.Name+" (httpTrigger: served by the HTTP listener, not fed by the stream)")
 		case fn.ServiceBusQueue() == "":

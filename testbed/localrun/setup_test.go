@@ -46,8 +46,8 @@ func TestSelectFunctions(t *testing.T) {
 		want    []string
 		notRun  string
 	}{
-		{"every enabled Service Bus function competes for the queue", nil, nil,
-			[]string{"ProcessOrder", "ProcessOrderBatch"}, "PublishOrderEvents (cosmosDBTrigger: not emulated)"},
+		{"every enabled Service Bus function competes for the queue", []string{"AzureWebJobs.PublishOrderEvents.Disabled=true"}, nil,
+			[]string{"ProcessOrder", "ProcessOrderBatch"}, "PublishOrderEvents (disabled)"},
 		{"the app setting disables a function", []string{"AzureWebJobs.ProcessOrderBatch.Disabled=true"}, nil,
 			[]string{"ProcessOrder"}, "ProcessOrderBatch (disabled)"},
 		{"naming a function runs it even when disabled, and only it", []string{"AzureWebJobs.ProcessOrderBatch.Disabled=True"},
@@ -71,6 +71,15 @@ func TestSelectFunctions(t *testing.T) {
 				t.Errorf("not run: %s; want it to mention %s", left, tt.notRun)
 			}
 		})
+	}
+	// The publisher runs beside the queue on its change feed: never "not run".
+	settings := hostemu.NewSettings(nil)
+	fns, err := selectFunctions(app, settings, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := strings.Join(notRun(app, settings, fns, true), ", "); strings.Contains(left, "PublishOrderEvents") {
+		t.Errorf("not run: %s; PublishOrderEvents runs on the change feed", left)
 	}
 	if _, err := selectFunctions(app, hostemu.NewSettings(nil), []string{"PublishOrderEvents"}); err == nil {
 		t.Error("a cosmosDBTrigger function was accepted as a queue consumer")

@@ -60,6 +60,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.DurationVar(&httpRun.KeyLease, "key-lease", httpRun.KeyLease, "the handler's IDEMPOTENCY_LEASE: a key left started is taken over after it")
 	fs.DurationVar(&httpRun.SubmitDeadline, "submit-deadline", httpRun.SubmitDeadline, "the handler's SUBMIT_DEADLINE (with 5 s to settle the key, at most 90% of -key-lease)")
 	recovery := fs.Duration("recovery-bound", chaos.DefaultRecoveryBound, "orders must be created again this soon after each outage")
+	publisher := &chaos.PublisherConfig{Kills: 2, SendFaults: 2}
+	fs.IntVar(&publisher.Kills, "publisher-kills", publisher.Kills, "SIGKILLs of the handler during a PublishOrderEvents invocation")
+	fs.IntVar(&publisher.SendFaults, "publisher-send-faults", publisher.SendFaults, "PublishOrderEvents invocations whose send to the topic is refused after the handler answered")
+	fs.StringVar(&publisher.TopicFile, "topic-file", ".local/chaos/order-events.jsonl", "file for the messages PublishOrderEvents sends to the topic (JSONL); empty for none")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -97,7 +101,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Endpoint: endpoint, Key: key, Atomic: *atomic, AppRoot: *appRoot,
 		Messages: *messages, Kills: *kills, Rates: rates, RetryAfter: *retryAfter, SlowMin: lo, SlowMax: hi,
 		OperationTimeout: *opTimeout, Seed: *seed, Keep: *keep, Clocks: clocks,
-		Outages: outages, RecoveryBound: *recovery, HTTP: httpRun,
+		Outages: outages, RecoveryBound: *recovery, HTTP: httpRun, Publisher: publisher,
 		Log: stderr, HandlerOutput: hout, Progress: 5 * time.Second,
 	})
 	if rep != nil {

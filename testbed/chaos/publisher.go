@@ -1,0 +1,367 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
+)
+
+// DefaultCatchUp bounds the wait, once the queue is drained, for the outbox
+// publisher to deliver every change: a few feed polls and the first retry
+// delays of the publisher's policy.
+const DefaultCatchUp = 2 * time.Minute
+
+// PublisherConfig runs the app's outbox publisher (its cosmosDBTrigger
+// function) under the host emulator beside a delivery, and arms its faults.
+type PublisherConfig struct {
+	// Kills is how many publisher invocations get the handler killed
+	// while their request is in flight; SendFaults how many have the topic
+	// refuse a send after the handler answered.
+	Kills, SendFaults int
+	// PoisonPartition, when set, gets an outbox document the publisher can
+	// never send as soon as the trigger runs, before the partition's own
+	// documents (an orderId the stream creates late), to show the
+	// partition's later documents are not held up behind it.
+	PoisonPartition string
+	// TopicFile, when set, receives the topic's messages as JSONL.
+	TopicFile string
+	// CatchUp bounds the wait for the feed after the queue is drained (0:
+	// DefaultCatchUp).
+	CatchUp time.Duration
+	Seed    uint64
+}
+
+// LateOrder is the valid orderId whose first message comes last in msgs:
+// its partition is written late in a run, after a poison document written
+// at the start.
+func LateOrder(msgs []*hostemu.Message) string {
+	seen := map[string]bool{}
+	last := ""
+	for _, m := range msgs {
+		if c := orderstream.Classify(m); c.Valid && !seen[c.OrderID] {
+			seen[c.OrderID], last = true, c.OrderID
+		}
+	}
+	return last
+}
+
+// TopicMessage is one message the publisher sent to the topic.
+type TopicMessage struct {
+	EventID, OrderID, EventType, RequestHash string
+	Invocation                               string
+	// OrderStored: the order's document was in Cosmos when the message was
+	// sent (read then, directly from Cosmos).
+	OrderStored bool
+	Body        string
+}
+
+// SetAside is a parking envelope the publisher sent for a document it
+// cannot publish (docs/contract.md §6, §10).
+type SetAside struct {
+	Reason    string `json:"reason"`
+	OrderID   string `json:"orderId"`
+	MessageID string `json:"messageId"`
+}
+
+// PublisherResult is what the publisher did during a delivery.
+type PublisherResult struct {
+	Function string
+	Policy   string
+	Stats    hostemu.ChangeFeedStats
+	Topic    []TopicMessage
+	// Refused is how many topic sends the run refused; SetAside the
+	// parking envelopes the publisher sent (documents it cannot publish).
+	Refused  int
+	SetAside []SetAside
+	// Poison is the eventId of the poison document written, if any.
+	Poison string
+	// CaughtUp is nil when the feed delivered every change before the end.
+	CaughtUp error
+}
+
+// publisher is the outbox publisher of one delivery.
+type publisher struct {
+	cfg     PublisherConfig
+	fn      *hostemu.Function
+	topic   string
+	parking string
+	orders  *hostemu.CosmosContainer
+	leases  *hostemu.CosmosContainer
+	prefix  string // of the lease ids
+	feed    *hostemu.ChangeFeed
+	stop    context.CancelFunc
+	done    chan struct{}
+	file    *os.File
+
+	once     sync.Once
+	mu       sync.Mutex
+	runErr   error // why the trigger stopped on its own
+	res      PublisherResult
+	stored   map[string]bool // orderIds read back as stored
+	sends    map[string]int  // invocation -> topic sends so far
+	invOrder map[string]int  // invocation -> its number among those that sent to the topic
+	refuse   map[string]bool // invocations whose second (or only) send is refused
+	fault    func(*hostemu.Invocation, hostemu.OutputMessage) error
+	out      func(*hostemu.Invocation, hostemu.OutputMessage) error
+}
+
+// newPublisher prepares the publisher of cfg's app, when the rig asks for
+// one and the app has an enabled cosmosDBTrigger function: it wraps the
+// rig's output hooks to see and fault the topic, before the host is built.
+func newPublisher(ctx context.Context, rc *RigConfig, endpoint, key string) (*publisher, error) {
+	if rc.Publisher == nil {
+		return nil, nil
+	}
+	var fn *hostemu.Function
+	for _, f := range rc.App.Functions {
+		if t := f.Trigger(); strings.EqualFold(t.Type, "cosmosDBTrigger") && !f.Disabled && !rc.Settings.FunctionDisabled(f.Name) {
+			fn = f
+		}
+	}
+	if fn == nil {
+		return nil, nil
+	}
+	p := &publisher{cfg: *rc.Publisher, fn: fn, stored: map[string]bool{}, sends: map[string]int{},
+		invOrder: map[string]int{}, refuse: map[string]bool{}, fault: rc.SendFault, out: rc.ServiceBusOut}
+	p.res.Function = fn.Name
+	for _, b := range fn.Outputs() {
+		if b.TopicName != "" {
+			p.topic = b.TopicName
+		} else if b.QueueName != "" {
+			p.parking = b.QueueName
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var err error
+	if p.orders, p.leases, p.prefix, err = hostemu.TriggerContainers(ctx, fn, rc.Settings, endpoint, key); err != nil {
+		return nil, err
+	}
+	if p.cfg.TopicFile != "" {
+		if err := os.MkdirAll(filepath.Dir(p.cfg.TopicFile), 0o755); err != nil {
+			return nil, err
+		}
+		if p.file, err = os.Create(p.cfg.TopicFile); err != nil {
+			return nil, err
+		}
+	}
+	rc.SendFault, rc.ServiceBusOut = p.sendFault, p.serviceBusOut
+	return p, nil
+}
+
+// start runs the trigger under host until finish.
+func (p *publisher) start(ctx context.Context, host *hostemu.Host, worker *hostemu.Worker, log func(string)) error {
+	kills := 0
+	var err error
+	p.feed, err = host.ChangeFeed(p.fn, hostemu.ChangeFeedConfig{Monitored: p.orders, Leases: p.leases, LeasePrefix: p.prefix,
+		Seed: p.cfg.Seed, Kill: worker.Kill, Log: log,
+		// The 2nd, 6th, 10th … invocation while kills are left: the
+		// first batch meets a refused send, then a kill, then succeeds.
+		KillDuring: func(n int) bool {
+			if kills < p.cfg.Kills && n%4 == 2 {
+				kills++
+				return true
+			}
+			return false
+		}})
+	if err != nil {
+		return err
+	}
+	p.res.Policy = "none"
+	if pol := p.feed.Policy(); pol != nil {
+		p.res.Policy = pol.String()
+	}
+	if err := p.writePoison(ctx); err != nil {
+		return err
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	p.stop, p.done = stop, make(chan struct{})
+	go func() {
+		defer close(p.done)
+		if err := p.feed.Run(runCtx); err != nil {
+			log(err.Error())
+			p.mu.Lock()
+			p.runErr = err
+			p.mu.Unlock()
+		}
+	}()
+	return nil
+}
+
+// writePoison writes an outbox document without eventType or payload into
+// the chosen partition.
+func (p *publisher) writePoison(ctx context.Context) error {
+	id := p.cfg.PoisonPartition
+	if id == "" {
+		return nil
+	}
+	p.res.Poison = id + ":event:Poison"
+	doc, _ := json.Marshal(map[string]string{"id": p.res.Poison, "orderId": id, "type": "outboxEvent", "eventId": p.res.Poison})
+	if err := p.orders.Create(ctx, id, doc); err != nil {
+		return fmt.Errorf("write the poison outbox document: %w", err)
+	}
+	return nil
+}
+
+// finish waits until the feed has delivered every change made so far (at
+// most CatchUp), stops the trigger and returns what it did. Later calls
+// return the same result.
+func (p *publisher) finish(ctx context.Context) *PublisherResult {
+	if p == nil {
+		return nil
+	}
+	p.once.Do(func() {
+		wait := p.cfg.CatchUp
+		if wait <= 0 {
+			wait = DefaultCatchUp
+		}
+		if p.stop != nil {
+			drainCtx, cancel := context.WithTimeoutCause(ctx, wait, fmt.Errorf("not within %s of the queue's end", wait))
+			// A trigger that stopped on its own never catches up.
+			go func() {
+				select {
+				case <-p.done:
+					cancel()
+				case <-drainCtx.Done():
+				}
+			}()
+			p.res.CaughtUp = p.feed.Drain(drainCtx, time.Now())
+			cancel()
+			p.mu.Lock()
+			if p.runErr != nil {
+				p.res.CaughtUp = p.runErr
+			}
+			p.mu.Unlock()
+		}
+		p.halt()
+	})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	res := p.res
+	return &res
+}
+
+// halt stops the trigger without waiting for it to catch up (a delivery
+// that failed); finish after it returns what it did until then.
+func (p *publisher) halt() {
+	if p.stop != nil {
+		p.stop()
+		<-p.done
+		p.stop = nil
+		p.res.Stats = p.feed.Stats()
+	}
+	if p.file != nil {
+		_ = p.file.Close()
+		p.file = nil
+	}
+}
+
+// sendFault refuses the chosen topic sends, then asks the rig's own hook.
+func (p *publisher) sendFault(inv *hostemu.Invocation, m hostemu.OutputMessage) error {
+	if inv.Function == p.fn.Name && m.Entity == p.topic {
+		p.mu.Lock()
+		if _, ok := p.invOrder[inv.ID]; !ok {
+			p.invOrder[inv.ID] = len(p.invOrder) + 1
+			// The 1st, 5th, 9th … invocation that sends, while faults
+			// are left.
+			p.refuse[inv.ID] = p.res.Refused < p.cfg.SendFaults && p.invOrder[inv.ID]%4 == 1
+		}
+		// The second message when there are several, so one is already
+		// on the topic when the invocation fails.
+		topical := 0
+		for _, o := range inv.Outputs {
+			if o.Entity == p.topic {
+				topical++
+			}
+		}
+		if p.refuse[inv.ID] && p.sends[inv.ID] == min(1, topical-1) {
+			p.refuse[inv.ID] = false
+			p.res.Refused++
+			p.mu.Unlock()
+			return fmt.Errorf("output binding %s: sending to topic %s failed: ServiceBusException (ServiceCommunicationProblem), injected by the run", m.Binding, m.Entity)
+		}
+		p.mu.Unlock()
+	}
+	if p.fault != nil {
+		return p.fault(inv, m)
+	}
+	return nil
+}
+
+// serviceBusOut books what the publisher sent: topic messages, with
+// whether their order was stored at that moment, and set-aside envelopes.
+func (p *publisher) serviceBusOut(inv *hostemu.Invocation, m hostemu.OutputMessage) error {
+	if inv.Function == p.fn.Name {
+		if err := p.book(inv, m); err != nil {
+			return err
+		}
+	}
+	if p.out != nil {
+		return p.out(inv, m)
+	}
+	return nil
+}
+
+func (p *publisher) book(inv *hostemu.Invocation, m hostemu.OutputMessage) error {
+	switch m.Entity {
+	case p.topic:
+		var e struct {
+			EventID, OrderID, EventType, RequestHash string
+		}
+		_ = json.Unmarshal([]byte(m.Text), &e)
+		tm := TopicMessage{EventID: e.EventID, OrderID: e.OrderID, EventType: e.EventType, RequestHash: e.RequestHash, Invocation: inv.ID, Body: m.Text}
+		stored, err := p.orderStored(e.OrderID)
+		if err != nil {
+			return err
+		}
+		tm.OrderStored = stored
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.sends[inv.ID]++
+		p.res.Topic = append(p.res.Topic, tm)
+		if p.file != nil {
+			line, _ := json.Marshal(map[string]string{"entity": m.Entity, "function": inv.Function, "invocationId": inv.ID, "contentType": m.ContentType, "body": m.Text})
+			if _, err := p.file.Write(append(line, '\n')); err != nil {
+				return err
+			}
+		}
+	case p.parking:
+		var env SetAside
+		_ = json.Unmarshal([]byte(m.Text), &env)
+		p.mu.Lock()
+		p.res.SetAside = append(p.res.SetAside, env)
+		p.mu.Unlock()
+	}
+	return nil
+}
+
+// orderStored reads the order document from Cosmos (directly, not through
+// the run's proxy): the answer at the moment of the send.
+func (p *publisher) orderStored(orderID string) (bool, error) {
+	p.mu.Lock()
+	known := p.stored[orderID]
+	p.mu.Unlock()
+	if known || orderID == "" {
+		return known, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stored, err := p.orders.Exists(ctx, orderID, orderID)
+	if err != nil {
+		return false, fmt.Errorf("read order %s back: %w", orderID, err)
+	}
+	if stored {
+		p.mu.Lock()
+		p.stored[orderID] = true
+		p.mu.Unlock()
+	}
+	return stored, nil
+}

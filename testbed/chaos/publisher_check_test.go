@@ -1,0 +1,89 @@
+package chaos
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Each publisher check fails on the evidence it exists for, and holds on a
+// clean run with duplicates on the topic.
+func TestPublisherChecks(t *testing.T) {
+	order := func(id, hash string) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"id":%q,"orderId":%q,"type":"order","requestHash":%q}`, id, id, hash))
+	}
+	event := func(id, hash string) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"id":"%s:event:OrderAccepted","orderId":%q,"type":"outboxEvent","eventId":"%s:event:OrderAccepted","eventType":"OrderAccepted","requestHash":%q}`, id, id, id, hash))
+	}
+	docs := func() map[string][]json.RawMessage {
+		return map[string][]json.RawMessage{
+			"order":       {order("A", "h1"), order("B", "h2")},
+			"outboxEvent": {event("A", "h1"), event("B", "h2")},
+		}
+	}
+	sent := func(id, hash string, stored bool) TopicMessage {
+		return TopicMessage{EventID: id + ":event:OrderAccepted", OrderID: id, EventType: "OrderAccepted", RequestHash: hash, OrderStored: stored}
+	}
+	clean := func() *PublisherResult {
+		return &PublisherResult{Topic: []TopicMessage{sent("A", "h1", true), sent("B", "h2", true), sent("A", "h1", true)},
+			Poison: "B:event:Poison", SetAside: []SetAside{{Reason: "Unpublishable", OrderID: "B", MessageID: "B:event:Poison"}}}
+	}
+	for name, tc := range map[string]struct {
+		change func(*PublisherResult, map[string][]json.RawMessage)
+		fails  []string // the checks that must fail, by words of their names
+	}{
+		"clean, with a duplicate": {func(*PublisherResult, map[string][]json.RawMessage) {}, nil},
+		"an event never sent": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+			r.Topic = r.Topic[1:2]
+		}, []string{"every accepted order"}},
+		"the feed did not catch up": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+			r.CaughtUp = errors.New("not within 2m")
+		}, []string{"every accepted order"}},
+		"an event before its order": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+			r.Topic[1].OrderStored = false
+		}, []string{"before its order"}},
+		"an event of an order never created": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+			r.Topic = append(r.Topic, sent("C", "h3", true))
+		}, []string{"created order"}},
+		"an event with another requestHash": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+			r.Topic[0].RequestHash = "h9"
+		}, []string{"created order"}},
+		"the poison not set aside": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+			r.SetAside = nil
+		}, []string{"poison"}},
+		"the poison's partition held up": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+			r.Topic = r.Topic[:1]
+		}, []string{"every accepted order", "poison"}},
+		"the poison sent": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+			r.Topic = append(r.Topic, TopicMessage{EventID: "B:event:Poison", OrderID: "B", OrderStored: true})
+		}, []string{"created order", "poison"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, d := clean(), docs()
+			tc.change(r, d)
+			checks := r.Checks(d)
+			if len(checks) != 4 {
+				t.Fatalf("%d checks, want 4", len(checks))
+			}
+			for _, c := range checks {
+				want := slices.ContainsFunc(tc.fails, func(w string) bool { return strings.Contains(c.Name, w) })
+				if got := len(c.Violations) > 0; got != want {
+					t.Errorf("%s: violations %v, want failing %v", c.Name, c.Violations, want)
+				}
+			}
+		})
+	}
+}
+
+// The run's poison document is left out of the order checks' documents.
+func TestWithoutPoison(t *testing.T) {
+	r := &PublisherResult{Poison: "B:event:Poison"}
+	docs := []json.RawMessage{json.RawMessage(`{"id":"A:event:OrderAccepted"}`), json.RawMessage(`{"id":"B:event:Poison"}`)}
+	got := r.withoutPoison(docs)
+	if len(got) != 1 || !strings.Contains(string(got[0]), "A:event") {
+		t.Errorf("withoutPoison: %s", got)
+	}
+}

@@ -1,0 +1,375 @@
+package hostemu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults of the Cosmos DB extension's change feed processor options.
+const (
+	// DefaultFeedPollDelay is how long a range waits after finding no new
+	// changes (feedPollDelay, 5 s).
+	DefaultFeedPollDelay = 5 * time.Second
+	// DefaultMaxItemsPerInvocation is the change feed processor's page size
+	// when maxItemsPerInvocation is not set.
+	DefaultMaxItemsPerInvocation = 100
+	// readTimeout bounds one step of the trigger against Cosmos (a poll, a
+	// lease update): a Cosmos that does not answer costs a step, which the
+	// loop repeats, instead of stopping the feed for the rest of the run.
+	readTimeout = 30 * time.Second
+)
+
+// ChangeFeedConfig is what a cosmosDBTrigger needs beyond its function.json:
+// the containers (the trigger reads Cosmos DB itself, not through the
+// handler's endpoint) and the faults a run aims at it.
+type ChangeFeedConfig struct {
+	// Monitored is the container the trigger watches; Leases the lease
+	// container (partitioned on /id).
+	Monitored, Leases *CosmosContainer
+	// LeasePrefix is the lease ids' prefix before the range id, ".."
+	// included (TriggerContainers gives the extension's).
+	LeasePrefix string
+	// PollDelay, MaxItems and Retry override function.json's
+	// feedPollDelay, maxItemsPerInvocation and retry policy (a test meets a
+	// retry in milliseconds instead of seconds); zero keeps them.
+	PollDelay time.Duration
+	MaxItems  int
+	Retry     *RetryPolicy
+	// Seed feeds the retry back-off's random factor.
+	Seed uint64
+	// KillDuring, when it says yes for the nth invocation (from 1), kills
+	// the handler with Kill while that invocation's request is half sent:
+	// the invocation fails as one whose handler died mid-batch.
+	KillDuring func(n int) bool
+	Kill       func() error
+	// Observe is called once per finished invocation.
+	Observe func(*Invocation)
+	Log     func(string)
+}
+
+// ChangeFeedStats count what the trigger did.
+type ChangeFeedStats struct {
+	Leases      int
+	Polls       int
+	Invocations int
+	// Batches are the invocations that succeeded, each followed by a
+	// checkpoint; Documents the documents they carried.
+	Batches, Documents int
+	// Failed invocations; Retries the executions that followed one.
+	Failed, Retries int
+	// Skipped are batches checkpointed past after the retry policy was
+	// spent (the extension's behaviour), with their documents.
+	Skipped, SkippedDocuments int
+	// Kills are the handler kills aimed at an invocation in flight.
+	Kills int
+}
+
+// ChangeFeed emulates the Cosmos DB trigger of one function (extension 4.x,
+// change feed processor, latest-version mode) against an emulator that
+// serves no change feed: it polls the monitored container, hands each
+// range's changes in order, at most maxItemsPerInvocation at a time, to the
+// function in the host's envelope, retries a failed batch as the function's
+// retry policy says, and checkpoints the range's lease after each batch
+// that succeeded or whose retries were spent.
+type ChangeFeed struct {
+	h         *Host
+	fn        *Function
+	cfg       ChangeFeedConfig
+	maxItems  int
+	pollDelay time.Duration
+	fromStart bool
+	retry     *RetryPolicy
+	store     *leaseStore
+	owner     string
+
+	mu       sync.Mutex
+	stats    ChangeFeedStats
+	caughtUp map[string]time.Time // range -> start of its last poll that found nothing new
+	changed  chan struct{}        // closed and replaced when caughtUp changes
+	draining bool
+}
+
+// ChangeFeed returns the trigger of fn, a cosmosDBTrigger function, run by
+// this host (its handler, clocks, output bindings and send faults).
+func (h *Host) ChangeFeed(fn *Function, cfg ChangeFeedConfig) (*ChangeFeed, error) {
+	t := fn.Trigger()
+	if t == nil || !strings.EqualFold(t.Type, "cosmosDBTrigger") {
+		return nil, fmt.Errorf("hostemu: function %s has no cosmosDBTrigger", fn.Name)
+	}
+	if cfg.Monitored == nil || cfg.Leases == nil {
+		return nil, errors.New("hostemu: a change feed needs the monitored and the lease container")
+	}
+	if cfg.Log == nil {
+		cfg.Log = func(string) {}
+	}
+	cf := &ChangeFeed{h: h, fn: fn, cfg: cfg, maxItems: DefaultMaxItemsPerInvocation, pollDelay: DefaultFeedPollDelay,
+		owner: newGUID(), caughtUp: map[string]time.Time{}, changed: make(chan struct{})}
+	if n, ok := t.Raw["maxItemsPerInvocation"].(float64); ok && n > 0 {
+		cf.maxItems = int(n)
+	}
+	if ms, ok := t.Raw["feedPollDelay"].(float64); ok && ms > 0 {
+		cf.pollDelay = time.Duration(ms) * time.Millisecond
+	}
+	if cfg.PollDelay > 0 {
+		cf.pollDelay = cfg.PollDelay
+	}
+	if cfg.MaxItems > 0 {
+		cf.maxItems = cfg.MaxItems
+	}
+	cf.fromStart, _ = t.Raw["startFromBeginning"].(bool)
+	var err error
+	if cf.retry, err = LoadRetryPolicy(fn); err != nil {
+		return nil, err
+	}
+	if cfg.Retry != nil {
+		cf.retry = cfg.Retry
+	}
+	cf.store = &leaseStore{c: cfg.Leases.c, prefix: cfg.LeasePrefix, owner: cf.owner}
+	return cf, nil
+}
+
+// Stats returns the counts so far.
+func (cf *ChangeFeed) Stats() ChangeFeedStats {
+	cf.mu.Lock()
+	defer cf.mu.Unlock()
+	return cf.stats
+}
+
+// Policy is the retry policy in force (nil: none, a failed batch is
+// checkpointed past at once).
+func (cf *ChangeFeed) Policy() *RetryPolicy { return cf.retry }
+
+// Run reads the feed until ctx ends. It returns an error only when the
+// trigger cannot start (no container, a lease that cannot be created).
+func (cf *ChangeFeed) Run(ctx context.Context) error {
+	// One lease for the whole key range: the local emulator's containers
+	// have one partition key range (as has any container of one physical
+	// partition), and the emulation orders changes within one range only.
+	const rangeID, minKey, maxKey = "0", "", "FF"
+	start := FeedPosition{}
+	if !cf.fromStart {
+		start.TS = time.Now().Unix()
+	}
+	stepCtx, cancel := context.WithTimeout(ctx, readTimeout)
+	lease, err := cf.store.acquire(stepCtx, rangeID, minKey, maxKey, start)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("%s: %w", cf.fn.Name, err)
+	}
+	cf.mu.Lock()
+	cf.stats.Leases = 1
+	cf.mu.Unlock()
+	cf.cfg.Log(fmt.Sprintf("%s: change feed of %s, lease %s, %d items per invocation, poll delay %s, retry %s",
+		cf.fn.Name, cf.cfg.Monitored.ID(), lease.ID, cf.maxItems, cf.pollDelay, cf.retry))
+	cf.readRange(ctx, lease)
+	return nil
+}
+
+// readRange is one lease's loop: poll, deliver, checkpoint.
+func (cf *ChangeFeed) readRange(ctx context.Context, lease *Lease) {
+	rnd := rand.New(rand.NewPCG(cf.cfg.Seed, uint64(len(lease.ID))))
+	for ctx.Err() == nil {
+		pos, err := lease.Position()
+		if err != nil {
+			cf.cfg.Log(err.Error())
+			return
+		}
+		began := time.Now()
+		stepCtx, cancel := context.WithTimeout(ctx, readTimeout)
+		batch, err := cf.poll(stepCtx, pos)
+		cancel()
+		if err != nil {
+			// The processor logs the error and reads again after the delay.
+			cf.cfg.Log(fmt.Sprintf("%s: read the change feed: %v", cf.fn.Name, err))
+			cf.sleep(ctx, cf.pollDelay)
+			continue
+		}
+		if len(batch) == 0 {
+			cf.noteCaughtUp(lease.LeaseToken, began)
+			cf.sleep(ctx, cf.pollDelay)
+			continue
+		}
+		if !cf.deliver(ctx, batch, rnd) {
+			return // the run ended before the batch was done: no checkpoint
+		}
+		stepCtx, cancel = context.WithTimeout(ctx, readTimeout)
+		next, err := cf.store.checkpoint(stepCtx, lease, pos.after(batch))
+		cancel()
+		if err != nil {
+			// The processor drops the lease and takes it up again from the
+			// checkpoint it holds: the batch comes again.
+			cf.cfg.Log(fmt.Sprintf("%s: checkpoint: %v", cf.fn.Name, err))
+			stepCtx, cancel = context.WithTimeout(ctx, readTimeout)
+			next, err = cf.store.read(stepCtx, lease.ID)
+			cancel()
+			if err != nil {
+				cf.cfg.Log(fmt.Sprintf("%s: %v", cf.fn.Name, err))
+				cf.sleep(ctx, cf.pollDelay)
+				continue
+			}
+		}
+		lease = next
+	}
+}
+
+// deliver invokes the function with batch until it succeeds or the retry
+// policy is spent; false when ctx ended first (nothing to checkpoint).
+func (cf *ChangeFeed) deliver(ctx context.Context, batch []change, rnd *rand.Rand) bool {
+	var delays *retryDelays
+	if cf.retry != nil {
+		delays = cf.retry.delays(rnd)
+	}
+	for failed := 0; ; failed++ {
+		inv := cf.invoke(ctx, batch)
+		if ctx.Err() != nil {
+			return false
+		}
+		cf.mu.Lock()
+		if inv.OK() {
+			cf.stats.Batches++
+			cf.stats.Documents += len(batch)
+			cf.mu.Unlock()
+			return true
+		}
+		cf.stats.Failed++
+		if cf.retry == nil || cf.retry.Spent(failed) {
+			// ProcessChangesAsync returns normally after a failed result,
+			// so the processor checkpoints past the batch.
+			cf.stats.Skipped++
+			cf.stats.SkippedDocuments += len(batch)
+			cf.mu.Unlock()
+			cf.cfg.Log(fmt.Sprintf("%s: invocation %s failed after %d executions, the batch of %d documents is checkpointed past: %s",
+				cf.fn.Name, inv.ID, failed+1, len(batch), inv.Failure))
+			return true
+		}
+		cf.stats.Retries++
+		cf.mu.Unlock()
+		delay := delays.next()
+		cf.cfg.Log(fmt.Sprintf("%s: invocation %s failed (%s); execution %d in %s", cf.fn.Name, inv.ID, inv.Failure, failed+2, delay.Round(time.Millisecond)))
+		if !wait(ctx, delay) {
+			return false
+		}
+	}
+}
+
+// invoke runs one invocation of the function with batch through the host:
+// its timeout, restart, output bindings and send faults.
+func (cf *ChangeFeed) invoke(ctx context.Context, batch []change) *Invocation {
+	cf.mu.Lock()
+	cf.stats.Invocations++
+	n := cf.stats.Invocations
+	cf.mu.Unlock()
+	inv := &Invocation{ID: newGUID(), Function: cf.fn.Name, Started: time.Now()}
+	docs := make([][]byte, len(batch))
+	for i, c := range batch {
+		docs[i] = c.doc
+	}
+	body := cf.h.opts.Encoder.Documents(cf.fn, docs)
+	if cf.cfg.KillDuring != nil && cf.cfg.Kill != nil && cf.cfg.KillDuring(n) {
+		inv.requestBody = func(r io.Reader) io.Reader {
+			return &killMidway{r: r, left: len(body) / 2, kill: func() {
+				cf.mu.Lock()
+				cf.stats.Kills++
+				cf.mu.Unlock()
+				if err := cf.cfg.Kill(); err != nil {
+					cf.cfg.Log(fmt.Sprintf("%s: kill during invocation %s: %v", cf.fn.Name, inv.ID, err))
+				}
+			}}
+		}
+	}
+	cf.h.call(ctx, cf.fn, inv, body)
+	inv.Took = time.Since(inv.Started)
+	if cf.cfg.Observe != nil && ctx.Err() == nil {
+		cf.cfg.Observe(inv)
+	}
+	return inv
+}
+
+// killMidway passes the first left bytes of a request body, then kills the
+// handler and ends the body with an error, so the request never completes.
+type killMidway struct {
+	r    io.Reader
+	left int
+	kill func()
+	done bool
+}
+
+func (k *killMidway) Read(p []byte) (int, error) {
+	if k.left <= 0 {
+		if !k.done {
+			k.done = true
+			k.kill()
+		}
+		return 0, errors.New("the handler was killed mid-invocation")
+	}
+	if len(p) > k.left {
+		p = p[:k.left]
+	}
+	n, err := k.r.Read(p)
+	k.left -= n
+	return n, err
+}
+
+// Drain waits until every range has read the feed, without finding anything
+// new, in a poll that started after since: every change made before since
+// has then been delivered or checkpointed past. Polls stop waiting out the
+// poll delay meanwhile (retry delays are kept). It fails when ctx ends
+// first.
+func (cf *ChangeFeed) Drain(ctx context.Context, since time.Time) error {
+	cf.mu.Lock()
+	cf.draining = true
+	cf.mu.Unlock()
+	for {
+		cf.mu.Lock()
+		done := cf.stats.Leases > 0 && len(cf.caughtUp) == cf.stats.Leases
+		for _, t := range cf.caughtUp {
+			done = done && t.After(since)
+		}
+		changed := cf.changed
+		cf.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("%s: the change feed did not catch up: %w", cf.fn.Name, context.Cause(ctx))
+		}
+	}
+}
+
+func (cf *ChangeFeed) noteCaughtUp(rangeID string, began time.Time) {
+	cf.mu.Lock()
+	defer cf.mu.Unlock()
+	cf.caughtUp[rangeID] = began
+	close(cf.changed)
+	cf.changed = make(chan struct{})
+}
+
+// sleep waits out the poll delay, or a moment while draining.
+func (cf *ChangeFeed) sleep(ctx context.Context, d time.Duration) {
+	cf.mu.Lock()
+	if cf.draining {
+		d = 20 * time.Millisecond
+	}
+	cf.mu.Unlock()
+	wait(ctx, d)
+}
+
+// wait waits d unless ctx ends first; it reports whether d passed.
+func wait(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,472 @@
+package hostemu
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
+)
+
+// The Cosmos endpoint of the change feed tests, started on first use.
+var cosmosDB = cosmostest.NewShared("hostemu")
+
+// feedDoc is a test document: seq orders the writes within a partition.
+type feedDoc struct {
+	ID      string `json:"id"`
+	OrderID string `json:"orderId"`
+	Seq     int    `json:"seq"`
+}
+
+// feedCall is one invocation the fake handler saw.
+type feedCall struct {
+	n    int
+	docs []feedDoc
+}
+
+// feedRig is the PublishOrderEvents trigger of the repository's app over a
+// monitored and a lease container of its own, invoking a fake handler
+// whose answer the test scripts.
+type feedRig struct {
+	t         *testing.T
+	monitored *azcosmos.ContainerClient
+	leases    *azcosmos.ContainerClient
+	host      *Host
+	fn        *Function
+	queueFn   *Function
+
+	mu    sync.Mutex
+	calls []feedCall    // as the fake handler saw them
+	invs  []*Invocation // as the host finished them
+}
+
+func newFeedRig(t *testing.T) *feedRig {
+	t.Helper()
+	env := cosmosDB.Env(t)
+	cred, err := azcosmos.NewKeyCredential(env.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := azcosmos.NewClientWithKey(env.Endpoint, cred, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := client.NewDatabase(env.Database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &feedRig{t: t}
+	suffix := randomSuffix(t)
+	for _, c := range []struct {
+		into **azcosmos.ContainerClient
+		id   string
+		pk   string
+	}{{&r.monitored, "feed-" + suffix, "/orderId"}, {&r.leases, "leases-" + suffix, "/id"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: c.id, PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{c.pk}}}, nil)
+		cancel()
+		if err != nil {
+			t.Fatalf("create container %s: %v", c.id, err)
+		}
+		if *c.into, err = db.NewContainer(c.id); err != nil {
+			t.Fatal(err)
+		}
+		cc := *c.into
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_, _ = cc.Delete(ctx, nil)
+		})
+	}
+	app := repoApp(t)
+	if r.fn = app.Function("PublishOrderEvents"); r.fn == nil {
+		t.Fatal("the app has no PublishOrderEvents")
+	}
+	r.queueFn = app.Function("ProcessOrder")
+	return r
+}
+
+// invoking sets the handler the trigger invokes (the host needs a queue
+// function too; it gets no messages).
+func (r *feedRig) invoking(handler Endpointer) {
+	r.t.Helper()
+	var err error
+	if r.host, err = New(Options{Functions: []*Function{r.queueFn}, Queue: NewQueue("orders", 0), Handler: handler}); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// repoApp is the repository's function app.
+func repoApp(t *testing.T) *App {
+	t.Helper()
+	root, err := cosmostest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := LoadApp(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
+// failFirst answers 500 to the first n invocations, then 200.
+func failFirst(n int) func(int) int {
+	return func(call int) int {
+		if call <= n {
+			return http.StatusInternalServerError
+		}
+		return http.StatusOK
+	}
+}
+
+func randomSuffix(t *testing.T) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// scripted is a fake handler that records each invocation's documents and
+// answers with status(n): 200 with no outputs, or the status given.
+func (r *feedRig) scripted(status func(n int) int) Endpointer {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		docs, err := decodeDocuments(req)
+		if err != nil {
+			r.t.Errorf("the invocation is not the host's envelope: %v", err)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		r.mu.Lock()
+		n := len(r.calls) + 1
+		r.calls = append(r.calls, feedCall{n: n, docs: docs})
+		r.mu.Unlock()
+		if s := status(n); s != http.StatusOK {
+			w.WriteHeader(s)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"Outputs":{},"Logs":[],"ReturnValue":null}`))
+	}))
+	r.t.Cleanup(srv.Close)
+	return FixedEndpoint(srv.URL)
+}
+
+// decodeDocuments reads Data.documents as the handler does: a JSON string
+// holding a JSON string holding the array.
+func decodeDocuments(req *http.Request) ([]feedDoc, error) {
+	var env struct {
+		Data     map[string]json.RawMessage
+		Metadata map[string]json.RawMessage
+	}
+	if err := json.NewDecoder(req.Body).Decode(&env); err != nil {
+		return nil, err
+	}
+	if _, ok := env.Metadata["sys"]; !ok || len(env.Metadata) != 1 {
+		return nil, fmt.Errorf("Metadata %v, want sys alone", env.Metadata)
+	}
+	var outer, inner string
+	if err := json.Unmarshal(env.Data["documents"], &outer); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(outer), &inner); err != nil {
+		return nil, err
+	}
+	var docs []feedDoc
+	return docs, json.Unmarshal([]byte(inner), &docs)
+}
+
+// start runs the trigger with cfg (containers filled in) until the test
+// ends.
+func (r *feedRig) start(cfg ChangeFeedConfig) *ChangeFeed {
+	r.t.Helper()
+	cfg.Monitored, cfg.Leases, cfg.LeasePrefix = &CosmosContainer{r.monitored}, &CosmosContainer{r.leases}, "test.."
+	if cfg.PollDelay == 0 {
+		cfg.PollDelay = 50 * time.Millisecond
+	}
+	cfg.Log = func(s string) { r.t.Log(s) }
+	observe := cfg.Observe
+	cfg.Observe = func(inv *Invocation) {
+		r.mu.Lock()
+		r.invs = append(r.invs, inv)
+		r.mu.Unlock()
+		if observe != nil {
+			observe(inv)
+		}
+	}
+	cf, err := r.host.ChangeFeed(r.fn, cfg)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- cf.Run(ctx) }()
+	r.t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			r.t.Errorf("run: %v", err)
+		}
+	})
+	return cf
+}
+
+func (r *feedRig) write(docs ...feedDoc) {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, d := range docs {
+		b, _ := json.Marshal(d)
+		if _, err := r.monitored.UpsertItem(ctx, azcosmos.NewPartitionKeyString(d.OrderID), b, nil); err != nil {
+			r.t.Fatalf("write %s: %v", d.ID, err)
+		}
+	}
+}
+
+func (r *feedRig) drain(cf *ChangeFeed) {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cf.Drain(ctx, time.Now()); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *feedRig) lease() FeedPosition {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := (&leaseStore{c: r.leases, prefix: "test.."}).read(ctx, "test..0")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	pos, err := l.Position()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return pos
+}
+
+func (r *feedRig) recorded() []feedCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.calls)
+}
+
+func (r *feedRig) invocations() []*Invocation {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.invs)
+}
+
+func wave(partitions []string, from, to int) []feedDoc {
+	var docs []feedDoc
+	for seq := from; seq <= to; seq++ {
+		for _, p := range partitions {
+			docs = append(docs, feedDoc{ID: fmt.Sprintf("%s-%d", p, seq), OrderID: p, Seq: seq})
+		}
+	}
+	return docs
+}
+
+// Every document comes once, each partition's in the order it was written,
+// in batches of at most maxItemsPerInvocation, across checkpoints that fall
+// inside a second; a document written again comes again, after the others.
+func TestChangeFeedDeliversEachPartitionInOrder(t *testing.T) {
+	r := newFeedRig(t)
+	r.invoking(r.scripted(failFirst(0)))
+	partitions := []string{"P1", "P2", "P3"}
+	r.write(wave(partitions, 1, 6)...)
+	cf := r.start(ChangeFeedConfig{MaxItems: 4})
+	r.drain(cf)
+	r.write(wave(partitions, 7, 9)...)
+	// P2-1 changed in a later second: the latest version comes again,
+	// after the rest. (Within one second the emulation orders a replace by
+	// its document's creation, docs/local-host.md.)
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
+	r.write(feedDoc{ID: "P2-1", OrderID: "P2", Seq: 10})
+	r.drain(cf)
+
+	last := map[string]int{}
+	count := 0
+	for _, c := range r.recorded() {
+		if len(c.docs) > 4 {
+			t.Errorf("invocation %d carried %d documents, maxItemsPerInvocation is 4", c.n, len(c.docs))
+		}
+		for _, d := range c.docs {
+			count++
+			if d.Seq <= last[d.OrderID] {
+				t.Errorf("partition %s: %s (seq %d) came after seq %d", d.OrderID, d.ID, d.Seq, last[d.OrderID])
+			}
+			last[d.OrderID] = d.Seq
+		}
+	}
+	if count != 3*9+1 {
+		t.Errorf("%d documents delivered, want %d (each once, and P2-1 again)", count, 3*9+1)
+	}
+	if s := cf.Stats(); s.Failed != 0 || s.Batches != len(r.recorded()) || s.Documents != count {
+		t.Errorf("stats %+v", s)
+	}
+	if pos := r.lease(); pos.TS == 0 || len(pos.Seen) == 0 {
+		t.Errorf("lease position %+v, want the second of the last change and its etags", pos)
+	}
+}
+
+// A failed invocation leaves the lease where it was; the same batch is
+// executed again after the policy's delay, and the checkpoint moves once it
+// succeeds.
+func TestChangeFeedCheckpointAdvancesOnlyOnSuccess(t *testing.T) {
+	r := newFeedRig(t)
+	r.invoking(r.scripted(failFirst(2)))
+	r.write(wave([]string{"P1", "P2"}, 1, 2)...)
+	var mu sync.Mutex
+	var during []FeedPosition
+	cf := r.start(ChangeFeedConfig{
+		Retry: &RetryPolicy{Strategy: "fixedDelay", MaxRetryCount: -1, DelayInterval: 100 * time.Millisecond},
+		Observe: func(inv *Invocation) {
+			if !inv.OK() {
+				pos := r.lease()
+				mu.Lock()
+				during = append(during, pos)
+				mu.Unlock()
+			}
+		}})
+	r.drain(cf)
+
+	calls := r.recorded()
+	if len(calls) != 3 {
+		t.Fatalf("%d invocations, want 3 (two failures, then the success)", len(calls))
+	}
+	for _, c := range calls[1:] {
+		if !slices.Equal(c.docs, calls[0].docs) {
+			t.Errorf("invocation %d carried %v, want the failed batch %v again", c.n, c.docs, calls[0].docs)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, pos := range during {
+		if pos.TS != 0 || len(pos.Seen) != 0 {
+			t.Errorf("after failure %d the lease is at %+v, want the beginning", i+1, pos)
+		}
+	}
+	if pos := r.lease(); len(pos.Seen) != 4 {
+		t.Errorf("lease after the success %+v, want the 4 documents' etags", pos)
+	}
+	if s := cf.Stats(); s.Failed != 2 || s.Retries != 2 || s.Batches != 1 || s.Skipped != 0 {
+		t.Errorf("stats %+v, want 2 failed, 2 retries, 1 batch", s)
+	}
+}
+
+// With maxRetryCount n the batch is executed n times in all, then the
+// checkpoint moves past it, and the partition's later documents come.
+func TestChangeFeedSpentRetriesCheckpointPastTheBatch(t *testing.T) {
+	r := newFeedRig(t)
+	r.invoking(r.scripted(failFirst(3)))
+	r.write(feedDoc{ID: "P1-1", OrderID: "P1", Seq: 1})
+	cf := r.start(ChangeFeedConfig{Retry: &RetryPolicy{Strategy: "fixedDelay", MaxRetryCount: 3, DelayInterval: 20 * time.Millisecond}})
+	r.drain(cf)
+	r.write(feedDoc{ID: "P1-2", OrderID: "P1", Seq: 2})
+	r.drain(cf)
+
+	var got []string
+	for _, c := range r.recorded() {
+		for _, d := range c.docs {
+			got = append(got, d.ID)
+		}
+	}
+	if want := []string{"P1-1", "P1-1", "P1-1", "P1-2"}; !slices.Equal(got, want) {
+		t.Errorf("executions %v, want %v", got, want)
+	}
+	if s := cf.Stats(); s.Skipped != 1 || s.SkippedDocuments != 1 || s.Batches != 1 {
+		t.Errorf("stats %+v, want one batch skipped and one delivered", s)
+	}
+}
+
+// A handler killed while an invocation is in flight fails it; the batch is
+// executed again on the restarted handler, from the unchanged checkpoint.
+func TestChangeFeedKillMidBatch(t *testing.T) {
+	w := startFake(t, "ok", WorkerConfig{})
+	r := newFeedRig(t)
+	r.invoking(w)
+	r.write(wave([]string{"P1", "P2"}, 1, 3)...)
+	cf := r.start(ChangeFeedConfig{
+		Retry:      &RetryPolicy{Strategy: "fixedDelay", MaxRetryCount: -1, DelayInterval: 50 * time.Millisecond},
+		KillDuring: func(n int) bool { return n == 1 },
+		Kill:       w.Kill})
+	r.drain(cf)
+
+	invs := r.invocations()
+	if len(invs) != 2 {
+		t.Fatalf("%d invocations, want the killed one and its retry", len(invs))
+	}
+	if invs[0].OK() || !strings.Contains(invs[0].Failure, "no answer") {
+		t.Errorf("the killed invocation: %q, want no answer from the handler", invs[0].Failure)
+	}
+	if !invs[1].OK() || strings.Join(invs[1].Logs, ",") != "P1-1,P2-1,P1-2,P2-2,P1-3,P2-3" {
+		t.Errorf("the retry: ok %v, documents %v, want all six in order", invs[1].OK(), invs[1].Logs)
+	}
+	if s, ws := cf.Stats(), w.Stats(); s.Kills != 1 || ws.Kills != 1 || ws.Starts != 2 {
+		t.Errorf("stats %+v, worker %+v: want one kill and a restart", s, ws)
+	}
+	if pos := r.lease(); len(pos.Seen) == 0 {
+		t.Errorf("lease %+v, want it past the batch", pos)
+	}
+}
+
+// echoDocuments is the fake handler's PublishOrderEvents: it answers 200
+// with the ids of the documents it got as Logs.
+func echoDocuments(w http.ResponseWriter, r *http.Request) {
+	docs, err := decodeDocuments(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	logs := make([]string, len(docs))
+	for i, d := range docs {
+		logs[i] = d.ID
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"Outputs": map[string]any{}, "Logs": logs, "ReturnValue": nil})
+}
+
+// An invocation past functionTimeout fails like any other: the host
+// restarts the handler, and the batch runs again from the checkpoint.
+func TestChangeFeedFunctionTimeoutFailsTheBatch(t *testing.T) {
+	r := newFeedRig(t)
+	release := make(chan struct{})
+	r.invoking(r.scripted(func(n int) int {
+		if n == 1 {
+			<-release // hangs until the test ends: only the timeout answers
+		}
+		return http.StatusOK
+	}))
+	// After scripted's: cleanups run last first, and the server's Close
+	// waits for the hanging call.
+	t.Cleanup(func() { close(release) })
+	restarts := 0
+	r.host.opts.FunctionTimeout = 300 * time.Millisecond
+	r.host.opts.Restart = func(string) error { restarts++; return nil }
+	r.write(wave([]string{"P1"}, 1, 2)...)
+	cf := r.start(ChangeFeedConfig{Retry: &RetryPolicy{Strategy: "fixedDelay", MaxRetryCount: -1, DelayInterval: 10 * time.Millisecond}})
+	r.drain(cf)
+
+	invs := r.invocations()
+	if len(invs) != 2 || !invs[0].TimedOut || !invs[1].OK() {
+		t.Fatalf("invocations %d (first timed out: %v), want a timed-out one and its successful retry", len(invs), len(invs) > 0 && invs[0].TimedOut)
+	}
+	if restarts != 1 {
+		t.Errorf("%d restarts, want the host's restart after the timeout", restarts)
+	}
+	if calls := r.recorded(); len(calls) != 2 || !slices.Equal(calls[0].docs, calls[1].docs) {
+		t.Errorf("calls %v, want the same batch twice", calls)
+	}
+}
