@@ -27,11 +27,7 @@ func (k *KeyStore) FindByOrderID(ctx context.Context, client, operation, orderID
 	// Through call, as every other KeyStore request: a client's first
 	// request waits for an account lookup the SDK detaches from ctx, and
 	// GetOrder may be the first request after a start (cosmos/recovery.go).
-	items, err := call(ctx, k.store, func(*azcosmos.ContainerClient) ([]json.RawMessage, error) {
-		cc, err := k.store.conn.Load().client.NewContainer(k.store.database, k.containerID)
-		if err != nil {
-			return nil, err
-		}
+	items, err := callOn(ctx, k.store, k.containerID, func(cc *azcosmos.ContainerClient) ([]json.RawMessage, error) {
 		return queryItems(ctx, cc, q, azcosmos.NewPartitionKey(), opts)
 	})
 	if err != nil {
