@@ -15,6 +15,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
@@ -62,7 +63,7 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 		armed   atomic.Bool
 		opened  = make(chan time.Time, 1)
 		ledger  = NewLedger()
-		output  lockedBuffer
+		output  orderstest.Buffer
 		mu      sync.Mutex
 		hostLog []string
 	)
@@ -138,7 +139,7 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		t.Fatalf("restart at the start of a 403 window (ended %s): run %v (%v); first order created %s after the window ended, want within %s\nhost:\n%s\nhandler (last lines):\n%s",
-			closedAt.Format("15:04:05.000"), err, context.Cause(runCtx), first, DefaultRecoveryBound, strings.Join(hostLog, "\n"), output.tail(5))
+			closedAt.Format("15:04:05.000"), err, context.Cause(runCtx), first, DefaultRecoveryBound, strings.Join(hostLog, "\n"), tail(output.String(), 5))
 	}
 	if res.Worker.Kills != 1 || res.Worker.TimeoutRestarts != 0 {
 		t.Errorf("worker %+v, want the one kill and no restart after functionTimeout", res.Worker)
@@ -178,21 +179,8 @@ func buildHandler(t *testing.T) (root, bin string) {
 	return root, bin
 }
 
-// lockedBuffer keeps the handler's output for a failure message.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) tail(n int) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	lines := strings.Split(strings.TrimRight(l.b.String(), "\n"), "\n")
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
