@@ -126,14 +126,7 @@ func fenced(err error) bool {
 
 // do runs f on the key container of the Store's current client.
 func (k *KeyStore) do(ctx context.Context, f func(*azcosmos.ContainerClient) (azcosmos.ItemResponse, error)) (azcosmos.ItemResponse, error) {
-	return call(ctx, k.store, func(*azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
-		// A container client is a name and a link: making one costs no I/O.
-		cc, err := k.store.conn.Load().client.NewContainer(k.store.database, k.containerID)
-		if err != nil {
-			return azcosmos.ItemResponse{}, err
-		}
-		return f(cc)
-	})
+	return callOn(ctx, k.store, k.containerID, f)
 }
 
 // etagOf returns the ETag of a response: the header, else the body's _etag

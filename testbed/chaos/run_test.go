@@ -2,13 +2,10 @@ package chaos
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
@@ -21,16 +18,7 @@ func TestShortChaosRun(t *testing.T) {
 		t.Skip("builds and runs the handler")
 	}
 	e := cosmosEnv(t)
-	root, err := cosmostest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "handler")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/handler")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the handler: %v\n%s", err, out)
-	}
+	root, bin := buildHandler(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var log strings.Builder

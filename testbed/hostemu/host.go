@@ -235,13 +235,30 @@ func (h *Host) listen(ctx context.Context, fn *Function) error {
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
-		calls, err := h.receive(ctx, fn, width)
+		// Like the Service Bus processor (prefetchCount 0), receive only
+		// what can start now, one message per free slot: a burst wider than
+		// that is split, its other copies received as slots free up. Held
+		// received, its locks would run out unrenewed behind invocations
+		// that an outage keeps busy (make chaos, docs/chaos.md "Soak").
+		free := 1
+	take:
+		for free < width {
+			select {
+			case slots <- struct{}{}:
+				free++
+			default:
+				break take
+			}
+		}
+		calls, err := h.receive(ctx, fn, free)
 		if err != nil {
-			<-slots
+			for range free {
+				<-slots
+			}
 			return err
 		}
-		for range calls[1:] {
-			slots <- struct{}{}
+		for range free - len(calls) {
+			<-slots
 		}
 		release := make(chan struct{})
 		for _, ds := range calls {

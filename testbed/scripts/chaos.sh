@@ -3,9 +3,12 @@
 # emulator, started here on its own port unless COSMOS_ENDPOINT is set (it
 # must then be a loopback http:// emulator: the fault proxy forwards nowhere
 # else). Arguments go to bin/chaos (bin/chaos -h lists them). Exits non-zero
-# on any invariant violation. See docs/chaos.md.
+# on any invariant violation, and then keeps the handler's log, the host
+# emulator's lines and the report in .local/logs/chaos-… (RUN_LOG_DIR
+# chooses the folder). See docs/chaos.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. testbed/scripts/runlogs.sh
 
 for b in bin/handler bin/chaos; do
   [ -x "$b" ] || { echo "chaos: $b is missing; use make chaos" >&2; exit 2; }
@@ -16,4 +19,9 @@ if [ -z "${COSMOS_ENDPOINT:-}" ]; then
   trap './scripts/emulator.sh stop' EXIT
   eval "$(./scripts/emulator.sh env)"
 fi
-./bin/chaos "$@"
+runlogs_start chaos
+rc=0
+# A -handler-log among the arguments wins over this one.
+./bin/chaos -handler-log "$RUNLOGS/handler.log" "$@" | tee "$RUNLOGS/report.txt" || rc=$?
+runlogs_end "$rc"
+exit "$rc"

@@ -1,0 +1,62 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
+)
+
+// The read-back depends on the product's promises, not on how fast the
+// store answers: a GET that takes longer than a second is waited for, an
+// order its owner cannot read does not use up the patience of the next,
+// and a GET answered 503 to the end (the store missed SUBMIT_DEADLINE) is
+// named, not judged.
+func TestReadBackWaitsForTheHandlersDeadline(t *testing.T) {
+	keys := map[string]string{orderstream.ClientA: "key-a", orderstream.ClientB: "key-b"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := strings.TrimPrefix(r.URL.Path, "/api/orders/")
+		notFound := func() {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"type":"https://example.test/docs/http-api.md#order-not-found"}`)
+		}
+		switch {
+		case r.Header.Get("x-functions-key") != keys[orderstream.ClientA]:
+			notFound() // not the owner
+		case id == "W-0": // the owner cannot read its own order: a violation
+			notFound()
+		case id == "W-1": // a loaded store: 1.5 s per answer
+			time.Sleep(1500 * time.Millisecond)
+			fmt.Fprintf(w, `{"orderId":%q,"requestHash":"sha256:aa"}`, id)
+		default: // the store never answers within the handler's deadline
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	l := NewSubmitLedger(nil)
+	for i := range 3 {
+		l.book(Answer{Key: fmt.Sprint("k", i), OrderID: fmt.Sprintf("W-%d", i), Client: orderstream.ClientA, Status: http.StatusCreated})
+	}
+	l.ReadBack(context.Background(), srv.URL, SubmitConfig{Keys: keys}, 3, 2*time.Second)
+	views := l.Views()
+	if len(views) != 6 {
+		t.Fatalf("views %+v, want 6 (3 orders, each as its owner and as the other client)", views)
+	}
+	if v := views[2]; v.OrderID != "W-1" || !v.Owner || v.Status != http.StatusOK {
+		t.Errorf("the slow GET by the owner: %+v, want 200 after 1.5 s", v)
+	}
+	stored := map[string]*apiOrder{"W-0": {orders: 1, requestHash: "sha256:bb"}, "W-1": {orders: 1, requestHash: "sha256:aa"}, "W-2": {orders: 1, requestHash: "sha256:cc"}}
+	c := ReadBackCheck(views, stored)
+	if c.Checked != 5 || len(c.Violations) != 1 || !strings.Contains(c.Violations[0], "W-0") {
+		t.Errorf("checked %d, violations %q: want W-0 refused to its owner, the rest right, W-2's owner not judged", c.Checked, c.Violations)
+	}
+	if !strings.Contains(c.Name, "1 not judged: answered 503") {
+		t.Errorf("check %q does not name the GET answered 503", c.Name)
+	}
+}

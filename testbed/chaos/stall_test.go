@@ -1,0 +1,186 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
+)
+
+// The stall of make chaos seed 278966 (docs/chaos.md, "A restart at the
+// start of a 403 window"), made to happen: the handler is killed, and the
+// first document request of the restarted process reaches Cosmos DB just
+// before a 403 window opens, its answer held back (a slow answer) while the
+// requests after it are refused. The queue must move again within the
+// recovery bound of the window's end, not after the SDK's five-minute cache
+// of the refused account read the restarted Store's replacement client made.
+func TestRestartAtTheStartOfA403Window(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the handler")
+	}
+	e := cosmosEnv(t)
+	root, bin := buildHandler(t)
+	app, err := hostemu.LoadApp(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := generate(400, 278966)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := fmt.Sprintf("stall-%d", time.Now().UnixNano())
+	store, err := cosmos.Open(cosmos.Options{Endpoint: e.Endpoint, Key: e.Key}, db, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 2*time.Minute, errors.New("the run took over 2 minutes"))
+	defer cancel()
+	if err := store.CreateContainers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.DeleteDatabase(context.Background()) })
+	settings := hostemu.NewSettings(os.Environ())
+	for k, v := range map[string]string{"COSMOS_ENDPOINT": e.Endpoint, "COSMOS_KEY": e.Key, "COSMOS_DATABASE": db,
+		"COSMOS_CONTAINER": "orders", "COSMOS_OPERATION_TIMEOUT": "3s", "LOG_LEVEL": "info"} {
+		settings.Set(k, v)
+	}
+
+	const window = 3 * time.Second
+	var (
+		proxy   atomic.Pointer[Proxy]
+		armed   atomic.Bool
+		opened  = make(chan time.Time, 1)
+		ledger  = NewLedger()
+		output  orderstest.Buffer
+		mu      sync.Mutex
+		hostLog []string
+	)
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	var closedAt time.Time
+	watched := make(chan struct{})
+	rig := RigConfig{
+		App: app, Functions: []*hostemu.Function{app.Function("ProcessOrder")}, Executable: bin, Settings: settings,
+		Messages: stream.Messages,
+		Proxy: &ProxyConfig{Seed: 1, SlowMin: 1500 * time.Millisecond, SlowMax: 1500 * time.Millisecond,
+			// The restarted process's first document request is answered
+			// late, and the window opens behind it.
+			Pick: func(string, string, []byte) Fault {
+				if !armed.CompareAndSwap(true, false) {
+					return -1
+				}
+				proxy.Load().SetOutage(Forbidden)
+				opened <- time.Now()
+				return Slow
+			},
+			Observe: ledger.Observe,
+		},
+		HandlerOutput: &output,
+		Log: func(s string) {
+			mu.Lock()
+			hostLog = append(hostLog, time.Now().Format("15:04:05.000 ")+s)
+			mu.Unlock()
+		},
+		Watch: func(l *Live) func() {
+			proxy.Store(l.Proxy)
+			go func() {
+				defer close(watched)
+				if !waitFor(runCtx, func() bool { q := l.Queue.Counts(); return 4*(q.Completed+q.DeadLettered) >= q.Sent }) {
+					return
+				}
+				if err := l.Worker.Kill(); err != nil {
+					stopRun(fmt.Errorf("kill: %w", err))
+					return
+				}
+				if _, err := l.Worker.Endpoint(runCtx); err != nil {
+					return
+				}
+				armed.Store(true)
+				var start time.Time
+				select {
+				case start = <-opened:
+				case <-runCtx.Done():
+					return
+				}
+				time.Sleep(window - time.Since(start))
+				l.Proxy.SetOutage(0)
+				closedAt = time.Now()
+				// No order created within a minute of the window's end is
+				// the stall: the run is ended rather than waited out.
+				wait, cancel := context.WithTimeout(runCtx, time.Minute)
+				defer cancel()
+				if !waitFor(wait, func() bool { return createdSince(ledger, closedAt) }) && runCtx.Err() == nil {
+					stopRun(errors.New("no order created within a minute of the 403 window's end"))
+				}
+			}()
+			return func() {}
+		},
+	}
+	res, err := Deliver(runCtx, rig)
+	stopRun(nil)
+	<-watched
+	if closedAt.IsZero() {
+		t.Fatalf("the 403 window never opened behind the restarted handler's first request (run: %v)", err)
+	}
+	first := firstCreatedSince(ledger, closedAt)
+	if err != nil || first < 0 || first > DefaultRecoveryBound {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("restart at the start of a 403 window (ended %s): run %v (%v); first order created %s after the window ended, want within %s\nhost:\n%s\nhandler (last lines):\n%s",
+			closedAt.Format("15:04:05.000"), err, context.Cause(runCtx), first, DefaultRecoveryBound, strings.Join(hostLog, "\n"), tail(output.String(), 5))
+	}
+	if res.Worker.Kills != 1 || res.Worker.TimeoutRestarts != 0 {
+		t.Errorf("worker %+v, want the one kill and no restart after functionTimeout", res.Worker)
+	}
+	t.Logf("first order created %s after the 403 window ended; run %s", first.Round(time.Millisecond), res.Elapsed.Round(time.Millisecond))
+}
+
+// createdSince reports whether an order was created after t.
+func createdSince(l *Ledger, t time.Time) bool { return firstCreatedSince(l, t) >= 0 }
+
+// firstCreatedSince is how long after t the first order was created; -1
+// when none was.
+func firstCreatedSince(l *Ledger, t time.Time) time.Duration {
+	first := time.Duration(-1)
+	for _, at := range l.CreatedAt() {
+		if d := at.Sub(t); d >= 0 && (first < 0 || d < first) {
+			first = d
+		}
+	}
+	return first
+}
+
+// buildHandler builds bin/handler's package into the test's temporary
+// folder and returns the repository root and the executable.
+func buildHandler(t *testing.T) (root, bin string) {
+	t.Helper()
+	root, err := cosmostest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin = filepath.Join(t.TempDir(), "handler")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/handler")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the handler: %v\n%s", err, out)
+	}
+	return root, bin
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
