@@ -68,7 +68,7 @@ func TestOrderWhoseEventWouldNotFitIsRefused(t *testing.T) {
 			a := s.invoke(t, hostInvocation(body, tc.id, 1))
 			e := a.parked(t)
 			if tc.created {
-				if a.Status != http.StatusOK || e != nil || outcomeOf(a.Logs[0]) != "created" {
+				if a.Status != http.StatusOK || e != nil || a.outcome() != "created" {
 					t.Fatalf("status %d, %s", a.Status, describe(e))
 				}
 				return
@@ -94,11 +94,11 @@ func TestResendWhoseEventNoLongerFitsIsRefused(t *testing.T) {
 	wide := budgetServer(t, Config{})
 	narrow := budgetServer(t, Config{MaxMessageBytes: size + headerAllowance - 1})
 
-	if a := wide.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "created" {
+	if a := wide.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || a.outcome() != "created" {
 		t.Fatalf("first delivery: status %d, %v", a.Status, a.Logs)
 	}
 	before := partition(t, id)
-	if a := wide.invoke(t, hostInvocation(body, id, 2)); a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "duplicate" {
+	if a := wide.invoke(t, hostInvocation(body, id, 2)); a.Status != http.StatusOK || a.outcome() != "duplicate" {
 		t.Fatalf("resend within the limit: status %d, %v; want a duplicate", a.Status, a.Logs)
 	}
 	a := narrow.invoke(t, hostInvocation(body, id, 3))

@@ -111,7 +111,7 @@ func TestOutageLongerThanNineImmediateRedeliveries(t *testing.T) {
 				r := <-results
 				// "duplicate" is right too: an attempt whose answer was cut
 				// by its timeout may have written the order.
-				if o := outcomeOf(r.a.Logs[0]); r.err != nil || r.deliveries > 10 || r.a.parked(t) != nil || o != "created" && o != "duplicate" {
+				if o := r.a.outcome(); r.err != nil || r.deliveries > 10 || r.a.parked(t) != nil || o != "created" && o != "duplicate" {
 					t.Errorf("order %s: delivery %d, answer %+v, err %v: want created, nothing parked or dead-lettered", r.id, r.deliveries, r.a, r.err)
 					continue
 				}
@@ -180,7 +180,7 @@ func TestHandlerStartedDuringAnOutage(t *testing.T) {
 			b.proxy.Set(cosmostest.Up)
 			a := b.invoke(t, hostInvocation(body, id, 2))
 			took := time.Since(back)
-			if a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "created" {
+			if a.Status != http.StatusOK || a.outcome() != "created" {
 				t.Fatalf("delivery 2 after Cosmos DB came back: status %d, %v", a.Status, a.Logs)
 			}
 			t.Logf("started during an outage (%s): first order created %s after Cosmos DB answered", tc.name, took.Round(time.Millisecond))
@@ -236,11 +236,11 @@ func TestBatchAgainstACosmosThatNeverAnswers(t *testing.T) {
 	b.proxy.Set(cosmostest.Up)
 	text := func(q Requeued) []byte { return []byte(hostOutputText(t, map[string]Requeued{requeueKey: q})) }
 	a = b.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{text(requeued[0]), "sb-1", 1, ""}}))
-	if a.Status != http.StatusOK || strings.Join(a.outcomes(), " ") != "created" || !strings.Contains(a.Logs[0], "(delivery 3)") {
+	if a.Status != http.StatusOK || strings.Join(a.outcomes(), " ") != "created" || !strings.Contains(a.firstLog(), "(delivery 3)") {
 		t.Fatalf("given back to the batch function: status %d, %v", a.Status, a.Logs)
 	}
 	a = b.invoke(t, hostInvocation(text(requeued[1]), "sb-2", 1))
-	if a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "created" || !strings.Contains(a.Logs[0], "(delivery 2)") {
+	if a.Status != http.StatusOK || a.outcome() != "created" || !strings.Contains(a.firstLog(), "(delivery 2)") {
 		t.Fatalf("given back to ProcessOrder: status %d, %v", a.Status, a.Logs)
 	}
 	for _, i := range []int{1, 2} {

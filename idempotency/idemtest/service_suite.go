@@ -337,6 +337,9 @@ func (h *harness) wantTakeOver(t *testing.T) {
 // and completes; A's completion is refused and B's answer stays.
 func testStaleCompletion(t *testing.T, h *harness) {
 	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(open) // A never outlives a step that failed
 	stale := idempotency.Response{Status: 202, Headers: map[string]string{"X-Attempt": "A"}, Body: []byte("A")}
 	errA := make(chan error, 1)
 	go func() {
@@ -350,14 +353,18 @@ func testStaleCompletion(t *testing.T, h *harness) {
 		})
 		errA <- err
 	}()
-	<-started
+	select {
+	case <-started:
+	case err := <-errA:
+		t.Fatalf("attempt A never ran its work: %v", err)
+	}
 	h.clock.Advance(Lease)
 	res, err := h.execute(t, h.fp, h.createOrder)
 	h.want(t, res, err, idempotency.Executed, h.accepted())
 	if !res.TookOver {
 		t.Error("the take-over is not reported")
 	}
-	close(release)
+	open()
 	if err := <-errA; !errors.Is(err, idempotency.ErrFenced) || !strings.Contains(err.Error(), h.scope.ID()) {
 		t.Errorf("stale completion: %v; want ErrFenced naming the key record", err)
 	}
