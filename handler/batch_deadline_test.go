@@ -5,9 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
-	"github.com/ordersink/orders-consumer/orders"
 )
 
 // TestEachFunctionRunsUnderItsOwnDeadline: a ProcessOrderBatch invocation
@@ -15,38 +13,18 @@ import (
 // that is never renewed for a batch, not by the single-message
 // MESSAGE_DEADLINE (minutes, under a renewed lock); and a ProcessOrder
 // invocation holds for its own deadline, not the batch's. Against a Cosmos
-// DB that never answers, through the production wiring (a Retrying store
-// with one Health), with the two deadlines far apart.
+// DB that never answers, through the production wiring (the outage bench:
+// a Retrying store with one Health), with the two deadlines far apart.
 func TestEachFunctionRunsUnderItsOwnDeadline(t *testing.T) {
 	const messageDeadline, batchDeadline = 4 * time.Second, 600 * time.Millisecond
-	env := testEnv(t)
-	proxy, err := cosmostest.StartOutageProxy(env.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(proxy.Close)
-	store, err := cosmos.Open(cosmos.Options{Endpoint: proxy.URL(), Key: env.Key}, env.Database, env.Container)
-	if err != nil {
-		t.Fatal(err)
-	}
-	health := &orders.Health{ProbeInterval: testProbe}
-	s := startServerWith(t, Config{
-		Processor: &orders.Processor{Store: &orders.Retrying{Store: store, Health: health, AttemptTimeout: 300 * time.Millisecond,
-			Backoff: orders.Backoff{Initial: testProbe / 10, Max: testProbe}}},
-		MessageDeadline: messageDeadline, BatchDeadline: batchDeadline, Health: health,
-	})
-	warm, warmBody := uniqueOrder(t)
-	if a := s.invoke(t, hostInvocation(warmBody, warm, 1)); a.Status != http.StatusOK {
-		t.Fatalf("warm-up order: status %d", a.Status)
-	}
-	proxy.Set(cosmostest.Silent)
+	b := startOutageBenchWith(t, cosmostest.Silent, true, messageDeadline, batchDeadline)
 
 	ids, bodies := [2]string{}, [2][]byte{}
 	for i := range ids {
 		ids[i], bodies[i] = uniqueOrder(t)
 	}
 	start := time.Now()
-	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{bodies[0], ids[0], 1, ""}, {bodies[1], ids[1], 2, ""}}))
+	a := b.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{bodies[0], ids[0], 1, ""}, {bodies[1], ids[1], 2, ""}}))
 	took := time.Since(start)
 	if a.Status != http.StatusServiceUnavailable {
 		t.Fatalf("batch: status %d after %s, want 503", a.Status, took)
@@ -56,7 +34,7 @@ func TestEachFunctionRunsUnderItsOwnDeadline(t *testing.T) {
 	}
 
 	start = time.Now()
-	a = s.invoke(t, hostInvocation(bodies[0], ids[0], 2))
+	a = b.invoke(t, hostInvocation(bodies[0], ids[0], 2))
 	took = time.Since(start)
 	if a.Status != http.StatusServiceUnavailable {
 		t.Fatalf("single message: status %d after %s, want 503", a.Status, took)

@@ -21,19 +21,25 @@ func orderWithArray(id string, k int) []byte {
 		`"unitPrice":"19.99"`, `"unitPrice":"19.99","x":[`+zeros+`]`, 1))
 }
 
-// eventSize is the OrderAccepted event of body as the host would send it.
-func eventSize(t *testing.T, body []byte, messageID string) int {
+// acceptedEvent is the OrderAccepted event of body as the processor checks
+// it against the budget and stores it (orders.AcceptanceBatch.Event).
+func acceptedEvent(t *testing.T, body []byte, messageID string) json.RawMessage {
 	t.Helper()
 	o, err := orders.ParseOrder(body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := o.AcceptedEvent(orders.Acceptance{MessageID: messageID, AcceptedAt: fixedNow()})
+	b, err := o.AcceptanceDocuments(orders.Acceptance{MessageID: messageID, AcceptedAt: fixedNow()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := json.Marshal(e)
-	n, err := hostjson.Size(raw)
+	return b.Event
+}
+
+// eventSize is the OrderAccepted event of body as the host would send it.
+func eventSize(t *testing.T, body []byte, messageID string) int {
+	t.Helper()
+	n, err := hostjson.Size(acceptedEvent(t, body, messageID))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,12 @@ type outageBench struct {
 // been serving before the outage.
 func startOutageBench(t *testing.T, f cosmostest.Fault, warm bool) *outageBench {
 	t.Helper()
+	return startOutageBenchWith(t, f, warm, testHold, testBatchDeadline)
+}
+
+// startOutageBenchWith is startOutageBench with the invocations' deadlines.
+func startOutageBenchWith(t *testing.T, f cosmostest.Fault, warm bool, messageDeadline, batchDeadline time.Duration) *outageBench {
+	t.Helper()
 	env := testEnv(t)
 	proxy, err := cosmostest.StartOutageProxy(env.Endpoint)
 	if err != nil {
@@ -50,7 +56,7 @@ func startOutageBench(t *testing.T, f cosmostest.Fault, warm bool) *outageBench 
 	b := &outageBench{proxy: proxy, health: health, testServer: startServerWith(t, Config{
 		Processor: &orders.Processor{Store: &orders.Retrying{Store: store, Health: health, AttemptTimeout: testAttempt,
 			Backoff: orders.Backoff{Initial: testProbe / 10, Max: testProbe}}},
-		MessageDeadline: testHold, BatchDeadline: testBatchDeadline, Health: health, AuthAlarmAfter: 500 * time.Millisecond,
+		MessageDeadline: messageDeadline, BatchDeadline: batchDeadline, Health: health, AuthAlarmAfter: 500 * time.Millisecond,
 	})}
 	if warm {
 		id, body := uniqueOrder(t)

@@ -29,16 +29,8 @@ func orderWithNulls(id string, k, pad int) []byte {
 // Newtonsoft writes, it has no number with a fraction or an exponent).
 func newtonsoftSize(t *testing.T, body []byte, messageID string) int {
 	t.Helper()
-	o, err := orders.ParseOrder(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := o.AcceptanceDocuments(orders.Acceptance{MessageID: messageID, AcceptedAt: fixedNow()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out bytes.Buffer
-	if err := json.Indent(&out, b.Event, "", "  "); err != nil {
+	if err := json.Indent(&out, acceptedEvent(t, body, messageID), "", "  "); err != nil {
 		t.Fatal(err)
 	}
 	return out.Len()

@@ -49,12 +49,7 @@ func TestHostClockSettingsOverrideHostJSON(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			unsetConfig(t)
-			t.Setenv("COSMOS_ENDPOINT", "https://acct.documents.azure.com:443/")
-			for k, v := range tc.env {
-				t.Setenv(k, v)
-			}
-			c, err := loadConfig()
+			c, err := loadConfigWith(t, tc.env)
 			if tc.refused != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.refused) {
 					t.Fatalf("err = %v, want one saying %q", err, tc.refused)
