@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/idempotency/idemtest"
@@ -80,8 +81,14 @@ func TestVanishingRecordIsClaimedAgainThenAfterPauses(t *testing.T) {
 		t.Errorf("ended context: %v after %d claims; want a transient error for the ended context after 2", err, store.claims)
 	}
 	store = &vanishing{}
+	start := time.Now()
 	_, err = (&idempotency.Service{Store: store}).Execute(context.Background(), scope, fp, okWork)
 	if !orders.IsTransient(err) || store.claims != 4 {
 		t.Errorf("live context: %v after %d claims; want a transient error after 4", err, store.claims)
+	}
+	// The third and fourth claims wait 25 and 50 ms; a loaded machine only
+	// makes that longer.
+	if took := time.Since(start); took < 75*time.Millisecond {
+		t.Errorf("live context: gave up after %s; want pauses of 25 and 50 ms before the last two claims", took)
 	}
 }
