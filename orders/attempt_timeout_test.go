@@ -46,3 +46,29 @@ func TestRetryingCutsAHungAttempt(t *testing.T) {
 		}
 	}
 }
+
+// hanging is a store that never answers: every create ends with its context.
+type hanging struct{}
+
+func (hanging) CreateOrder(ctx context.Context, b *AcceptanceBatch) (*StoredFingerprint, error) {
+	<-ctx.Done()
+	return nil, &StoreError{Op: "create order", OrderID: b.OrderID, Transient: true, Err: ctx.Err()}
+}
+
+func (hanging) RecordConflict(context.Context, Conflict) error { return nil }
+
+// TestInvocationDeadlineSaysNothingOfTheStore: an attempt cut by the
+// invocation's own deadline (no AttemptTimeout) does not mark the store
+// down: other invocations are not held for it.
+func TestInvocationDeadlineSaysNothingOfTheStore(t *testing.T) {
+	h := &Health{ProbeInterval: 20 * time.Millisecond}
+	r := &Retrying{Store: hanging{}, Health: h}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := r.CreateOrder(ctx, testOrder("ORD-1")); err == nil {
+		t.Fatal("a store that never answers: no error")
+	}
+	if down, _ := h.Down(); down {
+		t.Error("the store is marked down after an attempt cut by the invocation's deadline")
+	}
+}
