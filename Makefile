@@ -129,10 +129,11 @@ bench: build
 fuzz:
 	./scripts/fuzz.sh $(FUZZTIME)
 
-## mutate: mutation testing (go-gremlins, pinned) of orders/, cosmos/ and handler/, one package
-##         at a time, one worker; prints each package's efficacy and fails under its floor.
-##         Not part of make test (about half an hour); docs/testing.md has the figures.
-##         More: make mutate MUTATE_PACKAGES=orders
+## mutate: mutation testing (go-gremlins, pinned) of idempotency/, internal/hostjson/, orders/,
+##         cosmos/ and handler/, one package at a time, one worker; prints each package's efficacy
+##         and fails under its floor; a mutant that hangs is reported TIMED OUT. Not part of
+##         make test (about an hour); docs/testing.md has the figures.
+##         More: make mutate MUTATE_PACKAGES="idempotency orders"
 mutate:
 	./scripts/mutate.sh $(MUTATE_PACKAGES)
 

@@ -30,10 +30,25 @@ func objectOf(n int) string {
 
 // TestProcessOrderBodyLimits: each limit and I-JSON rule of docs/contract.md §3,
 // through the real handler and Cosmos, just under (created) and just over
-// (parked as MalformedMessage naming the rule, nothing written).
+// (parked as MalformedMessage naming the rule, nothing written). "x" is a
+// member of the body's object: its value starts at level 2.
 func TestProcessOrderBodyLimits(t *testing.T) {
 	s := startServer(t, testEnv(t).Store, 0)
 	deep := func(levels int) string { return strings.Repeat("[", levels) + strings.Repeat("]", levels) }
+	objects := func(levels int) string {
+		return strings.Repeat(`{"a":`, levels-1) + "{}" + strings.Repeat("}", levels-1)
+	}
+	// mixed alternates objects and arrays, levels of them.
+	var mixed func(levels int) string
+	mixed = func(levels int) string {
+		switch {
+		case levels == 1:
+			return "[]"
+		case levels%2 == 0:
+			return `{"a":` + mixed(levels-1) + "}"
+		}
+		return "[" + mixed(levels-1) + "]"
+	}
 	str := func(n int) string { return `"` + strings.Repeat("a", n) + `"` }
 	values := func(n int) string { return "[" + strings.TrimSuffix(strings.Repeat("0,", n), ",") + "]" }
 	// The example order holds 18 values (objects, arrays, leaves); "x" adds an
@@ -44,6 +59,12 @@ func TestProcessOrderBodyLimits(t *testing.T) {
 	}{
 		{"depth 32", `"x":` + deep(orders.MaxDepth-1), ""},
 		{"depth 33", `"x":` + deep(orders.MaxDepth), "depth limit"},
+		// The depth limit holds for objects as for arrays.
+		{"depth 32, objects", `"x":` + objects(orders.MaxDepth-1), ""},
+		{"depth 33, objects", `"x":` + objects(orders.MaxDepth), "depth limit"},
+		{"depth 32, objects and arrays", `"x":` + mixed(orders.MaxDepth-1), ""},
+		{"depth 33, objects and arrays", `"x":` + mixed(orders.MaxDepth), "depth limit"},
+		{"depth 33, an object in arrays", `"x":` + strings.Repeat("[", orders.MaxDepth-1) + "{}" + strings.Repeat("]", orders.MaxDepth-1), "depth limit"},
 		{"1000 members", `"x":` + objectOf(orders.MaxMembers), ""},
 		{"1001 members", `"x":` + objectOf(orders.MaxMembers+1), "member limit"},
 		{"20000 members", `"x":` + objectOf(20_000), "member limit"},

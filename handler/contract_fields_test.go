@@ -59,7 +59,7 @@ func TestParkingEnvelopeFieldsOfAMismatch(t *testing.T) {
 	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK {
 		t.Fatalf("create: %d", a.Status)
 	}
-	stored := documentsOfType(partition(t, id), orders.TypeOrder)[0]
+	stored := storedOrder(t, id)
 	other := mismatchOf(body)
 	a := s.invoke(t, withSubject(t, hostInvocation(other, id, 2), "OrderPlaced"))
 	if a.Status != http.StatusOK {
@@ -197,7 +197,7 @@ func TestQuantityBoundary(t *testing.T) {
 			}
 			e := a.parked(t)
 			switch {
-			case tc.created && (e != nil || outcomeOf(a.Logs[0]) != "created"):
+			case tc.created && (e != nil || a.outcome() != "created"):
 				t.Errorf("quantity %d: parked %+v, logs %v; want created", tc.quantity, e, a.Logs)
 			case !tc.created && (e == nil || e.Reason != orders.ValidationFailed || !strings.Contains(e.Description, "lines[0].quantity")):
 				t.Errorf("quantity %d: parked %+v; want ValidationFailed naming lines[0].quantity", tc.quantity, e)

@@ -21,19 +21,25 @@ func orderWithArray(id string, k int) []byte {
 		`"unitPrice":"19.99"`, `"unitPrice":"19.99","x":[`+zeros+`]`, 1))
 }
 
-// eventSize is the OrderAccepted event of body as the host would send it.
-func eventSize(t *testing.T, body []byte, messageID string) int {
+// acceptedEvent is the OrderAccepted event of body as the processor checks
+// it against the budget and stores it (orders.AcceptanceBatch.Event).
+func acceptedEvent(t *testing.T, body []byte, messageID string) json.RawMessage {
 	t.Helper()
 	o, err := orders.ParseOrder(body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := o.AcceptedEvent(orders.Acceptance{MessageID: messageID, AcceptedAt: fixedNow()})
+	b, err := o.AcceptanceDocuments(orders.Acceptance{MessageID: messageID, AcceptedAt: fixedNow()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := json.Marshal(e)
-	n, err := hostjson.Size(raw)
+	return b.Event
+}
+
+// eventSize is the OrderAccepted event of body as the host would send it.
+func eventSize(t *testing.T, body []byte, messageID string) int {
+	t.Helper()
+	n, err := hostjson.Size(acceptedEvent(t, body, messageID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +74,7 @@ func TestOrderWhoseEventWouldNotFitIsRefused(t *testing.T) {
 			a := s.invoke(t, hostInvocation(body, tc.id, 1))
 			e := a.parked(t)
 			if tc.created {
-				if a.Status != http.StatusOK || e != nil || outcomeOf(a.Logs[0]) != "created" {
+				if a.Status != http.StatusOK || e != nil || a.outcome() != "created" {
 					t.Fatalf("status %d, %s", a.Status, describe(e))
 				}
 				return
@@ -94,11 +100,11 @@ func TestResendWhoseEventNoLongerFitsIsRefused(t *testing.T) {
 	wide := budgetServer(t, Config{})
 	narrow := budgetServer(t, Config{MaxMessageBytes: size + headerAllowance - 1})
 
-	if a := wide.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "created" {
+	if a := wide.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || a.outcome() != "created" {
 		t.Fatalf("first delivery: status %d, %v", a.Status, a.Logs)
 	}
 	before := partition(t, id)
-	if a := wide.invoke(t, hostInvocation(body, id, 2)); a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "duplicate" {
+	if a := wide.invoke(t, hostInvocation(body, id, 2)); a.Status != http.StatusOK || a.outcome() != "duplicate" {
 		t.Fatalf("resend within the limit: status %d, %v; want a duplicate", a.Status, a.Logs)
 	}
 	a := narrow.invoke(t, hostInvocation(body, id, 3))

@@ -36,6 +36,12 @@ type outageBench struct {
 // been serving before the outage.
 func startOutageBench(t *testing.T, f cosmostest.Fault, warm bool) *outageBench {
 	t.Helper()
+	return startOutageBenchWith(t, f, warm, testHold, testBatchDeadline)
+}
+
+// startOutageBenchWith is startOutageBench with the invocations' deadlines.
+func startOutageBenchWith(t *testing.T, f cosmostest.Fault, warm bool, messageDeadline, batchDeadline time.Duration) *outageBench {
+	t.Helper()
 	env := testEnv(t)
 	proxy, err := cosmostest.StartOutageProxy(env.Endpoint)
 	if err != nil {
@@ -50,7 +56,7 @@ func startOutageBench(t *testing.T, f cosmostest.Fault, warm bool) *outageBench 
 	b := &outageBench{proxy: proxy, health: health, testServer: startServerWith(t, Config{
 		Processor: &orders.Processor{Store: &orders.Retrying{Store: store, Health: health, AttemptTimeout: testAttempt,
 			Backoff: orders.Backoff{Initial: testProbe / 10, Max: testProbe}}},
-		MessageDeadline: testHold, BatchDeadline: testBatchDeadline, Health: health, AuthAlarmAfter: 500 * time.Millisecond,
+		MessageDeadline: messageDeadline, BatchDeadline: batchDeadline, Health: health, AuthAlarmAfter: 500 * time.Millisecond,
 	})}
 	if warm {
 		id, body := uniqueOrder(t)
@@ -111,7 +117,7 @@ func TestOutageLongerThanNineImmediateRedeliveries(t *testing.T) {
 				r := <-results
 				// "duplicate" is right too: an attempt whose answer was cut
 				// by its timeout may have written the order.
-				if o := outcomeOf(r.a.Logs[0]); r.err != nil || r.deliveries > 10 || r.a.parked(t) != nil || o != "created" && o != "duplicate" {
+				if o := r.a.outcome(); r.err != nil || r.deliveries > 10 || r.a.parked(t) != nil || o != "created" && o != "duplicate" {
 					t.Errorf("order %s: delivery %d, answer %+v, err %v: want created, nothing parked or dead-lettered", r.id, r.deliveries, r.a, r.err)
 					continue
 				}
@@ -180,7 +186,7 @@ func TestHandlerStartedDuringAnOutage(t *testing.T) {
 			b.proxy.Set(cosmostest.Up)
 			a := b.invoke(t, hostInvocation(body, id, 2))
 			took := time.Since(back)
-			if a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "created" {
+			if a.Status != http.StatusOK || a.outcome() != "created" {
 				t.Fatalf("delivery 2 after Cosmos DB came back: status %d, %v", a.Status, a.Logs)
 			}
 			t.Logf("started during an outage (%s): first order created %s after Cosmos DB answered", tc.name, took.Round(time.Millisecond))
@@ -236,11 +242,11 @@ func TestBatchAgainstACosmosThatNeverAnswers(t *testing.T) {
 	b.proxy.Set(cosmostest.Up)
 	text := func(q Requeued) []byte { return []byte(hostOutputText(t, map[string]Requeued{requeueKey: q})) }
 	a = b.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{text(requeued[0]), "sb-1", 1, ""}}))
-	if a.Status != http.StatusOK || strings.Join(a.outcomes(), " ") != "created" || !strings.Contains(a.Logs[0], "(delivery 3)") {
+	if a.Status != http.StatusOK || strings.Join(a.outcomes(), " ") != "created" || !strings.Contains(a.firstLog(), "(delivery 3)") {
 		t.Fatalf("given back to the batch function: status %d, %v", a.Status, a.Logs)
 	}
 	a = b.invoke(t, hostInvocation(text(requeued[1]), "sb-2", 1))
-	if a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "created" || !strings.Contains(a.Logs[0], "(delivery 2)") {
+	if a.Status != http.StatusOK || a.outcome() != "created" || !strings.Contains(a.firstLog(), "(delivery 2)") {
 		t.Fatalf("given back to ProcessOrder: status %d, %v", a.Status, a.Logs)
 	}
 	for _, i := range []int{1, 2} {

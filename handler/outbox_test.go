@@ -19,7 +19,7 @@ func mismatchOf(body []byte) []byte {
 func TestNewOrderWritesOrderAndOutboxEventInOneBatch(t *testing.T) {
 	s := startServer(t, testStore(t), 0)
 	id, body := uniqueOrder(t)
-	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "created" {
+	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || a.outcome() != "created" {
 		t.Fatalf("new order: status %d, logs %v", a.Status, a.Logs)
 	}
 	docs := partition(t, id)
@@ -77,7 +77,7 @@ func TestRedeliveryAndMismatchWriteNothingNew(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a := s.invoke(t, hostInvocation(tc.body, id, tc.delivery))
-			if a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != tc.outcome {
+			if a.Status != http.StatusOK || a.outcome() != tc.outcome {
 				t.Fatalf("status %d, logs %v, want %s", a.Status, a.Logs, tc.outcome)
 			}
 			after := docsOf(t, id)
@@ -156,7 +156,7 @@ func TestRoundTripsPerOutcome(t *testing.T) {
 	for _, st := range steps {
 		n := requests.count()
 		a := s.invoke(t, st.request)
-		if a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != st.outcome {
+		if a.Status != http.StatusOK || a.outcome() != st.outcome {
 			t.Fatalf("%s: status %d, logs %v", st.name, a.Status, a.Logs)
 		}
 		sent := requests.since(n)

@@ -45,6 +45,31 @@ func (a answer) parked(t *testing.T) *ParkingEnvelope {
 	return &e
 }
 
+// firstLog is the invocation's first log line, "" when it logged none: a
+// check that reads it fails and says so, where indexing Logs would abort the
+// whole test binary and hide every later test's result.
+func (a answer) firstLog() string {
+	if len(a.Logs) == 0 {
+		return ""
+	}
+	return a.Logs[0]
+}
+
+// outcome is the outcome of the invocation's first log line ("created",
+// "duplicate"…), "" when it logged none.
+func (a answer) outcome() string { return outcomeOf(a.firstLog()) }
+
+// storedOrder is the order document of orderID's partition; the test fails
+// unless there is exactly one.
+func storedOrder(t *testing.T, orderID string) map[string]any {
+	t.Helper()
+	docs := documentsOfType(partition(t, orderID), orders.TypeOrder)
+	if len(docs) != 1 {
+		t.Fatalf("partition %s holds %d orders, want 1", orderID, len(docs))
+	}
+	return docs[0]
+}
+
 type testServer struct {
 	url  string
 	logs *orderstest.Buffer
@@ -185,8 +210,8 @@ func TestProcessOrderCreatedThenDuplicates(t *testing.T) {
 	if a.Status != http.StatusOK || a.parked(t) != nil {
 		t.Fatalf("new order: status %d, parked %+v", a.Status, a.parked(t))
 	}
-	if !strings.Contains(a.Logs[0], "created "+id) {
-		t.Errorf("log line %q does not say created", a.Logs[0])
+	if !strings.Contains(a.firstLog(), "created "+id) {
+		t.Errorf("log line %q does not say created", a.firstLog())
 	}
 	stored := documentsOfType(partition(t, id), orders.TypeOrder)
 	if len(stored) != 1 {
@@ -201,14 +226,14 @@ func TestProcessOrderCreatedThenDuplicates(t *testing.T) {
 
 	t.Run("same body, DeliveryCount 2", func(t *testing.T) {
 		a := s.invoke(t, hostInvocation(body, id, 2))
-		if a.Status != http.StatusOK || a.parked(t) != nil || !strings.Contains(a.Logs[0], "duplicate") {
+		if a.Status != http.StatusOK || a.parked(t) != nil || !strings.Contains(a.firstLog(), "duplicate") {
 			t.Fatalf("status %d, parked %+v, logs %v", a.Status, a.parked(t), a.Logs)
 		}
 	})
 	t.Run("only meta changed", func(t *testing.T) {
 		b := bytes.Replace(body, []byte(`"producer":"web-shop"`), []byte(`"producer":"retry-job","attempt":4`), 1)
 		a := s.invoke(t, hostInvocation(b, id, 1))
-		if a.Status != http.StatusOK || a.parked(t) != nil || !strings.Contains(a.Logs[0], "duplicate") {
+		if a.Status != http.StatusOK || a.parked(t) != nil || !strings.Contains(a.firstLog(), "duplicate") {
 			t.Fatalf("status %d, parked %+v, logs %v", a.Status, a.parked(t), a.Logs)
 		}
 	})
@@ -226,7 +251,7 @@ func TestProcessOrderMismatchIsParkedAndStoredOrderUntouched(t *testing.T) {
 	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK {
 		t.Fatalf("create: %d", a.Status)
 	}
-	before := documentsOfType(partition(t, id), orders.TypeOrder)[0]
+	before := storedOrder(t, id)
 
 	other := bytes.Replace(body, []byte(`"quantity":1,"unitPrice":"5.00"`), []byte(`"quantity":2,"unitPrice":"5.00"`), 1)
 	other = bytes.Replace(other, []byte(`"44.98"`), []byte(`"49.98"`), 1)
@@ -347,7 +372,7 @@ func TestProcessOrderConcurrentDeliveriesOfOneNewOrder(t *testing.T) {
 		if a.parked(t) != nil {
 			t.Errorf("parked: %+v", a.parked(t))
 		}
-		outcomes[strings.Fields(a.Logs[0])[1]]++
+		outcomes[a.outcome()]++
 	}
 	if outcomes["created"] != 1 || outcomes["duplicate"] != n-1 {
 		t.Errorf("outcomes = %v, want 1 created and %d duplicate", outcomes, n-1)

@@ -51,7 +51,7 @@ func TestOrderStatusChangedAppliesOnlyNewerVersions(t *testing.T) {
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			a := s.invoke(t, statusInvocation(t, id, st.status, st.version, st.delivery))
-			if a.Status != http.StatusOK || a.parked(t) != nil || outcomeOf(a.Logs[0]) != st.outcome {
+			if a.Status != http.StatusOK || a.parked(t) != nil || a.outcome() != st.outcome {
 				t.Fatalf("status %d, parked %v, logs %v; want %s", a.Status, a.parked(t) != nil, a.Logs, st.outcome)
 			}
 			got := storedStatus(t, id)
@@ -89,10 +89,10 @@ func TestOrderStatusChangedAppliesOnlyNewerVersions(t *testing.T) {
 func TestOrderStatusChangedBeforeTheOrder(t *testing.T) {
 	s := startServer(t, testStore(t), 0)
 	id, body := uniqueOrder(t)
-	if a := s.invoke(t, statusInvocation(t, id, "Paid", 1, 1)); a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "applied" {
+	if a := s.invoke(t, statusInvocation(t, id, "Paid", 1, 1)); a.Status != http.StatusOK || a.outcome() != "applied" {
 		t.Fatalf("status first: %d %v", a.Status, a.Logs)
 	}
-	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "created" {
+	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || a.outcome() != "created" {
 		t.Fatalf("order after its status: %d %v", a.Status, a.Logs)
 	}
 	docs := partition(t, id)
@@ -168,7 +168,7 @@ func TestConcurrentStatusChangesEndAtHighestVersion(t *testing.T) {
 					return
 				}
 				if a.Status == http.StatusOK {
-					outcomes[i] = outcomeOf(a.Logs[0])
+					outcomes[i] = a.outcome()
 					return
 				}
 			}
@@ -210,14 +210,14 @@ func TestMessageTypeFromLabelAlone(t *testing.T) {
 	_ = json.Unmarshal(statusInvocation(t, id, "Paid", 1, 1), &inv)
 	delete(inv["Metadata"], "Subject")
 	single, _ := json.Marshal(inv)
-	if a := s.invoke(t, single); a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "applied" {
+	if a := s.invoke(t, single); a.Status != http.StatusOK || a.outcome() != "applied" {
 		t.Fatalf("single message with Label only: %d %v", a.Status, a.Logs)
 	}
 
 	_ = json.Unmarshal(hostBatch([]batchMessage{{statusBody(id, "Shipped", 2), id + ":status:2", 1, "OrderStatusChanged"}}), &inv)
 	delete(inv["Metadata"], "SubjectArray")
 	batch, _ := json.Marshal(inv)
-	if a := s.invokeFunction(t, FunctionProcessOrderBatch, batch); a.Status != http.StatusOK || !strings.Contains(a.Logs[0], "applied") {
+	if a := s.invokeFunction(t, FunctionProcessOrderBatch, batch); a.Status != http.StatusOK || !strings.Contains(a.firstLog(), "applied") {
 		t.Fatalf("batch with LabelArray only: %d %v", a.Status, a.Logs)
 	}
 	if got := storedStatus(t, id); got["version"] != float64(2) {

@@ -39,7 +39,7 @@ const notFoundBody = `{"code":"NotFound","message":"Entity with the specified id
 func TestDuplicateWhoseFingerprintReadMissesAtFirst(t *testing.T) {
 	s, tr := transportServer(t)
 	id, body := uniqueOrder(t)
-	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "created" {
+	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || a.outcome() != "created" {
 		t.Fatalf("create: %d %v", a.Status, a.Logs)
 	}
 	var mu sync.Mutex
@@ -54,7 +54,7 @@ func TestDuplicateWhoseFingerprintReadMissesAtFirst(t *testing.T) {
 		return nil
 	})
 	a := s.invoke(t, hostInvocation(body, id, 2))
-	if a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "duplicate" {
+	if a.Status != http.StatusOK || a.outcome() != "duplicate" {
 		t.Fatalf("status %d, logs %v: a read that missed once must be retried", a.Status, a.Logs)
 	}
 	reads := tr.Exchanges("READ")
@@ -84,7 +84,7 @@ func TestStatusReplaceThatLosesARaceReadsAgain(t *testing.T) {
 	s, tr := transportServer(t)
 	other := testEnv(t).Store
 	id, _ := uniqueOrder(t)
-	if a := s.invoke(t, statusInvocation(t, id, "Placed", 1, 1)); a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "applied" {
+	if a := s.invoke(t, statusInvocation(t, id, "Placed", 1, 1)); a.Status != http.StatusOK || a.outcome() != "applied" {
 		t.Fatalf("first status: %d %v", a.Status, a.Logs)
 	}
 	competitor := competeBeforeFirstReplace(tr, other, id, "Paid", 2)
@@ -92,7 +92,7 @@ func TestStatusReplaceThatLosesARaceReadsAgain(t *testing.T) {
 	if err := competitor(); err != nil {
 		t.Fatalf("competing writer: %v", err)
 	}
-	if a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "applied" {
+	if a.Status != http.StatusOK || a.outcome() != "applied" {
 		t.Fatalf("status %d, logs %v: a lost race must be read again, not given back", a.Status, a.Logs)
 	}
 	if logs := s.logsOf(a); !strings.Contains(logs, `"attempts":2`) || !strings.Contains(logs, `"storedVersion":2`) {
@@ -109,7 +109,7 @@ func TestStatusReplaceThatLosesARaceReadsAgain(t *testing.T) {
 		if err := competitor(); err != nil {
 			t.Fatalf("competing writer: %v", err)
 		}
-		if a.Status != http.StatusOK || outcomeOf(a.Logs[0]) != "stale" {
+		if a.Status != http.StatusOK || a.outcome() != "stale" {
 			t.Fatalf("status %d, logs %v", a.Status, a.Logs)
 		}
 		if got := storedStatus(t, id); got["status"] != "Delivered" || got["version"] != float64(9) {

@@ -44,7 +44,10 @@ func TestAcceptanceDocuments(t *testing.T) {
 	if strings.Join(got, ",") != strings.Join(want, ",") || p["messageId"] != "MSG-1" || p["total"] != "44.98" {
 		t.Errorf("payload = %v (members %v, want %v: no meta, no unknown members)", p, got, want)
 	}
-	again, _ := o.AcceptanceDocuments(Acceptance{MessageID: "MSG-1", AcceptedAt: at})
+	again, err := o.AcceptanceDocuments(Acceptance{MessageID: "MSG-1", AcceptedAt: at})
+	if err != nil || len(again.Documents) != 2 {
+		t.Fatalf("the same acceptance again: %+v, %v", again, err)
+	}
 	if string(again.Documents[1].Body) != string(docs[1].Body) || string(again.Event) != string(b.Event) {
 		t.Error("the event document is not deterministic")
 	}
@@ -67,8 +70,8 @@ func TestAcceptanceEventIsThePublishedEvent(t *testing.T) {
 			}
 			a := Acceptance{MessageID: "MSG-1", AcceptedAt: time.Date(2026, 11, 29, 10, 0, 2, 120000000, time.UTC)}
 			b, err := o.AcceptanceDocuments(a)
-			if err != nil {
-				t.Fatal(err)
+			if err != nil || len(b.Documents) != 2 {
+				t.Fatalf("acceptance: %+v, %v; want the order and its event", b, err)
 			}
 			e, err := PublishableEvent(b.Documents[1].Body)
 			if err != nil || e == nil {
@@ -93,8 +96,14 @@ func TestAcceptanceEventIsThePublishedEvent(t *testing.T) {
 }
 
 func TestPublishableEvent(t *testing.T) {
-	o, _ := ParseOrder([]byte(exampleBody))
-	b, _ := o.AcceptanceDocuments(Acceptance{MessageID: "MSG-1", AcceptedAt: time.Now()})
+	o, err := ParseOrder([]byte(exampleBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := o.AcceptanceDocuments(Acceptance{MessageID: "MSG-1", AcceptedAt: time.Now()})
+	if err != nil || len(b.Documents) != 2 {
+		t.Fatalf("acceptance: %+v, %v; want the order and its event", b, err)
+	}
 	docs := b.Documents
 	stored := strings.Replace(string(docs[1].Body), `{`, `{"_etag":"\"0f00\"","_rid":"x==","_ts":1796033202,"_lsn":5,`, 1)
 

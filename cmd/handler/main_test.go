@@ -55,17 +55,24 @@ func TestLoadConfigNamesTheBadSetting(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			unsetConfig(t)
-			t.Setenv("COSMOS_ENDPOINT", "https://acct.documents.azure.com:443/")
-			for k, v := range tc.env {
-				t.Setenv(k, v)
-			}
-			_, err := loadConfig()
+			_, err := loadConfigWith(t, tc.env)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want one naming %s", err, tc.want)
 			}
 		})
 	}
+}
+
+// loadConfigWith loads the configuration of the settings in env over the
+// defaults, with an Azure endpoint unless env gives one.
+func loadConfigWith(t *testing.T, env map[string]string) (config, error) {
+	t.Helper()
+	unsetConfig(t)
+	t.Setenv("COSMOS_ENDPOINT", "https://acct.documents.azure.com:443/")
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	return loadConfig()
 }
 
 // unsetConfig clears every setting for the test, so defaults apply even

@@ -245,7 +245,7 @@ func TestAzureResubmitDryRunAndFailures(t *testing.T) {
 		q.failComplete = true
 		vars := withAzure(t, q, newFakeQueue(), snd)
 		code, out, _ := ctlEnv(t, vars, "parked", "resubmit", "--yes", "--output", "json")
-		if r := decodeResult(t, out); code != exitError || len(snd.sent) != 2 || r.Summary.Failed != 2 || !strings.Contains(r.Results[0].Detail, "still in the queue") {
+		if r := decodeResult(t, out); code != exitError || len(snd.sent) != 2 || r.Summary.Failed != 2 || len(r.Results) == 0 || !strings.Contains(r.Results[0].Detail, "still in the queue") {
 			t.Errorf("exit %d, sent %d, %+v", code, len(snd.sent), r)
 		}
 	})
@@ -341,8 +341,8 @@ func TestResubmissionReadsABodyKeptInCosmos(t *testing.T) {
 	body := []byte(`{"orderId":"ORD-9","pad":"` + strings.Repeat("x", 300_000) + `"}`)
 	pb := orders.NewParkedBody(body, "ORD-9", "m9", orders.RetryBudgetExhausted, time.Now())
 	raw, err := pb.Documents()
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || len(raw) == 0 {
+		t.Fatalf("parked body documents: %d, %v", len(raw), err)
 	}
 	p := Parked{OrderID: "ORD-9", Reason: "RetryBudgetExhausted", BodyRef: &bodyRef{ID: pb.ID(), PartitionKey: "ORD-9"}, BodySHA256: pb.SHA256}
 	msg, err := resubmission(context.Background(), p, &parkedBodies{store: fakePartition{"ORD-9": {raw[0]}}}, time.Now())
@@ -551,6 +551,9 @@ func TestAzureSettleNeverWalksPastALastDelivery(t *testing.T) {
 	}
 	// Receives stop at the last chosen message: 2 was passed once (on the
 	// way to 3), 4 after it never received.
+	if len(q.msgs) != 2 {
+		t.Fatalf("%d messages left in the queue, want 2 and 4", len(q.msgs))
+	}
 	if two, four := q.msgs[0], q.msgs[1]; seqOf(two) != 2 || two.DeliveryCount != 1 || seqOf(four) != 4 || four.DeliveryCount != 0 {
 		t.Errorf("deliveries counted: %d has %d (want 2 with 1), %d has %d (want 4 with 0)", seqOf(two), two.DeliveryCount, seqOf(four), four.DeliveryCount)
 	}

@@ -106,7 +106,7 @@ func TestEndToEndParkResubmitStore(t *testing.T) {
 	}
 	stream := filepath.Join(out, "send.jsonl")
 	code, resubmitted, errs := ctl(t, "parked", "resubmit", "--yes", "--local", out, "--stream", stream, "--output", "json")
-	if r := decodeResult(t, resubmitted); code != exitOK || r.Summary.Done != 1 || r.Results[0].OrderID != "ORD-E2E-C" {
+	if r := decodeResult(t, resubmitted); code != exitOK || r.Summary.Done != 1 || len(r.Results) != 1 || r.Results[0].OrderID != "ORD-E2E-C" {
 		t.Fatalf("resubmit: exit %d (%s), %+v", code, errs, r)
 	}
 

@@ -61,7 +61,7 @@ func TestLocalComplete(t *testing.T) {
 	before := strings.Join(listed(t, dir), ",")
 
 	code, out, _ := ctl(t, "parked", "complete", "--local", dir, "--dry-run", "--output", "json", "ORD-1")
-	if r := decodeResult(t, out); code != exitOK || r.Summary.Done != 1 || r.Results[0].Action != "would complete" || strings.Join(listed(t, dir), ",") != before {
+	if r := decodeResult(t, out); code != exitOK || r.Summary.Done != 1 || len(r.Results) != 1 || r.Results[0].Action != "would complete" || strings.Join(listed(t, dir), ",") != before {
 		t.Fatalf("dry run: exit %d, %+v, queue now %v", code, r, listed(t, dir))
 	}
 	declined := session{confirm: func(string) bool { return false }}
@@ -169,7 +169,7 @@ func TestLocalResubmitWhoseCompleteFails(t *testing.T) {
 	before := strings.Join(listed(t, dir), ",")
 	code, out, _ := ctl(t, "parked", "resubmit", "--yes", "--local", dir, "--stream", stream, "--output", "json")
 	r := decodeResult(t, out)
-	if code != exitError || r.Summary.Failed != 1 || r.Summary.Gone != 0 || !strings.Contains(r.Results[0].Detail, "still in the queue") {
+	if code != exitError || r.Summary.Failed != 1 || r.Summary.Gone != 0 || len(r.Results) == 0 || !strings.Contains(r.Results[0].Detail, "still in the queue") {
 		t.Errorf("exit %d, %+v", code, r)
 	}
 	if got := strings.Join(listed(t, dir), ","); got != before {

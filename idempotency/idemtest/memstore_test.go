@@ -9,7 +9,3 @@ import (
 func TestMemStore(t *testing.T) {
 	idemtest.TestStore(t, idemtest.Features{ReadOfMissingIsNotFound: true}, func(*testing.T) idemtest.Backend { return idemtest.NewMemStore() })
 }
-
-func TestServiceOnMemStore(t *testing.T) {
-	idemtest.TestService(t, func(*testing.T) idemtest.Backend { return idemtest.NewMemStore() })
-}

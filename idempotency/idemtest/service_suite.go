@@ -34,6 +34,7 @@ func TestService(t *testing.T, newStore func(t *testing.T) Backend) {
 		{"ConcurrentSameKeyRunsOnce", testConcurrentSameKey},
 		{"DeadWorkerAfterEffectIsTakenOver", testDeadAfterEffect},
 		{"DeadWorkerBeforeEffectIsTakenOver", testDeadBeforeEffect},
+		{"TakeOverStartsAFreshLease", testTakeOverStartsAFreshLease},
 		{"StaleCompletionIsFenced", testStaleCompletion},
 		{"ClientErrorIsStoredAndReplayed", testClientError},
 		{"TransientErrorReleasesKey", testTransientError},

@@ -28,6 +28,10 @@ const (
 	// account read through, as when an outage begins between a client's
 	// first account read and its first request.
 	ForbiddenData
+	// SilentOnce holds the next data-plane request without answering, as
+	// Silent, and lets every later one through (the fault becomes Up): one
+	// hung attempt among answered ones.
+	SilentOnce
 )
 
 // OutageProxy stands between a test's Store and Cosmos DB and can take the
@@ -40,6 +44,8 @@ type OutageProxy struct {
 	closed   chan struct{}
 	// Requests counts the requests that reached Cosmos DB.
 	Requests atomic.Int64
+	// Held counts the requests SilentOnce held.
+	Held atomic.Int64
 }
 
 // StartOutageProxy starts a proxy to upstream on a loopback port.
@@ -68,6 +74,14 @@ func StartOutageProxy(upstream string) (*OutageProxy, error) {
 			w.Header().Set("x-ms-substatus", "5301")
 			w.WriteHeader(http.StatusForbidden)
 			_, _ = w.Write([]byte(`{"code":"Forbidden","message":"Request blocked by Auth: the principal does not have the required RBAC permissions (test)"}`))
+		case SilentOnce:
+			if r.Method == http.MethodGet && r.URL.Path == "/" || !p.fault.CompareAndSwap(int32(SilentOnce), int32(Up)) {
+				p.Requests.Add(1)
+				rp.ServeHTTP(w, r)
+				return
+			}
+			p.Held.Add(1)
+			fallthrough
 		case Silent:
 			select {
 			case <-r.Context().Done():

@@ -33,8 +33,11 @@ func MaxSize(raw []byte) int {
 			}
 			continue
 		}
-		isNumberByte := c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' || (c >= '0' && c <= '9')
-		if isNumberByte && !inNumber {
+		isDigit := c >= '0' && c <= '9'
+		isNumberByte := isDigit || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+		// A number starts with '-' or a digit (the e of true and false is
+		// not one).
+		if isNumberByte && !inNumber && (isDigit || c == '-') {
 			n += numberAllowance
 		}
 		inNumber = isNumberByte

@@ -3,6 +3,7 @@ package orderstest_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -41,6 +42,9 @@ type rewritesEvent struct{ *orderstest.MemStore }
 func (s rewritesEvent) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
 	c := *b
 	c.Documents = slices.Clone(b.Documents)
+	if len(c.Documents) != 2 {
+		return nil, fmt.Errorf("rewritesEvent: %d documents, want the order and its event", len(c.Documents))
+	}
 	c.Documents[1].Body = bytes.Replace(c.Documents[1].Body, []byte(`"OrderAccepted"`), []byte(`"OrderCreated"`), 1)
 	return s.MemStore.CreateOrder(ctx, &c)
 }

@@ -86,12 +86,16 @@ func accept(t *testing.T, o *orders.Order) *orders.AcceptanceBatch {
 }
 
 // Batch builds what accepting o under a writes, as the processor does, for
-// tests that call [orders.Store.CreateOrder] themselves.
+// tests that call [orders.Store.CreateOrder] themselves: the order
+// (Documents[0]) and its event (Documents[1]), or the test fails.
 func Batch(t testing.TB, o *orders.Order, a orders.Acceptance) *orders.AcceptanceBatch {
 	t.Helper()
 	b, err := o.AcceptanceDocuments(a)
 	if err != nil {
 		t.Fatalf("acceptance documents of %s: %v", o.ID, err)
+	}
+	if len(b.Documents) != 2 {
+		t.Fatalf("acceptance documents of %s: %d documents, want the order and its event", o.ID, len(b.Documents))
 	}
 	return b
 }

@@ -128,7 +128,8 @@ func testConcurrentCreates(t *testing.T, s Backend, _ Features) {
 }
 
 // seed writes document i of o's acceptance batch alone (0 the order, 1 its
-// outbox event): states left by older versions or by a bug.
+// outbox event; accept checks that both are there): states left by older
+// versions or by a bug.
 func seed(t *testing.T, s Backend, o *orders.Order, i int) {
 	t.Helper()
 	if err := s.CreateDocument(context.Background(), o.ID, accept(t, o).Documents[i].Body); err != nil {

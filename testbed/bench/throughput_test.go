@@ -70,6 +70,10 @@ func TestVariantsAtLatency(t *testing.T) {
 		if ph.Errors != 0 || ph.Messages != 20 || ph.Requests.Item() != 20 {
 			t.Errorf("%s: %d messages, %d errors (first %v), requests %s", v.Name, ph.Messages, ph.Errors, ph.FirstErr, ph.Requests.Detail(ph.Messages))
 		}
+		if len(ph.Latencies) == 0 {
+			t.Errorf("%s: no latency measured", v.Name)
+			continue
+		}
 		if fastest := ph.Latencies[0]; fastest < latency {
 			t.Errorf("%s: an operation took %s, less than the %s latency", v.Name, fastest, latency)
 		}

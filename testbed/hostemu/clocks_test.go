@@ -65,6 +65,9 @@ func TestBatchLockIsNeverRenewed(t *testing.T) {
 	srv := httptestServer(t, sleepyHandler(map[string]time.Duration{"a": 3 * testLock}))
 	q := lockedQueue(msg("a"), msg("b"))
 	invs := runQueue(t, srv, batchFunction(), Options{MaxMessageBatchSize: 10, MaxAutoLockRenewalDuration: time.Minute}, q)
+	if len(invs) == 0 {
+		t.Fatal("no invocation")
+	}
 	first := invs[0]
 	if !first.OK() || len(first.Deliveries) != 2 {
 		t.Fatalf("first batch: ok=%v, %d messages (%s)", first.OK(), len(first.Deliveries), first.Failure)
@@ -123,7 +126,11 @@ func TestLockExpiryAtTheLastDeliveryDeadLetters(t *testing.T) {
 	q.Send(msg("late"))
 	invs := runQueue(t, srv, batchFunction(), Options{}, q)
 	if len(invs) != 1 || invs[0].Settlements[0] != DeadLettered {
-		t.Fatalf("invocations %d, settlement %v; want the expiry of the last delivery to dead-letter", len(invs), invs[0].Settlements)
+		var settlements [][]Settlement
+		for _, inv := range invs {
+			settlements = append(settlements, inv.Settlements)
+		}
+		t.Fatalf("invocations %d, settlements %v; want one, the expiry of the last delivery dead-lettering it", len(invs), settlements)
 	}
 	if dl := q.DeadLetters(); len(dl) != 1 || !strings.Contains(dl[0].Description, "lock expired") {
 		t.Errorf("dead letters %+v", dl)

@@ -46,6 +46,9 @@ func TestOutputOverTheSizeLimitFailsTheInvocationAfterTheAnswer(t *testing.T) {
 			}}
 			// One small message first: it goes out before the large one fails.
 			invs, q := runHost(t, answering(sized(20), sized(tc.size)), singleFunction(), opts, msg("M-1"))
+			if len(invs) == 0 {
+				t.Fatal("no invocation")
+			}
 			first := invs[0]
 			if tc.ok {
 				if !first.OK() || len(sent) != 2 || len(sent[1]) != tc.size || q.Counts().Completed != 1 {

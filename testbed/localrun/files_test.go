@@ -45,8 +45,11 @@ func TestOutFilesNumberMessagesAcrossResumedRuns(t *testing.T) {
 	}
 	// ordersctl completed message 2; 1 and 3 are still parked.
 	path := dir + "/orders-deadletter.jsonl"
-	b, _ := os.ReadFile(path)
+	b, err := os.ReadFile(path)
 	lines := strings.SplitAfter(string(b), "\n")
+	if err != nil || len(lines) < 3 {
+		t.Fatalf("%s: %d lines, %v; want the three parked messages", path, len(lines), err)
+	}
 	if err := os.WriteFile(path, []byte(lines[0]+lines[2]), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -55,6 +55,9 @@ var settings = {
 		p.Files = append(p.Files, f)
 	}
 	app := p.file("modules/app.bicep")
+	if app == nil || len(app.Vars) == 0 {
+		t.Fatal("modules/app.bicep: missing, or without a variable")
+	}
 	settings := app.Vars[0].Value
 	for key, want := range map[string]string{
 		"A": "idempotency-keys", // param <- module output <- resource .name <- variable

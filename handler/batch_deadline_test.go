@@ -1,0 +1,45 @@
+package handler
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
+)
+
+// TestEachFunctionRunsUnderItsOwnDeadline: a ProcessOrderBatch invocation
+// answers by BATCH_DEADLINE, which stays below the queue's one-minute lock
+// that is never renewed for a batch, not by the single-message
+// MESSAGE_DEADLINE (minutes, under a renewed lock); and a ProcessOrder
+// invocation holds for its own deadline, not the batch's. Against a Cosmos
+// DB that never answers, through the production wiring (the outage bench:
+// a Retrying store with one Health), with the two deadlines far apart.
+func TestEachFunctionRunsUnderItsOwnDeadline(t *testing.T) {
+	const messageDeadline, batchDeadline = 4 * time.Second, 600 * time.Millisecond
+	b := startOutageBenchWith(t, cosmostest.Silent, true, messageDeadline, batchDeadline)
+
+	ids, bodies := [2]string{}, [2][]byte{}
+	for i := range ids {
+		ids[i], bodies[i] = uniqueOrder(t)
+	}
+	start := time.Now()
+	a := b.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{bodies[0], ids[0], 1, ""}, {bodies[1], ids[1], 2, ""}}))
+	took := time.Since(start)
+	if a.Status != http.StatusServiceUnavailable {
+		t.Fatalf("batch: status %d after %s, want 503", a.Status, took)
+	}
+	if took < batchDeadline || took > messageDeadline/2 {
+		t.Errorf("batch answered after %s, want just after BATCH_DEADLINE %s (MESSAGE_DEADLINE is %s)", took, batchDeadline, messageDeadline)
+	}
+
+	start = time.Now()
+	a = b.invoke(t, hostInvocation(bodies[0], ids[0], 2))
+	took = time.Since(start)
+	if a.Status != http.StatusServiceUnavailable {
+		t.Fatalf("single message: status %d after %s, want 503", a.Status, took)
+	}
+	if took < messageDeadline || took > messageDeadline+3*time.Second {
+		t.Errorf("single message answered after %s, want just after MESSAGE_DEADLINE %s (BATCH_DEADLINE is %s)", took, messageDeadline, batchDeadline)
+	}
+}
