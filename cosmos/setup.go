@@ -2,7 +2,6 @@ package cosmos
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -40,24 +39,4 @@ func (s *Store) CreateContainers(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// DeleteDatabase removes the Store's database; tests use it to clean up.
-func (s *Store) DeleteDatabase(ctx context.Context) error {
-	db, err := s.conn.Load().client.NewDatabase(s.database)
-	if err != nil {
-		return err
-	}
-	if _, err := db.Delete(ctx, nil); err != nil && statusOf(err) != http.StatusNotFound {
-		return fmt.Errorf("delete database %s: %w", s.database, err)
-	}
-	return nil
-}
-
-// Documents returns every document of a type (order, conflict, outboxEvent…)
-// across partitions. For tests and local checks, not for the hot path.
-func (s *Store) Documents(ctx context.Context, docType string) ([]json.RawMessage, error) {
-	q := "SELECT * FROM c WHERE c.type = @t"
-	opts := &azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@t", Value: docType}}}
-	return s.query(ctx, q, azcosmos.NewPartitionKey(), opts)
 }

@@ -83,11 +83,11 @@ func TestEndToEndParkResubmitStore(t *testing.T) {
 		producerMessage(t, orderBody("ORD-E2E-B", "2.00")), producerMessage(t, orderBody("ORD-E2E-B", "2.50"))})
 	first.Outages = []chaos.Outage{{Kind: chaos.Unreachable, After: 0, For: 2500 * time.Millisecond}}
 	rep := deliver(first)
-	store, err := cosmosStore(env.Endpoint, env.Key, rep.Database)
+	store, err := cosmostest.OpenDatabase(cosmos.Options{Endpoint: env.Endpoint, Key: env.Key}, rep.Database, "orders")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = store.DeleteDatabase(context.WithoutCancel(context.Background())) })
+	t.Cleanup(func() { _ = store.Delete(context.WithoutCancel(context.Background())) })
 	if rep.ExhaustedParked != 1 || rep.MismatchesParked != 1 {
 		var b bytes.Buffer
 		rep.Print(&b)
@@ -153,8 +153,4 @@ func TestEndToEndParkResubmitStore(t *testing.T) {
 	if code, listing, _ := ctl(t, "parked", "list", "--local", out, "--output", "json"); code != exitOK || strings.TrimSpace(listing) != "[]" {
 		t.Errorf("left parked: %s", listing)
 	}
-}
-
-func cosmosStore(endpoint, key, database string) (*cosmos.Store, error) {
-	return cosmos.Open(cosmos.Options{Endpoint: endpoint, Key: key}, database, "orders")
 }
