@@ -18,8 +18,8 @@ const LeaseContainer = "leases"
 // CreateContainers creates the database, the orders container (partition key
 // /orderId, TTL on with no default expiry, so only records that carry a ttl
 // expire) and the lease container, where they do not exist. It is for
-// emulators and tests: in Azure, Bicep creates them and the handler's
-// data-plane role could not.
+// emulators (cmd/cosmos-setup): in Azure, Bicep creates them and the
+// handler's data-plane role could not.
 func (s *Store) CreateContainers(ctx context.Context) error {
 	if _, err := s.conn.Load().client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: s.database}, nil); err != nil && statusOf(err) != http.StatusConflict {
 		return fmt.Errorf("create database %s: %w", s.database, err)

@@ -30,7 +30,7 @@ type Env struct {
 	Container string
 	Store     *cosmos.Store
 	// Keys is the idempotency key store, in container cosmos.KeyContainer.
-	Keys *cosmos.KeyStore
+	Keys Keys
 	// DB reads and deletes the database beside Store.
 	DB *Database
 	// LocalEmulator is true when the endpoint is the local emulator, whose
@@ -64,7 +64,7 @@ func Start(name string) (*Env, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	e.Keys = store.KeyStore(cosmos.KeyContainer)
+	e.Keys = e.DB.Keys(store.KeyStore(cosmos.KeyContainer), cosmos.KeyContainer)
 	err = store.CreateContainers(ctx)
 	if err == nil {
 		err = e.Keys.CreateContainer(ctx)
