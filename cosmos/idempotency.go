@@ -145,8 +145,8 @@ func etagOf(resp azcosmos.ItemResponse) string {
 // CreateContainer creates the key container (partition key /id, TTL on with
 // no default: every record carries its own ttl, nothing indexed: a record
 // is only ever read by its id, as Bicep creates it) where it does not exist;
-// the database must exist (Store.CreateContainers). For emulators and
-// tests, as CreateContainers.
+// the database must exist (Store.CreateContainers). For emulators
+// (cmd/cosmos-setup), as CreateContainers.
 func (k *KeyStore) CreateContainer(ctx context.Context) error {
 	db, err := k.store.conn.Load().client.NewDatabase(k.store.database)
 	if err != nil {
@@ -161,25 +161,4 @@ func (k *KeyStore) CreateContainer(ctx context.Context) error {
 		return fmt.Errorf("create container %s/%s: %w", k.store.database, k.containerID, err)
 	}
 	return nil
-}
-
-// Document returns the stored JSON of id, nil when there is none. For
-// tests and checks.
-func (k *KeyStore) Document(ctx context.Context, id string) (json.RawMessage, error) {
-	doc, err := pointRead(k.store.loopback, func() (azcosmos.ItemResponse, error) {
-		return k.do(ctx, func(cc *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
-			return cc.ReadItem(ctx, azcosmos.NewPartitionKeyString(id), id, nil)
-		})
-	}, func() ([]json.RawMessage, error) {
-		cc, err := k.store.conn.Load().client.NewContainer(k.store.database, k.containerID)
-		if err != nil {
-			return nil, err
-		}
-		opts := &azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@id", Value: id}}}
-		return queryItems(ctx, cc, "SELECT * FROM c WHERE c.id = @id", azcosmos.NewPartitionKeyString(id), opts)
-	})
-	if err != nil {
-		return nil, classify("read idempotency key", id, err)
-	}
-	return doc, nil
 }

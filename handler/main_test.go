@@ -44,5 +44,5 @@ func testStore(t testing.TB) readableStore {
 	if testing.Short() {
 		return memStore
 	}
-	return cosmosDB.Env(t).Store
+	return cosmosDB.Env(t).Readable()
 }

@@ -29,7 +29,7 @@ func TestHTTPAPIRoundTrips(t *testing.T) {
 	keys := store.KeyStore(cosmos.KeyContainer)
 	warmUp(t, keys)
 	d := &api{testServer: startServerWith(t, Config{Processor: &orders.Processor{Store: store},
-		Idempotency: &idempotency.Service{Store: keys}, Orders: store}), keys: keys, store: store}
+		Idempotency: &idempotency.Service{Store: keys}, Orders: store}), keys: env.DB.Keys(keys, cosmos.KeyContainer), store: cosmostest.Readable{Store: store, Database: env.DB}}
 	id, body := uniqueOrder(t)
 	key := "round-trips-" + id
 

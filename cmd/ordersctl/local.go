@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,9 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
+
+	"github.com/ordersink/orders-consumer/internal/localqueue"
 )
 
 // queues is where parked messages live: Azure Service Bus, or the files of
@@ -54,9 +53,10 @@ type messageSender interface {
 	SendMessage(ctx context.Context, m *azservicebus.Message, o *azservicebus.SendMessageOptions) error
 }
 
-// localQueues are the files testbed/localrun writes under .local/hostemu:
-// <parking queue>.jsonl, one line per envelope the parking output sent, and
-// orders.deadletter.jsonl, the broker's dead letters. Nothing receives from
+// localQueues are the files testbed/localrun writes under .local/hostemu
+// (their format is internal/localqueue's): <parking queue>.jsonl, one line
+// per envelope the parking output sent, and orders.deadletter.jsonl, the
+// broker's dead letters. Nothing receives from
 // the local parking queue, so it has no dead letters: the parked-deadletter
 // queue is always empty here. Messages sent to
 // orders are appended to a stream file that `hostemu -stream FILE -resume`
@@ -68,48 +68,37 @@ type localQueues struct {
 
 func (l *localQueues) file(queue string) string {
 	if queue == deadLetterQueue {
-		return filepath.Join(l.dir, "orders.deadletter.jsonl")
+		return filepath.Join(l.dir, localqueue.DeadLetterFile("orders"))
 	}
-	return filepath.Join(l.dir, l.parkingQueue+".jsonl")
-}
-
-// localLine is one line of either file.
-type localLine struct {
-	SequenceNumber int64 `json:"sequenceNumber"`
-	// the parking output's line: the envelope as the message's text
-	Body string `json:"body"`
-	// the dead-letter file's line: the original message
-	MessageID     string `json:"messageId"`
-	DeliveryCount int    `json:"deliveryCount"`
-	Reason        string `json:"deadLetterReason"`
-	Description   string `json:"deadLetterErrorDescription"`
-	Subject       string `json:"subject"`
-	BodyBase64    string `json:"bodyBase64"`
+	return filepath.Join(l.dir, localqueue.OutputFile(l.parkingQueue))
 }
 
 // parse reads line n of a queue's file; files of older runs have no
 // sequence numbers, and then a line's number is its position (Settle
 // writes it into the lines it keeps, so it stays the message's).
 func (l *localQueues) parse(queue string, n int, b []byte) (Parked, error) {
-	var line localLine
+	number := func(seq int64) int64 {
+		if seq == 0 {
+			return int64(n)
+		}
+		return seq
+	}
+	if queue == parkingQueue {
+		var line localqueue.Sent
+		if err := json.Unmarshal(b, &line); err != nil {
+			return Parked{}, err
+		}
+		return fromEnvelope(number(line.SequenceNumber), "", []byte(line.Body)), nil
+	}
+	var line localqueue.DeadLetter
 	if err := json.Unmarshal(b, &line); err != nil {
 		return Parked{}, err
 	}
-	seq := line.SequenceNumber
-	if seq == 0 {
-		seq = int64(n)
+	body, err := line.DecodeBody()
+	if err != nil {
+		return Parked{}, err
 	}
-	if queue == parkingQueue {
-		return fromEnvelope(seq, "", []byte(line.Body)), nil
-	}
-	body := []byte(line.Body)
-	if line.BodyBase64 != "" {
-		var err error
-		if body, err = base64.StdEncoding.DecodeString(line.BodyBase64); err != nil {
-			return Parked{}, fmt.Errorf("bodyBase64: %w", err)
-		}
-	}
-	return fromDeadLetter(seq, line.MessageID, line.DeliveryCount, line.Reason, line.Description, line.Subject, body), nil
+	return fromDeadLetter(number(line.SequenceNumber), line.MessageID, line.DeliveryCount, line.Reason, line.Description, line.Subject, body), nil
 }
 
 // noLocalQueuesError is a local listing without the emulator's folder: most
@@ -127,7 +116,7 @@ func (l *localQueues) List(context.Context) ([]Parked, error) {
 	}
 	var out []Parked
 	for _, queue := range []string{parkingQueue, deadLetterQueue} {
-		lines, err := readLines(l.file(queue))
+		lines, err := localqueue.ReadLines(l.file(queue))
 		if err != nil {
 			return nil, err
 		}
@@ -155,7 +144,7 @@ func (l *localQueues) Settle(ctx context.Context, queue string, chosen map[int64
 	for seq := range chosen {
 		last = max(last, seq)
 	}
-	lines, err := readLines(path)
+	lines, err := localqueue.ReadLines(path)
 	if err != nil {
 		return nil, err
 	}
@@ -233,62 +222,15 @@ func (l *localQueues) Close(context.Context) {}
 // Cut is nil: the local files are read whole.
 func (l *localQueues) Cut() []string { return nil }
 
-// readLines returns a file's lines; a file that does not exist is an empty
-// queue.
-func readLines(path string) ([][]byte, error) {
-	file, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	var out [][]byte
-	sc := bufio.NewScanner(file)
-	sc.Buffer(make([]byte, 64*1024), 8<<20) // an envelope holds a body of up to 256 KB, escaped
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) > 0 {
-			out = append(out, bytes.Clone(sc.Bytes()))
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return out, nil
-}
-
 // streamFile is the local orders queue: each message sent is appended as a
-// line of the stream format hostemu -stream reads (testbed/orderstream),
-// its body as text so its bytes, and so its MessageId, survive exactly.
+// line of the stream format hostemu -stream reads (internal/localqueue),
+// its body so its bytes, and so its MessageId, survive exactly.
 type streamFile string
 
 func (s streamFile) SendMessage(_ context.Context, msg *azservicebus.Message, _ *azservicebus.SendMessageOptions) error {
-	rec := struct {
-		MessageID   string  `json:"messageId"`
-		ContentType string  `json:"contentType,omitempty"`
-		Subject     string  `json:"subject,omitempty"`
-		BodyText    *string `json:"bodyText,omitempty"`
-		BodyBase64  string  `json:"bodyBase64,omitempty"`
-	}{MessageID: deref(msg.MessageID), ContentType: deref(msg.ContentType), Subject: deref(msg.Subject)}
-	if text := string(msg.Body); utf8.ValidString(text) {
-		rec.BodyText = &text
-	} else {
-		rec.BodyBase64 = base64.StdEncoding.EncodeToString(msg.Body)
-	}
-	line, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	f, err := os.OpenFile(string(s), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	rec := &localqueue.Record{MessageID: deref(msg.MessageID), ContentType: deref(msg.ContentType), Subject: deref(msg.Subject)}
+	rec.SetBody(msg.Body)
+	return localqueue.AppendRecord(string(s), rec)
 }
 
 func deref(s *string) string {

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/ordersink/orders-consumer/orders"
-	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
 // localCopy copies the fixtures to a folder the test may change.
@@ -126,14 +125,9 @@ func TestLocalResubmit(t *testing.T) {
 		t.Errorf("still parked: %s; want only the mismatch", got)
 	}
 
-	f, err := os.Open(stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	msgs, err := orderstream.Read(f)
-	if err != nil || len(msgs) != 3 {
-		t.Fatalf("%d messages in the stream, %v", len(msgs), err)
+	msgs := readStream(t, stream)
+	if len(msgs) != 3 {
+		t.Fatalf("%d messages in the stream; want 3", len(msgs))
 	}
 	for i, want := range []struct{ id, body string }{
 		{"ORD-2", `{"orderId":"ORD-2"}`}, {"BAD-1", `{"orderId":`}, {"ORD-3", `{"orderId":"ORD-3"}`},

@@ -13,7 +13,7 @@ import (
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 )
 
-// The fixtures are in the format testbed/localrun writes (files.go): the
+// The fixtures are in the format internal/localqueue defines: the
 // parking output's lines carry the envelope as their body text. They have
 // no sequenceNumber, as files of older runs: a line's number stands in.
 const fixtures = "testdata/hostemu"

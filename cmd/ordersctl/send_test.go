@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/ordersink/orders-consumer/orders"
-	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
 func TestSend(t *testing.T) {
@@ -27,14 +26,9 @@ func TestSend(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
 		}
-		f, err := os.Open(stream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		msgs, err := orderstream.Read(f)
-		if err != nil || len(msgs) != 2 {
-			t.Fatalf("%d messages, %v", len(msgs), err)
+		msgs := readStream(t, stream)
+		if len(msgs) != 2 {
+			t.Fatalf("%d messages; want 2", len(msgs))
 		}
 		if m := msgs[1]; m.MessageID != want || string(m.Body) != string(body) || m.Subject != "OrderStatusChanged" || m.ContentType != "application/json" {
 			t.Errorf("read back %+v", m)

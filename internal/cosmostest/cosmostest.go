@@ -30,7 +30,9 @@ type Env struct {
 	Container string
 	Store     *cosmos.Store
 	// Keys is the idempotency key store, in container cosmos.KeyContainer.
-	Keys *cosmos.KeyStore
+	Keys Keys
+	// DB reads and deletes the database beside Store.
+	DB *Database
 	// LocalEmulator is true when the endpoint is the local emulator, whose
 	// transactional batches are not atomic: tests of rollback skip there.
 	LocalEmulator bool
@@ -56,9 +58,13 @@ func Start(name string) (*Env, error) {
 		return nil, err
 	}
 	e.Store = store
+	if e.DB, err = OpenDatabase(e.Options(), e.Database, e.Container); err != nil {
+		e.stop()
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	e.Keys = store.KeyStore(cosmos.KeyContainer)
+	e.Keys = e.DB.Keys(store.KeyStore(cosmos.KeyContainer), cosmos.KeyContainer)
 	err = store.CreateContainers(ctx)
 	if err == nil {
 		err = e.Keys.CreateContainer(ctx)
@@ -74,9 +80,12 @@ func Start(name string) (*Env, error) {
 func (e *Env) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_ = e.Store.DeleteDatabase(ctx)
+	_ = e.DB.Delete(ctx)
 	e.stop()
 }
+
+// Readable returns the Env's Store with Documents.
+func (e *Env) Readable() Readable { return Readable{Store: e.Store, Database: e.DB} }
 
 // Options returns the cosmos.Options that reach the Env's endpoint.
 func (e *Env) Options() cosmos.Options { return cosmos.Options{Endpoint: e.Endpoint, Key: e.Key} }

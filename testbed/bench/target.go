@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
 )
 
 // Target is the Cosmos DB endpoint and the database a run writes to.
@@ -58,9 +59,9 @@ func (t Target) Prepare(ctx context.Context) error {
 
 // Drop deletes the target's database.
 func (t Target) Drop(ctx context.Context) error {
-	s, err := cosmos.Open(t.Options(nil), t.Database, t.Container)
+	db, err := cosmostest.OpenDatabase(t.Options(nil), t.Database, t.Container)
 	if err != nil {
 		return err
 	}
-	return s.DeleteDatabase(ctx)
+	return db.Delete(ctx)
 }

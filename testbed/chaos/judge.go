@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
@@ -43,10 +43,10 @@ type Evidence struct {
 
 // readBack reads the run's documents by type, directly from Cosmos (not
 // through the proxy).
-func readBack(ctx context.Context, store *cosmos.Store, only map[string]bool) (map[string][]json.RawMessage, error) {
+func readBack(ctx context.Context, db *cosmostest.Database, only map[string]bool) (map[string][]json.RawMessage, error) {
 	docs := map[string][]json.RawMessage{}
 	for _, t := range []string{"order", "outboxEvent", "conflict"} {
-		d, err := store.Documents(ctx, t)
+		d, err := db.Documents(ctx, t)
 		if err != nil {
 			return nil, fmt.Errorf("read back %s documents: %w", t, err)
 		}
@@ -63,11 +63,11 @@ func readBack(ctx context.Context, store *cosmos.Store, only map[string]bool) (m
 	return docs, nil
 }
 
-// Judge reads a run's documents back from store (directly, not through
+// Judge reads a run's documents back from db (directly, not through
 // the proxy) and checks every invariant against them: the one set of rules
 // make run and make chaos both print.
-func Judge(ctx context.Context, store *cosmos.Store, ev Evidence) (*Findings, error) {
-	docs, err := readBack(ctx, store, ev.OnlyOrders)
+func Judge(ctx context.Context, db *cosmostest.Database, ev Evidence) (*Findings, error) {
+	docs, err := readBack(ctx, db, ev.OnlyOrders)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -180,6 +181,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	db, err := cosmostest.OpenDatabase(cosmos.Options{Endpoint: cfg.Endpoint, Key: cfg.Key}, rep.Database, container)
+	if err != nil {
+		return nil, err
+	}
 	setupCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	err = store.CreateContainers(setupCtx)
 	if err == nil && h != nil {
@@ -193,7 +198,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			_ = store.DeleteDatabase(ctx)
+			_ = db.Delete(ctx)
 		}()
 	}
 
@@ -250,7 +255,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	rep.Findings, err = Judge(checkCtx, store, Evidence{Messages: slices.Concat(stream.Messages, tracker.Added()), Fates: tracker,
+	rep.Findings, err = Judge(checkCtx, db, Evidence{Messages: slices.Concat(stream.Messages, tracker.Added()), Fates: tracker,
 		HTTP: h.ledger(), KeyFaults: h.keyFaults(),
 		Queue: rep.Queue, Worker: rep.Worker, Dead: res.DeadLetters, Created: ledger.Created(), Atomic: cfg.Atomic,
 		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound, Publisher: res.Publisher})

@@ -50,7 +50,11 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 	if err := store.CreateContainers(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = store.DeleteDatabase(context.Background()) })
+	testDB, err := cosmostest.OpenDatabase(cosmos.Options{Endpoint: e.Endpoint, Key: e.Key}, db, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = testDB.Delete(context.Background()) })
 	settings := hostemu.NewSettings(os.Environ())
 	for k, v := range map[string]string{"COSMOS_ENDPOINT": e.Endpoint, "COSMOS_KEY": e.Key, "COSMOS_DATABASE": db,
 		"COSMOS_CONTAINER": "orders", "COSMOS_OPERATION_TIMEOUT": "3s", "LOG_LEVEL": "info"} {

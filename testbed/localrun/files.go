@@ -2,17 +2,14 @@ package localrun
 
 import (
 	"bufio"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync"
-	"unicode/utf8"
 
+	"github.com/ordersink/orders-consumer/internal/localqueue"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
@@ -43,53 +40,22 @@ func newOutFiles(dir string, resume bool) (*outFiles, error) {
 
 func (f *outFiles) path(name string) string { return filepath.Join(f.dir, name) }
 
-// sentMessage is one line of an output entity's file. SequenceNumber
-// numbers the file's messages from 1 as the broker numbers a queue's, so
-// ordersctl can name one (parked complete, parked resubmit).
-type sentMessage struct {
-	SequenceNumber int64    `json:"sequenceNumber"`
-	Entity         string   `json:"entity"`
-	Function       string   `json:"function"`
-	InvocationID   string   `json:"invocationId"`
-	MessageIDs     []string `json:"triggerMessageIds"`
-	ContentType    string   `json:"contentType"`
-	Body           string   `json:"body"`
-	Base64Trap     bool     `json:"base64Trap,omitempty"`
-}
-
 // serviceBus records a message an output binding sent.
 func (f *outFiles) serviceBus(inv *hostemu.Invocation, m hostemu.OutputMessage) error {
 	ids := make([]string, len(inv.Deliveries))
 	for i, d := range inv.Deliveries {
 		ids[i] = d.Message.MessageID
 	}
-	return f.appendLine(m.Entity+".jsonl", &sentMessage{Entity: m.Entity, Function: inv.Function, InvocationID: inv.ID,
+	return f.appendLine(localqueue.OutputFile(m.Entity), &localqueue.Sent{Entity: m.Entity, Function: inv.Function, InvocationID: inv.ID,
 		MessageIDs: ids, ContentType: m.ContentType, Body: m.Text, Base64Trap: m.Base64Trap})
 }
 
-// deadLetter is one line of the broker's dead-letter file.
-type deadLetter struct {
-	// SequenceNumber numbers the file's lines from 1 (appendLine).
-	SequenceNumber int64  `json:"sequenceNumber"`
-	MessageID      string `json:"messageId"`
-	DeliveryCount  int    `json:"deliveryCount"`
-	Reason         string `json:"deadLetterReason"`
-	Description    string `json:"deadLetterErrorDescription"`
-	Subject        string `json:"subject,omitempty"`
-	Body           string `json:"body,omitempty"`
-	BodyBase64     string `json:"bodyBase64,omitempty"`
-}
-
 func (f *outFiles) deadLetters(queue string, dls []hostemu.DeadLetter) (string, error) {
-	name := queue + ".deadletter.jsonl"
+	name := localqueue.DeadLetterFile(queue)
 	for _, d := range dls {
-		line := &deadLetter{MessageID: d.Message.MessageID,
+		line := &localqueue.DeadLetter{MessageID: d.Message.MessageID,
 			DeliveryCount: d.DeliveryCount, Reason: d.Reason, Description: d.Description, Subject: d.Message.Subject}
-		if utf8.Valid(d.Message.Body) {
-			line.Body = string(d.Message.Body)
-		} else {
-			line.BodyBase64 = base64.StdEncoding.EncodeToString(d.Message.Body)
-		}
+		line.SetBody(d.Message.Body)
 		if err := f.appendLine(name, line); err != nil {
 			return "", err
 		}
@@ -97,8 +63,8 @@ func (f *outFiles) deadLetters(queue string, dls []hostemu.DeadLetter) (string, 
 	return f.path(name), nil
 }
 
-// appendLine writes v as the next line of the file name; a *sentMessage or
-// *deadLetter gets the file's next sequence number (a dead-letter sub-queue
+// appendLine writes v as the next line of the file name; a *localqueue.Sent
+// or *localqueue.DeadLetter gets the file's next sequence number (a dead-letter sub-queue
 // numbers its messages anew; the orders queue's own numbers restart with
 // every run).
 func (f *outFiles) appendLine(name string, v any) error {
@@ -109,7 +75,7 @@ func (f *outFiles) appendLine(name string, v any) error {
 		flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 		if f.resume {
 			flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
-			last, err := lastSequence(f.path(name))
+			last, err := localqueue.LastSequence(f.path(name))
 			if err != nil {
 				return err
 			}
@@ -123,10 +89,10 @@ func (f *outFiles) appendLine(name string, v any) error {
 		f.writers[name] = w
 	}
 	switch m := v.(type) {
-	case *sentMessage:
+	case *localqueue.Sent:
 		f.last[name]++
 		m.SequenceNumber = f.last[name]
-	case *deadLetter:
+	case *localqueue.DeadLetter:
 		f.last[name]++
 		m.SequenceNumber = f.last[name]
 	}
@@ -137,33 +103,6 @@ func (f *outFiles) appendLine(name string, v any) error {
 	f.counts[name]++
 	_, _ = w.Write(b)
 	return w.WriteByte('\n')
-}
-
-// lastSequence is the highest sequenceNumber of a file an earlier run
-// wrote (0 when there is none), so a resumed run's numbers stay unique in
-// the file after ordersctl removed lines (unlike the broker's, a number
-// whose line was the last one removed may be given again).
-func lastSequence(path string) (int64, error) {
-	file, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	defer file.Close()
-	var last int64
-	sc := bufio.NewScanner(file)
-	sc.Buffer(make([]byte, 64*1024), 8<<20)
-	for sc.Scan() {
-		var line struct {
-			SequenceNumber int64 `json:"sequenceNumber"`
-		}
-		if json.Unmarshal(sc.Bytes(), &line) == nil {
-			last = max(last, line.SequenceNumber)
-		}
-	}
-	return last, sc.Err()
 }
 
 // written lists the files with their line counts.

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/ordersink/orders-consumer/internal/localqueue"
 )
 
 // A resumed run appends to the local queue files and numbers on from the
@@ -19,7 +21,7 @@ func TestOutFilesNumberMessagesAcrossResumedRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range n {
-			if err := f.appendLine("orders-deadletter.jsonl", &sentMessage{Entity: "orders-deadletter"}); err != nil {
+			if err := f.appendLine("orders-deadletter.jsonl", &localqueue.Sent{Entity: "orders-deadletter"}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -32,7 +34,7 @@ func TestOutFilesNumberMessagesAcrossResumedRuns(t *testing.T) {
 		}
 		var seqs []int64
 		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			var m sentMessage
+			var m localqueue.Sent
 			if err := json.Unmarshal([]byte(line), &m); err != nil {
 				t.Fatal(err)
 			}

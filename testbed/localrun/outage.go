@@ -28,7 +28,7 @@ func judge(ctx context.Context, db *ordersDB, t *chaos.Tracker, msgs []*hostemu.
 	if res.Ledger != nil {
 		ev.Created, ev.CreatedAt = res.Ledger.Created(), res.Ledger.CreatedAt()
 	}
-	f, err := chaos.Judge(ctx, db.store, ev)
+	f, err := chaos.Judge(ctx, db.docs, ev)
 	if err != nil {
 		return nil, fmt.Errorf("read the run's documents back: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
@@ -79,7 +80,7 @@ func notRun(app *hostemu.App, settings *hostemu.Settings, chosen []*hostemu.Func
 
 // ordersDB is the Cosmos database the run writes to and checks.
 type ordersDB struct {
-	store    *cosmos.Store
+	docs     *cosmostest.Database
 	name     string
 	endpoint string
 	fresh    bool
@@ -111,7 +112,9 @@ func openDatabase(ctx context.Context, settings *hostemu.Settings, name string, 
 	if err != nil {
 		return nil, err
 	}
-	db.store = store
+	if db.docs, err = cosmostest.OpenDatabase(cosmos.Options{Endpoint: endpoint, Key: key}, db.name, container); err != nil {
+		return nil, err
+	}
 	if db.fresh {
 		if err := store.CreateContainers(ctx); err != nil {
 			return nil, fmt.Errorf("create a fresh database (give an empty one with -database when the account does not allow it): %w", err)
@@ -125,7 +128,7 @@ func openDatabase(ctx context.Context, settings *hostemu.Settings, name string, 
 		}
 		return db, nil
 	}
-	docs, err := store.Documents(ctx, "order")
+	docs, err := db.docs.Documents(ctx, "order")
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", db.name, err)
 	}
@@ -143,7 +146,7 @@ type storedOrder struct {
 }
 
 func (db *ordersDB) orders(ctx context.Context) ([]storedOrder, error) {
-	docs, err := db.store.Documents(ctx, "order")
+	docs, err := db.docs.Documents(ctx, "order")
 	if err != nil {
 		return nil, err
 	}
@@ -164,5 +167,5 @@ func (db *ordersDB) close(keep bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_ = db.store.DeleteDatabase(ctx)
+	_ = db.docs.Delete(ctx)
 }

@@ -1,9 +1,10 @@
-package main
+package localrun
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +18,6 @@ import (
 	"github.com/ordersink/orders-consumer/producer"
 	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
-	"github.com/ordersink/orders-consumer/testbed/localrun"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
@@ -35,6 +35,62 @@ func producerMessage(t *testing.T, body []byte) *hostemu.Message {
 	return &hostemu.Message{MessageID: *m.MessageID, Body: m.Body, ContentType: *m.ContentType, Subject: *m.Subject}
 }
 
+// ordersctl is the operator's tool, built from cmd/ordersctl: the bench
+// drives it as an operator does, through its command line and output.
+type ordersctl string
+
+func buildOrdersctl(t *testing.T, root string) ordersctl {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ordersctl")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/ordersctl")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/ordersctl: %v\n%s", err, out)
+	}
+	return ordersctl(bin)
+}
+
+// run runs ordersctl with args and only the variables vars (and PATH), so
+// the test's own environment (a Service Bus namespace) does not leak in.
+func (o ordersctl) run(t *testing.T, vars map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, string(o), args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for k, v := range vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("ordersctl %s: %v", strings.Join(args, " "), err)
+	}
+	return code, out.String(), errb.String()
+}
+
+// ordersctlParked is the part of ordersctl's parked list --output json the
+// test reads.
+type ordersctlParked struct {
+	OrderID string `json:"orderId"`
+	Reason  string `json:"reason"`
+}
+
+// ordersctlResult is the part of a change's --output json the test reads.
+type ordersctlResult struct {
+	Results []struct {
+		OrderID string `json:"orderId"`
+	} `json:"results"`
+	Summary struct {
+		Done int `json:"done"`
+	} `json:"summary"`
+}
+
 // The operator's round trip, locally, with the real handler under the host
 // emulator against the Cosmos emulator: a run parks one order as
 // HashMismatch and one as RetryBudgetExhausted (an outage longer than its
@@ -43,31 +99,22 @@ func producerMessage(t *testing.T, body []byte) *hostemu.Message {
 // resubmission, and the order is then stored exactly once, while the
 // mismatch stays parked until completed.
 func TestEndToEndParkResubmitStore(t *testing.T) {
-	env := cosmosDB.Env(t)
-	root, err := cosmostest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	handler := filepath.Join(t.TempDir(), "handler")
-	build := exec.Command("go", "build", "-o", handler, "./cmd/handler")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/handler: %v\n%s", err, out)
-	}
+	root := endToEnd(t)
+	ctl := buildOrdersctl(t, root)
 	out := t.TempDir()
-	opts := func(msgs []*hostemu.Message) localrun.Options {
-		return localrun.Options{AppRoot: root, Executable: handler, Functions: []string{"ProcessOrder"},
+	opts := func(msgs []*hostemu.Message) Options {
+		return Options{AppRoot: root, Executable: handlerBin, Functions: []string{"ProcessOrder"},
 			Environ: append(os.Environ(), "COSMOS_ENDPOINT="+env.Endpoint, "COSMOS_KEY="+env.Key, "LOG_LEVEL=warn"),
 			// One delivery held for two seconds is the whole retry budget
 			// (36 minutes in Azure), so a short outage exhausts it.
 			Settings: []string{"RETRY_BUDGET_DELIVERY_COUNT=1", "MESSAGE_DEADLINE=2s", "COSMOS_OPERATION_TIMEOUT=500ms", "COSMOS_PROBE_INTERVAL=200ms"},
 			Messages: msgs, MaxConcurrentCalls: 1, OutDir: out, Timeout: time.Minute, KeepDatabase: true}
 	}
-	deliver := func(o localrun.Options) *localrun.Report {
+	deliver := func(o Options) *Report {
 		t.Helper()
 		var log bytes.Buffer
 		o.Log = &log
-		rep, err := localrun.Run(context.Background(), o)
+		rep, err := Run(context.Background(), o)
 		if err != nil {
 			t.Fatalf("run: %v\n%s", err, log.String())
 		}
@@ -83,11 +130,11 @@ func TestEndToEndParkResubmitStore(t *testing.T) {
 		producerMessage(t, orderBody("ORD-E2E-B", "2.00")), producerMessage(t, orderBody("ORD-E2E-B", "2.50"))})
 	first.Outages = []chaos.Outage{{Kind: chaos.Unreachable, After: 0, For: 2500 * time.Millisecond}}
 	rep := deliver(first)
-	store, err := cosmosStore(env.Endpoint, env.Key, rep.Database)
+	store, err := cosmostest.OpenDatabase(cosmos.Options{Endpoint: env.Endpoint, Key: env.Key}, rep.Database, "orders")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = store.DeleteDatabase(context.WithoutCancel(context.Background())) })
+	t.Cleanup(func() { _ = store.Delete(context.WithoutCancel(context.Background())) })
 	if rep.ExhaustedParked != 1 || rep.MismatchesParked != 1 {
 		var b bytes.Buffer
 		rep.Print(&b)
@@ -95,18 +142,22 @@ func TestEndToEndParkResubmitStore(t *testing.T) {
 		t.Fatalf("run 1 parked %d exhausted, %d mismatches; want 1 and 1", rep.ExhaustedParked, rep.MismatchesParked)
 	}
 
-	code, listing, errs := ctl(t, "parked", "list", "--local", out, "--output", "json")
-	var parked []Parked
-	if code != exitOK || json.Unmarshal([]byte(listing), &parked) != nil || len(parked) != 2 ||
+	code, listing, errs := ctl.run(t, nil, "parked", "list", "--local", out, "--output", "json")
+	var parked []ordersctlParked
+	if code != 0 || json.Unmarshal([]byte(listing), &parked) != nil || len(parked) != 2 ||
 		parked[0].Reason != "RetryBudgetExhausted" || parked[0].OrderID != "ORD-E2E-C" || parked[1].Reason != "HashMismatch" {
 		t.Fatalf("list: exit %d (%s)\n%s", code, errs, listing)
 	}
-	if code, shown, _ := ctl(t, "parked", "show", "--local", out, "ORD-E2E-C"); code != exitOK || !strings.Contains(shown, string(bodyC)) {
+	if code, shown, _ := ctl.run(t, nil, "parked", "show", "--local", out, "ORD-E2E-C"); code != 0 || !strings.Contains(shown, string(bodyC)) {
 		t.Fatalf("show: exit %d\n%s", code, shown)
 	}
 	stream := filepath.Join(out, "send.jsonl")
-	code, resubmitted, errs := ctl(t, "parked", "resubmit", "--yes", "--local", out, "--stream", stream, "--output", "json")
-	if r := decodeResult(t, resubmitted); code != exitOK || r.Summary.Done != 1 || len(r.Results) != 1 || r.Results[0].OrderID != "ORD-E2E-C" {
+	code, resubmitted, errs := ctl.run(t, nil, "parked", "resubmit", "--yes", "--local", out, "--stream", stream, "--output", "json")
+	var r ordersctlResult
+	if err := json.Unmarshal([]byte(resubmitted), &r); err != nil {
+		t.Fatalf("resubmit: exit %d (%s), not a result: %v\n%s", code, errs, err, resubmitted)
+	}
+	if code != 0 || r.Summary.Done != 1 || len(r.Results) != 1 || r.Results[0].OrderID != "ORD-E2E-C" {
 		t.Fatalf("resubmit: exit %d (%s), %+v", code, errs, r)
 	}
 
@@ -142,19 +193,15 @@ func TestEndToEndParkResubmitStore(t *testing.T) {
 		t.Errorf("stored orders %v; want A, B and C once each", stored)
 	}
 	vars := map[string]string{"COSMOS_ENDPOINT": env.Endpoint, "COSMOS_KEY": env.Key, "COSMOS_DATABASE": rep.Database}
-	if code, shown, errs := ctlEnv(t, vars, "order", "show", "--local", out, "ORD-E2E-C"); code != exitOK || !strings.Contains(shown, orders.TypeOrder) || strings.Contains(shown, "parked") {
+	if code, shown, errs := ctl.run(t, vars, "order", "show", "--local", out, "ORD-E2E-C"); code != 0 || !strings.Contains(shown, orders.TypeOrder) || strings.Contains(shown, "parked") {
 		t.Errorf("order show: exit %d (%s)\n%s", code, errs, shown)
 	}
 	// The mismatch outlived run 2 in the parking file; completing it
 	// empties the queue.
-	if code, _, errs := ctl(t, "parked", "complete", "--local", out, "--yes", "--reason", "HashMismatch"); code != exitOK {
+	if code, _, errs := ctl.run(t, nil, "parked", "complete", "--local", out, "--yes", "--reason", "HashMismatch"); code != 0 {
 		t.Fatalf("complete: exit %d: %s", code, errs)
 	}
-	if code, listing, _ := ctl(t, "parked", "list", "--local", out, "--output", "json"); code != exitOK || strings.TrimSpace(listing) != "[]" {
+	if code, listing, _ := ctl.run(t, nil, "parked", "list", "--local", out, "--output", "json"); code != 0 || strings.TrimSpace(listing) != "[]" {
 		t.Errorf("left parked: %s", listing)
 	}
-}
-
-func cosmosStore(endpoint, key, database string) (*cosmos.Store, error) {
-	return cosmos.Open(cosmos.Options{Endpoint: endpoint, Key: key}, database, "orders")
 }
