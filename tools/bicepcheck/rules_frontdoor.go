@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ordersink/orders-consumer/idempotency"
+	"github.com/ordersink/orders-consumer/internal/clocks"
 	"github.com/ordersink/orders-consumer/internal/funcapp"
 )
 
@@ -248,13 +248,11 @@ func parsesAs(goType, v string) error {
 	return nil
 }
 
-// frontDoorClocks mirrors the checks the handler makes at start (cmd/handler), on the values the
-// template gives it: IDEMPOTENCY_LEASE > 0, IDEMPOTENCY_KEY_TTL at least the lease and at most
-// what Cosmos DB takes as a ttl, and SUBMIT_DEADLINE at most 90 % of the lease and of host.json's
-// functionTimeout. A deadline near the lease would let a retry take over a key whose first
-// attempt still runs; a TTL below the lease would expire a started record under its owner. Each
-// value is the template's literal or the handler's default; a comparison with an unknown side is
-// skipped.
+// frontDoorClocks applies the checks the handler makes at start (internal/clocks) to the values
+// the template gives it: IDEMPOTENCY_LEASE > 0, IDEMPOTENCY_KEY_TTL at least the lease and at
+// most what Cosmos DB takes as a ttl, and SUBMIT_DEADLINE within the share of the lease and of
+// host.json's functionTimeout a deadline may take. Each value is the template's literal or the
+// handler's default; a rule with an unknown side is skipped.
 func (p *Project) frontDoorClocks(s appSettings) []Finding {
 	value := func(name string) (time.Duration, bool) {
 		v := ""
@@ -267,32 +265,22 @@ func (p *Project) frontDoorClocks(s appSettings) []Finding {
 		return d, err == nil
 	}
 	var out []Finding
-	bad := func(format string, args ...any) {
-		out = append(out, Finding{Rule: RuleHandlerSettings, File: s.file.Path, Line: s.line, Message: fmt.Sprintf(format, args...)})
+	check := func(err error) {
+		if err != nil {
+			out = append(out, Finding{Rule: RuleHandlerSettings, File: s.file.Path, Line: s.line, Message: err.Error()})
+		}
 	}
 	ttl, okTTL := value("IDEMPOTENCY_KEY_TTL")
 	lease, okLease := value("IDEMPOTENCY_LEASE")
 	deadline, okDeadline := value("SUBMIT_DEADLINE")
-	if okLease && lease <= 0 {
-		bad("IDEMPOTENCY_LEASE %s must be positive", lease)
+	if okTTL && okLease {
+		check(clocks.KeyLifetime(ttl, lease))
 	}
-	if okTTL && okLease && ttl < lease {
-		bad("IDEMPOTENCY_KEY_TTL %s is shorter than IDEMPOTENCY_LEASE %s: a started record would expire under the attempt that owns it", ttl, lease)
+	if okLease && okDeadline {
+		check(clocks.SubmitWithinLease(deadline, lease))
 	}
-	if okTTL && ttl > maxCosmosTTL {
-		bad("IDEMPOTENCY_KEY_TTL %s exceeds what Cosmos DB takes as a ttl (%d seconds)", ttl, int64(maxCosmosTTL/time.Second))
-	}
-	if most := share(lease); okLease && okDeadline && deadline+idempotency.SettleTimeout > most {
-		bad("SUBMIT_DEADLINE %s plus the %s that settle its key exceed 90 %% of IDEMPOTENCY_LEASE %s (%s): a retry would take over a key whose first attempt is still running", deadline, idempotency.SettleTimeout, lease, most)
-	}
-	if timeout, err := funcapp.ParseTimeSpan(p.App.Host.FunctionTimeout); okDeadline && err == nil && deadline > share(timeout) {
-		bad("SUBMIT_DEADLINE %s exceeds 90 %% of host.json functionTimeout %s (%s)", deadline, timeout, share(timeout))
+	if timeout, err := funcapp.ParseTimeSpan(p.App.Host.FunctionTimeout); okDeadline && err == nil {
+		check(clocks.Within("SUBMIT_DEADLINE", deadline, "functionTimeout", timeout))
 	}
 	return out
 }
-
-// maxCosmosTTL is the largest item ttl Cosmos DB accepts: 2^31 - 1 seconds.
-const maxCosmosTTL = (1<<31 - 1) * time.Second
-
-// share is the part of a platform clock a deadline may take, as cmd/handler allows it.
-func share(d time.Duration) time.Duration { return time.Duration(float64(d) * 0.9) }
