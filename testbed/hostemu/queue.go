@@ -5,10 +5,14 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/ordersink/orders-consumer/orders"
 )
 
-// DefaultMaxDeliveryCount is a Service Bus queue's default maxDeliveryCount.
-const DefaultMaxDeliveryCount = 10
+// DefaultMaxDeliveryCount is the orders queue's maxDeliveryCount (bicep): one
+// past the handler's retry budget, so a message is parked before the broker
+// dead-letters it.
+const DefaultMaxDeliveryCount = orders.DefaultRetryBudget + 1
 
 // DefaultLockDuration is the orders queue's lock duration (bicep: PT1M).
 const DefaultLockDuration = time.Minute

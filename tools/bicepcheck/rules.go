@@ -3,8 +3,10 @@ package bicepcheck
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
+	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/tools/bicepcheck/appconfig"
 	"github.com/ordersink/orders-consumer/tools/bicepcheck/isoduration"
 )
@@ -46,7 +48,7 @@ type Rule struct {
 var Rules = []Rule{
 	{RuleSyntax, "every .bicep file parses with tree-sitter-bicep 1.1.0", checkSyntax},
 	{RuleLocalAuth, "Service Bus, Cosmos DB and Application Insights have local (key) auth off; storage has shared-key access off", checkLocalAuth},
-	{RuleOrdersQueue, "the orders queue has duplicate detection, maxDeliveryCount 10, dead-lettering on expiry and a valid window and lock", checkOrdersQueue},
+	{RuleOrdersQueue, "the orders queue has duplicate detection, maxDeliveryCount one past the handler's retry budget, dead-lettering on expiry and a valid window and lock", checkOrdersQueue},
 	{RulePartitionKey, "the orders container is partitioned on /orderId with TTL switched on", checkPartitionKey},
 	{RuleSecrets, "no output carries a secret and no template lists keys", checkSecrets},
 	{RuleRoles, "every role id is a known least-privilege built-in role, under the right name, on an explicit narrow scope; a custom Cosmos DB role only reads and deletes items of one container, exists before its assignments, and one lets the operator delete parked bodies", checkRoles},
@@ -112,8 +114,8 @@ func checkOrdersQueue(p *Project) []Finding {
 	if !props.Get("requiresDuplicateDetection").IsBool(true) {
 		out = append(out, q.finding(RuleOrdersQueue, "requiresDuplicateDetection must be true (producers set MessageId = orderId:bodyhash, contract §3; it cannot be switched on after creation)"))
 	}
-	if v := props.Get("maxDeliveryCount"); v == nil || v.Text != "10" {
-		out = append(out, q.finding(RuleOrdersQueue, "maxDeliveryCount must be 10: the handler's retry budget (docs/contract.md §5) parks at delivery 9"))
+	if budget, from := p.retryBudget(); !hasText(props.Get("maxDeliveryCount"), strconv.Itoa(budget+1)) {
+		out = append(out, q.finding(RuleOrdersQueue, "maxDeliveryCount must be %d: the handler's retry budget (%s, docs/contract.md §5) parks at delivery %d, before the broker dead-letters without a reason", budget+1, from, budget))
 	}
 	if !props.Get("deadLetteringOnMessageExpiration").IsBool(true) {
 		out = append(out, q.finding(RuleOrdersQueue, "deadLetteringOnMessageExpiration must be true: an expired order must not vanish"))
@@ -122,6 +124,30 @@ func checkOrdersQueue(p *Project) []Finding {
 	out = append(out, durationBetween(q, "lockDuration", props, 5, 5*60)...)
 	return out
 }
+
+// retryBudget is the delivery count from which the handler parks a transient failure, with
+// where it comes from: the deployment's RETRY_BUDGET_DELIVERY_COUNT when a literal, else the
+// handler's default. A computed setting (main.bicep derives it from maxDeliveryCount) agrees
+// by construction in Azure; the default must then agree too, or local runs and chaos would
+// park at another delivery than Azure.
+func (p *Project) retryBudget() (int, string) {
+	const setting = "RETRY_BUDGET_DELIVERY_COUNT"
+	if s, ok := p.appSettings(); ok {
+		if v, set := s.values[setting]; set {
+			if n, err := strconv.Atoi(p.literalAcross(s.file, v)); err == nil {
+				return n, "app setting " + setting
+			}
+		}
+	}
+	if h := p.App.HandlerSetting(setting); h != nil {
+		if n, err := strconv.Atoi(h.Default); err == nil {
+			return n, "the default of " + setting
+		}
+	}
+	return orders.DefaultRetryBudget, "orders.DefaultRetryBudget"
+}
+
+func hasText(v *Value, text string) bool { return v != nil && v.Text == text }
 
 // durationBetween checks an ISO 8601 duration property (literal, or a parameter default) lies in
 // [min, max] seconds.
