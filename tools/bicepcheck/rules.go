@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/tools/bicepcheck/appconfig"
@@ -48,7 +49,7 @@ type Rule struct {
 var Rules = []Rule{
 	{RuleSyntax, "every .bicep file parses with tree-sitter-bicep 1.1.0", checkSyntax},
 	{RuleLocalAuth, "Service Bus, Cosmos DB and Application Insights have local (key) auth off; storage has shared-key access off", checkLocalAuth},
-	{RuleOrdersQueue, "the orders queue has duplicate detection, maxDeliveryCount one past the handler's retry budget, dead-lettering on expiry and a valid window and lock", checkOrdersQueue},
+	{RuleOrdersQueue, "the orders queue has duplicate detection, maxDeliveryCount one past the handler's retry budget, dead-lettering on expiry, a valid window, and a valid lock equal to the handler's QUEUE_LOCK_DURATION", checkOrdersQueue},
 	{RulePartitionKey, "the orders container is partitioned on /orderId with TTL switched on", checkPartitionKey},
 	{RuleSecrets, "no output carries a secret and no template lists keys", checkSecrets},
 	{RuleRoles, "every role id is a known least-privilege built-in role, under the right name, on an explicit narrow scope; a custom Cosmos DB role only reads and deletes items of one container, exists before its assignments, and one lets the operator delete parked bodies", checkRoles},
@@ -122,7 +123,29 @@ func checkOrdersQueue(p *Project) []Finding {
 	}
 	out = append(out, durationBetween(q, "duplicateDetectionHistoryTimeWindow", props, 20, 7*24*3600)...)
 	out = append(out, durationBetween(q, "lockDuration", props, 5, 5*60)...)
-	return out
+	return append(out, p.lockAsHandlerKnowsIt(q, props)...)
+}
+
+// lockAsHandlerKnowsIt: the handler fits BATCH_DEADLINE in the queue's lock duration, which it
+// reads from QUEUE_LOCK_DURATION (the deployment's literal, else its default), not from the
+// queue. A lock changed in the template alone would leave the handler checking against another.
+func (p *Project) lockAsHandlerKnowsIt(q located, props *Value) []Finding {
+	const setting = "QUEUE_LOCK_DURATION"
+	text := ""
+	if s, ok := p.appSettings(); ok {
+		if v, set := s.values[setting]; set {
+			text = p.literalAcross(s.file, v)
+		}
+	}
+	if h := p.App.HandlerSetting(setting); text == "" && h != nil {
+		text = h.Default
+	}
+	handler, err := time.ParseDuration(text)
+	queue, ok := isoSeconds(q.File.Literal(props.Get("lockDuration")))
+	if err != nil || !ok || handler == time.Duration(queue)*time.Second {
+		return nil // computed or unknown on one side, or they agree
+	}
+	return []Finding{q.finding(RuleOrdersQueue, "lockDuration is %ds but the handler takes the lock for %s (%s): it fits BATCH_DEADLINE in that; set the two together", queue, handler, setting)}
 }
 
 // retryBudget is the delivery count from which the handler parks a transient failure, with
