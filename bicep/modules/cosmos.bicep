@@ -1,6 +1,6 @@
 // Cosmos DB for NoSQL account with key authentication switched off (Entra data-plane roles only),
 // the shop database, the orders container, the change-feed lease container and the container of
-// the HTTP front door's idempotency keys.
+// the HTTP API's idempotency keys.
 // Serverless by default; Autoscale puts shared autoscale throughput on the database.
 param name string
 param location string
@@ -146,7 +146,7 @@ resource leasesContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
   }
 }
 
-// One record per Idempotency-Key of the HTTP front door (SubmitOrder; docs/adr/0011-idempotency-
+// One record per Idempotency-Key of the HTTP API (SubmitOrder; docs/adr/0011-idempotency-
 // key-scope-and-ttl.md). Its own container, not documents in orders: the orders container feeds
 // the change feed (PublishOrderEvents would be invoked for every key record), and the keys have
 // another partition key and another lifetime.

@@ -82,7 +82,7 @@ var commonSettings = {
   COSMOS_ENDPOINT: cosmosEndpoint
   COSMOS_DATABASE: cosmosDatabaseName
   COSMOS_CONTAINER: cosmosContainerName
-  // The HTTP front door (SubmitOrder, GetOrder; docs/contract.md §2, docs/adr/0011-idempotency-
+  // The HTTP API (SubmitOrder, GetOrder; docs/contract.md §2, docs/adr/0011-idempotency-
   // key-scope-and-ttl.md). The lease outlives SUBMIT_DEADLINE, so a live attempt is never taken
   // over; the key lives 24 h (tools/bicepcheck checks these against the handler's start checks:
   // TTL >= lease, deadline at most 90 % of the lease and of functionTimeout).

@@ -10,7 +10,7 @@ import (
 	"github.com/ordersink/orders-consumer/internal/funcapp"
 )
 
-// Rule ids of the HTTP front door (SubmitOrder, GetOrder) and of the settings the handler reads.
+// Rule ids of the HTTP API (SubmitOrder, GetOrder) and of the settings the handler reads.
 const (
 	RuleHTTPAuth        = "http-auth"
 	RuleContainers      = "containers"
@@ -35,7 +35,7 @@ func checkHTTPAuth(p *Project) []Finding {
 			case "function":
 				continue
 			case "anonymous":
-				at.Message = fmt.Sprintf("%s: authLevel anonymous lets anyone who finds the URL call it; use function (a named key per partner, docs/security.md#http-front-door)", fn.Name)
+				at.Message = fmt.Sprintf("%s: authLevel anonymous lets anyone who finds the URL call it; use function (a named key per partner, docs/security.md#http-api)", fn.Name)
 			case "admin":
 				at.Message = fmt.Sprintf("%s: authLevel admin makes callers hold the master key, which opens every function and the host's admin API; use function", fn.Name)
 			case "":
@@ -100,7 +100,7 @@ func checkEasyAuth(auth located) []Finding {
 	}
 	aad := props.Get("identityProviders", "azureActiveDirectory")
 	if !aad.Get("enabled").IsBool(true) || aad.Get("registration", "clientId") == nil {
-		bad("identityProviders.azureActiveDirectory must be enabled with registration.clientId (Entra ID is the one provider the front door takes)")
+		bad("identityProviders.azureActiveDirectory must be enabled with registration.clientId (Entra ID is the one provider the HTTP API takes)")
 	}
 	if aad.Get("validation", "allowedAudiences") == nil {
 		bad("identityProviders.azureActiveDirectory.validation.allowedAudiences must be set: a token issued for another API of the tenant would be accepted")
@@ -109,7 +109,7 @@ func checkEasyAuth(auth located) []Finding {
 		bad("registration.clientSecretSettingName is set: validating bearer tokens needs no client secret, and this deployment holds none")
 	}
 	if !props.Get("platform", "enabled").IsBool(true) {
-		bad("platform.enabled must be true on every plan: a front door deployed with easyAuthClientId must not be open on one of them")
+		bad("platform.enabled must be true on every plan: an HTTP API deployed with easyAuthClientId must not be open on one of them")
 	}
 	return out
 }
@@ -195,7 +195,7 @@ func isPlatformSetting(name string) bool {
 // checkHandlerSettings compares the app settings the deployment gives the handler with what the
 // handler reads (envconfig tags under cmd/handler) and what docs/contract.md §2 documents: a
 // setting nobody reads is a misspelling or a leftover, a required one must be set, a literal must
-// parse as its type, and the front door's clocks must nest (the handler checks the same at start;
+// parse as its type, and the HTTP API's clocks must nest (the handler checks the same at start;
 // here a template that would stop it is caught before deploying).
 func checkHandlerSettings(p *Project) []Finding {
 	s, ok := p.appSettings()
@@ -231,7 +231,7 @@ func checkHandlerSettings(p *Project) []Finding {
 			bad("app setting %s is missing: cmd/handler requires it (%s)", h.Name, h.Pos)
 		}
 	}
-	return append(out, p.frontDoorClocks(s)...)
+	return append(out, p.httpAPIClocks(s)...)
 }
 
 func parsesAs(goType, v string) error {
@@ -248,12 +248,12 @@ func parsesAs(goType, v string) error {
 	return nil
 }
 
-// frontDoorClocks applies the checks the handler makes at start (internal/clocks) to the values
+// httpAPIClocks applies the checks the handler makes at start (internal/clocks) to the values
 // the template gives it: IDEMPOTENCY_LEASE > 0, IDEMPOTENCY_KEY_TTL at least the lease and at
 // most what Cosmos DB takes as a ttl, and SUBMIT_DEADLINE within the share of the lease and of
 // host.json's functionTimeout a deadline may take. Each value is the template's literal or the
 // handler's default; a rule with an unknown side is skipped.
-func (p *Project) frontDoorClocks(s appSettings) []Finding {
+func (p *Project) httpAPIClocks(s appSettings) []Finding {
 	value := func(name string) (time.Duration, bool) {
 		v := ""
 		if raw, set := s.values[name]; set {
