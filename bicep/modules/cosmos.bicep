@@ -154,7 +154,7 @@ resource leasesContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
 // refuses with 409 when the key exists, like an order's create-as-claim (ADR 0002), and every
 // other operation is a point operation on one logical partition.
 // defaultTtl -1: TTL on, nothing expires by default; every record carries its own ttl
-// (IDEMPOTENCY_KEY_TTL, 24 h), so a deployment changes the window without touching the container.
+// (IDEMPOTENCY_KEY_TTL), so a deployment changes the window without touching the container.
 // Indexing: claim, complete, take-over and release are point operations and no query reads the
 // container (docs/adr/0012-http-api-decides-in-the-request.md), so no path is indexed: the
 // policy Cosmos DB documents for a key-value container with TTL (id and _ts stay indexed).

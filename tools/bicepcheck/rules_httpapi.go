@@ -195,7 +195,8 @@ func isPlatformSetting(name string) bool {
 // checkHandlerSettings compares the app settings the deployment gives the handler with what the
 // handler reads (envconfig tags under cmd/handler) and what docs/contract.md §2 documents: a
 // setting nobody reads is a misspelling or a leftover, a required one must be set, a literal must
-// parse as its type, and the HTTP API's clocks must nest (the handler checks the same at start;
+// parse as its type and, when a number, differ from the handler's default (which would otherwise
+// have a second home here), and the HTTP API's clocks must nest (the handler checks the same at start;
 // here a template that would stop it is caught before deploying).
 func checkHandlerSettings(p *Project) []Finding {
 	s, ok := p.appSettings()
@@ -223,6 +224,8 @@ func checkHandlerSettings(p *Project) []Finding {
 		if v := p.literalAcross(s.file, s.values[name]); v != "" {
 			if err := parsesAs(h.Type, v); err != nil {
 				bad("app setting %s = %q: %v (cmd/handler reads it as %s, %s)", name, v, err, h.Type, h.Pos)
+			} else if sameNumber(h.Type, v, h.Default) {
+				bad("app setting %s = %q restates the handler's default (%s): leave it out, so the number has one home", name, v, h.Pos)
 			}
 		}
 	}
@@ -232,6 +235,21 @@ func checkHandlerSettings(p *Project) []Finding {
 		}
 	}
 	return append(out, p.httpAPIClocks(s)...)
+}
+
+// sameNumber reports whether two settings of a numeric type say the same number: 60s is 1m.
+func sameNumber(goType, a, b string) bool {
+	switch goType {
+	case "time.Duration":
+		da, errA := time.ParseDuration(a)
+		db, errB := time.ParseDuration(b)
+		return errA == nil && errB == nil && da == db
+	case "int", "int64":
+		na, errA := strconv.ParseInt(a, 10, 64)
+		nb, errB := strconv.ParseInt(b, 10, 64)
+		return errA == nil && errB == nil && na == nb
+	}
+	return false
 }
 
 func parsesAs(goType, v string) error {
