@@ -109,6 +109,12 @@ func tunables() []tunable {
 				"tools/bicepcheck/appconfig/settings.go":       "parses docs/contract.md §2's cells; the example is one of them",
 				"tools/bicepcheck/appconfig/appconfig_test.go": "a contract table cell as written in the docs",
 			}},
+		{"Cosmos DB's transactional batch size", "cosmos/batch.go",
+			regexp.MustCompile(`\b2\s*<<\s*20\b|\b2097152\b`),
+			map[string]string{
+				"orders/orderstest/memstore.go":        "imports no Azure; compared by cosmos/limits_test.go",
+				"handler/submit_order_request_test.go": "Cosmos DB's document limit, another limit of the same size",
+			}},
 		{"request sizes", "handler/server.go, handler/process_order_batch.go",
 			regexp.MustCompile(`\b(` + strconv.Itoa(handler.DefaultMaxRequestBytes) + `|` + strconv.Itoa(handler.DefaultMaxBatchRequestBytes) + `)\b`),
 			map[string]string{"cmd/handler/config.go": "envconfig default tags, compared by TestHandlerDefaultsAreTheirConstants"}},
