@@ -17,6 +17,12 @@ import (
 // the margin for answering and for the host's own work.
 const percent = 90
 
+// QueueLockDuration is the orders queue's lock duration as deployed (bicep
+// lockDuration): the handler's QUEUE_LOCK_DURATION default and the host
+// emulator's queue. tools/bicepcheck checks the template and the default
+// against it.
+const QueueLockDuration = time.Minute
+
 // MaxTTL is the largest item ttl Cosmos DB accepts: 2^31 − 1 seconds.
 const MaxTTL = math.MaxInt32 * time.Second
 

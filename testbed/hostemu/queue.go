@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ordersink/orders-consumer/internal/clocks"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -14,8 +15,8 @@ import (
 // dead-letters it.
 const DefaultMaxDeliveryCount = orders.DefaultRetryBudget + 1
 
-// DefaultLockDuration is the orders queue's lock duration (bicep: PT1M).
-const DefaultLockDuration = time.Minute
+// DefaultLockDuration is the orders queue's lock duration.
+const DefaultLockDuration = clocks.QueueLockDuration
 
 // ReasonMaxDeliveryCountExceeded is the broker's dead-letter reason.
 const ReasonMaxDeliveryCountExceeded = "MaxDeliveryCountExceeded"

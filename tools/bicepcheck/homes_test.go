@@ -12,6 +12,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/idempotency"
+	"github.com/ordersink/orders-consumer/internal/clocks"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/tools/bicepcheck/appconfig"
 )
@@ -38,6 +39,7 @@ func TestHandlerDefaultsAreTheirConstants(t *testing.T) {
 		"SUBMIT_DEADLINE":              handler.DefaultSubmitDeadline,
 		"IDEMPOTENCY_LEASE":            idempotency.DefaultLease,
 		"IDEMPOTENCY_KEY_TTL":          idempotency.DefaultTTL,
+		"QUEUE_LOCK_DURATION":          clocks.QueueLockDuration,
 	} {
 		tag, ok := tags[setting]
 		if !ok {
