@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/internal/clocks"
@@ -183,4 +185,54 @@ func isAllowed(rel string, homes []string, allowed map[string]string) bool {
 		}
 	}
 	return false
+}
+
+// TestOpenAPILimitsAreTheOrdersRules: docs/openapi.yaml states the order's limits for callers'
+// tools; each must be the number orders validates with.
+func TestOpenAPILimitsAreTheOrdersRules(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(repoRoot, "docs", "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		t.Fatalf("docs/openapi.yaml: %v", err)
+	}
+	order := func(path ...any) []any { return append([]any{"components", "schemas", "Order", "properties"}, path...) }
+	for _, c := range []struct {
+		path []any
+		want int
+	}{
+		{order("orderId", "maxLength"), orders.MaxIDLength},
+		{order("customerId", "maxLength"), orders.MaxIDLength},
+		{order("lines", "maxItems"), orders.MaxLines},
+		{order("lines", "items", "properties", "quantity", "maximum"), orders.MaxQuantity},
+		{[]any{"paths", "/orders/{orderId}", "get", "parameters", 0, "schema", "maxLength"}, orders.MaxIDLength},
+	} {
+		if got, ok := at(doc, c.path...).(int); !ok || got != c.want {
+			t.Errorf("docs/openapi.yaml %v is %v, want %d (orders/validate.go)", c.path, at(doc, c.path...), c.want)
+		}
+	}
+}
+
+// at follows keys (string) and indexes (int) through a decoded YAML document; nil when a step
+// is missing.
+func at(v any, path ...any) any {
+	for _, step := range path {
+		switch k := step.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			v = m[k]
+		case int:
+			s, ok := v.([]any)
+			if !ok || k >= len(s) {
+				return nil
+			}
+			v = s[k]
+		}
+	}
+	return v
 }
