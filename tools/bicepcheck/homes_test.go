@@ -39,6 +39,7 @@ func TestHandlerDefaultsAreTheirConstants(t *testing.T) {
 		"MESSAGE_DEADLINE":             handler.DefaultMessageDeadline,
 		"BATCH_DEADLINE":               handler.DefaultBatchDeadline,
 		"SUBMIT_DEADLINE":              handler.DefaultSubmitDeadline,
+		"AUTH_ALARM_AFTER":             handler.DefaultAuthAlarmAfter,
 		"IDEMPOTENCY_LEASE":            idempotency.DefaultLease,
 		"IDEMPOTENCY_KEY_TTL":          idempotency.DefaultTTL,
 		"QUEUE_LOCK_DURATION":          clocks.QueueLockDuration,
