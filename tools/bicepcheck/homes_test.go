@@ -106,7 +106,7 @@ func tunables() []tunable {
 		{"Cosmos DB's largest ttl", "internal/clocks/clocks.go",
 			regexp.MustCompile(`MaxInt32\s*\*\s*time\.Second|\b1\s*<<\s*31\s*-\s*1\b`), nil},
 		{"Service Bus message size", "handler/budget.go",
-			regexp.MustCompile(`\b256\s*<<\s*10\b|\b262144\b`),
+			regexp.MustCompile(`\b256\s*<<\s*10\b|\b` + strconv.Itoa(handler.DefaultMaxMessageBytes) + `\b`),
 			map[string]string{
 				"cmd/handler/config.go":                        "envconfig default tag, compared by TestHandlerDefaultsAreTheirConstants",
 				"cmd/handler/main_test.go":                     "asserts the defaults the handler loads",
