@@ -19,7 +19,7 @@ go test -race -count=1 -timeout 10m ./...
 # local/sendorder is its own module (docs/local-stack.md): keep it building on the producer package.
 (cd local/sendorder && go vet . && go build -o /dev/null .)
 
-# The front door's answers with curl against the host emulator (make http-demo,
+# The HTTP API's answers with curl against the host emulator (make http-demo,
 # docs/http-api.md "Try it locally"); it holds a key's completion in a proxy in
 # front of Cosmos, which needs a loopback http:// endpoint such as the emulator.
 if [[ $COSMOS_ENDPOINT =~ ^http://(127\.0\.0\.1|localhost|\[::1\])[:/] ]]; then

@@ -4,7 +4,7 @@
 //                       failed for a message maxDeliveryCount times in a row) or of the parking
 //                       queue (an operator's walk passed an envelope on its last delivery)
 //   hash-mismatch      the handler logged an orderId that came back with a different payload
-//   front-door-5xx     more than 5 % of the HTTP front door's requests failed (500/503)
+//   http-api-5xx       more than 5 % of the HTTP API's requests failed (500/503)
 //   idempotency-key-reused  callers keep reusing Idempotency-Keys with other payloads (422)
 // Service Bus metrics cannot be exported through diagnostic settings, so the first two are
 // metric alerts on the namespace, split by the EntityName dimension.
@@ -175,19 +175,19 @@ resource hashMismatch 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
   }
 }
 
-// The HTTP front door (SubmitOrder, GetOrder). The host records one `requests` item per
+// The HTTP API (SubmitOrder, GetOrder). The host records one `requests` item per
 // invocation with the HTTP status the handler answered as resultCode, and host.json keeps
 // requests out of sampling, so the rate is exact. 503 (Cosmos DB unavailable, Retry-After) and
 // 500 (the handler or the host failed) both count: callers retry them, but a lasting rate means orders are not getting in.
 // At least 20 requests in the window, so two failures of a quiet hour do not page anyone.
-resource frontDoorErrors 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
-  name: 'front-door-5xx-${appInsightsName}'
+resource httpAPIErrors 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
+  name: 'http-api-5xx-${appInsightsName}'
   location: location
   tags: tags
   kind: 'LogAlert'
   properties: {
-    displayName: 'HTTP front door failing (5xx rate above 5 %)'
-    description: 'More than 5 % of SubmitOrder and GetOrder requests answered 5xx in 15 minutes. 503: Cosmos DB unavailable; 500: the handler or the host failed. Callers retry both with the same Idempotency-Key. See docs/runbook.md#front-door-5xx.'
+    displayName: 'HTTP API failing (5xx rate above 5 %)'
+    description: 'More than 5 % of SubmitOrder and GetOrder requests answered 5xx in 15 minutes. 503: Cosmos DB unavailable; 500: the handler or the host failed. Callers retry both with the same Idempotency-Key. See docs/runbook.md#http-api-5xx.'
     severity: 2
     enabled: true
     scopes: [
@@ -223,7 +223,7 @@ resource frontDoorErrors 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
 // across different orders): every such order is refused, so a burst means orders are being
 // lost on the caller's side. resultCode 422 alone would also count invalid orders, so the
 // alert counts the handler's request line, whose outcome says which 422 it was
-// (docs/contract.md, the HTTP front door's log line).
+// (docs/contract.md, the HTTP API's log line).
 resource keyReused 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
   name: 'idempotency-key-reused-${appInsightsName}'
   location: location

@@ -1,6 +1,6 @@
 // Cosmos DB for NoSQL account with key authentication switched off (Entra data-plane roles only),
 // the shop database, the orders container, the change-feed lease container and the container of
-// the HTTP front door's idempotency keys.
+// the HTTP API's idempotency keys.
 // Serverless by default; Autoscale puts shared autoscale throughput on the database.
 param name string
 param location string
@@ -146,7 +146,7 @@ resource leasesContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
   }
 }
 
-// One record per Idempotency-Key of the HTTP front door (SubmitOrder; docs/adr/0011-idempotency-
+// One record per Idempotency-Key of the HTTP API (SubmitOrder; docs/adr/0011-idempotency-
 // key-scope-and-ttl.md). Its own container, not documents in orders: the orders container feeds
 // the change feed (PublishOrderEvents would be invoked for every key record), and the keys have
 // another partition key and another lifetime.
@@ -154,7 +154,7 @@ resource leasesContainer 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/con
 // refuses with 409 when the key exists, like an order's create-as-claim (ADR 0002), and every
 // other operation is a point operation on one logical partition.
 // defaultTtl -1: TTL on, nothing expires by default; every record carries its own ttl
-// (IDEMPOTENCY_KEY_TTL, 24 h), so a deployment changes the window without touching the container.
+// (IDEMPOTENCY_KEY_TTL), so a deployment changes the window without touching the container.
 // Indexing: claim, complete, take-over and release are point operations and no query reads the
 // container (docs/adr/0012-http-api-decides-in-the-request.md), so no path is indexed: the
 // policy Cosmos DB documents for a key-value container with TTL (id and _ts stay indexed).

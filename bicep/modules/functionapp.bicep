@@ -82,14 +82,11 @@ var commonSettings = {
   COSMOS_ENDPOINT: cosmosEndpoint
   COSMOS_DATABASE: cosmosDatabaseName
   COSMOS_CONTAINER: cosmosContainerName
-  // The HTTP front door (SubmitOrder, GetOrder; docs/contract.md §2, docs/adr/0011-idempotency-
-  // key-scope-and-ttl.md). The lease outlives SUBMIT_DEADLINE, so a live attempt is never taken
-  // over; the key lives 24 h (tools/bicepcheck checks these against the handler's start checks:
-  // TTL >= lease, deadline at most 90 % of the lease and of functionTimeout).
+  // The HTTP API (SubmitOrder, GetOrder; docs/contract.md §2, docs/adr/0011-idempotency-
+  // key-scope-and-ttl.md). IDEMPOTENCY_KEY_TTL, IDEMPOTENCY_LEASE and SUBMIT_DEADLINE keep the
+  // handler's defaults; a value set here must pass the handler's start checks (internal/clocks),
+  // which tools/bicepcheck applies before deploying.
   IDEMPOTENCY_CONTAINER: idempotencyContainerName
-  IDEMPOTENCY_KEY_TTL: '24h'
-  IDEMPOTENCY_LEASE: '60s'
-  SUBMIT_DEADLINE: '20s'
   RETRY_BUDGET_DELIVERY_COUNT: string(retryBudgetDeliveryCount)
   'AzureWebJobs.ProcessOrder.Disabled': enableBatchFunction ? 'true' : 'false'
   'AzureWebJobs.ProcessOrderBatch.Disabled': enableBatchFunction ? 'false' : 'true'

@@ -32,8 +32,11 @@ resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
 // through to be parked; the consumer's own orderId + fingerprint check covers everything outside it
 // (docs/adr/0001-dedup-key-and-fingerprint.md). requiresDuplicateDetection cannot be changed
 // after creation: changing it means a new queue.
-// maxDeliveryCount 10 matches the handler's retry budget (docs/contract.md §5: park at delivery
-// 9 as RetryBudgetExhausted, before the broker dead-letters at 10). Change both together.
+// maxDeliveryCount is one past the handler's retry budget (docs/contract.md §5): the handler parks
+// a message as RetryBudgetExhausted before the broker dead-letters it without a reason. main.bicep
+// gives the app RETRY_BUDGET_DELIVERY_COUNT = maxDeliveryCount - 1; tools/bicepcheck rule
+// orders-queue checks this value is the handler's default (orders.DefaultRetryBudget) + 1, so local
+// runs park where Azure does, and rule local-stack checks local/servicebus-config.json against it.
 resource ordersQueue 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = {
   parent: namespace
   name: 'orders'

@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"time"
 
-	"github.com/ordersink/orders-consumer/idempotency"
+	"github.com/ordersink/orders-consumer/internal/clocks"
 	"github.com/ordersink/orders-consumer/internal/funcapp"
 )
 
@@ -27,10 +27,6 @@ const (
 	defaultFunctionTimeout = 5 * time.Minute
 	defaultLockRenewal     = 5 * time.Minute
 )
-
-// deadlineShare is how much of a platform clock a deadline may take: the
-// rest is the margin for answering and for the host's own work.
-const deadlineShare = 0.9
 
 // checkClocks fills the host clocks from host.json where no setting gives
 // them, and refuses deadlines that do not fit in them.
@@ -59,21 +55,16 @@ func (c *config) checkClocks() error {
 		{"SUBMIT_DEADLINE", "functionTimeout", c.SubmitDeadline, h.FunctionTimeout},
 	}
 	for _, l := range limits {
-		if most := time.Duration(float64(l.limit) * deadlineShare); l.value > most {
-			return fmt.Errorf("%s %s exceeds the host's %s %s: it may take at most %s (90%%)", l.setting, l.value, l.clock, l.limit, most)
+		if err := clocks.Within(l.setting, l.value, l.clock, l.limit); err != nil {
+			return err
 		}
 	}
 	if c.OperationTimeout > c.BatchDeadline || c.OperationTimeout > c.MessageDeadline {
 		return fmt.Errorf("COSMOS_OPERATION_TIMEOUT %s exceeds MESSAGE_DEADLINE %s or BATCH_DEADLINE %s: one attempt must fit in an invocation",
 			c.OperationTimeout, c.MessageDeadline, c.BatchDeadline)
 	}
-	// A SubmitOrder still running when its key's lease ends would be taken
-	// over by its own retry, which would run the work beside it. The
-	// request ends by its deadline, and the write settling its key by
-	// idempotency.SettleTimeout after that.
-	if most, held := time.Duration(float64(c.KeyLease)*deadlineShare), c.SubmitDeadline+idempotency.SettleTimeout; held > most {
-		return fmt.Errorf("SUBMIT_DEADLINE %s plus the %s that settle its key exceed IDEMPOTENCY_LEASE %s: together they may take at most %s (90%%), or a retry takes the running request's key over",
-			c.SubmitDeadline, idempotency.SettleTimeout, c.KeyLease, most)
+	if err := clocks.SubmitWithinLease(c.SubmitDeadline, c.KeyLease); err != nil {
+		return err
 	}
 	if c.ProbeInterval > c.BatchDeadline {
 		return fmt.Errorf("COSMOS_PROBE_INTERVAL %s exceeds BATCH_DEADLINE %s", c.ProbeInterval, c.BatchDeadline)

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"math"
 	"strings"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/idempotency"
+	"github.com/ordersink/orders-consumer/internal/clocks"
 )
 
 // config is read from the environment (app settings in Azure, Values in
@@ -110,14 +110,9 @@ func loadConfig() (config, error) {
 		return c, fmt.Errorf("configuration: MAX_BATCH_REQUEST_BYTES (%d) must be at least MAX_REQUEST_BYTES (%d)", c.MaxBatchRequestBytes, c.MaxRequestBytes)
 	case c.CosmosDatabase == "" || c.CosmosContainer == "" || c.KeyContainer == "":
 		return c, fmt.Errorf("configuration: COSMOS_DATABASE, COSMOS_CONTAINER and IDEMPOTENCY_CONTAINER must not be empty")
-	case c.KeyLease <= 0:
-		return c, fmt.Errorf("configuration: IDEMPOTENCY_LEASE must be positive, got %s", c.KeyLease)
-	case c.KeyTTL < c.KeyLease:
-		// A record that expired while its request still ran would let a
-		// retry claim the key anew and run the work beside it.
-		return c, fmt.Errorf("configuration: IDEMPOTENCY_KEY_TTL (%s) must be at least IDEMPOTENCY_LEASE (%s)", c.KeyTTL, c.KeyLease)
-	case c.KeyTTL > math.MaxInt32*time.Second:
-		return c, fmt.Errorf("configuration: IDEMPOTENCY_KEY_TTL %s exceeds what Cosmos DB takes as a ttl (%d seconds)", c.KeyTTL, math.MaxInt32)
+	}
+	if err := clocks.KeyLifetime(c.KeyTTL, c.KeyLease); err != nil {
+		return c, fmt.Errorf("configuration: %w", err)
 	}
 	if err := c.checkClocks(); err != nil {
 		return c, fmt.Errorf("configuration: %w", err)

@@ -23,7 +23,7 @@ type RigConfig struct {
 	Settings   *hostemu.Settings
 	Messages   []*hostemu.Message
 
-	MaxDeliveryCount    int           // 0 = 10
+	MaxDeliveryCount    int           // 0 = hostemu.DefaultMaxDeliveryCount
 	DuplicateDetection  time.Duration // 0 = off
 	MaxConcurrentCalls  int           // 0 = host.json
 	MaxMessageBatchSize int           // 0 = host.json

@@ -11,11 +11,13 @@ import (
 	"log"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -211,7 +213,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for k, v := range map[string]string{
 		"COSMOS_ENDPOINT": cfg.Endpoint, "COSMOS_KEY": cfg.Key, "COSMOS_DATABASE": rep.Database,
 		"COSMOS_CONTAINER": container, "COSMOS_OPERATION_TIMEOUT": cfg.OperationTimeout.String(),
-		"RETRY_BUDGET_DELIVERY_COUNT": "9", "LOG_LEVEL": "info",
+		"RETRY_BUDGET_DELIVERY_COUNT": strconv.Itoa(orders.DefaultRetryBudget), "LOG_LEVEL": "info",
 	} {
 		settings.Set(k, v)
 	}

@@ -106,7 +106,7 @@ func (c Clocks) Resolve(h HostConfig) Clocks {
 
 // RegisterFlags adds -lock-duration, -max-lock-renewal and -function-timeout.
 func (c *Clocks) RegisterFlags(fs *flag.FlagSet) {
-	fs.DurationVar(&c.LockDuration, "lock-duration", 0, "the queue's lock duration (default 1m, as the orders queue); scale it down to meet lock expiries sooner")
+	fs.DurationVar(&c.LockDuration, "lock-duration", 0, "the queue's lock duration (default "+DefaultLockDuration.String()+", as the orders queue); scale it down to meet lock expiries sooner")
 	fs.DurationVar(&c.MaxAutoLockRenewal, "max-lock-renewal", 0, "how long a single message's lock is renewed (default: host.json maxAutoLockRenewalDuration)")
 	fs.DurationVar(&c.FunctionTimeout, "function-timeout", 0, "an invocation past it restarts the handler (default: host.json functionTimeout)")
 }

@@ -5,13 +5,18 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/ordersink/orders-consumer/internal/clocks"
+	"github.com/ordersink/orders-consumer/orders"
 )
 
-// DefaultMaxDeliveryCount is a Service Bus queue's default maxDeliveryCount.
-const DefaultMaxDeliveryCount = 10
+// DefaultMaxDeliveryCount is the orders queue's maxDeliveryCount (bicep): one
+// past the handler's retry budget, so a message is parked before the broker
+// dead-letters it.
+const DefaultMaxDeliveryCount = orders.DefaultRetryBudget + 1
 
-// DefaultLockDuration is the orders queue's lock duration (bicep: PT1M).
-const DefaultLockDuration = time.Minute
+// DefaultLockDuration is the orders queue's lock duration.
+const DefaultLockDuration = clocks.QueueLockDuration
 
 // ReasonMaxDeliveryCountExceeded is the broker's dead-letter reason.
 const ReasonMaxDeliveryCountExceeded = "MaxDeliveryCountExceeded"

@@ -58,7 +58,7 @@ type Options struct {
 	MaxConcurrentCalls  int // 0 = host.json
 	MaxMessageBatchSize int // 0 = host.json
 	BatchesInFlight     int
-	MaxDeliveryCount    int // 0 = 10
+	MaxDeliveryCount    int // 0 = hostemu.DefaultMaxDeliveryCount
 	// DuplicateDetection is the queue's duplicate detection window (0 =
 	// off). The orders queue in Azure has one (bicep: PT10M): resends with
 	// the same MessageId inside it never reach the consumer.

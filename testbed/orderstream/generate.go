@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/producer"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
@@ -279,7 +280,7 @@ func (g *generator) mutate(o *order) *order {
 	c := *o
 	c.Lines = append([]line(nil), o.Lines...)
 	i := g.rng.IntN(len(c.Lines))
-	if c.Lines[i].Quantity < 10000 {
+	if c.Lines[i].Quantity < orders.MaxQuantity {
 		c.Lines[i].Quantity++
 	} else {
 		c.Lines[i].Quantity--

@@ -85,9 +85,9 @@ func TestReaderSeesTheDeployment(t *testing.T) {
 	}
 }
 
-// frontDoor holds SubmitOrder and GetOrder as docs/contract.md gives them. They are created on
+// httpAPI holds SubmitOrder and GetOrder as docs/contract.md gives them. They are created on
 // another branch; every project below sees them, so the rules are proven on them before they land.
-var frontDoor = filepath.Join("testdata", "front-door")
+var httpAPI = filepath.Join("testdata", "http-api")
 
 func loadApp(t *testing.T, overlays ...string) *appconfig.App {
 	t.Helper()
@@ -95,7 +95,7 @@ func loadApp(t *testing.T, overlays ...string) *appconfig.App {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range append([]string{frontDoor}, overlays...) {
+	for _, dir := range append([]string{httpAPI}, overlays...) {
 		if err := app.Overlay(dir); err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func loadApp(t *testing.T, overlays ...string) *appconfig.App {
 	return app
 }
 
-func TestRepositoryWithFrontDoorPassesEveryRule(t *testing.T) {
+func TestRepositoryWithHTTPAPIPassesEveryRule(t *testing.T) {
 	p, err := Load(bicepDir, repoRoot)
 	if err != nil {
 		t.Fatal(err)

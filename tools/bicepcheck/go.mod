@@ -9,6 +9,7 @@ require (
 )
 
 require (
+	github.com/go-chi/chi/v5 v5.2.3 // indirect
 	github.com/go-json-experiment/json v1.27.2 // indirect
 	github.com/mattn/go-pointer v0.0.1 // indirect
 )

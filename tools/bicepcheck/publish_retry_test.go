@@ -127,7 +127,7 @@ func TestPublishHealthBehindAppServiceAuthentication(t *testing.T) {
 			t.Fatalf("err %v, output:\n%s", err, out)
 		}
 		if got := len(r.calls("curl")); got != 1 {
-			t.Errorf("%d health probes, want 1: an open front door is not worth waiting for", got)
+			t.Errorf("%d health probes, want 1: an open HTTP API is not worth waiting for", got)
 		}
 	})
 	t.Run("FunctionKeys", func(t *testing.T) {

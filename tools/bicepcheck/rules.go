@@ -3,8 +3,11 @@ package bicepcheck
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/tools/bicepcheck/appconfig"
 	"github.com/ordersink/orders-consumer/tools/bicepcheck/isoduration"
 )
@@ -46,7 +49,7 @@ type Rule struct {
 var Rules = []Rule{
 	{RuleSyntax, "every .bicep file parses with tree-sitter-bicep 1.1.0", checkSyntax},
 	{RuleLocalAuth, "Service Bus, Cosmos DB and Application Insights have local (key) auth off; storage has shared-key access off", checkLocalAuth},
-	{RuleOrdersQueue, "the orders queue has duplicate detection, maxDeliveryCount 10, dead-lettering on expiry and a valid window and lock", checkOrdersQueue},
+	{RuleOrdersQueue, "the orders queue has duplicate detection, maxDeliveryCount one past the handler's retry budget, dead-lettering on expiry, a valid window, and a valid lock equal to the handler's QUEUE_LOCK_DURATION", checkOrdersQueue},
 	{RulePartitionKey, "the orders container is partitioned on /orderId with TTL switched on", checkPartitionKey},
 	{RuleSecrets, "no output carries a secret and no template lists keys", checkSecrets},
 	{RuleRoles, "every role id is a known least-privilege built-in role, under the right name, on an explicit narrow scope; a custom Cosmos DB role only reads and deletes items of one container, exists before its assignments, and one lets the operator delete parked bodies", checkRoles},
@@ -60,7 +63,7 @@ var Rules = []Rule{
 	{RuleIndexing, "the orders and idempotency-keys containers index only the paths a query filters on (orders: /orderId/?, /type/?; idempotency-keys: none) and exclude /*", checkIndexing},
 	{RuleHTTPAuth, "every httpTrigger has authLevel function; sites are HTTPS-only with TLS 1.2+; App Service Authentication, when declared, answers 401 without a valid Entra ID token and fails the deployment on Flex Consumption", checkHTTPAuth},
 	{RuleContainers, "every container a setting names (COSMOS_CONTAINER, IDEMPOTENCY_CONTAINER) is declared with the partition key the code relies on, TTL on, and a Cosmos DB data role covering it", checkContainers},
-	{RuleHandlerSettings, "the handler's app settings are read by cmd/handler (envconfig) and documented in docs/contract.md §2, required ones are set, literals parse, and the front door's clocks pass the handler's start checks (IDEMPOTENCY_KEY_TTL >= IDEMPOTENCY_LEASE, SUBMIT_DEADLINE plus idempotency.SettleTimeout at most 90 % of the lease, the deadline at most 90 % of functionTimeout)", checkHandlerSettings},
+	{RuleHandlerSettings, "the handler's app settings are read by cmd/handler (envconfig) and documented in docs/contract.md §2, required ones are set, literals parse and do not restate the handler's default, and the HTTP API's clocks pass the handler's start checks (internal/clocks: IDEMPOTENCY_KEY_TTL >= IDEMPOTENCY_LEASE, SUBMIT_DEADLINE plus idempotency.SettleTimeout within the lease's share, the deadline within functionTimeout's)", checkHandlerSettings},
 	{RuleCosmosLock, "Cosmos DB role assignments in a loop carry @batchSize(1), and the Cosmos DB private endpoint depends on them (each takes the account's exclusive lock; a parallel one fails with 412)", checkCosmosLock},
 	{RuleScaleMonitoring, "a VNet-integrated site sets functionsRuntimeScaleMonitoringEnabled in its Elastic Premium siteConfig (never on Flex Consumption)", checkScaleMonitoring},
 	{RuleCosmosDurability, "the Cosmos DB account has continuous backup and enableMultipleWriteLocations: false (one write region keeps create-as-claim a uniqueness check)", checkCosmosDurability},
@@ -112,16 +115,62 @@ func checkOrdersQueue(p *Project) []Finding {
 	if !props.Get("requiresDuplicateDetection").IsBool(true) {
 		out = append(out, q.finding(RuleOrdersQueue, "requiresDuplicateDetection must be true (producers set MessageId = orderId:bodyhash, contract §3; it cannot be switched on after creation)"))
 	}
-	if v := props.Get("maxDeliveryCount"); v == nil || v.Text != "10" {
-		out = append(out, q.finding(RuleOrdersQueue, "maxDeliveryCount must be 10: the handler's retry budget (docs/contract.md §5) parks at delivery 9"))
+	if budget, from := p.retryBudget(); !hasText(props.Get("maxDeliveryCount"), strconv.Itoa(budget+1)) {
+		out = append(out, q.finding(RuleOrdersQueue, "maxDeliveryCount must be %d: the handler's retry budget (%s, docs/contract.md §5) parks at delivery %d, before the broker dead-letters without a reason", budget+1, from, budget))
 	}
 	if !props.Get("deadLetteringOnMessageExpiration").IsBool(true) {
 		out = append(out, q.finding(RuleOrdersQueue, "deadLetteringOnMessageExpiration must be true: an expired order must not vanish"))
 	}
 	out = append(out, durationBetween(q, "duplicateDetectionHistoryTimeWindow", props, 20, 7*24*3600)...)
 	out = append(out, durationBetween(q, "lockDuration", props, 5, 5*60)...)
-	return out
+	return append(out, p.lockAsHandlerKnowsIt(q, props)...)
 }
+
+// lockAsHandlerKnowsIt: the handler fits BATCH_DEADLINE in the queue's lock duration, which it
+// reads from QUEUE_LOCK_DURATION (the deployment's literal, else its default), not from the
+// queue. A lock changed in the template alone would leave the handler checking against another.
+func (p *Project) lockAsHandlerKnowsIt(q located, props *Value) []Finding {
+	const setting = "QUEUE_LOCK_DURATION"
+	text := ""
+	if s, ok := p.appSettings(); ok {
+		if v, set := s.values[setting]; set {
+			text = p.literalAcross(s.file, v)
+		}
+	}
+	if h := p.App.HandlerSetting(setting); text == "" && h != nil {
+		text = h.Default
+	}
+	handler, err := time.ParseDuration(text)
+	queue, ok := isoSeconds(q.File.Literal(props.Get("lockDuration")))
+	if err != nil || !ok || handler == time.Duration(queue)*time.Second {
+		return nil // computed or unknown on one side, or they agree
+	}
+	return []Finding{q.finding(RuleOrdersQueue, "lockDuration is %ds but the handler takes the lock for %s (%s): it fits BATCH_DEADLINE in that; set the two together", queue, handler, setting)}
+}
+
+// retryBudget is the delivery count from which the handler parks a transient failure, with
+// where it comes from: the deployment's RETRY_BUDGET_DELIVERY_COUNT when a literal, else the
+// handler's default. A computed setting (main.bicep derives it from maxDeliveryCount) agrees
+// by construction in Azure; the default must then agree too, or local runs and chaos would
+// park at another delivery than Azure.
+func (p *Project) retryBudget() (int, string) {
+	const setting = "RETRY_BUDGET_DELIVERY_COUNT"
+	if s, ok := p.appSettings(); ok {
+		if v, set := s.values[setting]; set {
+			if n, err := strconv.Atoi(p.literalAcross(s.file, v)); err == nil {
+				return n, "app setting " + setting
+			}
+		}
+	}
+	if h := p.App.HandlerSetting(setting); h != nil {
+		if n, err := strconv.Atoi(h.Default); err == nil {
+			return n, "the default of " + setting
+		}
+	}
+	return orders.DefaultRetryBudget, "orders.DefaultRetryBudget"
+}
+
+func hasText(v *Value, text string) bool { return v != nil && v.Text == text }
 
 // durationBetween checks an ISO 8601 duration property (literal, or a parameter default) lies in
 // [min, max] seconds.

@@ -137,9 +137,9 @@ func namesTriggerQueue(f *File, v *Value) bool {
 
 // checkAlerts requires a metric alert on ActiveMessages of the parking queue (Service Bus
 // metrics are never sampled, so it fires even when Application Insights drops traces) and, when
-// the app has HTTP functions, the front door's log alerts (checkFrontDoorAlerts).
+// the app has HTTP functions, the HTTP API's log alerts (checkHTTPAPIAlerts).
 func checkAlerts(p *Project) []Finding {
-	return slices.Concat(checkParkingAlert(p), checkDeadLetterAlert(p), checkFrontDoorAlerts(p))
+	return slices.Concat(checkParkingAlert(p), checkDeadLetterAlert(p), checkHTTPAPIAlerts(p))
 }
 
 func checkParkingAlert(p *Project) []Finding {
@@ -164,13 +164,13 @@ func checkParkingAlert(p *Project) []Finding {
 }
 
 // keyReusedOutcome is the outcome SubmitOrder's request line gives a key reused with another
-// payload (docs/contract.md, the HTTP front door): the only way to tell it from an invalid
+// payload (docs/contract.md, the HTTP API): the only way to tell it from an invalid
 // order, both being 422.
 const keyReusedOutcome = `"outcome":"keyReused"`
 
-// checkFrontDoorAlerts: a log alert on the 5xx answers of every HTTP function (requests, by
+// checkHTTPAPIAlerts: a log alert on the 5xx answers of every HTTP function (requests, by
 // resultCode) and, with SubmitOrder, one on reused Idempotency-Keys (its request line).
-func checkFrontDoorAlerts(p *Project) []Finding {
+func checkHTTPAPIAlerts(p *Project) []Finding {
 	var http []string
 	for _, fn := range p.App.Functions {
 		if t := fn.Trigger(); t != nil && strings.EqualFold(t.Type, "httpTrigger") {

@@ -134,7 +134,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	fs.IntVar(&opts.MaxConcurrentCalls, "concurrency", 0, "invocations in flight (default: host.json maxConcurrentCalls, else 16)")
 	fs.IntVar(&opts.MaxMessageBatchSize, "batch-size", 0, "messages per batch (default: host.json maxMessageBatchSize, else 1000)")
 	fs.IntVar(&opts.BatchesInFlight, "batches-in-flight", 1, "batches in flight at once (more than 1 is several host instances)")
-	fs.IntVar(&opts.MaxDeliveryCount, "max-delivery-count", 10, "the queue's maxDeliveryCount")
+	fs.IntVar(&opts.MaxDeliveryCount, "max-delivery-count", 0, "the queue's maxDeliveryCount (default: the orders queue's, one past the retry budget)")
 	fs.DurationVar(&opts.DuplicateDetection, "duplicate-detection", 0, "the queue's duplicate detection window, e.g. 10m as in Azure (0: off, every resend reaches the consumer)")
 	fs.IntVar(&opts.HandlerKills, "kill-handler", 0, "SIGKILL the handler this many times, spread over the run")
 	opts.Clocks.RegisterFlags(fs)

@@ -182,24 +182,24 @@ func withoutLine(lines []string, drop string) []string {
 	return out
 }
 
-// frontDoor is the function folders SubmitOrder and GetOrder as docs/contract.md gives them
+// httpAPI is the function folders SubmitOrder and GetOrder as docs/contract.md gives them
 // (created on another branch; the checks must hold for them before they land).
-var frontDoor = filepath.Join("..", "testdata", "front-door")
+var httpAPI = filepath.Join("..", "testdata", "http-api")
 
-func loadRepoWithFrontDoor(t *testing.T) *App {
+func loadRepoWithHTTPAPI(t *testing.T) *App {
 	t.Helper()
 	app := loadRepo(t)
-	if err := app.Overlay(frontDoor); err != nil {
-		t.Fatalf("overlay %s: %v", frontDoor, err)
+	if err := app.Overlay(httpAPI); err != nil {
+		t.Fatalf("overlay %s: %v", httpAPI, err)
 	}
 	return app
 }
 
-func TestFrontDoorFunctionsAgreeWithContract(t *testing.T) {
-	app := loadRepoWithFrontDoor(t)
+func TestHTTPAPIFunctionsAgreeWithContract(t *testing.T) {
+	app := loadRepoWithHTTPAPI(t)
 	for _, name := range []string{"SubmitOrder", "GetOrder"} {
 		if app.Function(name) == nil {
-			t.Fatalf("%s not loaded from %s", name, frontDoor)
+			t.Fatalf("%s not loaded from %s", name, httpAPI)
 		}
 	}
 	// Besides the functions themselves, this proves .funcignore packages both folders.
@@ -208,7 +208,7 @@ func TestFrontDoorFunctionsAgreeWithContract(t *testing.T) {
 	}
 }
 
-func TestCheckCatchesEachFrontDoorBreak(t *testing.T) {
+func TestCheckCatchesEachHTTPAPIBreak(t *testing.T) {
 	cases := []struct {
 		name   string
 		rule   string
@@ -230,13 +230,13 @@ func TestCheckCatchesEachFrontDoorBreak(t *testing.T) {
 			fn := a.Function("GetOrder")
 			fn.Bindings = append(fn.Bindings, Binding{Name: "order", Type: "serviceBus", Direction: "out", QueueName: OrdersQueue, Connection: ServiceBusConnection})
 		}},
-		{"front door left out of the package", RuleFuncIgnore, func(a *App) {
+		{"HTTP API left out of the package", RuleFuncIgnore, func(a *App) {
 			a.FuncIgnore = []string{"*", "!host.json", "!bin/handler", "!Process*/function.json", "!PublishOrderEvents/function.json"}
 		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			app := loadRepoWithFrontDoor(t)
+			app := loadRepoWithHTTPAPI(t)
 			tc.mutate(app)
 			for _, p := range Check(app) {
 				if p.Rule == tc.rule {

@@ -40,7 +40,7 @@ resource parked 'Microsoft.Insights/metricAlerts@2018-03-01' = {
 }
 
 // The 5xx alert is there; nothing counts reused keys.
-resource frontDoorErrors 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
+resource httpAPIErrors 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
   name: 'submit-5xx'
   location: 'westeurope'
   kind: 'LogAlert'

@@ -1,4 +1,4 @@
-// want: SUBMIT_DEADLINE 6m0s exceeds 90 % of host.json functionTimeout 5m0s
+// want: SUBMIT_DEADLINE 6m0s exceeds the host's functionTimeout 5m0s: it may take at most 4m30s
 param name string
 
 resource site 'Microsoft.Web/sites@2024-04-01' existing = {

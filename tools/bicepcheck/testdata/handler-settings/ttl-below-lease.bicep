@@ -1,4 +1,4 @@
-// want: IDEMPOTENCY_KEY_TTL 30s is shorter than IDEMPOTENCY_LEASE 1m0s
+// want: IDEMPOTENCY_KEY_TTL (30s) must be at least IDEMPOTENCY_LEASE (1m0s)
 param name string
 
 resource site 'Microsoft.Web/sites@2024-04-01' existing = {

@@ -1,4 +1,4 @@
-// want: maxDeliveryCount must be 10
+// want: maxDeliveryCount must be 10: the handler's retry budget (the default of RETRY_BUDGET_DELIVERY_COUNT
 resource ns 'Microsoft.ServiceBus/namespaces@2024-01-01' existing = {
   name: 'sb'
 

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ordersink/orders-consumer/idempotency"
+	"github.com/ordersink/orders-consumer/internal/clocks"
 	"github.com/ordersink/orders-consumer/internal/funcapp"
 )
 
-// Rule ids of the HTTP front door (SubmitOrder, GetOrder) and of the settings the handler reads.
+// Rule ids of the HTTP API (SubmitOrder, GetOrder) and of the settings the handler reads.
 const (
 	RuleHTTPAuth        = "http-auth"
 	RuleContainers      = "containers"
@@ -35,7 +35,7 @@ func checkHTTPAuth(p *Project) []Finding {
 			case "function":
 				continue
 			case "anonymous":
-				at.Message = fmt.Sprintf("%s: authLevel anonymous lets anyone who finds the URL call it; use function (a named key per partner, docs/security.md#http-front-door)", fn.Name)
+				at.Message = fmt.Sprintf("%s: authLevel anonymous lets anyone who finds the URL call it; use function (a named key per partner, docs/security.md#http-api)", fn.Name)
 			case "admin":
 				at.Message = fmt.Sprintf("%s: authLevel admin makes callers hold the master key, which opens every function and the host's admin API; use function", fn.Name)
 			case "":
@@ -100,7 +100,7 @@ func checkEasyAuth(auth located) []Finding {
 	}
 	aad := props.Get("identityProviders", "azureActiveDirectory")
 	if !aad.Get("enabled").IsBool(true) || aad.Get("registration", "clientId") == nil {
-		bad("identityProviders.azureActiveDirectory must be enabled with registration.clientId (Entra ID is the one provider the front door takes)")
+		bad("identityProviders.azureActiveDirectory must be enabled with registration.clientId (Entra ID is the one provider the HTTP API takes)")
 	}
 	if aad.Get("validation", "allowedAudiences") == nil {
 		bad("identityProviders.azureActiveDirectory.validation.allowedAudiences must be set: a token issued for another API of the tenant would be accepted")
@@ -109,7 +109,7 @@ func checkEasyAuth(auth located) []Finding {
 		bad("registration.clientSecretSettingName is set: validating bearer tokens needs no client secret, and this deployment holds none")
 	}
 	if !props.Get("platform", "enabled").IsBool(true) {
-		bad("platform.enabled must be true on every plan: a front door deployed with easyAuthClientId must not be open on one of them")
+		bad("platform.enabled must be true on every plan: an HTTP API deployed with easyAuthClientId must not be open on one of them")
 	}
 	return out
 }
@@ -195,7 +195,8 @@ func isPlatformSetting(name string) bool {
 // checkHandlerSettings compares the app settings the deployment gives the handler with what the
 // handler reads (envconfig tags under cmd/handler) and what docs/contract.md §2 documents: a
 // setting nobody reads is a misspelling or a leftover, a required one must be set, a literal must
-// parse as its type, and the front door's clocks must nest (the handler checks the same at start;
+// parse as its type and, when a number, differ from the handler's default (which would otherwise
+// have a second home here), and the HTTP API's clocks must nest (the handler checks the same at start;
 // here a template that would stop it is caught before deploying).
 func checkHandlerSettings(p *Project) []Finding {
 	s, ok := p.appSettings()
@@ -223,6 +224,8 @@ func checkHandlerSettings(p *Project) []Finding {
 		if v := p.literalAcross(s.file, s.values[name]); v != "" {
 			if err := parsesAs(h.Type, v); err != nil {
 				bad("app setting %s = %q: %v (cmd/handler reads it as %s, %s)", name, v, err, h.Type, h.Pos)
+			} else if sameNumber(h.Type, v, h.Default) {
+				bad("app setting %s = %q restates the handler's default (%s): leave it out, so the number has one home", name, v, h.Pos)
 			}
 		}
 	}
@@ -231,7 +234,22 @@ func checkHandlerSettings(p *Project) []Finding {
 			bad("app setting %s is missing: cmd/handler requires it (%s)", h.Name, h.Pos)
 		}
 	}
-	return append(out, p.frontDoorClocks(s)...)
+	return append(out, p.httpAPIClocks(s)...)
+}
+
+// sameNumber reports whether two settings of a numeric type say the same number: 60s is 1m.
+func sameNumber(goType, a, b string) bool {
+	switch goType {
+	case "time.Duration":
+		da, errA := time.ParseDuration(a)
+		db, errB := time.ParseDuration(b)
+		return errA == nil && errB == nil && da == db
+	case "int", "int64":
+		na, errA := strconv.ParseInt(a, 10, 64)
+		nb, errB := strconv.ParseInt(b, 10, 64)
+		return errA == nil && errB == nil && na == nb
+	}
+	return false
 }
 
 func parsesAs(goType, v string) error {
@@ -248,14 +266,12 @@ func parsesAs(goType, v string) error {
 	return nil
 }
 
-// frontDoorClocks mirrors the checks the handler makes at start (cmd/handler), on the values the
-// template gives it: IDEMPOTENCY_LEASE > 0, IDEMPOTENCY_KEY_TTL at least the lease and at most
-// what Cosmos DB takes as a ttl, and SUBMIT_DEADLINE at most 90 % of the lease and of host.json's
-// functionTimeout. A deadline near the lease would let a retry take over a key whose first
-// attempt still runs; a TTL below the lease would expire a started record under its owner. Each
-// value is the template's literal or the handler's default; a comparison with an unknown side is
-// skipped.
-func (p *Project) frontDoorClocks(s appSettings) []Finding {
+// httpAPIClocks applies the checks the handler makes at start (internal/clocks) to the values
+// the template gives it: IDEMPOTENCY_LEASE > 0, IDEMPOTENCY_KEY_TTL at least the lease and at
+// most what Cosmos DB takes as a ttl, and SUBMIT_DEADLINE within the share of the lease and of
+// host.json's functionTimeout a deadline may take. Each value is the template's literal or the
+// handler's default; a rule with an unknown side is skipped.
+func (p *Project) httpAPIClocks(s appSettings) []Finding {
 	value := func(name string) (time.Duration, bool) {
 		v := ""
 		if raw, set := s.values[name]; set {
@@ -267,32 +283,22 @@ func (p *Project) frontDoorClocks(s appSettings) []Finding {
 		return d, err == nil
 	}
 	var out []Finding
-	bad := func(format string, args ...any) {
-		out = append(out, Finding{Rule: RuleHandlerSettings, File: s.file.Path, Line: s.line, Message: fmt.Sprintf(format, args...)})
+	check := func(err error) {
+		if err != nil {
+			out = append(out, Finding{Rule: RuleHandlerSettings, File: s.file.Path, Line: s.line, Message: err.Error()})
+		}
 	}
 	ttl, okTTL := value("IDEMPOTENCY_KEY_TTL")
 	lease, okLease := value("IDEMPOTENCY_LEASE")
 	deadline, okDeadline := value("SUBMIT_DEADLINE")
-	if okLease && lease <= 0 {
-		bad("IDEMPOTENCY_LEASE %s must be positive", lease)
+	if okTTL && okLease {
+		check(clocks.KeyLifetime(ttl, lease))
 	}
-	if okTTL && okLease && ttl < lease {
-		bad("IDEMPOTENCY_KEY_TTL %s is shorter than IDEMPOTENCY_LEASE %s: a started record would expire under the attempt that owns it", ttl, lease)
+	if okLease && okDeadline {
+		check(clocks.SubmitWithinLease(deadline, lease))
 	}
-	if okTTL && ttl > maxCosmosTTL {
-		bad("IDEMPOTENCY_KEY_TTL %s exceeds what Cosmos DB takes as a ttl (%d seconds)", ttl, int64(maxCosmosTTL/time.Second))
-	}
-	if most := share(lease); okLease && okDeadline && deadline+idempotency.SettleTimeout > most {
-		bad("SUBMIT_DEADLINE %s plus the %s that settle its key exceed 90 %% of IDEMPOTENCY_LEASE %s (%s): a retry would take over a key whose first attempt is still running", deadline, idempotency.SettleTimeout, lease, most)
-	}
-	if timeout, err := funcapp.ParseTimeSpan(p.App.Host.FunctionTimeout); okDeadline && err == nil && deadline > share(timeout) {
-		bad("SUBMIT_DEADLINE %s exceeds 90 %% of host.json functionTimeout %s (%s)", deadline, timeout, share(timeout))
+	if timeout, err := funcapp.ParseTimeSpan(p.App.Host.FunctionTimeout); okDeadline && err == nil {
+		check(clocks.Within("SUBMIT_DEADLINE", deadline, "functionTimeout", timeout))
 	}
 	return out
 }
-
-// maxCosmosTTL is the largest item ttl Cosmos DB accepts: 2^31 - 1 seconds.
-const maxCosmosTTL = (1<<31 - 1) * time.Second
-
-// share is the part of a platform clock a deadline may take, as cmd/handler allows it.
-func share(d time.Duration) time.Duration { return time.Duration(float64(d) * 0.9) }
