@@ -10,6 +10,8 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
+
+	"github.com/ordersink/orders-consumer/retrying"
 )
 
 // Clocks scaled down for the outage tests: a hold of 2 s stands for the
@@ -23,12 +25,12 @@ const (
 	testAttempt       = 800 * time.Millisecond
 )
 
-// outageBench is the handler, with its production wiring (a Retrying store
+// outageBench is the handler, with its production wiring (a retrying.Store
 // and one Health), in front of a proxy that can take Cosmos DB away.
 type outageBench struct {
 	*testServer
 	proxy  *cosmostest.OutageProxy
-	health *orders.Health
+	health *retrying.Health
 }
 
 // startOutageBench starts the bench with the proxy in state f from the
@@ -52,10 +54,10 @@ func startOutageBenchWith(t *testing.T, f cosmostest.Fault, warm bool, messageDe
 	if err != nil {
 		t.Fatal(err)
 	}
-	health := &orders.Health{ProbeInterval: testProbe}
+	health := &retrying.Health{ProbeInterval: testProbe}
 	b := &outageBench{proxy: proxy, health: health, testServer: startServerWith(t, Config{
-		Processor: &orders.Processor{Store: &orders.Retrying{Store: store, Health: health, AttemptTimeout: testAttempt,
-			Backoff: orders.Backoff{Initial: testProbe / 10, Max: testProbe}}},
+		Processor: &orders.Processor{Store: &retrying.Store{Store: store, Health: health, AttemptTimeout: testAttempt,
+			Backoff: retrying.Backoff{Initial: testProbe / 10, Max: testProbe}}},
 		MessageDeadline: messageDeadline, BatchDeadline: batchDeadline, Health: health, AuthAlarmAfter: 500 * time.Millisecond,
 	})}
 	if warm {
