@@ -13,6 +13,7 @@ import (
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/idempotency/idemtest"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/internal/requestcharge"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -45,7 +46,7 @@ func TestKeyStoreRoundTrips(t *testing.T) {
 	ok := func(context.Context) (idempotency.Response, error) { return idempotency.Response{Status: 201}, nil }
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ctx, charge := orders.WithRequestCharge(ctx)
+	ctx, charge := requestcharge.With(ctx)
 	warmUp := len(tr.Exchanges())
 	for _, path := range []struct {
 		name string

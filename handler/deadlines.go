@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/orders"
-
 	"github.com/ordersink/orders-consumer/retrying"
 )
 

@@ -8,7 +8,6 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
-
 	"github.com/ordersink/orders-consumer/retrying"
 )
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ordersink/orders-consumer/internal/requestcharge"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -57,7 +58,7 @@ func (cfg Config) process(ctx context.Context, d delivery) orders.Result {
 					strings.Join(keys, ", "))}
 		}
 	}
-	ctx, charge := orders.WithRequestCharge(ctx)
+	ctx, charge := requestcharge.With(ctx)
 	res := cfg.Processor.Process(ctx, d.message())
 	res.RequestCharge = charge.Units()
 	return res

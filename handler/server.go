@@ -11,7 +11,6 @@ import (
 
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/orders"
-
 	"github.com/ordersink/orders-consumer/retrying"
 )
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/idempotency"
+	"github.com/ordersink/orders-consumer/internal/requestcharge"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -53,7 +54,7 @@ func (cfg Config) httpFunction(function string, serve func(context.Context, *exc
 		x := exchange{function: function, invocationID: r.Header.Get("X-Azure-Functions-InvocationId")}
 		ctx, cancel := context.WithTimeout(r.Context(), cfg.SubmitDeadline)
 		defer cancel()
-		ctx, charge := orders.WithRequestCharge(ctx)
+		ctx, charge := requestcharge.With(ctx)
 		if req, ok := x.readRequest(w, r, maxHTTPInvocationBytes); ok {
 			x.client = clientScope(req, cfg.EasyAuth)
 			serve(ctx, &x, req)

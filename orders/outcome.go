@@ -59,7 +59,7 @@ type Result struct {
 	// DuplicateCause says why a Duplicate happened, for operators.
 	DuplicateCause DuplicateCause
 	// RequestCharge is the request units the store reported for this
-	// message (RequestCharge), 0 when it reports none.
+	// message (requestcharge.Counter), 0 when it reports none.
 	RequestCharge float64
 	Err           error // the cause of Transient and Exhausted
 

@@ -18,7 +18,6 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/orders"
-
 	"github.com/ordersink/orders-consumer/retrying"
 )
 
