@@ -233,7 +233,7 @@ func (x *exchange) storeFailed(err error) {
 		x.retryAfter = time.Second
 		return
 	}
-	if orders.IsTransient(err) {
+	if transient(err) {
 		x.refuse("unavailable", problemUnavailable, "The orders store cannot be reached just now. "+x.retryHint())
 		x.retryAfter = unavailableRetryAfter
 		return
