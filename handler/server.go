@@ -80,8 +80,8 @@ type Config struct {
 	// (docs/http-api.md); without it SubmitOrder answers 500.
 	Idempotency *idempotency.Service
 	// Orders reads orders for GetOrder; nil means Processor.Store, when it
-	// is an orders.OrderReader.
-	Orders orders.OrderReader
+	// is an OrderReader.
+	Orders OrderReader
 	// EasyAuth says that App Service Authentication runs in front of the
 	// app (WEBSITE_AUTH_ENABLED): only then is X-MS-CLIENT-PRINCIPAL-ID the
 	// platform's, and the client scope of an Idempotency-Key; without it the

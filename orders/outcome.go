@@ -16,10 +16,6 @@ const (
 	// Stale: an OrderStatusChanged message was not newer than the stored
 	// status; nothing was written.
 	Stale Outcome = "stale"
-	// Requeued: a transient message of a batch that had to be completed
-	// was given back to the queue as a new message, with its deliveries
-	// counted (only ProcessOrderBatch decides it).
-	Requeued Outcome = "requeued"
 )
 
 // Reason names why a message was parked (docs/contract.md §6).
