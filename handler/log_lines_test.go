@@ -81,47 +81,6 @@ func TestStaleStatusLineSaysWhy(t *testing.T) {
 	}
 }
 
-// A batch ends with a summary line (and structured counts) by outcome; a
-// batch that parks nothing has no parking output.
-func TestBatchSummaryCountsOutcomes(t *testing.T) {
-	s := startBatchServer(t, testEnv(t).Store, 2)
-	id, body := uniqueOrder(t)
-	id2, body2 := uniqueOrder(t)
-	bad := []byte(strings.Replace(string(body2), `"currency":"EUR"`, `"currency":"eur"`, 1))
-	start := time.Now()
-	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{body, id, 1, ""}, {body, id, 1, ""}, {bad, id2, 1, ""}}))
-	elapsed := time.Since(start)
-	if a.Status != http.StatusOK {
-		t.Fatalf("status %d", a.Status)
-	}
-	if got, want := a.Logs[len(a.Logs)-1], "ProcessOrderBatch: 3 messages: 1 created, 1 duplicate, 1 invalid"; got != want {
-		t.Errorf("summary %q, want %q", got, want)
-	}
-	for _, line := range strings.Split(s.logsOf(a), "\n") {
-		var l map[string]any
-		if json.Unmarshal([]byte(line), &l) != nil || l["msg"] != "batch" {
-			continue
-		}
-		if l["count.created"] != 1.0 || l["count.duplicate"] != 1.0 || l["count.invalid"] != 1.0 || l["parked"] != 1.0 {
-			t.Errorf("batch line %v", l)
-		}
-		if d, _ := l["durationMs"].(float64); d <= 0 || d > float64(elapsed.Milliseconds()+1) {
-			t.Errorf("durationMs %v, want a positive figure within the %v the request took", d, elapsed)
-		}
-		return
-	}
-	t.Errorf("no batch line in %s", s.logsOf(a))
-}
-
-func TestBatchWithNothingParkedHasNoParkingOutput(t *testing.T) {
-	s := startBatchServer(t, testEnv(t).Store, 2)
-	id, body := uniqueOrder(t)
-	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{body, id, 1, ""}}))
-	if _, ok := a.Outputs[ParkingBinding]; a.Status != http.StatusOK || ok {
-		t.Errorf("status %d, outputs %v: want 200 and no parking output", a.Status, a.Outputs)
-	}
-}
-
 // The publisher's structured line counts what it could not publish and is
 // the alarm (ERROR) when that is not zero; with nothing to publish there is
 // no events output at all.
