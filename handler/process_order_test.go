@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -251,18 +250,5 @@ func TestStructuredLogLine(t *testing.T) {
 	}
 	if line["orderId"] != id || line["outcome"] != "created" {
 		t.Errorf("log line = %v", line)
-	}
-}
-
-func TestReadinessProbe(t *testing.T) {
-	srv := httptest.NewServer(NewServer(Config{Processor: &orders.Processor{Store: unreachableStore(t)}}))
-	defer srv.Close()
-	resp, err := http.Get(srv.URL + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
-		t.Errorf("GET / = %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 }
