@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -87,7 +88,7 @@ func TestKeyTTLReachesTheRecord(t *testing.T) {
 	const key = "k-ttl-1"
 	body := `{"orderId":"ORD-TTL-1","customerId":"CUST-42","currency":"EUR","lines":[{"sku":"SKU-1","quantity":1,"unitPrice":"5.00"}],"total":"5.00","placedAt":"2026-11-29T10:00:00Z"}`
 	req := map[string]any{"Url": "http://127.0.0.1:7071/api/orders", "Method": "POST", "Query": map[string]string{},
-		"Headers": map[string][]string{"Idempotency-Key": {key}, "Content-Type": {"application/json"}}, "Body": body}
+		"Headers": map[string][]string{"Idempotency-Key": {key}, "Content-Type": {"application/json"}, "Content-Length": {strconv.Itoa(len(body))}}, "Body": body}
 	inv, _ := json.Marshal(map[string]any{"Data": map[string]any{"req": req}, "Metadata": map[string]any{}})
 	resp, err := (&http.Client{Timeout: 20 * time.Second}).Post(url+"/"+handler.FunctionSubmitOrder, "application/json", bytes.NewReader(inv))
 	if err != nil {
