@@ -179,14 +179,7 @@ func (k *KeyStore) Document(ctx context.Context, id string) (json.RawMessage, er
 		return queryItems(ctx, cc, "SELECT * FROM c WHERE c.id = @id", azcosmos.NewPartitionKeyString(id), opts)
 	})
 	if err != nil {
-		return nil, classifyKey("read idempotency key", id, err)
+		return nil, classify("read idempotency key", id, err)
 	}
 	return doc, nil
-}
-
-// classifyKey is classify for the key store: its errors name the key
-// record, not an order.
-func classifyKey(op, id string, err error) error {
-	status := statusOf(err)
-	return &idempotency.StoreError{Op: op, Key: id, Status: status, SubStatus: subStatusOf(err), Err: concise(err), Transient: isTransient(status)}
 }
