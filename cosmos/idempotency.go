@@ -45,7 +45,7 @@ func (k *KeyStore) Claim(ctx context.Context, r idempotency.Record) (string, err
 	const op = "claim idempotency key"
 	doc, err := json.Marshal(r)
 	if err != nil {
-		return "", classify(op, r.ID, err)
+		return "", classifyKey(op, r.ID, err)
 	}
 	resp, err := k.do(ctx, func(cc *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
 		return cc.CreateItem(ctx, azcosmos.NewPartitionKeyString(r.ID), doc, withContent)
@@ -54,7 +54,7 @@ func (k *KeyStore) Claim(ctx context.Context, r idempotency.Record) (string, err
 		return "", idempotency.ErrExists
 	}
 	if err != nil {
-		return "", classify(op, r.ID, err)
+		return "", classifyKey(op, r.ID, err)
 	}
 	return etagOf(resp), nil
 }
@@ -69,11 +69,11 @@ func (k *KeyStore) Read(ctx context.Context, id string) (idempotency.Record, err
 		return idempotency.Record{}, idempotency.ErrNotFound
 	}
 	if err != nil {
-		return idempotency.Record{}, classify(op, id, err)
+		return idempotency.Record{}, classifyKey(op, id, err)
 	}
 	var r idempotency.Record
 	if err := json.Unmarshal(resp.Value, &r); err != nil {
-		return idempotency.Record{}, classify(op, id, fmt.Errorf("stored key record is not one: %w", err))
+		return idempotency.Record{}, classifyKey(op, id, fmt.Errorf("stored key record is not one: %w", err))
 	}
 	r.ETag = etagOf(resp)
 	return r, nil
@@ -85,7 +85,7 @@ func (k *KeyStore) Replace(ctx context.Context, r idempotency.Record, etag strin
 	const op = "replace idempotency key"
 	doc, err := json.Marshal(r)
 	if err != nil {
-		return "", classify(op, r.ID, err)
+		return "", classifyKey(op, r.ID, err)
 	}
 	match := azcore.ETag(etag)
 	opts := *withContent
@@ -97,7 +97,7 @@ func (k *KeyStore) Replace(ctx context.Context, r idempotency.Record, etag strin
 		return "", idempotency.ErrFenced
 	}
 	if err != nil {
-		return "", classify(op, r.ID, err)
+		return "", classifyKey(op, r.ID, err)
 	}
 	return etagOf(resp), nil
 }
@@ -112,7 +112,7 @@ func (k *KeyStore) Release(ctx context.Context, id, etag string) error {
 		return idempotency.ErrFenced
 	}
 	if err != nil {
-		return classify("release idempotency key", id, err)
+		return classifyKey("release idempotency key", id, err)
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/idempotency/idemtest"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
-	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/internal/requestcharge"
 )
 
 // TestKeyStoreSuite runs the store suite idemtest.MemStore passes: claim is
@@ -45,7 +45,7 @@ func TestKeyStoreRoundTrips(t *testing.T) {
 	ok := func(context.Context) (idempotency.Response, error) { return idempotency.Response{Status: 201}, nil }
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ctx, charge := orders.WithRequestCharge(ctx)
+	ctx, charge := requestcharge.With(ctx)
 	warmUp := len(tr.Exchanges())
 	for _, path := range []struct {
 		name string
@@ -84,7 +84,7 @@ func TestKeyStoreRoundTrips(t *testing.T) {
 }
 
 // TestKeyStoreErrors: a failure that is not a conditional-write answer is
-// an orders.StoreError naming the operation and the key record.
+// an idempotency.StoreError naming the operation and the key record.
 func TestKeyStoreErrors(t *testing.T) {
 	tr := cosmostest.NewTransport()
 	store, err := testEnv(t).StoreVia(tr)
@@ -98,7 +98,7 @@ func TestKeyStoreErrors(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err = keys.Claim(ctx, idempotency.Record{ID: "rec-1", State: idempotency.Started})
-	var se *orders.StoreError
+	var se *idempotency.StoreError
 	if !errors.As(err, &se) || se.Transient || se.Status != 400 || errors.Is(err, idempotency.ErrExists) ||
 		err.Error() != `claim idempotency key rec-1: 400 Bad Request: BadRequest: {"Errors":["One of the specified inputs is invalid"]} (activity faked-by-cosmostest)` {
 		t.Errorf("claim refused: %v; want a final StoreError with a one-line text", err)

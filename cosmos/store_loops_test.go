@@ -18,7 +18,7 @@ import (
 
 // The bounded loops of the store, with a transport in front of the emulator
 // answering what only a real account sends (a lagging replica's 404, lost
-// races). handler/store_races_test.go drives the same windows through the
+// races). handler/process_order*store_races_test.go drive the same windows through the
 // handler; these pin the bounds.
 
 func transportStore(t *testing.T) (*cosmos.Store, *cosmostest.Transport) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/retrying"
 )
 
 // Deadline defaults, below the platform's clocks (docs/contract.md §2,
@@ -51,13 +52,13 @@ func (cfg *Config) setClockDefaults() {
 // dropped request is not an outage worth a line), its coming back, and
 // while it stays down a line per alarmAfter: at ERROR when the store refuses
 // the consumer's identity, because that needs an operator, else at WARN.
-func healthLog(log *slog.Logger, alarmAfter time.Duration) func(orders.HealthChange) {
+func healthLog(log *slog.Logger, alarmAfter time.Duration) func(retrying.HealthChange) {
 	var (
 		announced bool
 		logged    time.Time
 	)
 	// Health calls this with its state locked: the calls never overlap.
-	return func(c orders.HealthChange) {
+	return func(c retrying.HealthChange) {
 		now := time.Now()
 		attrs := append([]any{"downSince", c.Since.UTC().Format(time.RFC3339Nano), "downForMs", now.Sub(c.Since).Milliseconds(),
 			"failedProbes", c.FailedProbes}, storeErrAttrs(c.Err)...)

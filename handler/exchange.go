@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"time"
-
-	"github.com/ordersink/orders-consumer/orders"
 )
 
 // exchange is one request of the HTTP API and the answer it gets,
@@ -140,9 +138,8 @@ func (cfg Config) logExchange(x *exchange, took time.Duration) {
 	}
 	if x.err != nil {
 		attrs = append(attrs, slog.String("err", x.err.Error()))
-		var se *orders.StoreError
-		if errors.As(x.err, &se) && se.Status != 0 {
-			attrs = append(attrs, slog.Int("status", se.Status), slog.Int("subStatus", se.SubStatus))
+		if status, sub := storeStatus(x.err); status != 0 {
+			attrs = append(attrs, slog.Int("status", status), slog.Int("subStatus", sub))
 		}
 	}
 	cfg.Logger.LogAttrs(context.Background(), level, "invocation", attrs...)

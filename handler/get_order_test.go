@@ -110,29 +110,3 @@ func TestGetOrderStoreDown(t *testing.T) {
 		})
 	}
 }
-
-// Behind App Service Authentication every HTTP function derives the client
-// from the principal (issue 24, item 4): the owner's GET works, nobody
-// else's, whichever function key the callers present.
-func TestEveryHTTPFunctionDerivesTheSameClientBehindEasyAuth(t *testing.T) {
-	d := startAPI(t, func(c *Config) { c.EasyAuth = true })
-	id, body := uniqueOrder(t)
-	as := func(c httpCall, principal string) httpCall {
-		c.header = c.header.Clone()
-		if principal != "" {
-			c.header.Set(headerPrincipalID, principal)
-		}
-		return c
-	}
-	created := d.call(t, FunctionSubmitOrder, as(submitCall("k-"+id, body), "0b6f2c1e-aaaa"))
-	d.wantOrder(t, created, http.StatusCreated, id)
-	var stored struct{ Owner string }
-	if err := json.Unmarshal(d.storedOrder(t, id), &stored); err != nil || stored.Owner != "principal:0b6f2c1e-aaaa" {
-		t.Fatalf("owner %q, %v", stored.Owner, err)
-	}
-	// The owner, with another function key: the principal decides.
-	d.wantOrder(t, d.get(t, as(getCall(id).by(partnerB), "0b6f2c1e-aaaa")), http.StatusOK, id)
-	// Another principal with the same key, or the key without a principal.
-	wantProblem(t, d.get(t, as(getCall(id), "9c3d-bbbb")), http.StatusNotFound, "order-not-found")
-	wantProblem(t, d.get(t, getCall(id)), http.StatusNotFound, "order-not-found")
-}

@@ -21,7 +21,6 @@ import (
 	verrors "github.com/pb33f/libopenapi-validator/errors"
 
 	"github.com/ordersink/orders-consumer/idempotency"
-	"github.com/ordersink/orders-consumer/orders"
 )
 
 // openAPIDocument is the API's OpenAPI document (clients and gateways are
@@ -178,8 +177,8 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 		status int
 		err    error
 	}{
-		{503, &orders.StoreError{Op: "claim idempotency key", Status: 503, Transient: true, Err: errors.New("503 throttled")}},
-		{500, &orders.StoreError{Op: "claim idempotency key", Status: 400, Err: errors.New("400 Bad Request")}},
+		{503, &idempotency.StoreError{Op: "claim idempotency key", Status: 503, Transient: true, Err: errors.New("503 throttled")}},
+		{500, &idempotency.StoreError{Op: "claim idempotency key", Status: 400, Err: errors.New("400 Bad Request")}},
 	} {
 		t.Run(fmt.Sprint("store fails ", f.status), func(t *testing.T) {
 			d := startAPI(t, func(c *Config) {

@@ -8,6 +8,7 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/retrying"
 )
 
 // BenchmarkRecoveryAfterOutage measures, with the production defaults for
@@ -31,10 +32,10 @@ func BenchmarkRecoveryAfterOutage(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			health := &orders.Health{ProbeInterval: time.Second}
+			health := &retrying.Health{ProbeInterval: time.Second}
 			srv := startServerWith(b, Config{
-				Processor: &orders.Processor{Store: &orders.Retrying{Store: store, Health: health, AttemptTimeout: 4 * time.Second,
-					Backoff: orders.Backoff{Initial: 100 * time.Millisecond, Max: time.Second}}},
+				Processor: &orders.Processor{Store: &retrying.Store{Store: store, Health: health, AttemptTimeout: 4 * time.Second,
+					Backoff: retrying.Backoff{Initial: 100 * time.Millisecond, Max: time.Second}}},
 				MessageDeadline: 30 * time.Second, Health: health,
 			})
 			var first, last time.Duration

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ordersink/orders-consumer/internal/requestcharge"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -57,7 +58,7 @@ func (cfg Config) process(ctx context.Context, d delivery) orders.Result {
 					strings.Join(keys, ", "))}
 		}
 	}
-	ctx, charge := orders.WithRequestCharge(ctx)
+	ctx, charge := requestcharge.With(ctx)
 	res := cfg.Processor.Process(ctx, d.message())
 	res.RequestCharge = charge.Units()
 	return res
@@ -146,7 +147,7 @@ func (d delivery) humanLine(res orders.Result) string {
 	line := fmt.Sprintf("%s: %s %s (delivery %d)", d.function, res.Outcome, id, d.deliveryCount)
 	if res.Reason != "" {
 		line += fmt.Sprintf(", parked as %s: %s", res.Reason, res.Description)
-	} else if res.Outcome == orders.Transient || res.Outcome == orders.Requeued {
+	} else if res.Outcome == orders.Transient || res.Outcome == requeued {
 		line += ", will be retried: " + res.Description
 	}
 	return line
@@ -170,7 +171,7 @@ func (cfg Config) logInvocation(d delivery, res orders.Result, took time.Duratio
 				level = max(level, storeDownLevel(res.Err, time.Since(since), cfg.AuthAlarmAfter))
 			}
 		}
-	case orders.Invalid, orders.Requeued:
+	case orders.Invalid, requeued:
 		level = slog.LevelWarn
 	case orders.Stale:
 		if res.VersionConflict {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
@@ -295,4 +296,74 @@ func TestBatchThatCannotBeDecodedIsRetried(t *testing.T) {
 			t.Errorf("status %d", a.Status)
 		}
 	})
+}
+
+// TestBatchBodyLimits: the batch route applies the same rules per message; a
+// body past a limit is parked and its batch-mates are created.
+func TestBatchBodyLimits(t *testing.T) {
+	s := startBatchServer(t, testEnv(t).Store, 0)
+	var ids [3]string
+	var bodies [3][]byte
+	for i := range ids {
+		ids[i], bodies[i] = uniqueOrder(t)
+	}
+	msgs := []batchMessage{
+		{bodies[0], ids[0], 1, ""},
+		{withMember(bodies[1], `"note":"\ud800\u0041"`), ids[1], 1, ""},
+		{withMember(bodies[2], `"x":`+objectOf(orders.MaxMembers+1)), ids[2], 1, ""},
+	}
+	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch(msgs))
+	if got := strings.Join(a.outcomes(), " "); a.Status != http.StatusOK || got != "created invalid invalid" {
+		t.Fatalf("status %d, outcomes %q, want created invalid invalid", a.Status, got)
+	}
+	es := a.parkedAll(t)
+	for i, rule := range []string{"I-JSON string rule", "member limit"} {
+		if i >= len(es) || es[i].Reason != orders.MalformedMessage || es[i].MessageID != ids[i+1] || !strings.Contains(es[i].Description, rule) {
+			t.Errorf("envelope %d: %+v, want MalformedMessage for %s naming the %s", i, es, ids[i+1], rule)
+		}
+	}
+	if n := len(documentsOfType(partition(t, ids[0]), "order")); n != 1 {
+		t.Errorf("the valid batch-mate: %d orders stored, want 1", n)
+	}
+}
+
+// A batch ends with a summary line (and structured counts) by outcome; a
+// batch that parks nothing has no parking output.
+func TestBatchSummaryCountsOutcomes(t *testing.T) {
+	s := startBatchServer(t, testEnv(t).Store, 2)
+	id, body := uniqueOrder(t)
+	id2, body2 := uniqueOrder(t)
+	bad := []byte(strings.Replace(string(body2), `"currency":"EUR"`, `"currency":"eur"`, 1))
+	start := time.Now()
+	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{body, id, 1, ""}, {body, id, 1, ""}, {bad, id2, 1, ""}}))
+	elapsed := time.Since(start)
+	if a.Status != http.StatusOK {
+		t.Fatalf("status %d", a.Status)
+	}
+	if got, want := a.Logs[len(a.Logs)-1], "ProcessOrderBatch: 3 messages: 1 created, 1 duplicate, 1 invalid"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+	for _, line := range strings.Split(s.logsOf(a), "\n") {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) != nil || l["msg"] != "batch" {
+			continue
+		}
+		if l["count.created"] != 1.0 || l["count.duplicate"] != 1.0 || l["count.invalid"] != 1.0 || l["parked"] != 1.0 {
+			t.Errorf("batch line %v", l)
+		}
+		if d, _ := l["durationMs"].(float64); d <= 0 || d > float64(elapsed.Milliseconds()+1) {
+			t.Errorf("durationMs %v, want a positive figure within the %v the request took", d, elapsed)
+		}
+		return
+	}
+	t.Errorf("no batch line in %s", s.logsOf(a))
+}
+
+func TestBatchWithNothingParkedHasNoParkingOutput(t *testing.T) {
+	s := startBatchServer(t, testEnv(t).Store, 2)
+	id, body := uniqueOrder(t)
+	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{body, id, 1, ""}}))
+	if _, ok := a.Outputs[ParkingBinding]; a.Status != http.StatusOK || ok {
+		t.Errorf("status %d, outputs %v: want 200 and no parking output", a.Status, a.Outputs)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
@@ -187,6 +188,47 @@ func TestPublisherBadInput(t *testing.T) {
 			}
 			if tc.logged != "" && !strings.Contains(s.logsOf(a), tc.logged) {
 				t.Errorf("log lacks %q", tc.logged)
+			}
+		})
+	}
+}
+
+// The publisher's structured line counts what it could not publish and is
+// the alarm (ERROR) when that is not zero; with nothing to publish there is
+// no events output at all.
+func TestPublisherLogLine(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	good := json.RawMessage(`{"id":"A:event:OrderAccepted","orderId":"A","type":"outboxEvent","eventId":"A:event:OrderAccepted","idempotencyKey":"A:event:OrderAccepted","eventType":"OrderAccepted","occurredAt":"2026-11-29T10:00:02Z","payload":{"orderId":"A"}}`)
+	order := json.RawMessage(`{"id":"B","orderId":"B","type":"order"}`)
+	tests := []struct {
+		name          string
+		docs          []json.RawMessage
+		level         string
+		unpublishable float64
+		events        bool
+	}{
+		{"one good, one not an object", []json.RawMessage{good, json.RawMessage(`[1]`)}, "ERROR", 1, true},
+		{"only an order", []json.RawMessage{order}, "INFO", 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			a := s.invokeFunction(t, FunctionPublishOrderEvents, hostChangeFeed(tc.docs))
+			elapsed := time.Since(start)
+			if _, ok := a.Outputs[EventsBinding]; a.Status != http.StatusOK || ok != tc.events {
+				t.Fatalf("status %d, outputs %v: want an events output %v", a.Status, a.Outputs, tc.events)
+			}
+			var l map[string]any
+			for _, line := range strings.Split(s.logsOf(a), "\n") {
+				if json.Unmarshal([]byte(line), &l) == nil && l["msg"] == "publish" {
+					break
+				}
+			}
+			if l["level"] != tc.level || l["unpublishable"] != tc.unpublishable {
+				t.Errorf("publish line %v: want level %s, unpublishable %v", l, tc.level, tc.unpublishable)
+			}
+			if d, _ := l["durationMs"].(float64); d > float64(elapsed.Milliseconds()+1) {
+				t.Errorf("durationMs %v over the %v the request took", d, elapsed)
 			}
 		})
 	}

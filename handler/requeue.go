@@ -16,6 +16,12 @@ import (
 // messages instead of parking them (docs/adr/0007-holding-through-outages.md).
 const RequeueBinding = "requeue"
 
+// requeued is the outcome of a transient message of a batch that had to be
+// completed: it was given back to the queue as a new message, with its
+// deliveries counted. Only ProcessOrderBatch decides it, so the outcome
+// lives here rather than among the domain's.
+const requeued orders.Outcome = "requeued"
+
 // requeueKey names the one member of a requeued message's body.
 const requeueKey = "orderConsumerRequeued"
 
@@ -114,7 +120,7 @@ func (cfg Config) settle(ds []delivery, results []batchResult) []map[string]Requ
 				ds[i].deliveryCount, why, err, r.Description)
 			continue
 		}
-		r.Outcome = orders.Requeued
+		r.Outcome = requeued
 		r.Description = fmt.Sprintf("given back to the queue as a new message: %s; was failing: %s", why, r.Description)
 		out = append(out, q)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/retrying"
 )
 
 // Function and binding names; they must match the function.json files.
@@ -42,7 +43,7 @@ type Config struct {
 	MaxRequestBytes int64
 	// MessageDeadline bounds a ProcessOrder invocation: the store's
 	// transient failures are retried until then (Processor.Store is an
-	// orders.Retrying), and then the message goes back to the broker. It
+	// retrying.Store), and then the message goes back to the broker. It
 	// also bounds the parked-body writes of a PublishOrderEvents
 	// invocation. Keep it below functionTimeout and
 	// maxAutoLockRenewalDuration; zero means DefaultMessageDeadline.
@@ -52,10 +53,10 @@ type Config struct {
 	// DefaultBatchDeadline.
 	BatchDeadline time.Duration
 	// Health is the store's shared health state, when the Processor's
-	// store is an orders.Retrying using it: NewServer logs its changes
+	// store is a retrying.Store using it: NewServer logs its changes
 	// (when it has no OnChange yet), and authorization failures that last
 	// longer than AuthAlarmAfter are logged at ERROR.
-	Health *orders.Health
+	Health *retrying.Health
 	// AuthAlarmAfter is how long 401/403 answers are taken for a role
 	// assignment still propagating; zero means DefaultAuthAlarmAfter.
 	AuthAlarmAfter time.Duration
@@ -79,8 +80,8 @@ type Config struct {
 	// (docs/http-api.md); without it SubmitOrder answers 500.
 	Idempotency *idempotency.Service
 	// Orders reads orders for GetOrder; nil means Processor.Store, when it
-	// is an orders.OrderReader.
-	Orders orders.OrderReader
+	// is an OrderReader.
+	Orders OrderReader
 	// EasyAuth says that App Service Authentication runs in front of the
 	// app (WEBSITE_AUTH_ENABLED): only then is X-MS-CLIENT-PRINCIPAL-ID the
 	// platform's, and the client scope of an Idempotency-Key; without it the

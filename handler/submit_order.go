@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/idempotency"
+	"github.com/ordersink/orders-consumer/internal/requestcharge"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -53,7 +54,7 @@ func (cfg Config) httpFunction(function string, serve func(context.Context, *exc
 		x := exchange{function: function, invocationID: r.Header.Get("X-Azure-Functions-InvocationId")}
 		ctx, cancel := context.WithTimeout(r.Context(), cfg.SubmitDeadline)
 		defer cancel()
-		ctx, charge := orders.WithRequestCharge(ctx)
+		ctx, charge := requestcharge.With(ctx)
 		if req, ok := x.readRequest(w, r, maxHTTPInvocationBytes); ok {
 			x.client = clientScope(req, cfg.EasyAuth)
 			serve(ctx, &x, req)
@@ -67,7 +68,7 @@ func (cfg Config) httpFunction(function string, serve func(context.Context, *exc
 // Config already names.
 func (cfg *Config) setHTTPDefaults() {
 	if cfg.Orders == nil {
-		cfg.Orders, _ = cfg.Processor.Store.(orders.OrderReader)
+		cfg.Orders, _ = cfg.Processor.Store.(OrderReader)
 	}
 }
 
@@ -232,7 +233,7 @@ func (x *exchange) storeFailed(err error) {
 		x.retryAfter = time.Second
 		return
 	}
-	if orders.IsTransient(err) {
+	if transient(err) {
 		x.refuse("unavailable", problemUnavailable, "The orders store cannot be reached just now. "+x.retryHint())
 		x.retryAfter = unavailableRetryAfter
 		return

@@ -201,60 +201,6 @@ func TestSubmitOrderReadsEveryHostSpelling(t *testing.T) {
 	}
 }
 
-func TestClientScope(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		easyAuth bool
-		principal,
-		keyName string
-		want string
-	}{
-		{"Easy Auth principal wins", true, "0b6f2c1e", partnerA, "principal:0b6f2c1e"},
-		// Without Easy Auth in front nothing strips the header: a caller
-		// could take another's scope with it.
-		{"a principal header without Easy Auth", false, "0b6f2c1e", partnerA, "key:" + partnerA},
-		{"the function key's name", false, "", partnerA, "key:" + partnerA},
-		{"nothing: a local run", false, "", "", "anonymous"},
-		{"Easy Auth without a principal", true, "", "", "anonymous"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := &httpRequest{Header: http.Header{}, KeyName: tc.keyName}
-			if tc.principal != "" {
-				r.Header.Set(headerPrincipalID, tc.principal)
-			}
-			if got := clientScope(r, tc.easyAuth); got != tc.want {
-				t.Errorf("scope %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-// Only the host's key identity names a key: a keyid claim in another
-// identity (Easy Auth's carries an identity provider's claims) does not.
-func TestKeyNameComesFromTheHostsKeyIdentity(t *testing.T) {
-	easyAuth := `{"AuthenticationType":"aad","IsAuthenticated":true,"Claims":[{"Type":"` + keyNameClaim + `","Value":"partner-b"}]}`
-	unauthenticated := `{"AuthenticationType":"WebJobsAuthLevel","IsAuthenticated":false,"Claims":[{"Type":"` + keyNameClaim + `","Value":"partner-b"}]}`
-	for _, tc := range []struct {
-		name, identities, want string
-	}{
-		{"the host's key identity", keyIdentities(partnerA), partnerA},
-		{"Easy Auth's identity first, then the key's", "[" + easyAuth + "," + strings.Trim(keyIdentities(partnerA), "[]") + "]", partnerA},
-		{"a keyid claim in Easy Auth's identity", "[" + easyAuth + "]", ""},
-		{"an unauthenticated key identity", "[" + unauthenticated + "]", ""},
-		{"anonymous", anonymousIdentities, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var ids []wireIdentity
-			if err := json.Unmarshal([]byte(tc.identities), &ids); err != nil {
-				t.Fatal(err)
-			}
-			if got := keyName(ids); got != tc.want {
-				t.Errorf("key name %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestSubmitOrderHostEnvelopeProblems(t *testing.T) {
 	d := startAPI(t)
 	_, body := uniqueOrder(t)

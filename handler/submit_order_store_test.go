@@ -103,7 +103,7 @@ type failingKeys struct {
 func (f failingKeys) Claim(ctx context.Context, r idempotency.Record) (string, error) {
 	if f.hang {
 		<-ctx.Done()
-		return "", &orders.StoreError{Op: "claim idempotency key", OrderID: r.ID, Transient: true, Err: ctx.Err()}
+		return "", &idempotency.StoreError{Op: "claim idempotency key", Key: r.ID, Transient: true, Err: ctx.Err()}
 	}
 	return "", f.err
 }
@@ -116,14 +116,14 @@ func TestSubmitOrderStoreFailures(t *testing.T) {
 		anchor string
 	}{
 		{"throttled or down", func(k keyStore) failingKeys {
-			return failingKeys{keyStore: k, err: &orders.StoreError{Op: "claim idempotency key", Status: 503, Transient: true,
+			return failingKeys{keyStore: k, err: &idempotency.StoreError{Op: "claim idempotency key", Status: 503, Transient: true,
 				Err: errors.New("503 Service Unavailable: sekrit (activity 5e1f)")}}
 		}, 503, "service-unavailable"},
 		{"no answer", func(k keyStore) failingKeys {
-			return failingKeys{keyStore: k, err: &orders.StoreError{Op: "claim idempotency key", Transient: true, Err: errors.New("dial tcp: sekrit refused")}}
+			return failingKeys{keyStore: k, err: &idempotency.StoreError{Op: "claim idempotency key", Transient: true, Err: errors.New("dial tcp: sekrit refused")}}
 		}, 503, "service-unavailable"},
 		{"refused for good", func(k keyStore) failingKeys {
-			return failingKeys{keyStore: k, err: &orders.StoreError{Op: "claim idempotency key", Status: 400, Err: errors.New("400 Bad Request: sekrit")}}
+			return failingKeys{keyStore: k, err: &idempotency.StoreError{Op: "claim idempotency key", Status: 400, Err: errors.New("400 Bad Request: sekrit")}}
 		}, 500, "internal-error"},
 		{"fenced", func(k keyStore) failingKeys {
 			return failingKeys{keyStore: k, err: errors.Join(errors.New("sekrit"), idempotency.ErrFenced)}
@@ -175,14 +175,14 @@ type dyingKeys struct {
 
 func (k *dyingKeys) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
 	if r.State == idempotency.Succeeded && k.died.CompareAndSwap(false, true) {
-		return "", &orders.StoreError{Op: "replace idempotency key", OrderID: r.ID, Transient: true, Err: errors.New("connection reset")}
+		return "", &idempotency.StoreError{Op: "replace idempotency key", Key: r.ID, Transient: true, Err: errors.New("connection reset")}
 	}
 	return k.keyStore.Replace(ctx, r, etag)
 }
 
 func (k *dyingKeys) Release(ctx context.Context, id, etag string) error {
 	if k.died.Load() && k.buried.CompareAndSwap(false, true) {
-		return &orders.StoreError{Op: "release idempotency key", OrderID: id, Transient: true, Err: errors.New("connection reset")}
+		return &idempotency.StoreError{Op: "release idempotency key", Key: id, Transient: true, Err: errors.New("connection reset")}
 	}
 	return k.keyStore.Release(ctx, id, etag)
 }
@@ -260,13 +260,13 @@ type deadProcess struct{ keyStore }
 
 func (k *deadProcess) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
 	if r.State != idempotency.Started {
-		return "", &orders.StoreError{Op: "replace idempotency key", OrderID: r.ID, Transient: true, Err: context.Canceled}
+		return "", &idempotency.StoreError{Op: "replace idempotency key", Key: r.ID, Transient: true, Err: context.Canceled}
 	}
 	return k.keyStore.Replace(ctx, r, etag)
 }
 
 func (k *deadProcess) Release(_ context.Context, id, _ string) error {
-	return &orders.StoreError{Op: "release idempotency key", OrderID: id, Transient: true, Err: context.Canceled}
+	return &idempotency.StoreError{Op: "release idempotency key", Key: id, Transient: true, Err: context.Canceled}
 }
 
 // A request in flight answers within SUBMIT_DEADLINE (and the few seconds

@@ -55,7 +55,7 @@ type Record struct {
 // never both believe they own a key: Claim creates only when no record
 // exists, Replace and Release act only on the version the caller read or
 // wrote (its ETag). Errors other than the sentinels say whether a retry may
-// help as [orders.StoreError] does.
+// help as a [StoreError] does.
 type Store interface {
 	// Claim creates the record and returns its ETag, or ErrExists when a
 	// record with its id exists (whatever its state).

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/ordersink/orders-consumer/orders"
 )
 
 // Defaults of a [Service] whose fields are zero.
@@ -65,8 +63,8 @@ func NewService(store Store, lease, ttl time.Duration) (*Service, error) {
 // (Mismatch) or tells the caller to come back (InFlight). fingerprint
 // identifies the request's payload.
 //
-// Errors are values with context: a store's [orders.StoreError] says whether
-// a retry may help ([orders.IsTransient]); an error wrapping [ErrFenced]
+// Errors are values with context: a store's [StoreError] says whether
+// a retry may help ([IsTransient]); an error wrapping [ErrFenced]
 // means the work ran but another attempt owns the key now, so its answer
 // was not stored (a retry gets the owner's answer); the work's own errors
 // are returned wrapped, after the key was released.
@@ -80,7 +78,7 @@ func (s *Service) Execute(ctx context.Context, scope Scope, fingerprint string, 
 	id := scope.ID()
 	for judgement := range maxJudgements {
 		if err := vanishedPause(ctx, judgement); err != nil {
-			return Result{}, &orders.StoreError{Op: "claim idempotency key", OrderID: id, Transient: true, Err: err}
+			return Result{}, &StoreError{Op: "claim idempotency key", Key: id, Transient: true, Err: err}
 		}
 		now := s.now()
 		rec := Record{ID: id, Client: scope.Client, Operation: scope.Operation, Key: scope.Key,
@@ -118,7 +116,7 @@ func (s *Service) Execute(ctx context.Context, scope Scope, fingerprint string, 
 		}
 		return s.run(ctx, rec, etag, work, true)
 	}
-	return Result{}, &orders.StoreError{Op: "claim idempotency key", OrderID: id, Transient: true,
+	return Result{}, &StoreError{Op: "claim idempotency key", Key: id, Transient: true,
 		Err: fmt.Errorf("the record changed %d times while it was judged", maxJudgements)}
 }
 
@@ -148,7 +146,7 @@ func judge(stored Record, fingerprint string, now time.Time) (res Result, takeOv
 	switch stored.State {
 	case Succeeded, Failed:
 		if stored.Response == nil {
-			return Result{}, false, &orders.StoreError{Op: "read idempotency key", OrderID: stored.ID,
+			return Result{}, false, &StoreError{Op: "read idempotency key", Key: stored.ID,
 				Err: fmt.Errorf("%s record has no response", stored.State)}
 		}
 		return Result{Outcome: Replayed, Response: *stored.Response}, false, nil
@@ -158,7 +156,7 @@ func judge(stored Record, fingerprint string, now time.Time) (res Result, takeOv
 		}
 		return Result{}, true, nil
 	}
-	return Result{}, false, &orders.StoreError{Op: "read idempotency key", OrderID: stored.ID,
+	return Result{}, false, &StoreError{Op: "read idempotency key", Key: stored.ID,
 		Err: fmt.Errorf("unknown state %q", stored.State)}
 }
 

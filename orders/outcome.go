@@ -16,10 +16,6 @@ const (
 	// Stale: an OrderStatusChanged message was not newer than the stored
 	// status; nothing was written.
 	Stale Outcome = "stale"
-	// Requeued: a transient message of a batch that had to be completed
-	// was given back to the queue as a new message, with its deliveries
-	// counted (only ProcessOrderBatch decides it).
-	Requeued Outcome = "requeued"
 )
 
 // Reason names why a message was parked (docs/contract.md §6).
@@ -59,7 +55,7 @@ type Result struct {
 	// DuplicateCause says why a Duplicate happened, for operators.
 	DuplicateCause DuplicateCause
 	// RequestCharge is the request units the store reported for this
-	// message (RequestCharge), 0 when it reports none.
+	// message (requestcharge.Counter), 0 when it reports none.
 	RequestCharge float64
 	Err           error // the cause of Transient and Exhausted
 

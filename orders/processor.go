@@ -69,7 +69,7 @@ type Store interface {
 // DefaultRetryBudget is the DeliveryCount from which a transient failure is
 // parked instead of retried: one below the queue's default maxDeliveryCount
 // of 10, so the consumer parks with a reason before the broker dead-letters
-// without one. With a Retrying store each delivery first holds until the
+// without one. With a retrying store each delivery first holds until the
 // invocation's deadline, so the budget spans budget × deadline of outage.
 const DefaultRetryBudget = 9
 
@@ -104,7 +104,7 @@ type Message struct {
 // Process decides what a delivery amounts to and performs the writes that go
 // with it. It never panics on bad input and never returns Transient for a
 // body that will be rejected again on the next delivery. Store failures are
-// retried only as far as Store does: a Retrying store retries them until
+// retried only as far as Store does: a retrying store retries them until
 // ctx's deadline.
 func (p *Processor) Process(ctx context.Context, m Message) Result {
 	if ParseMessageType(string(m.Type)) == OrderStatusChanged {
@@ -158,7 +158,7 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 }
 
 // acceptance builds what accepting the order writes, once per delivery
-// (a Retrying store resends the same batch), and refuses an order whose
+// (a retrying store resends the same batch), and refuses an order whose
 // OrderAccepted event could never be published: the publisher would have to
 // set it aside. Duplicates pass here too, because the create is the duplicate
 // check and its batch carries the documents, and because a resend whose event

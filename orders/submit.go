@@ -24,15 +24,6 @@ type Submission struct {
 	ID string
 }
 
-// OrderReader reads one stored order document: GetOrder's one point read
-// (id = partition key = orderId). cosmos.Store and orderstest.MemStore
-// implement it.
-type OrderReader interface {
-	// ReadOrder returns the order document of orderID as stored, nil when
-	// there is none.
-	ReadOrder(ctx context.Context, orderID string) (json.RawMessage, error)
-}
-
 // Admit judges a body as [Processor.Process] does before it writes anything:
 // the rules of docs/contract.md §3, the event size included, for the order
 // as a producer sends it (MessageId by [MessageID]). SubmitOrder admits its

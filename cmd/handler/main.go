@@ -18,6 +18,7 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/retrying"
 )
 
 func main() {
@@ -44,16 +45,16 @@ func run(ctx context.Context, stdout io.Writer) error {
 		return err
 	}
 	// One health state for every invocation of the process (ADR 0007).
-	health := &orders.Health{ProbeInterval: cfg.ProbeInterval}
-	retrying := &orders.Retrying{Store: store, Health: health, AttemptTimeout: cfg.OperationTimeout,
-		Backoff: orders.Backoff{Initial: cfg.ProbeInterval / 10, Max: cfg.ProbeInterval}}
+	health := &retrying.Health{ProbeInterval: cfg.ProbeInterval}
+	held := &retrying.Store{Store: store, Health: health, AttemptTimeout: cfg.OperationTimeout,
+		Backoff: retrying.Backoff{Initial: cfg.ProbeInterval / 10, Max: cfg.ProbeInterval}}
 	keys, err := cfg.keyService(store)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
 		Handler: handler.NewServer(handler.Config{
-			Processor:            &orders.Processor{Store: retrying, RetryBudget: cfg.RetryBudget},
+			Processor:            &orders.Processor{Store: held, RetryBudget: cfg.RetryBudget},
 			Bodies:               store,
 			Idempotency:          keys,
 			Orders:               store,

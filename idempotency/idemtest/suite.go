@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/idempotency"
-	"github.com/ordersink/orders-consumer/orders"
 )
 
 // Backend is a key store under test, and how a test reads a record back as
@@ -337,9 +336,9 @@ func testEndedContext(t *testing.T, s Backend, _ Features) {
 	_, claimErr := s.Claim(ctx, r)
 	_, readErr := s.Read(ctx, r.ID)
 	for what, err := range map[string]error{"claim": claimErr, "read": readErr} {
-		var se *orders.StoreError
+		var se *idempotency.StoreError
 		if !errors.As(err, &se) || !se.Transient || !strings.Contains(err.Error(), r.ID) {
-			t.Errorf("%s under an ended context: %v (%T); want a transient *orders.StoreError naming %s", what, err, err, r.ID)
+			t.Errorf("%s under an ended context: %v (%T); want a transient *idempotency.StoreError naming %s", what, err, err, r.ID)
 		}
 	}
 }

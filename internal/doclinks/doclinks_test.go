@@ -259,7 +259,7 @@ func TestSlug(t *testing.T) {
 		{"7. Message types and `OrderStatusChanged`", "7-message-types-and-orderstatuschanged"},
 		{"Try it locally", "try-it-locally"},
 		{"A 409 storm (`idempotency-key-in-flight`)", "a-409-storm-idempotency-key-in-flight"},
-		{"§13 — the HTTP front door", "13--the-http-front-door"},
+		{"§13 — the HTTP API", "13--the-http-api"},
 		{"[ordersctl](x.md) commands", "ordersctl-commands"},
 	} {
 		t.Run(tc.heading, func(t *testing.T) {

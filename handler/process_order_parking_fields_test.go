@@ -141,38 +141,6 @@ func TestParkingEnvelopeKeepsTheBytesOfANonUTF8Body(t *testing.T) {
 	}
 }
 
-func TestBatchParkingEnvelopeFields(t *testing.T) {
-	s := startBatchServer(t, testEnv(t).Store, 2)
-	id, body := uniqueOrder(t)
-	bad := bytes.Replace(body, []byte(`"currency":"EUR"`), []byte(`"currency":"eur"`), 1)
-	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{bad, id, 3, "OrderPlaced"}}))
-	if a.Status != http.StatusOK {
-		t.Fatalf("status %d", a.Status)
-	}
-	var es []map[string]any
-	if err := json.Unmarshal(a.Outputs[ParkingBinding], &es); err != nil || len(es) != 1 {
-		t.Fatalf("batch parking output %s (err %v), want one envelope object in a list", a.Outputs[ParkingBinding], err)
-	}
-	wantFields(t, "batch envelope", es[0], map[string]any{
-		"reason":          string(orders.ValidationFailed),
-		"description":     nil,
-		"orderId":         id,
-		"messageId":       id,
-		"subject":         "OrderPlaced",
-		"deliveryCount":   3,
-		"body":            string(bad),
-		"enqueuedTimeUtc": nil,
-		"parkedAt":        nil,
-		"function":        FunctionProcessOrderBatch,
-		"invocationId":    a.InvocationID,
-		"storedHash":      absent,
-		"incomingHash":    absent,
-	})
-	if q, _ := es[0]["enqueuedTimeUtc"].(string); !parsesAsTime(q) {
-		t.Errorf("enqueuedTimeUtc %q is not an RFC 3339 time", q)
-	}
-}
-
 // §3: quantity is an integer from 1 to 10000; the boundary itself is accepted.
 func TestQuantityBoundary(t *testing.T) {
 	s := startServer(t, testEnv(t).Store, 0)

@@ -188,29 +188,6 @@ func TestParkingEnvelopeOverBudgetStoreDownIsRetried(t *testing.T) {
 	}
 }
 
-func TestBatchEnvelopesEachFitTheBudget(t *testing.T) {
-	s := budgetServer(t, Config{})
-	small := fmt.Sprintf("ORD-SMALL-%d", time.Now().UnixNano())
-	large := fmt.Sprintf("ORD-LARGE-%d", time.Now().UnixNano())
-	bodies := [][]byte{invalidBody(small, 10), escapingBody(large, 100<<10)}
-	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{
-		{body: bodies[0], messageID: small, deliveryCount: 1}, {body: bodies[1], messageID: large, deliveryCount: 1}}))
-	var raws []json.RawMessage
-	if a.Status != http.StatusOK || json.Unmarshal(a.Outputs[ParkingBinding], &raws) != nil || len(raws) != 2 {
-		t.Fatalf("status %d, parking %s", a.Status, a.Outputs[ParkingBinding])
-	}
-	for i, raw := range raws {
-		if size := hostSize(t, raw); size > DefaultMaxMessageBytes-headerAllowance {
-			t.Errorf("envelope %d is %d bytes as the host sends it", i, size)
-		}
-		var e ParkingEnvelope
-		_ = json.Unmarshal(raw, &e)
-		if (e.BodyRef != nil) != (i == 1) || e.BodySHA256 != orders.BodySHA256(bodies[i]) {
-			t.Errorf("envelope %d: ref %+v", i, e.BodyRef)
-		}
-	}
-}
-
 func TestOversizedRequestStaysWholeInTheBroker(t *testing.T) {
 	const limit = 64 << 10
 	logs := &orderstest.Buffer{}

@@ -1,23 +1,25 @@
-package orders
+package retrying
 
 import (
 	"context"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/ordersink/orders-consumer/orders"
 )
 
-// Retrying is a Store and StatusStore that retries transient failures until
-// its context's deadline, which the caller sets below the platform clock the
-// invocation lives under (docs/adr/0007-holding-through-outages.md). Every
+// Store is an [orders.Store] and [orders.StatusStore] that retries transient
+// failures until its context's deadline, which the caller sets below the
+// platform clock the invocation lives under (docs/adr/0007-holding-through-outages.md). Every
 // write it retries is idempotent by orderId, so a retry after an attempt
 // whose answer was lost finds the order there: a duplicate, never a double.
-type Retrying struct {
-	Store Store
+type Store struct {
+	Store orders.Store
 	// Statuses applies status changes; nil means Store, when it is one.
-	Statuses StatusStore
+	Statuses orders.StatusStore
 	// Health is shared by every invocation of the process; nil means a
-	// health state of this Retrying's own.
+	// health state of this Store's own.
 	Health *Health
 	// Backoff paces retries after failures that are answers (throttling, a
 	// lost race); outages are paced by Health's probes.
@@ -33,8 +35,8 @@ type Retrying struct {
 var DefaultBackoff = Backoff{Initial: 100 * time.Millisecond, Max: time.Second}
 
 // CreateOrder is Store.CreateOrder, retried.
-func (r *Retrying) CreateOrder(ctx context.Context, b *AcceptanceBatch) (*StoredFingerprint, error) {
-	var stored *StoredFingerprint
+func (r *Store) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
+	var stored *orders.StoredFingerprint
 	err := r.do(ctx, "create order", b.OrderID, func(ctx context.Context) (err error) {
 		stored, err = r.Store.CreateOrder(ctx, b)
 		return err
@@ -43,22 +45,22 @@ func (r *Retrying) CreateOrder(ctx context.Context, b *AcceptanceBatch) (*Stored
 }
 
 // RecordConflict is Store.RecordConflict, retried.
-func (r *Retrying) RecordConflict(ctx context.Context, c Conflict) error {
+func (r *Store) RecordConflict(ctx context.Context, c orders.Conflict) error {
 	return r.do(ctx, "record conflict", c.OrderID, func(ctx context.Context) error {
 		return r.Store.RecordConflict(ctx, c)
 	})
 }
 
-// ApplyStatus is StatusStore.ApplyStatus, retried.
-func (r *Retrying) ApplyStatus(ctx context.Context, c StatusChange, messageID string, at time.Time) (StatusApplied, error) {
+// ApplyStatus is orders.StatusStore.ApplyStatus, retried.
+func (r *Store) ApplyStatus(ctx context.Context, c orders.StatusChange, messageID string, at time.Time) (orders.StatusApplied, error) {
 	store := r.Statuses
 	if store == nil {
-		store, _ = r.Store.(StatusStore)
+		store, _ = r.Store.(orders.StatusStore)
 	}
 	if store == nil {
-		return StatusApplied{}, &StoreError{Op: "apply status", OrderID: c.OrderID, Err: fmt.Errorf("the store keeps no statuses")}
+		return orders.StatusApplied{}, &orders.StoreError{Op: "apply status", OrderID: c.OrderID, Err: fmt.Errorf("the store keeps no statuses")}
 	}
-	var applied StatusApplied
+	var applied orders.StatusApplied
 	err := r.do(ctx, "apply status", c.OrderID, func(ctx context.Context) (err error) {
 		applied, err = store.ApplyStatus(ctx, c, messageID, at)
 		return err
@@ -68,7 +70,7 @@ func (r *Retrying) ApplyStatus(ctx context.Context, c StatusChange, messageID st
 
 // do runs op until it succeeds, fails for good, or ctx ends; it returns the
 // last error op gave, or, when op never ran, why.
-func (r *Retrying) do(ctx context.Context, op, orderID string, attempt func(context.Context) error) error {
+func (r *Store) do(ctx context.Context, op, orderID string, attempt func(context.Context) error) error {
 	h := r.health()
 	var last error
 	for failures := 0; ; failures++ {
@@ -86,7 +88,7 @@ func (r *Retrying) do(ctx context.Context, op, orderID string, attempt func(cont
 			return err
 		}
 		h.observe(probe, err)
-		if err == nil || !IsTransient(err) {
+		if err == nil || !orders.IsTransient(err) {
 			return err
 		}
 		last = err
@@ -101,23 +103,23 @@ func (r *Retrying) do(ctx context.Context, op, orderID string, attempt func(cont
 
 // gaveUp is the error of an operation that ran out of time waiting for the
 // store to come back.
-func (r *Retrying) gaveUp(op, orderID string, last, waitErr error) error {
+func (r *Store) gaveUp(op, orderID string, last, waitErr error) error {
 	if last != nil {
 		return last
 	}
 	_, since := r.health().Down()
-	return &StoreError{Op: op, OrderID: orderID, Transient: true,
+	return &orders.StoreError{Op: op, OrderID: orderID, Transient: true,
 		Err: fmt.Errorf("not attempted: the store has been down since %s: %w", since.UTC().Format(time.RFC3339), waitErr)}
 }
 
-func (r *Retrying) attemptContext(ctx context.Context) (context.Context, context.CancelFunc) {
+func (r *Store) attemptContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	if r.AttemptTimeout <= 0 {
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeout(ctx, r.AttemptTimeout)
 }
 
-func (r *Retrying) health() *Health {
+func (r *Store) health() *Health {
 	r.once.Do(func() {
 		if r.Health == nil {
 			r.Health = &Health{}
@@ -126,7 +128,7 @@ func (r *Retrying) health() *Health {
 	return r.Health
 }
 
-func (r *Retrying) backoff() Backoff {
+func (r *Store) backoff() Backoff {
 	if r.Backoff.Initial <= 0 || r.Backoff.Max <= 0 {
 		return DefaultBackoff
 	}

@@ -128,32 +128,3 @@ func TestProcessOrderChangedOrderIsNotADuplicate(t *testing.T) {
 		})
 	}
 }
-
-// TestBatchBodyLimits: the batch route applies the same rules per message; a
-// body past a limit is parked and its batch-mates are created.
-func TestBatchBodyLimits(t *testing.T) {
-	s := startBatchServer(t, testEnv(t).Store, 0)
-	var ids [3]string
-	var bodies [3][]byte
-	for i := range ids {
-		ids[i], bodies[i] = uniqueOrder(t)
-	}
-	msgs := []batchMessage{
-		{bodies[0], ids[0], 1, ""},
-		{withMember(bodies[1], `"note":"\ud800\u0041"`), ids[1], 1, ""},
-		{withMember(bodies[2], `"x":`+objectOf(orders.MaxMembers+1)), ids[2], 1, ""},
-	}
-	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch(msgs))
-	if got := strings.Join(a.outcomes(), " "); a.Status != http.StatusOK || got != "created invalid invalid" {
-		t.Fatalf("status %d, outcomes %q, want created invalid invalid", a.Status, got)
-	}
-	es := a.parkedAll(t)
-	for i, rule := range []string{"I-JSON string rule", "member limit"} {
-		if i >= len(es) || es[i].Reason != orders.MalformedMessage || es[i].MessageID != ids[i+1] || !strings.Contains(es[i].Description, rule) {
-			t.Errorf("envelope %d: %+v, want MalformedMessage for %s naming the %s", i, es, ids[i+1], rule)
-		}
-	}
-	if n := len(documentsOfType(partition(t, ids[0]), "order")); n != 1 {
-		t.Errorf("the valid batch-mate: %d orders stored, want 1", n)
-	}
-}

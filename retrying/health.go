@@ -1,4 +1,4 @@
-package orders
+package retrying
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/ordersink/orders-consumer/orders"
 )
 
 // Health is the store's health as every invocation of the process sees it: a
@@ -175,7 +177,7 @@ func StoreDown(err error) bool {
 	if err == nil {
 		return false
 	}
-	var se *StoreError
+	var se *orders.StoreError
 	if !errors.As(err, &se) {
 		return true
 	}

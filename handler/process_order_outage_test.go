@@ -1,7 +1,6 @@
 package handler
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/retrying"
 )
 
 // Clocks scaled down for the outage tests: a hold of 2 s stands for the
@@ -23,12 +23,12 @@ const (
 	testAttempt       = 800 * time.Millisecond
 )
 
-// outageBench is the handler, with its production wiring (a Retrying store
+// outageBench is the handler, with its production wiring (a retrying.Store
 // and one Health), in front of a proxy that can take Cosmos DB away.
 type outageBench struct {
 	*testServer
 	proxy  *cosmostest.OutageProxy
-	health *orders.Health
+	health *retrying.Health
 }
 
 // startOutageBench starts the bench with the proxy in state f from the
@@ -52,10 +52,10 @@ func startOutageBenchWith(t *testing.T, f cosmostest.Fault, warm bool, messageDe
 	if err != nil {
 		t.Fatal(err)
 	}
-	health := &orders.Health{ProbeInterval: testProbe}
+	health := &retrying.Health{ProbeInterval: testProbe}
 	b := &outageBench{proxy: proxy, health: health, testServer: startServerWith(t, Config{
-		Processor: &orders.Processor{Store: &orders.Retrying{Store: store, Health: health, AttemptTimeout: testAttempt,
-			Backoff: orders.Backoff{Initial: testProbe / 10, Max: testProbe}}},
+		Processor: &orders.Processor{Store: &retrying.Store{Store: store, Health: health, AttemptTimeout: testAttempt,
+			Backoff: retrying.Backoff{Initial: testProbe / 10, Max: testProbe}}},
 		MessageDeadline: messageDeadline, BatchDeadline: batchDeadline, Health: health, AuthAlarmAfter: 500 * time.Millisecond,
 	})}
 	if warm {
@@ -195,137 +195,4 @@ func TestHandlerStartedDuringAnOutage(t *testing.T) {
 			}
 		})
 	}
-}
-
-// A batch against a Cosmos DB that never answers is answered within its
-// lock: 503 when all its messages are young; completed when one is on its
-// last delivery, that one parked and the young ones given back, and what is
-// given back creates the order, unchanged, once Cosmos DB answers.
-func TestBatchAgainstACosmosThatNeverAnswers(t *testing.T) {
-	b := startOutageBench(t, cosmostest.Silent, true)
-	var ids [3]string
-	var bodies [3][]byte
-	t.Run("ids", func(t *testing.T) {
-		for i := range ids {
-			ids[i], bodies[i] = uniqueOrder(t)
-		}
-	})
-	timed := func(msgs []batchMessage) answer {
-		start := time.Now()
-		a := b.invokeFunction(t, FunctionProcessOrderBatch, hostBatch(msgs))
-		if took := time.Since(start); took > testLock {
-			t.Errorf("batch answered after %s, past its %s lock", took, testLock)
-		}
-		return a
-	}
-	young := []batchMessage{{bodies[0], ids[0], 1, ""}, {bodies[1], ids[1], 2, ""}, {bodies[2], ids[2], 1, ""}}
-	if a := timed(young); a.Status != http.StatusServiceUnavailable {
-		t.Fatalf("young batch: status %d, want 503", a.Status)
-	}
-
-	a := timed([]batchMessage{{bodies[0], ids[0], orders.DefaultRetryBudget, ""}, young[1], young[2]})
-	if a.Status != http.StatusOK {
-		t.Fatalf("batch with a last delivery: status %d, want 200", a.Status)
-	}
-	if got := strings.Join(a.outcomes(), " "); got != "exhausted requeued requeued" {
-		t.Errorf("outcomes %q", got)
-	}
-	if es := a.parkedAll(t); len(es) != 1 || es[0].OrderID != ids[0] || es[0].Reason != orders.RetryBudgetExhausted {
-		t.Errorf("parked %+v, want only the message on its last delivery", es)
-	}
-	requeued := a.requeuedAll(t)
-	if len(requeued) != 2 || requeued[0].Body != string(bodies[1]) || requeued[0].Deliveries != 2 || requeued[1].Body != string(bodies[2]) {
-		t.Fatalf("requeued %+v", requeued)
-	}
-
-	// Given back, they come in again as new messages, to either function.
-	b.proxy.Set(cosmostest.Up)
-	text := func(q Requeued) []byte { return []byte(hostOutputText(t, map[string]Requeued{requeueKey: q})) }
-	a = b.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{text(requeued[0]), "sb-1", 1, ""}}))
-	if a.Status != http.StatusOK || strings.Join(a.outcomes(), " ") != "created" || !strings.Contains(a.firstLog(), "(delivery 3)") {
-		t.Fatalf("given back to the batch function: status %d, %v", a.Status, a.Logs)
-	}
-	a = b.invoke(t, hostInvocation(text(requeued[1]), "sb-2", 1))
-	if a.Status != http.StatusOK || a.outcome() != "created" || !strings.Contains(a.firstLog(), "(delivery 2)") {
-		t.Fatalf("given back to ProcessOrder: status %d, %v", a.Status, a.Logs)
-	}
-	for _, i := range []int{1, 2} {
-		docs := documentsOfType(partition(t, ids[i]), orders.TypeOrder)
-		want, _ := orders.ParseOrder(bodies[i])
-		if len(docs) != 1 || docs[0]["requestHash"] != want.Hash || docs[0]["messageId"] != ids[i] {
-			t.Errorf("order %s stored as %v, want the original body's fingerprint and MessageId", ids[i], docs)
-		}
-	}
-}
-
-// Every message at its last delivery with a final outcome keeps its
-// envelope, even beside a transient batch-mate, which is given back.
-func TestBatchLastDeliveryWithFinalOutcomeBesideATransientMate(t *testing.T) {
-	var bad, mate, mis string
-	var badb, mateb, misb []byte
-	t.Run("ids", func(t *testing.T) {
-		bad, badb = uniqueOrder(t)
-		badb = []byte(strings.Replace(string(badb), `"currency":"EUR"`, `"currency":"euro"`, 1))
-		mate, mateb = uniqueOrder(t)
-		mis, misb = uniqueOrder(t)
-	})
-	store := flakyStore{readableStore: testStore(t), failing: map[string]bool{mate: true}}
-	s := startBatchServer(t, store, 2)
-	if a := s.invoke(t, hostInvocation(misb, mis, 1)); a.Status != http.StatusOK {
-		t.Fatal(a.Status)
-	}
-	misb2 := []byte(strings.Replace(string(misb), `"quantity":2`, `"quantity":3`, 1))
-	misb2 = []byte(strings.Replace(string(misb2), `"total":"44.98"`, `"total":"64.97"`, 1))
-	for _, tc := range []struct {
-		name   string
-		last   batchMessage
-		reason orders.Reason
-	}{
-		{"invalid", batchMessage{badb, bad, orders.DefaultRetryBudget, ""}, orders.ValidationFailed},
-		{"mismatch", batchMessage{misb2, mis, 10, ""}, orders.HashMismatch},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{tc.last, {mateb, mate, 3, ""}}))
-			if a.Status != http.StatusOK {
-				t.Fatalf("status %d: the %s message would be dead-lettered without its envelope", a.Status, tc.name)
-			}
-			es := a.parkedAll(t)
-			if len(es) != 1 || es[0].Reason != tc.reason || es[0].OrderID != tc.last.messageID {
-				t.Errorf("parked %+v, want the %s message alone", es, tc.name)
-			}
-			q := a.requeuedAll(t)
-			if len(q) != 1 || q[0].MessageID != mate || q[0].Deliveries != 3 || q[0].Body != string(mateb) {
-				t.Errorf("requeued %+v, want the transient batch-mate", q)
-			}
-		})
-	}
-}
-
-// requeuedAll decodes Outputs.requeue of a batch answer.
-func (a answer) requeuedAll(t *testing.T) []Requeued {
-	t.Helper()
-	raw, ok := a.Outputs[RequeueBinding]
-	if !ok {
-		return nil
-	}
-	var items []map[string]Requeued
-	if err := json.Unmarshal(raw, &items); err != nil {
-		t.Fatalf("requeue output is not an array of objects: %s", raw)
-	}
-	out := make([]Requeued, len(items))
-	for i, it := range items {
-		out[i] = it[requeueKey]
-	}
-	return out
-}
-
-// hostOutputText is the message text the host sends for an output object:
-// Newtonsoft's indented JSON (docs/host-wire-format.md §2.4).
-func hostOutputText(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

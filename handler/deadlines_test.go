@@ -14,7 +14,7 @@ import (
 // MESSAGE_DEADLINE (minutes, under a renewed lock); and a ProcessOrder
 // invocation holds for its own deadline, not the batch's. Against a Cosmos
 // DB that never answers, through the production wiring (the outage bench:
-// a Retrying store with one Health), with the two deadlines far apart.
+// a retrying.Store with one Health), with the two deadlines far apart.
 func TestEachFunctionRunsUnderItsOwnDeadline(t *testing.T) {
 	const messageDeadline, batchDeadline = 4 * time.Second, 600 * time.Millisecond
 	b := startOutageBenchWith(t, cosmostest.Silent, true, messageDeadline, batchDeadline)

@@ -1,4 +1,4 @@
-package orders
+package retrying
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ordersink/orders-consumer/orders"
 )
 
 // outageStore answers like a store behind a switch: while down it fails every
@@ -23,7 +25,7 @@ type outageStore struct {
 	created  sync.Map
 }
 
-func (s *outageStore) CreateOrder(ctx context.Context, b *AcceptanceBatch) (*StoredFingerprint, error) {
+func (s *outageStore) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
 	s.calls.Add(1)
 	n := s.inflight.Add(1)
 	defer s.inflight.Add(-1)
@@ -31,17 +33,17 @@ func (s *outageStore) CreateOrder(ctx context.Context, b *AcceptanceBatch) (*Sto
 		for m := s.maxDown.Load(); n > m && !s.maxDown.CompareAndSwap(m, n); m = s.maxDown.Load() {
 		}
 		time.Sleep(2 * time.Millisecond) // a refused connection is not instant
-		return nil, &StoreError{Op: "create order", OrderID: b.OrderID, Status: s.status, Transient: true, Err: errors.New("down")}
+		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Status: s.status, Transient: true, Err: errors.New("down")}
 	}
 	if _, loaded := s.created.LoadOrStore(b.OrderID, true); loaded {
-		return &StoredFingerprint{Hash: "sha256:x", Version: HashVersion}, nil
+		return &orders.StoredFingerprint{Hash: "sha256:x", Version: orders.HashVersion}, nil
 	}
 	return nil, nil
 }
 
-func (s *outageStore) RecordConflict(context.Context, Conflict) error { return nil }
+func (s *outageStore) RecordConflict(context.Context, orders.Conflict) error { return nil }
 
-func testOrder(id string) *AcceptanceBatch { return &AcceptanceBatch{OrderID: id} }
+func testOrder(id string) *orders.AcceptanceBatch { return &orders.AcceptanceBatch{OrderID: id} }
 
 // Concurrent invocations held through an outage reach the store one at a
 // time (the probe), and are all released together once it answers.
@@ -51,7 +53,7 @@ func TestRetryingHoldsThroughAnOutageWithOneProbe(t *testing.T) {
 			store := &outageStore{status: status}
 			store.down.Store(true)
 			h := &Health{ProbeInterval: 50 * time.Millisecond}
-			r := &Retrying{Store: store, Health: h}
+			r := &Store{Store: store, Health: h}
 			const n = 16
 			done := make(chan time.Time, n)
 			errs := make(chan error, n)
@@ -106,12 +108,12 @@ func TestRetryingHoldsThroughAnOutageWithOneProbe(t *testing.T) {
 func TestRetryingGivesUpAtTheDeadline(t *testing.T) {
 	store := &outageStore{status: http.StatusServiceUnavailable}
 	store.down.Store(true)
-	r := &Retrying{Store: store, Health: &Health{ProbeInterval: 20 * time.Millisecond}}
+	r := &Store{Store: store, Health: &Health{ProbeInterval: 20 * time.Millisecond}}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
 	_, err := r.CreateOrder(ctx, testOrder("ORD-1"))
-	var se *StoreError
+	var se *orders.StoreError
 	if !errors.As(err, &se) || !se.Transient || se.Status != http.StatusServiceUnavailable {
 		t.Fatalf("err = %v, want the store's last transient error", err)
 	}
@@ -127,8 +129,8 @@ func TestRetryingGivesUpAtTheDeadline(t *testing.T) {
 func TestRetryingNotAttemptedWhileDown(t *testing.T) {
 	store := &outageStore{status: 0}
 	h := &Health{ProbeInterval: time.Hour}
-	h.observe(false, &StoreError{Transient: true, Err: errors.New("refused")})
-	r := &Retrying{Store: store, Health: h}
+	h.observe(false, &orders.StoreError{Transient: true, Err: errors.New("refused")})
+	r := &Store{Store: store, Health: h}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	// The first probe is due within a tenth of the interval, so hold it.
@@ -136,7 +138,7 @@ func TestRetryingNotAttemptedWhileDown(t *testing.T) {
 	h.probing = true
 	h.mu.Unlock()
 	_, err := r.CreateOrder(ctx, testOrder("ORD-7"))
-	if err == nil || !IsTransient(err) || store.calls.Load() != 0 {
+	if err == nil || !orders.IsTransient(err) || store.calls.Load() != 0 {
 		t.Fatalf("err = %v, calls %d", err, store.calls.Load())
 	}
 	if want := "create order ORD-7: not attempted: the store has been down since"; len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
@@ -145,9 +147,9 @@ func TestRetryingNotAttemptedWhileDown(t *testing.T) {
 }
 
 func TestRetryingReturnsFinalErrorsAtOnce(t *testing.T) {
-	final := &StoreError{Op: "create order", OrderID: "ORD-1", Status: http.StatusRequestEntityTooLarge, Err: errors.New("too large")}
+	final := &orders.StoreError{Op: "create order", OrderID: "ORD-1", Status: http.StatusRequestEntityTooLarge, Err: errors.New("too large")}
 	calls := 0
-	r := &Retrying{Store: storeFunc(func() error { calls++; return final })}
+	r := &Store{Store: storeFunc(func() error { calls++; return final })}
 	_, err := r.CreateOrder(context.Background(), testOrder("ORD-1"))
 	if !errors.Is(err, final) || calls != 1 {
 		t.Errorf("err = %v after %d calls", err, calls)
@@ -156,10 +158,10 @@ func TestRetryingReturnsFinalErrorsAtOnce(t *testing.T) {
 
 type storeFunc func() error
 
-func (f storeFunc) CreateOrder(context.Context, *AcceptanceBatch) (*StoredFingerprint, error) {
+func (f storeFunc) CreateOrder(context.Context, *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
 	return nil, f()
 }
-func (f storeFunc) RecordConflict(context.Context, Conflict) error { return f() }
+func (f storeFunc) RecordConflict(context.Context, orders.Conflict) error { return f() }
 
 func TestStoreDown(t *testing.T) {
 	for _, tc := range []struct {
@@ -170,7 +172,7 @@ func TestStoreDown(t *testing.T) {
 		{0, true, true}, {401, true, true}, {403, true, true}, {408, true, true}, {500, true, true}, {503, true, true},
 		{429, true, false}, {404, true, false}, {412, true, false}, {400, false, false}, {413, false, false},
 	} {
-		err := &StoreError{Status: tc.status, Transient: tc.transient, Err: errors.New("x")}
+		err := &orders.StoreError{Status: tc.status, Transient: tc.transient, Err: errors.New("x")}
 		if got := StoreDown(err); got != tc.want {
 			t.Errorf("StoreDown(%d) = %v, want %v", tc.status, got, tc.want)
 		}

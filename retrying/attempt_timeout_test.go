@@ -1,25 +1,27 @@
-package orders
+package retrying
 
 import (
 	"context"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ordersink/orders-consumer/orders"
 )
 
 // hangingOnce is a store whose first create is never answered (it ends
 // with its context) and whose later creates succeed.
 type hangingOnce struct{ calls atomic.Int32 }
 
-func (s *hangingOnce) CreateOrder(ctx context.Context, b *AcceptanceBatch) (*StoredFingerprint, error) {
+func (s *hangingOnce) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
 	if s.calls.Add(1) == 1 {
 		<-ctx.Done()
-		return nil, &StoreError{Op: "create order", OrderID: b.OrderID, Transient: true, Err: ctx.Err()}
+		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Transient: true, Err: ctx.Err()}
 	}
 	return nil, nil
 }
 
-func (s *hangingOnce) RecordConflict(context.Context, Conflict) error { return nil }
+func (s *hangingOnce) RecordConflict(context.Context, orders.Conflict) error { return nil }
 
 // TestRetryingCutsAHungAttempt: AttemptTimeout (COSMOS_OPERATION_TIMEOUT)
 // ends an attempt the store never answers, and the next attempt runs; with
@@ -34,7 +36,7 @@ func TestRetryingCutsAHungAttempt(t *testing.T) {
 		{0, false},
 	} {
 		store := &hangingOnce{}
-		r := &Retrying{Store: store, Health: &Health{ProbeInterval: 20 * time.Millisecond}, AttemptTimeout: tc.attempt}
+		r := &Store{Store: store, Health: &Health{ProbeInterval: 20 * time.Millisecond}, AttemptTimeout: tc.attempt}
 		ctx, cancel := context.WithTimeout(context.Background(), deadline)
 		_, err := r.CreateOrder(ctx, testOrder("ORD-1"))
 		cancel()
@@ -50,19 +52,19 @@ func TestRetryingCutsAHungAttempt(t *testing.T) {
 // hanging is a store that never answers: every create ends with its context.
 type hanging struct{}
 
-func (hanging) CreateOrder(ctx context.Context, b *AcceptanceBatch) (*StoredFingerprint, error) {
+func (hanging) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
 	<-ctx.Done()
-	return nil, &StoreError{Op: "create order", OrderID: b.OrderID, Transient: true, Err: ctx.Err()}
+	return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Transient: true, Err: ctx.Err()}
 }
 
-func (hanging) RecordConflict(context.Context, Conflict) error { return nil }
+func (hanging) RecordConflict(context.Context, orders.Conflict) error { return nil }
 
 // TestInvocationDeadlineSaysNothingOfTheStore: an attempt cut by the
 // invocation's own deadline (no AttemptTimeout) does not mark the store
 // down: other invocations are not held for it.
 func TestInvocationDeadlineSaysNothingOfTheStore(t *testing.T) {
 	h := &Health{ProbeInterval: 20 * time.Millisecond}
-	r := &Retrying{Store: hanging{}, Health: h}
+	r := &Store{Store: hanging{}, Health: h}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if _, err := r.CreateOrder(ctx, testOrder("ORD-1")); err == nil {
