@@ -129,7 +129,7 @@ bench: build
 fuzz:
 	./scripts/fuzz.sh $(FUZZTIME)
 
-## mutate: mutation testing (go-gremlins, pinned) of idempotency/, internal/hostjson/, orders/,
+## mutate: mutation testing (go-gremlins, pinned) of idempotency/, internal/hostjson/, orders/, retrying/,
 ##         cosmos/ and handler/, one package at a time, one worker; prints each package's efficacy
 ##         and fails under its floor; a mutant that hangs is reported TIMED OUT. Not part of
 ##         make test (about an hour); docs/testing.md has the figures.

@@ -16,6 +16,7 @@ import (
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/internal/clocks"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/retrying"
 	"github.com/ordersink/orders-consumer/tools/bicepcheck/appconfig"
 )
 
@@ -43,6 +44,7 @@ func TestHandlerDefaultsAreTheirConstants(t *testing.T) {
 		"IDEMPOTENCY_LEASE":            idempotency.DefaultLease,
 		"IDEMPOTENCY_KEY_TTL":          idempotency.DefaultTTL,
 		"QUEUE_LOCK_DURATION":          clocks.QueueLockDuration,
+		"COSMOS_PROBE_INTERVAL":        retrying.DefaultProbeInterval,
 	} {
 		tag, ok := tags[setting]
 		if !ok {
@@ -97,9 +99,9 @@ func tunables() []tunable {
 		{"quantity limit", "orders/validate.go",
 			regexp.MustCompile(`(?i)quantity\b.*\b(` + strconv.Itoa(orders.MaxQuantity) + `|` + strconv.Itoa(orders.MaxQuantity+1) + `)\b`),
 			map[string]string{
-				"orders/order_test.go":            "asserts the message a reader gets at the limit",
-				"orders/limits_test.go":           "names the boundary case it tests",
-				"handler/contract_fields_test.go": "cites docs/contract.md §3, which states the limit",
+				"orders/order_test.go":                         "asserts the message a reader gets at the limit",
+				"orders/limits_test.go":                        "names the boundary case it tests",
+				"handler/process_order_parking_fields_test.go": "cites docs/contract.md §3, which states the limit",
 			}},
 		{"deadline share (90 %)", "internal/clocks/clocks.go",
 			regexp.MustCompile(`\*\s*(0?\.9|9\s*/\s*10)\b`), nil},
