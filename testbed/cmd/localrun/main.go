@@ -1,18 +1,19 @@
-// Command hostemu is a local Functions host emulator: it starts the custom
-// handler the way the Azure Functions host does, feeds it a Service Bus
-// queue with at-least-once delivery (duplicates, bursts, lost completions,
-// mismatches, invalid messages, handler kills, a Cosmos outage), keeps the
-// platform's clocks (locks, functionTimeout), applies its output bindings,
-// and checks that Cosmos DB ends with exactly one order per valid orderId,
-// every other content parked and no good order given up on. It exits 1 when
-// a check fails.
+// Command localrun is the make run driver: with the local Functions host
+// emulator (testbed/hostemu) it starts the custom handler the way the Azure
+// Functions host does, feeds it a Service Bus queue with at-least-once
+// delivery (duplicates, bursts, lost completions, mismatches, invalid
+// messages, handler kills, a Cosmos outage), keeps the platform's clocks
+// (locks, functionTimeout), applies its output bindings, and checks that
+// Cosmos DB ends with exactly one order per valid orderId, every other
+// content parked and no good order given up on. It exits 1 when a check
+// fails.
 //
-//	hostemu [flags]                      a generated stream (2000 orders)
-//	hostemu -stream messages.jsonl       a stream file (see testbed/orderstream.Record)
-//	hostemu -keep-database …             then ordersctl parked resubmit, then
-//	hostemu -stream .local/hostemu/send.jsonl -database NAME -resume
-//	hostemu -serve                       no stream: serve the HTTP triggers until Ctrl-C
-//	hostemu -serve -hold-key-completions 10s   the same, a key's second request meets the first in flight
+//	localrun [flags]                      a generated stream (2000 orders)
+//	localrun -stream messages.jsonl       a stream file (see testbed/orderstream.Record)
+//	localrun -keep-database …             then ordersctl parked resubmit, then
+//	localrun -stream .local/hostemu/send.jsonl -database NAME -resume
+//	localrun -serve                       no stream: serve the HTTP triggers until Ctrl-C
+//	localrun -serve -hold-key-completions 10s   the same, a key's second request meets the first in flight
 //
 // While it runs, the app's httpTrigger functions answer on -http-addr
 // (127.0.0.1:7071, Core Tools' port) under /api, as the host serves them.
@@ -101,7 +102,7 @@ func (l *settingFlag) String() string     { return strings.Join(*l, " ") }
 func (l *settingFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func run(ctx context.Context, args, environ []string, stdout, stderr, progress io.Writer) int {
-	fs := flag.NewFlagSet("hostemu", flag.ContinueOnError)
+	fs := flag.NewFlagSet("localrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	gen := orderstream.DefaultOptions()
 	var (
@@ -154,11 +155,11 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	}
 	var err error
 	if opts.Outages, err = chaos.ParseOutages(*outages); err != nil {
-		fmt.Fprintln(stderr, "hostemu:", err)
+		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "hostemu: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "localrun: unexpected argument %q\n", fs.Arg(0))
 		return exitError
 	}
 	given := map[string]bool{}
@@ -185,23 +186,23 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 		opts.OutDir = filepath.Join(*appRoot, opts.OutDir)
 	}
 	if given["hold-key-completions"] && !*serve {
-		fmt.Fprintln(stderr, "hostemu: -hold-key-completions is for -serve")
+		fmt.Fprintln(stderr, "localrun: -hold-key-completions is for -serve")
 		return exitError
 	}
 	if *serve {
 		return serveApp(ctx, opts, given, stdout, stderr)
 	}
 	if err := loadStream(&opts, *stream, gen, *writeStream); err != nil {
-		fmt.Fprintln(stderr, "hostemu:", err)
+		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
 	if err := addSubmissions(&opts, sub, gen.Seed, given); err != nil {
-		fmt.Fprintln(stderr, "hostemu:", err)
+		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
 	rep, err := localrun.Run(ctx, opts)
 	if err != nil {
-		fmt.Fprintln(stderr, "hostemu:", err)
+		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
 	rep.Print(stdout)
@@ -223,17 +224,17 @@ func serveApp(ctx context.Context, opts localrun.Options, given map[string]bool,
 	subFlags.VisitAll(func(f *flag.Flag) { stream = append(stream, f.Name) })
 	for _, f := range stream {
 		if given[f] {
-			fmt.Fprintf(stderr, "hostemu: -%s is about the generated stream; -serve has none\n", f)
+			fmt.Fprintf(stderr, "localrun: -%s is about the generated stream; -serve has none\n", f)
 			return exitError
 		}
 	}
 	if opts.HTTPAddr == "" {
-		fmt.Fprintln(stderr, "hostemu: -serve needs the HTTP listener; -http-addr off leaves nothing to serve")
+		fmt.Fprintln(stderr, "localrun: -serve needs the HTTP listener; -http-addr off leaves nothing to serve")
 		return exitError
 	}
 	opts.Outages = nil // they follow a stream's progress
 	if err := localrun.Serve(ctx, opts, stdout); err != nil {
-		fmt.Fprintln(stderr, "hostemu:", err)
+		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
 	return exitOK
