@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -21,7 +22,7 @@ type scenario struct {
 	created       map[string][]string
 	queue         hostemu.QueueCounts
 	atomic        bool
-	outages       []OutageRecord
+	outages       []faults.OutageRecord
 	createdAt     map[string]time.Time
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
@@ -25,7 +26,7 @@ type Evidence struct {
 	// Outages took place during the run; CreatedAt is when Cosmos
 	// answered each orderId's first create (the ledger); RecoveryBound is
 	// how soon after an outage orders must be created again.
-	Outages       []OutageRecord
+	Outages       []faults.OutageRecord
 	CreatedAt     map[string]time.Time
 	RecoveryBound time.Duration
 	// OnlyOrders, when not nil, limits the documents read back to these

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/idempotency"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
@@ -100,7 +101,7 @@ func (k *KeyFaults) SetKill(kill func() error) {
 // for a kill after killing the handler that sent it, and loses the answer
 // to the first completion of a key aimed at for a lost answer. Any other
 // request is left to the rates.
-func (k *KeyFaults) Pick(method, path string, body []byte) Fault {
+func (k *KeyFaults) Pick(method, path string, body []byte) faults.Fault {
 	if method != http.MethodPut || !k.records.Match(path) {
 		return -1
 	}
@@ -111,7 +112,7 @@ func (k *KeyFaults) Pick(method, path string, body []byte) Fault {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.dropped[rec.Owner] {
-		return Drop // the killed handler's completion, sent again
+		return faults.Drop // the killed handler's completion, sent again
 	}
 	f, aimed := k.target[rec.Key]
 	if !aimed && k.deferred > 0 && k.eligible[rec.Key] && k.done[rec.Key] == 0 {
@@ -141,10 +142,10 @@ func (k *KeyFaults) Pick(method, path string, body []byte) Fault {
 		k.dropped[rec.Owner] = true
 		k.done[rec.Key] = keyKill
 		k.lastKill = k.now()
-		return Drop
+		return faults.Drop
 	default:
 		k.done[rec.Key] = keyLostAnswer
-		return LostAnswer
+		return faults.LostAnswer
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/idempotency"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
@@ -52,16 +53,16 @@ func TestKeyFaultsPick(t *testing.T) {
 		name         string
 		method, path string
 		body         []byte
-		want         Fault
+		want         faults.Fault
 	}{
 		{"a read of a record", http.MethodGet, path, nil, -1},
 		{"an order create", http.MethodPost, "/dbs/shop/colls/orders/docs", keyPut(t, "kill", "o1", idempotency.Succeeded), -1},
 		{"a take-over (started)", http.MethodPut, path, keyPut(t, "kill", "o1", idempotency.Started), -1},
 		{"a key not aimed at", http.MethodPut, path, keyPut(t, "other", "o9", idempotency.Succeeded), -1},
-		{"the completion aimed at: kill, then drop", http.MethodPut, path, keyPut(t, "kill", "o1", idempotency.Succeeded), Drop},
-		{"the killed attempt's resend", http.MethodPut, path, keyPut(t, "kill", "o1", idempotency.Succeeded), Drop},
+		{"the completion aimed at: kill, then drop", http.MethodPut, path, keyPut(t, "kill", "o1", idempotency.Succeeded), faults.Drop},
+		{"the killed attempt's resend", http.MethodPut, path, keyPut(t, "kill", "o1", idempotency.Succeeded), faults.Drop},
 		{"the take-over's completion", http.MethodPut, path, keyPut(t, "kill", "o2", idempotency.Succeeded), -1},
-		{"a failed completion aimed at: lose its answer", http.MethodPut, path, keyPut(t, "lose", "o3", idempotency.Failed), LostAnswer},
+		{"a failed completion aimed at: lose its answer", http.MethodPut, path, keyPut(t, "lose", "o3", idempotency.Failed), faults.LostAnswer},
 		{"its resend", http.MethodPut, path, keyPut(t, "lose", "o3", idempotency.Failed), -1},
 	}
 	for _, s := range steps {
@@ -154,38 +155,6 @@ func TestOutcomeLogCountsTakeoversAndFencing(t *testing.T) {
 	}
 }
 
-// Pick's fault is injected as a rolled one would be, before the rates.
-func TestProxyPickComesBeforeTheRates(t *testing.T) {
-	up := newUpstream(t)
-	pick := Fault(-1)
-	p := startProxy(t, ProxyConfig{Upstream: up.URL, Rates: only(Throttle),
-		Pick: func(_, path string, _ []byte) Fault {
-			if strings.Contains(path, "/colls/idempotency-keys/") {
-				return pick
-			}
-			return -1
-		}})
-	keys := p.URL() + "dbs/shop/colls/idempotency-keys/docs"
-	resp, _, err := post(t, p.URL()+docsPath)
-	if err != nil || resp.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("not picked: %v %v, want the rates' 429", resp, err)
-	}
-	pick = LostAnswer
-	if _, _, err := post(t, keys); err == nil {
-		t.Fatal("a lost answer was answered")
-	}
-	if up.hits.Load() != 1 {
-		t.Errorf("upstream saw %d requests, want the one whose answer was lost", up.hits.Load())
-	}
-	pick = Drop
-	if _, _, err := post(t, keys); err == nil || up.hits.Load() != 1 {
-		t.Errorf("dropped: %v, upstream hits %d; want no answer and nothing forwarded", err, up.hits.Load())
-	}
-	if c := p.Counts(); c.Faults[LostAnswer] != 1 || c.Faults[Drop] != 1 || c.Faults[Throttle] != 1 {
-		t.Errorf("faults %v", c.Faults)
-	}
-}
-
 // Kills keep KillGap apart: a kill aimed at a completion that comes too
 // soon after the last goes to the next eligible key's completion.
 func TestKeyFaultsSpaceKills(t *testing.T) {
@@ -200,13 +169,13 @@ func TestKeyFaultsSpaceKills(t *testing.T) {
 	steps := []struct {
 		key   string
 		after time.Duration
-		want  Fault
+		want  faults.Fault
 	}{
-		{"a", 0, Drop},
-		{"b", time.Second, -1}, // too soon: deferred
-		{"d", time.Second, -1}, // sent at once: never aimed at
-		{"c", KillGap, Drop},   // the deferred kill
-		{"a", KillGap, -1},     // a take-over's completion
+		{"a", 0, faults.Drop},
+		{"b", time.Second, -1},      // too soon: deferred
+		{"d", time.Second, -1},      // sent at once: never aimed at
+		{"c", KillGap, faults.Drop}, // the deferred kill
+		{"a", KillGap, -1},          // a take-over's completion
 	}
 	for i, s := range steps {
 		now = now.Add(s.after)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
@@ -185,7 +186,7 @@ const (
 // MeetOutages starts every tenth submission once an outage is on (or at the
 // end of the stream if none comes), so that clients meet SubmitOrder's 503
 // and Retry-After and retry through it.
-func MeetOutages(subs []orderstream.Submission, outages []Outage) []orderstream.Submission {
+func MeetOutages(subs []orderstream.Submission, outages []faults.Outage) []orderstream.Submission {
 	if len(outages) == 0 {
 		return subs
 	}

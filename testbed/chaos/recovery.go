@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -14,7 +15,7 @@ const DefaultRecoveryBound = 5 * time.Second
 
 // Recovery is how the consumer rode out one outage.
 type Recovery struct {
-	OutageRecord
+	faults.OutageRecord
 	// HeldDeliveries are the deliveries of valid messages in flight while
 	// Cosmos was out (the invocations the consumer held; duplicates of
 	// orders created before included). Held are their orderIds not created
@@ -35,7 +36,7 @@ type Span struct{ Start, End time.Time }
 // MeasureRecovery reads one outage's figures from when each orderId was
 // first created (createdAt), when its valid messages' deliveries ran
 // (delivered) and which orderIds had a message given up on.
-func MeasureRecovery(o OutageRecord, createdAt map[string]time.Time, delivered map[string][]Span, givenUp map[string]bool) Recovery {
+func MeasureRecovery(o faults.OutageRecord, createdAt map[string]time.Time, delivered map[string][]Span, givenUp map[string]bool) Recovery {
 	r := Recovery{OutageRecord: o, FirstCreate: -1, LastHeldCreate: -1}
 	for _, at := range createdAt {
 		if d := at.Sub(o.End); !at.Before(o.End) && (r.FirstCreate < 0 || d < r.FirstCreate) {
@@ -78,7 +79,7 @@ func overlapping(spans []Span, from, to time.Time) int {
 // outages, orders created again within bound of each one's end (createdAt:
 // the proxy ledger's first create per orderId). It also returns each
 // outage's figures.
-func IncidentChecks(msgs []*hostemu.Message, fates *Tracker, outages []OutageRecord, createdAt map[string]time.Time, bound time.Duration) ([]*Check, []Recovery) {
+func IncidentChecks(msgs []*hostemu.Message, fates *Tracker, outages []faults.OutageRecord, createdAt map[string]time.Time, bound time.Duration) ([]*Check, []Recovery) {
 	parked := &Check{Name: "no valid order parked RetryBudgetExhausted or dead-lettered"}
 	givenUp := map[string]bool{}
 	delivered := map[string][]Span{}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
@@ -35,8 +36,8 @@ type RigConfig struct {
 	// Proxy puts the fault proxy between the handler and Cosmos (its
 	// Upstream is set from COSMOS_ENDPOINT); nil without Outages means
 	// no proxy. Outages are the phases in which Cosmos fails every request.
-	Proxy   *ProxyConfig
-	Outages []Outage
+	Proxy   *faults.ProxyConfig
+	Outages []faults.Outage
 
 	HandlerOutput io.Writer
 	Observe       func(*hostemu.Invocation)
@@ -91,7 +92,7 @@ type HTTPConfig struct {
 type Live struct {
 	Queue  *hostemu.Queue
 	Worker *hostemu.Worker
-	Proxy  *Proxy // nil without one
+	Proxy  *faults.Proxy // nil without one
 	Start  time.Time
 }
 
@@ -102,9 +103,9 @@ type RigResult struct {
 	DeadLetters []hostemu.DeadLetter
 	Dropped     []*hostemu.Message // by duplicate detection
 	Worker      hostemu.WorkerStats
-	Proxy       ProxyCounts
+	Proxy       faults.ProxyCounts
 	Ledger      *Ledger // nil without a proxy
-	Outages     []OutageRecord
+	Outages     []faults.OutageRecord
 	Elapsed     time.Duration
 	Publisher   *PublisherResult // nil without one
 }
@@ -215,9 +216,9 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 		defer stopHolding()
 	}
 	outageCtx, endOutages := context.WithCancel(ctx)
-	outages := &OutageSchedule{}
+	outages := &faults.OutageSchedule{}
 	if proxy != nil {
-		outages = StartOutages(outageCtx, cfg.Outages, proxy, settled, logf)
+		outages = faults.StartOutages(outageCtx, cfg.Outages, proxy, settled, logf)
 	}
 	runErr := host.Run(ctx)
 	if runErr != nil {
@@ -306,24 +307,24 @@ func listenHTTP(ctx context.Context, cfg *RigConfig, host *hostemu.Host) (baseUR
 
 // startRigProxy starts the fault proxy in front of COSMOS_ENDPOINT when the
 // run has faults or outages, and points the handler at it.
-func startRigProxy(cfg *RigConfig, res *RigResult) (*Proxy, error) {
+func startRigProxy(cfg *RigConfig, res *RigResult) (*faults.Proxy, error) {
 	if cfg.Proxy == nil && len(cfg.Outages) == 0 {
 		return nil, nil
 	}
-	pc := ProxyConfig{}
+	pc := faults.ProxyConfig{}
 	if cfg.Proxy != nil {
 		pc = *cfg.Proxy
 	}
 	pc.Upstream, _ = cfg.Settings.Get("COSMOS_ENDPOINT")
 	res.Ledger = NewLedger()
 	observe := pc.Observe
-	pc.Observe = func(x Exchange) {
+	pc.Observe = func(x faults.Exchange) {
 		res.Ledger.Observe(x)
 		if observe != nil {
 			observe(x)
 		}
 	}
-	p, err := StartProxy(pc)
+	p, err := faults.StartProxy(pc)
 	if err != nil {
 		return nil, fmt.Errorf("faults and outages need the fault proxy in front of Cosmos: %w", err)
 	}

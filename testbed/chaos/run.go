@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -35,7 +36,7 @@ type Config struct {
 	Messages int
 	// Kills is how many times the handler gets SIGKILL, spread over the run.
 	Kills int
-	Rates Rates
+	Rates faults.Rates
 	// RetryAfter, SlowMin and SlowMax tune the proxy (ProxyConfig).
 	RetryAfter, SlowMin, SlowMax time.Duration
 	// OperationTimeout is the handler's COSMOS_OPERATION_TIMEOUT: slow
@@ -49,7 +50,7 @@ type Config struct {
 	// Outages are the phases in which Cosmos fails every request, in
 	// order (DefaultOutages in make chaos); RecoveryBound is how soon after
 	// each orders must be created again (0: DefaultRecoveryBound).
-	Outages       []Outage
+	Outages       []faults.Outage
 	RecoveryBound time.Duration
 	Seed          uint64
 	// Keep leaves the run's database in place for inspection.
@@ -89,13 +90,13 @@ func DefaultHTTPRun() *HTTPRun {
 
 // DefaultRates are the fault rates of `make chaos`: about one document
 // request in seven gets a fault.
-var DefaultRates = Rates{Throttle: 0.05, Unavailable: 0.02, Timeout: 0.02, Slow: 0.02, Drop: 0.02, LostAnswer: 0.03}
+var DefaultRates = faults.Rates{faults.Throttle: 0.05, faults.Unavailable: 0.02, faults.Timeout: 0.02, faults.Slow: 0.02, faults.Drop: 0.02, faults.LostAnswer: 0.03}
 
 // Report is what a run did and what the checks found.
 type Report struct {
 	Seed     uint64
 	Database string
-	Rates    Rates
+	Rates    faults.Rates
 	Took     time.Duration
 	Injected orderstream.Injected
 	Messages int
@@ -109,12 +110,12 @@ type Report struct {
 	Final       map[string]int // messages by final state
 	Envelopes   int            // parking envelopes written, repeats included
 
-	Proxy          ProxyCounts
-	UnseenCreates  map[Fault]int // creates Cosmos accepted whose answer was lost or late
+	Proxy          faults.ProxyCounts
+	UnseenCreates  map[faults.Fault]int // creates Cosmos accepted whose answer was lost or late
 	Worker         hostemu.WorkerStats
 	KillsRequested int
 	// Outages are the outage phases that took place.
-	Outages []OutageRecord
+	Outages []faults.OutageRecord
 	// HTTP is the HTTP part's figures (nil without one).
 	HTTP *HTTPReport
 	// Publisher is what the outbox publisher did (nil without it).
@@ -217,7 +218,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rig := RigConfig{
 		App: app, Functions: []*hostemu.Function{fn}, Executable: exe, Settings: settings, Messages: stream.Messages,
 		MaxConcurrentCalls: cfg.MaxConcurrentCalls, Clocks: cfg.Clocks, Kills: cfg.Kills,
-		Proxy:   &ProxyConfig{Rates: cfg.Rates, RetryAfter: cfg.RetryAfter, SlowMin: cfg.SlowMin, SlowMax: cfg.SlowMax, Seed: cfg.Seed},
+		Proxy:   &faults.ProxyConfig{Rates: cfg.Rates, RetryAfter: cfg.RetryAfter, SlowMin: cfg.SlowMin, SlowMax: cfg.SlowMax, Seed: cfg.Seed},
 		Outages: cfg.Outages, HandlerOutput: outcomes, Observe: tracker.Observe,
 		Log: func(s string) { lg.Print("hostemu: " + s) },
 		Watch: func(l *Live) func() {
@@ -243,7 +244,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Took, rep.Queue, rep.Proxy, rep.Worker, rep.Outages = res.Elapsed, res.Queue, res.Proxy, res.Worker, res.Outages
 	rep.Outcomes = outcomes.Outcomes()
 	ledger := res.Ledger
-	rep.UnseenCreates = map[Fault]int{LostAnswer: ledger.Unseen(LostAnswer), Slow: ledger.Unseen(Slow)}
+	rep.UnseenCreates = map[faults.Fault]int{faults.LostAnswer: ledger.Unseen(faults.LostAnswer), faults.Slow: ledger.Unseen(faults.Slow)}
 	tracker.summarise(rep)
 	rep.HTTP = h.report(outcomes)
 	rep.Publisher = res.Publisher

@@ -16,6 +16,7 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
@@ -59,7 +60,7 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 
 	const window = 3 * time.Second
 	var (
-		proxy   atomic.Pointer[Proxy]
+		proxy   atomic.Pointer[faults.Proxy]
 		armed   atomic.Bool
 		opened  = make(chan time.Time, 1)
 		ledger  = NewLedger()
@@ -74,16 +75,16 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 	rig := RigConfig{
 		App: app, Functions: []*hostemu.Function{app.Function("ProcessOrder")}, Executable: bin, Settings: settings,
 		Messages: stream.Messages,
-		Proxy: &ProxyConfig{Seed: 1, SlowMin: 1500 * time.Millisecond, SlowMax: 1500 * time.Millisecond,
+		Proxy: &faults.ProxyConfig{Seed: 1, SlowMin: 1500 * time.Millisecond, SlowMax: 1500 * time.Millisecond,
 			// The restarted process's first document request is answered
 			// late, and the window opens behind it.
-			Pick: func(string, string, []byte) Fault {
+			Pick: func(string, string, []byte) faults.Fault {
 				if !armed.CompareAndSwap(true, false) {
 					return -1
 				}
-				proxy.Load().SetOutage(Forbidden)
+				proxy.Load().SetOutage(faults.Forbidden)
 				opened <- time.Now()
-				return Slow
+				return faults.Slow
 			},
 			Observe: ledger.Observe,
 		},

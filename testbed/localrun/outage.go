@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
 // DefaultOutages is the outage of make run's default stream: Cosmos
 // unreachable for 30 s once a quarter of the messages are settled.
-var DefaultOutages = []chaos.Outage{{Kind: chaos.Unreachable, After: 0.25, For: 30 * time.Second}}
+var DefaultOutages = []faults.Outage{{Kind: faults.Unreachable, After: 0.25, For: 30 * time.Second}}
 
 // judge runs the invariant checks of make chaos over this run: the
 // documents read back, the fates of the messages (a chaos.Tracker fed this

@@ -20,6 +20,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -70,7 +71,7 @@ type Options struct {
 	// Outages are phases in which Cosmos fails every request: the handler
 	// then reaches Cosmos through the chaos fault proxy (no other faults),
 	// which needs a loopback http:// endpoint such as the local emulator.
-	Outages      []chaos.Outage
+	Outages      []faults.Outage
 	ParkingQueue string
 	OutDir       string
 	Timeout      time.Duration

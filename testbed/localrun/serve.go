@@ -16,6 +16,7 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
@@ -88,7 +89,7 @@ func Serve(ctx context.Context, opts Options, stdout io.Writer) error {
 
 // holdProxy is the proxy that holds key completions for at most d, or nil
 // when d is not positive.
-func holdProxy(ss *session, d time.Duration) (*chaos.ProxyConfig, error) {
+func holdProxy(ss *session, d time.Duration) (*faults.ProxyConfig, error) {
 	if d <= 0 {
 		return nil, nil
 	}

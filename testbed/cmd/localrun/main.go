@@ -36,7 +36,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/localrun"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -139,7 +139,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	fs.DurationVar(&opts.DuplicateDetection, "duplicate-detection", 0, "the queue's duplicate detection window, e.g. 10m as in Azure (0: off, every resend reaches the consumer)")
 	fs.IntVar(&opts.HandlerKills, "kill-handler", 0, "SIGKILL the handler this many times, spread over the run")
 	opts.Clocks.RegisterFlags(fs)
-	outages := fs.String("outages", chaos.FormatOutages(localrun.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none; needs a loopback http:// Cosmos endpoint")
+	outages := fs.String("outages", faults.FormatOutages(localrun.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none; needs a loopback http:// Cosmos endpoint")
 	fs.StringVar(&opts.Database, "database", "", "Cosmos database to use; it must hold no orders (default: a fresh one, deleted afterwards)")
 	fs.BoolVar(&opts.KeepDatabase, "keep-database", false, "keep the fresh database for a look afterwards (ordersctl order show)")
 	fs.BoolVar(&opts.Resume, "resume", false, "continue the run that kept -database: deliver -stream (e.g. what ordersctl parked resubmit wrote) into it, append to the files in -out")
@@ -154,7 +154,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 		return exitError
 	}
 	var err error
-	if opts.Outages, err = chaos.ParseOutages(*outages); err != nil {
+	if opts.Outages, err = faults.ParseOutages(*outages); err != nil {
 		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
