@@ -6,6 +6,7 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // HTTPReport is what the HTTP part of a run did.
@@ -63,7 +64,7 @@ func (h *httpPart) configure(s *hostemu.Settings) {
 }
 
 // rig adds the HTTP listener, the clients and the key faults to a delivery.
-func (h *httpPart) rig(r *RigConfig, tracker *Tracker) {
+func (h *httpPart) rig(r *RigConfig, tracker *verify.Tracker) {
 	if h == nil {
 		return
 	}
@@ -82,7 +83,7 @@ func (h *httpPart) started(l *Live) {
 	}
 }
 
-func (h *httpPart) report(outcomes *OutcomeLog) *HTTPReport {
+func (h *httpPart) report(outcomes *verify.OutcomeLog) *HTTPReport {
 	if h == nil {
 		return nil
 	}

@@ -5,33 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
-	"github.com/ordersink/orders-consumer/testbed/faults"
-	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
-// Evidence is everything a run leaves to check.
+// Evidence is everything a run leaves to check: what every run leaves
+// (verify.Evidence) and what its optional parts did.
 type Evidence struct {
-	Messages []*hostemu.Message
-	Fates    *Tracker
-	Queue    hostemu.QueueCounts
-	Worker   hostemu.WorkerStats
-	Dead     []hostemu.DeadLetter
-	// Created is the proxy's ledger (nil without the proxy: the checks
-	// that need it are left out).
-	Created map[string][]string
-	Atomic  bool
-	// Outages took place during the run; CreatedAt is when Cosmos
-	// answered each orderId's first create (the ledger); RecoveryBound is
-	// how soon after an outage orders must be created again.
-	Outages       []faults.OutageRecord
-	CreatedAt     map[string]time.Time
-	RecoveryBound time.Duration
-	// OnlyOrders, when not nil, limits the documents read back to these
-	// orderIds: a run that continues an earlier one in the same database.
-	OnlyOrders map[string]bool
+	verify.Evidence
 	// HTTP, when set, is the run's HTTP traffic, judged with
 	// SubmitLedger.Checks; KeyFaults, when set, the faults aimed at its key
 	// completions.
@@ -67,7 +49,7 @@ func readBack(ctx context.Context, store *cosmos.Store, only map[string]bool) (m
 // Judge reads a run's documents back from store (directly, not through
 // the proxy) and checks every invariant against them: the one set of rules
 // make run and make chaos both print.
-func Judge(ctx context.Context, store *cosmos.Store, ev Evidence) (*Findings, error) {
+func Judge(ctx context.Context, store *cosmos.Store, ev Evidence) (*verify.Findings, error) {
 	docs, err := readBack(ctx, store, ev.OnlyOrders)
 	if err != nil {
 		return nil, err
@@ -84,7 +66,7 @@ func Judge(ctx context.Context, store *cosmos.Store, ev Evidence) (*Findings, er
 		// HTTP checks judge their documents.
 		docs, api = ev.HTTP.TakeDocuments(docs)
 	}
-	f := checkRun(docs, ev)
+	f := verify.CheckRun(docs, ev.Evidence)
 	if ev.Publisher != nil {
 		f.Checks = append(f.Checks, ev.Publisher.Checks(all)...)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // KeyFaults aims faults at the completion of idempotency key records (the
@@ -195,7 +196,7 @@ func (k *KeyFaults) Counts() KeyFaultCounts {
 // reach its client); a key whose completion answer was lost got its 2xx
 // only as a replay. Either way its last answer is a 2xx; that its order is
 // stored once is the queue checks' (one order per orderId).
-func (k *KeyFaults) Checks(answers []Answer) []*Check {
+func (k *KeyFaults) Checks(answers []Answer) []*verify.Check {
 	k.mu.Lock()
 	done := make(map[string]keyFault, len(k.done))
 	for key, f := range k.done {
@@ -209,8 +210,8 @@ func (k *KeyFaults) Checks(answers []Answer) []*Check {
 		}
 	}
 	keys := slices.Sorted(maps.Keys(done))
-	killed := &Check{Name: "HTTP: a key whose handler was killed between its order's batch and the key's completion answers 409 in flight until its lease ends, then is taken over (ends in a final answer)"}
-	lost := &Check{Name: "HTTP: a key completion whose answer was lost ends as a replay (every final answer marked Idempotent-Replayed)"}
+	killed := &verify.Check{Name: "HTTP: a key whose handler was killed between its order's batch and the key's completion answers 409 in flight until its lease ends, then is taken over (ends in a final answer)"}
+	lost := &verify.Check{Name: "HTTP: a key completion whose answer was lost ends as a replay (every final answer marked Idempotent-Replayed)"}
 	for _, key := range keys {
 		as := byKey[key]
 		inFlight, fresh, replays := 0, 0, 0
@@ -233,18 +234,18 @@ func (k *KeyFaults) Checks(answers []Answer) []*Check {
 			killed.Checked++
 			switch {
 			case inFlight == 0:
-				killed.fail("key %s: no 409 after the kill (answers %s)", key, statuses(as))
+				killed.Fail("key %s: no 409 after the kill (answers %s)", key, statuses(as))
 			case fresh > 1 || !final(last):
-				killed.fail("key %s: want a final answer last, at most one not replayed (answers %s)", key, statuses(as))
+				killed.Fail("key %s: want a final answer last, at most one not replayed (answers %s)", key, statuses(as))
 			}
 		case keyLostAnswer:
 			lost.Checked++
 			if fresh != 0 || replays == 0 || !final(last) {
-				lost.fail("key %s: want only replayed final answers, the last one of them (answers %s)", key, statuses(as))
+				lost.Fail("key %s: want only replayed final answers, the last one of them (answers %s)", key, statuses(as))
 			}
 		}
 	}
-	return []*Check{killed, lost}
+	return []*verify.Check{killed, lost}
 }
 
 // statuses lists answers as "500 409 409 201r" (r: replayed, -: none).

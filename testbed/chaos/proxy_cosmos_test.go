@@ -11,6 +11,7 @@ import (
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 	"github.com/ordersink/orders-consumer/testbed/faults"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 func testOrder(t *testing.T, id string) *orders.Order {
@@ -28,7 +29,7 @@ func testOrder(t *testing.T, id string) *orders.Order {
 // is lost is there on the next attempt, which sees it as a duplicate.
 func TestProxyWithTheCosmosSDK(t *testing.T) {
 	e := cosmosEnv(t)
-	ledger := NewLedger()
+	ledger := verify.NewLedger()
 	p := startProxy(t, faults.ProxyConfig{Upstream: e.Endpoint, Observe: ledger.Observe})
 	store, err := cosmos.Open(cosmos.Options{Endpoint: p.URL(), Key: e.Key}, e.Database, e.Container)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // OrderView is the last answer of GET /api/orders/{orderId} (GetOrder,
@@ -129,8 +130,8 @@ func getOrder(ctx context.Context, c *http.Client, base, functionKey, id string)
 // store did not answer within SUBMIT_DEADLINE (a slow emulator, a loaded
 // machine): it is named, not judged. It checks nothing when no order was
 // read back.
-func ReadBackCheck(views []OrderView, stored map[string]*apiOrder) *Check {
-	c := &Check{Name: "HTTP: GET answers an order to its owner with the stored fingerprint, 404 to another client (a sample)"}
+func ReadBackCheck(views []OrderView, stored map[string]*apiOrder) *verify.Check {
+	c := &verify.Check{Name: "HTTP: GET answers an order to its owner with the stored fingerprint, 404 to another client (a sample)"}
 	unanswered := 0
 	for _, v := range views {
 		if v.Status == http.StatusServiceUnavailable {
@@ -141,18 +142,18 @@ func ReadBackCheck(views []OrderView, stored map[string]*apiOrder) *Check {
 		o := stored[v.OrderID]
 		switch {
 		case v.Err != "":
-			c.fail("GET %s as %s: %s", v.OrderID, v.Client, v.Err)
+			c.Fail("GET %s as %s: %s", v.OrderID, v.Client, v.Err)
 		case v.Status == 0:
-			c.fail("GET %s as %s: no answer", v.OrderID, v.Client)
+			c.Fail("GET %s as %s: no answer", v.OrderID, v.Client)
 		case !v.Owner && (v.Status != http.StatusNotFound || !strings.HasSuffix(v.ProblemType, problemNotFound)):
-			c.fail("GET %s as %s, who does not own it: %d %s, want 404 order-not-found", v.OrderID, v.Client, v.Status, v.ProblemType)
+			c.Fail("GET %s as %s, who does not own it: %d %s, want 404 order-not-found", v.OrderID, v.Client, v.Status, v.ProblemType)
 		case !v.Owner:
 		case v.Status != http.StatusOK:
-			c.fail("GET %s as its owner %s: %d %s", v.OrderID, v.Client, v.Status, v.ProblemType)
+			c.Fail("GET %s as its owner %s: %d %s", v.OrderID, v.Client, v.Status, v.ProblemType)
 		case o == nil || o.orders == 0:
-			c.fail("GET %s: 200, but no order document is stored", v.OrderID)
+			c.Fail("GET %s: 200, but no order document is stored", v.OrderID)
 		case v.RequestHash != o.requestHash:
-			c.fail("GET %s: requestHash %s, the stored order's is %s", v.OrderID, v.RequestHash, o.requestHash)
+			c.Fail("GET %s: requestHash %s, the stored order's is %s", v.OrderID, v.RequestHash, o.requestHash)
 		}
 	}
 	if unanswered > 0 {

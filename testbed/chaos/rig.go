@@ -10,6 +10,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // RigConfig is one delivery of a stream to the real handler under the host
@@ -104,7 +105,7 @@ type RigResult struct {
 	Dropped     []*hostemu.Message // by duplicate detection
 	Worker      hostemu.WorkerStats
 	Proxy       faults.ProxyCounts
-	Ledger      *Ledger // nil without a proxy
+	Ledger      *verify.Ledger // nil without a proxy
 	Outages     []faults.OutageRecord
 	Elapsed     time.Duration
 	Publisher   *PublisherResult // nil without one
@@ -316,7 +317,7 @@ func startRigProxy(cfg *RigConfig, res *RigResult) (*faults.Proxy, error) {
 		pc = *cfg.Proxy
 	}
 	pc.Upstream, _ = cfg.Settings.Get("COSMOS_ENDPOINT")
-	res.Ledger = NewLedger()
+	res.Ledger = verify.NewLedger()
 	observe := pc.Observe
 	pc.Observe = func(x faults.Exchange) {
 		res.Ledger.Observe(x)

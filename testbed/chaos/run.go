@@ -18,6 +18,7 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // Config is one chaos run.
@@ -121,7 +122,7 @@ type Report struct {
 	// Publisher is what the outbox publisher did (nil without it).
 	Publisher *PublisherResult
 
-	Findings *Findings
+	Findings *verify.Findings
 }
 
 // Run performs one chaos run: a fresh database, the fault proxy in front of
@@ -144,7 +145,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.OperationTimeout = 3 * time.Second
 	}
 	if cfg.RecoveryBound <= 0 {
-		cfg.RecoveryBound = DefaultRecoveryBound
+		cfg.RecoveryBound = verify.DefaultRecoveryBound
 	}
 	rep := &Report{Seed: cfg.Seed, Rates: cfg.Rates, KillsRequested: cfg.Kills}
 	app, err := hostemu.LoadApp(cfg.AppRoot)
@@ -198,7 +199,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}()
 	}
 
-	outcomes := NewOutcomeLog(cfg.HandlerOutput)
+	outcomes := verify.NewOutcomeLog(cfg.HandlerOutput)
 	exe, err := app.Executable(cfg.HandlerPath)
 	if err != nil {
 		return nil, err
@@ -212,7 +213,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		settings.Set(k, v)
 	}
 	h.configure(settings)
-	tracker := NewTracker(stream.Messages)
+	tracker := verify.NewTracker(stream.Messages)
 	logf("seed %d, %d messages (%d orders), database %s, proxy -> %s, %d kills, faults %s; %s",
 		cfg.Seed, rep.Messages, rep.Orders, rep.Database, cfg.Endpoint, cfg.Kills, cfg.Rates, cfg.Clocks.Resolve(app.Host))
 	rig := RigConfig{
@@ -245,16 +246,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Outcomes = outcomes.Outcomes()
 	ledger := res.Ledger
 	rep.UnseenCreates = map[faults.Fault]int{faults.LostAnswer: ledger.Unseen(faults.LostAnswer), faults.Slow: ledger.Unseen(faults.Slow)}
-	tracker.summarise(rep)
+	sum := tracker.Summary()
+	rep.Settlements, rep.Failures, rep.Final, rep.Deliveries, rep.Envelopes = sum.Settlements, sum.Failures, sum.Final, sum.Deliveries, sum.Envelopes
 	rep.HTTP = h.report(outcomes)
 	rep.Publisher = res.Publisher
 
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	rep.Findings, err = Judge(checkCtx, store, Evidence{Messages: slices.Concat(stream.Messages, tracker.Added()), Fates: tracker,
-		HTTP: h.ledger(), KeyFaults: h.keyFaults(),
+	rep.Findings, err = Judge(checkCtx, store, Evidence{Evidence: verify.Evidence{Messages: slices.Concat(stream.Messages, tracker.Added()), Fates: tracker,
 		Queue: rep.Queue, Worker: rep.Worker, Dead: res.DeadLetters, Created: ledger.Created(), Atomic: cfg.Atomic,
-		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound, Publisher: res.Publisher})
+		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound},
+		HTTP: h.ledger(), KeyFaults: h.keyFaults(), Publisher: res.Publisher})
 	if err != nil {
 		return rep, errors.Join(runErr, err)
 	}
@@ -304,33 +306,4 @@ func progress(period time.Duration, f func()) (stop func()) {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
-}
-
-// summarise books the tracker's counts into the report.
-func (t *Tracker) summarise(rep *Report) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	rep.Settlements = map[hostemu.Settlement]int{}
-	for k, v := range t.settlements {
-		rep.Settlements[k] = v
-	}
-	rep.Failures = map[string]int{}
-	for k, v := range t.failures {
-		rep.Failures[k] = v
-	}
-	rep.Final = map[string]int{}
-	for _, f := range t.byMsg {
-		rep.Deliveries += f.deliveries
-		rep.Envelopes += len(f.parked)
-		switch {
-		case f.final == hostemu.DeadLettered:
-			rep.Final["dead-lettered ("+hostemu.ReasonMaxDeliveryCountExceeded+")"]++
-		case f.final == "":
-			rep.Final["never settled"]++
-		case f.finalParked != nil:
-			rep.Final["parked "+f.finalParked.Reason]++
-		default:
-			rep.Final["completed"]++
-		}
-	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // The stall of make chaos seed 278966 (docs/chaos.md, "A restart at the
@@ -63,7 +64,7 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 		proxy   atomic.Pointer[faults.Proxy]
 		armed   atomic.Bool
 		opened  = make(chan time.Time, 1)
-		ledger  = NewLedger()
+		ledger  = verify.NewLedger()
 		output  orderstest.Buffer
 		mu      sync.Mutex
 		hostLog []string
@@ -136,11 +137,11 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 		t.Fatalf("the 403 window never opened behind the restarted handler's first request (run: %v)", err)
 	}
 	first := firstCreatedSince(ledger, closedAt)
-	if err != nil || first < 0 || first > DefaultRecoveryBound {
+	if err != nil || first < 0 || first > verify.DefaultRecoveryBound {
 		mu.Lock()
 		defer mu.Unlock()
 		t.Fatalf("restart at the start of a 403 window (ended %s): run %v (%v); first order created %s after the window ended, want within %s\nhost:\n%s\nhandler (last lines):\n%s",
-			closedAt.Format("15:04:05.000"), err, context.Cause(runCtx), first, DefaultRecoveryBound, strings.Join(hostLog, "\n"), tail(output.String(), 5))
+			closedAt.Format("15:04:05.000"), err, context.Cause(runCtx), first, verify.DefaultRecoveryBound, strings.Join(hostLog, "\n"), tail(output.String(), 5))
 	}
 	if res.Worker.Kills != 1 || res.Worker.TimeoutRestarts != 0 {
 		t.Errorf("worker %+v, want the one kill and no restart after functionTimeout", res.Worker)
@@ -149,11 +150,11 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 }
 
 // createdSince reports whether an order was created after t.
-func createdSince(l *Ledger, t time.Time) bool { return firstCreatedSince(l, t) >= 0 }
+func createdSince(l *verify.Ledger, t time.Time) bool { return firstCreatedSince(l, t) >= 0 }
 
 // firstCreatedSince is how long after t the first order was created; -1
 // when none was.
-func firstCreatedSince(l *Ledger, t time.Time) time.Duration {
+func firstCreatedSince(l *verify.Ledger, t time.Time) time.Duration {
 	first := time.Duration(-1)
 	for _, at := range l.CreatedAt() {
 		if d := at.Sub(t); d >= 0 && (first < 0 || d < first) {

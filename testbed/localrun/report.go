@@ -10,6 +10,7 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // Report is the outcome of a run: counts, and the problems the check found.
@@ -47,9 +48,9 @@ type Report struct {
 	StoredOrders        int
 	Worker              hostemu.WorkerStats
 	Clocks              hostemu.Clocks
-	Recoveries          []chaos.Recovery // one per Cosmos outage
+	Recoveries          []verify.Recovery // one per Cosmos outage
 	// Incidents are the checks shared with make chaos (chaos.IncidentChecks).
-	Incidents []*chaos.Check
+	Incidents []*verify.Check
 	Elapsed   time.Duration
 	Files     []string
 	// Submits are the figures of the HTTP submissions (nil without).
@@ -58,7 +59,7 @@ type Report struct {
 	Publisher *chaos.PublisherResult
 	// Findings are the verdicts of the invariant checks make chaos runs
 	// too (chaos.Judge).
-	Findings                *chaos.Findings
+	Findings                *verify.Findings
 	storedContentDeliveries int
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // Options configure a run.
@@ -138,7 +139,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	logf, logMu := ss.logf, &ss.logMu
 	var mu sync.Mutex
 	var invs []*hostemu.Invocation
-	tracker := chaos.NewTracker(opts.Messages)
+	tracker := verify.NewTracker(opts.Messages)
 	submits := chaos.NewSubmitLedger(chaos.MeetOutages(opts.Submissions, opts.Outages))
 	traffic, err := submitTraffic(app, opts, submits)
 	if err != nil {

@@ -1,4 +1,4 @@
-package chaos
+package verify
 
 import (
 	"encoding/json"
@@ -85,7 +85,7 @@ func (s *scenario) findings() *Findings {
 	for _, inv := range s.invs {
 		tr.Observe(inv)
 	}
-	return checkRun(s.docs, Evidence{Messages: msgs, Fates: tr, Queue: s.queue, Created: s.created, Atomic: s.atomic,
+	return CheckRun(s.docs, Evidence{Messages: msgs, Fates: tr, Queue: s.queue, Created: s.created, Atomic: s.atomic,
 		Outages: s.outages, CreatedAt: s.createdAt, RecoveryBound: DefaultRecoveryBound})
 }
 

@@ -1,4 +1,4 @@
-package chaos
+package verify
 
 import (
 	"fmt"
@@ -94,10 +94,10 @@ func IncidentChecks(msgs []*hostemu.Message, fates *Tracker, outages []faults.Ou
 		switch {
 		case fa.final == hostemu.DeadLettered:
 			givenUp[cl.OrderID] = true
-			parked.fail("valid message %s (order %s) was dead-lettered after %d deliveries: %s", m.MessageID, cl.OrderID, fa.deliveries, fa.lastFailure)
+			parked.Fail("valid message %s (order %s) was dead-lettered after %d deliveries: %s", m.MessageID, cl.OrderID, fa.deliveries, fa.lastFailure)
 		case fa.finalParked != nil && fa.finalParked.Reason == "RetryBudgetExhausted":
 			givenUp[cl.OrderID] = true
-			parked.fail("valid message %s (order %s) was parked RetryBudgetExhausted at delivery %d", m.MessageID, cl.OrderID, fa.finalParked.DeliveryCount)
+			parked.Fail("valid message %s (order %s) was parked RetryBudgetExhausted at delivery %d", m.MessageID, cl.OrderID, fa.finalParked.DeliveryCount)
 		}
 	}
 	if len(outages) == 0 {
@@ -111,9 +111,9 @@ func IncidentChecks(msgs []*hostemu.Message, fates *Tracker, outages []faults.Ou
 		recovered.Checked++
 		switch {
 		case r.FirstCreate < 0:
-			recovered.fail("%s outage ending %s: no order was created after it", o.Kind, o.End.Format(time.TimeOnly))
+			recovered.Fail("%s outage ending %s: no order was created after it", o.Kind, o.End.Format(time.TimeOnly))
 		case r.FirstCreate > bound:
-			recovered.fail("%s outage: the first order was created %s after Cosmos answered again", o.Kind, r.FirstCreate.Round(time.Millisecond))
+			recovered.Fail("%s outage: the first order was created %s after Cosmos answered again", o.Kind, r.FirstCreate.Round(time.Millisecond))
 		}
 	}
 	return []*Check{parked, recovered}, recs
@@ -140,10 +140,10 @@ func (r Recovery) String() string {
 func ClockCheck(checked int, q hostemu.QueueCounts, w hostemu.WorkerStats) *Check {
 	c := &Check{Name: "every invocation answered within the platform's clocks (lock, functionTimeout)", Checked: checked}
 	if q.ExpiredLocks > 0 {
-		c.fail("%d deliveries lost their lock before the invocation answered; each came back with DeliveryCount+1", q.ExpiredLocks)
+		c.Fail("%d deliveries lost their lock before the invocation answered; each came back with DeliveryCount+1", q.ExpiredLocks)
 	}
 	if w.TimeoutRestarts > 0 {
-		c.fail("%d invocations passed functionTimeout; the host restarted the handler each time", w.TimeoutRestarts)
+		c.Fail("%d invocations passed functionTimeout; the host restarted the handler each time", w.TimeoutRestarts)
 	}
 	return c
 }

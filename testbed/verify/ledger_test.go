@@ -1,4 +1,4 @@
-package chaos
+package verify
 
 import (
 	"encoding/json"
