@@ -1,5 +1,5 @@
-// Package chaos runs the order consumer under faults: the Cosmos faults of
-// testbed/faults, a broker run through the local Functions host emulator
-// that kills the handler, the HTTP API's clients, and the checks that the
-// consumer's invariants held.
+// Package chaos is make chaos: it runs the order consumer on the rig
+// (testbed/rig) under the faults of testbed/faults, with the HTTP API's
+// clients and the faults aimed at their key records beside the queue, and
+// judges the run with testbed/verify.
 package chaos

@@ -6,6 +6,7 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/rig"
 	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
@@ -64,11 +65,11 @@ func (h *httpPart) configure(s *hostemu.Settings) {
 }
 
 // rig adds the HTTP listener, the clients and the key faults to a delivery.
-func (h *httpPart) rig(r *RigConfig, tracker *verify.Tracker) {
+func (h *httpPart) rig(r *rig.Config, tracker *verify.Tracker) {
 	if h == nil {
 		return
 	}
-	r.HTTP = &HTTPConfig{Addr: "127.0.0.1:0", FunctionKeys: ClientKeys}
+	r.HTTP = &rig.HTTPConfig{Addr: "127.0.0.1:0", FunctionKeys: ClientKeys}
 	r.Traffic = h.submits.Traffic(SubmitConfig{Keys: ClientKeys}, ReadBackSample, ReadBackPatience)
 	r.Enqueued = tracker.Enqueued
 	if r.Proxy != nil {
@@ -77,7 +78,7 @@ func (h *httpPart) rig(r *RigConfig, tracker *verify.Tracker) {
 }
 
 // started arms the kills once the handler runs.
-func (h *httpPart) started(l *Live) {
+func (h *httpPart) started(l *rig.Live) {
 	if h != nil {
 		h.faults.SetKill(l.Worker.Kill)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/testbed/rig"
 	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
@@ -21,7 +22,7 @@ type Evidence struct {
 	KeyFaults *KeyFaults
 	// Publisher, when set, is what the outbox publisher did
 	// (PublisherResult.Checks).
-	Publisher *PublisherResult
+	Publisher *rig.PublisherResult
 }
 
 // readBack reads the run's documents by type, directly from Cosmos (not
@@ -55,7 +56,7 @@ func Judge(ctx context.Context, store *cosmos.Store, ev Evidence) (*verify.Findi
 		return nil, err
 	}
 	if ev.Publisher != nil {
-		docs["outboxEvent"] = ev.Publisher.withoutPoison(docs["outboxEvent"])
+		docs["outboxEvent"] = ev.Publisher.WithoutPoison(docs["outboxEvent"])
 	}
 	// The publisher's checks cover every order, the queue's and the HTTP
 	// API's alike.

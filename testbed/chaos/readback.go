@@ -162,7 +162,7 @@ func ReadBackCheck(views []OrderView, stored map[string]*apiOrder) *verify.Check
 	return c
 }
 
-// Traffic is a RigConfig.Traffic that runs the ledger's submissions with
+// Traffic is a rig.Config.Traffic that runs the ledger's submissions with
 // cfg and then, while the queue is still open, reads back a sample of n of
 // the orders answered 2xx through GetOrder (ReadBack, judged by
 // ReadBackCheck): make run's and make chaos's HTTP clients.

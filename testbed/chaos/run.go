@@ -18,6 +18,7 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/rig"
 	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
@@ -61,7 +62,7 @@ type Config struct {
 	HTTP *HTTPRun
 	// Publisher, when set, runs the outbox publisher with these faults
 	// (its Seed and PoisonPartition are the run's).
-	Publisher *PublisherConfig
+	Publisher *rig.PublisherConfig
 	// Log receives progress lines; HandlerOutput the handler's own output.
 	Log, HandlerOutput io.Writer
 	// Progress is the period of progress lines (0: none).
@@ -120,7 +121,7 @@ type Report struct {
 	// HTTP is the HTTP part's figures (nil without one).
 	HTTP *HTTPReport
 	// Publisher is what the outbox publisher did (nil without it).
-	Publisher *PublisherResult
+	Publisher *rig.PublisherResult
 
 	Findings *verify.Findings
 }
@@ -216,13 +217,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	tracker := verify.NewTracker(stream.Messages)
 	logf("seed %d, %d messages (%d orders), database %s, proxy -> %s, %d kills, faults %s; %s",
 		cfg.Seed, rep.Messages, rep.Orders, rep.Database, cfg.Endpoint, cfg.Kills, cfg.Rates, cfg.Clocks.Resolve(app.Host))
-	rig := RigConfig{
+	delivery := rig.Config{
 		App: app, Functions: []*hostemu.Function{fn}, Executable: exe, Settings: settings, Messages: stream.Messages,
 		MaxConcurrentCalls: cfg.MaxConcurrentCalls, Clocks: cfg.Clocks, Kills: cfg.Kills,
 		Proxy:   &faults.ProxyConfig{Rates: cfg.Rates, RetryAfter: cfg.RetryAfter, SlowMin: cfg.SlowMin, SlowMax: cfg.SlowMax, Seed: cfg.Seed},
 		Outages: cfg.Outages, HandlerOutput: outcomes, Observe: tracker.Observe,
 		Log: func(s string) { lg.Print("hostemu: " + s) },
-		Watch: func(l *Live) func() {
+		Watch: func(l *rig.Live) func() {
 			h.started(l)
 			return progress(cfg.Progress, func() {
 				q, p := l.Queue.Counts(), l.Proxy.Counts()
@@ -234,11 +235,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if cfg.Publisher != nil {
 		pc := *cfg.Publisher
-		pc.Seed, pc.PoisonPartition = cfg.Seed, LateOrder(stream.Messages)
-		rig.Publisher = &pc
+		pc.Seed, pc.PoisonPartition = cfg.Seed, rig.LateOrder(stream.Messages)
+		delivery.Publisher = &pc
 	}
-	h.rig(&rig, tracker)
-	res, runErr := Deliver(ctx, rig)
+	h.rig(&delivery, tracker)
+	res, runErr := rig.Deliver(ctx, delivery)
 	if res == nil {
 		return nil, runErr
 	}

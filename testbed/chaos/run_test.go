@@ -8,6 +8,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/rig"
 )
 
 // A short chaos run: a few hundred messages and some HTTP submissions, two
@@ -29,7 +30,7 @@ func TestShortChaosRun(t *testing.T) {
 		SlowMin: 50 * time.Millisecond, SlowMax: 1500 * time.Millisecond, OperationTimeout: time.Second, Seed: 42,
 		HTTP: &HTTPRun{Submissions: orderstream.SubmitOptions{Orders: 30, Timeouts: 0.1, Concurrent: 0.1, ConcurrentSize: 4,
 			Reused: 0.1, NewKeys: 0.1, Races: 0.1}, KeyKills: 1, KeyLostAnswers: 1, KeyLease: 10 * time.Second, SubmitDeadline: 4 * time.Second},
-		Publisher: &PublisherConfig{Kills: 1, SendFaults: 1},
+		Publisher: &rig.PublisherConfig{Kills: 1, SendFaults: 1},
 		Log:       &log,
 	})
 	var out strings.Builder

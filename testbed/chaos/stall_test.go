@@ -18,6 +18,7 @@ import (
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/rig"
 	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
@@ -73,7 +74,7 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 	defer stopRun(nil)
 	var closedAt time.Time
 	watched := make(chan struct{})
-	rig := RigConfig{
+	delivery := rig.Config{
 		App: app, Functions: []*hostemu.Function{app.Function("ProcessOrder")}, Executable: bin, Settings: settings,
 		Messages: stream.Messages,
 		Proxy: &faults.ProxyConfig{Seed: 1, SlowMin: 1500 * time.Millisecond, SlowMax: 1500 * time.Millisecond,
@@ -95,7 +96,7 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 			hostLog = append(hostLog, time.Now().Format("15:04:05.000 ")+s)
 			mu.Unlock()
 		},
-		Watch: func(l *Live) func() {
+		Watch: func(l *rig.Live) func() {
 			proxy.Store(l.Proxy)
 			go func() {
 				defer close(watched)
@@ -130,7 +131,7 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 			return func() {}
 		},
 	}
-	res, err := Deliver(runCtx, rig)
+	res, err := rig.Deliver(runCtx, delivery)
 	stopRun(nil)
 	<-watched
 	if closedAt.IsZero() {

@@ -9,6 +9,7 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/rig"
 	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
@@ -21,7 +22,7 @@ var DefaultOutages = []faults.Outage{{Kind: faults.Unreachable, After: 0.25, For
 // run's invocations), the broker's and the handler's counts, and the proxy's
 // ledger when the run had one (outages). only, when not nil, limits the
 // documents read back to those orderIds (a resumed run).
-func judge(ctx context.Context, db *ordersDB, t *verify.Tracker, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *chaos.RigResult, only map[string]bool, http *chaos.SubmitLedger) (*verify.Findings, error) {
+func judge(ctx context.Context, db *ordersDB, t *verify.Tracker, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *rig.Result, only map[string]bool, http *chaos.SubmitLedger) (*verify.Findings, error) {
 	for _, inv := range invs {
 		t.Observe(inv)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/rig"
 	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
@@ -56,7 +57,7 @@ type Report struct {
 	// Submits are the figures of the HTTP submissions (nil without).
 	Submits *chaos.SubmitCounts
 	// Publisher is what the outbox publisher did (nil when it did not run).
-	Publisher *chaos.PublisherResult
+	Publisher *rig.PublisherResult
 	// Findings are the verdicts of the invariant checks make chaos runs
 	// too (chaos.Judge).
 	Findings                *verify.Findings

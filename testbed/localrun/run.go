@@ -23,6 +23,7 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/rig"
 	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
@@ -145,7 +146,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := chaos.Deliver(ctx, chaos.RigConfig{
+	res, err := rig.Deliver(ctx, rig.Config{
 		Traffic: traffic, Enqueued: tracker.Enqueued,
 		App: app, Functions: fns, Executable: ss.exe, Settings: ss.settings, Messages: opts.Messages,
 		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
@@ -163,7 +164,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				logMu.Unlock()
 			}
 		},
-		Watch:     func(l *chaos.Live) func() { return showProgress(opts.Progress, l.Queue) },
+		Watch:     func(l *rig.Live) func() { return showProgress(opts.Progress, l.Queue) },
 		Publisher: publisherConfig(opts),
 	})
 	if err != nil {

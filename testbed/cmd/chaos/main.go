@@ -22,6 +22,7 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/rig"
 	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
@@ -62,7 +63,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.DurationVar(&httpRun.KeyLease, "key-lease", httpRun.KeyLease, "the handler's IDEMPOTENCY_LEASE: a key left started is taken over after it")
 	fs.DurationVar(&httpRun.SubmitDeadline, "submit-deadline", httpRun.SubmitDeadline, "the handler's SUBMIT_DEADLINE (with 5 s to settle the key, at most 90% of -key-lease)")
 	recovery := fs.Duration("recovery-bound", verify.DefaultRecoveryBound, "orders must be created again this soon after each outage")
-	publisher := &chaos.PublisherConfig{Kills: 2, SendFaults: 2}
+	publisher := &rig.PublisherConfig{Kills: 2, SendFaults: 2}
 	fs.IntVar(&publisher.Kills, "publisher-kills", publisher.Kills, "SIGKILLs of the handler during a PublishOrderEvents invocation")
 	fs.IntVar(&publisher.SendFaults, "publisher-send-faults", publisher.SendFaults, "PublishOrderEvents invocations whose send to the topic is refused after the handler answered")
 	fs.StringVar(&publisher.TopicFile, "topic-file", ".local/chaos/order-events.jsonl", "file for the messages PublishOrderEvents sends to the topic (JSONL); empty for none")

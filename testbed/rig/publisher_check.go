@@ -1,4 +1,4 @@
-package chaos
+package rig
 
 import (
 	"encoding/json"
@@ -75,10 +75,10 @@ func (r *PublisherResult) Checks(docs map[string][]json.RawMessage) []*verify.Ch
 	return checks
 }
 
-// withoutPoison leaves out the poison document the run wrote: it is the
+// WithoutPoison leaves out the poison document the run wrote: it is the
 // run's, not an outbox event of the product's, so the order checks do not
 // judge it.
-func (r *PublisherResult) withoutPoison(docs []json.RawMessage) []json.RawMessage {
+func (r *PublisherResult) WithoutPoison(docs []json.RawMessage) []json.RawMessage {
 	if r.Poison == "" {
 		return docs
 	}

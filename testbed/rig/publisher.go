@@ -1,4 +1,4 @@
-package chaos
+package rig
 
 import (
 	"context"
@@ -116,7 +116,7 @@ type publisher struct {
 // newPublisher prepares the publisher of cfg's app, when the rig asks for
 // one and the app has an enabled cosmosDBTrigger function: it wraps the
 // rig's output hooks to see and fault the topic, before the host is built.
-func newPublisher(ctx context.Context, rc *RigConfig, endpoint, key string) (*publisher, error) {
+func newPublisher(ctx context.Context, rc *Config, endpoint, key string) (*publisher, error) {
 	if rc.Publisher == nil {
 		return nil, nil
 	}
