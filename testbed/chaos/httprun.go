@@ -46,7 +46,7 @@ func newHTTPPart(cfg Config, app *hostemu.App) (*httpPart, error) {
 	}
 	subs = MeetOutages(subs, cfg.Outages)
 	return &httpPart{cfg: cfg.HTTP, injected: injected, submits: NewSubmitLedger(subs), keyContainer: cosmos.KeyContainer,
-		faults: NewKeyFaults(cosmos.KeyContainer, subs, cfg.HTTP.KeyKills, cfg.HTTP.KeyLostAnswers)}, nil
+		faults: newKeyFaults(cosmos.KeyContainer, subs, cfg.HTTP.KeyKills, cfg.HTTP.KeyLostAnswers)}, nil
 }
 
 // configure sets the handler's key settings: the run's container and its

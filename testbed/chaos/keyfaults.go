@@ -41,7 +41,7 @@ type KeyFaults struct {
 	kill   func() error
 	target map[string]keyFault // Idempotency-Key -> the fault aimed at it
 	// eligible are the keys a fault may go to; a kill aimed at a key whose
-	// completion comes within KillGap of the last kill is deferred
+	// completion comes within killGap of the last kill is deferred
 	// (deferred counts them) to the next eligible key's completion.
 	eligible map[string]bool
 	deferred int
@@ -63,9 +63,9 @@ const (
 	keyLostAnswer
 )
 
-// NewKeyFaults aims kills and lostAnswers at as many submissions, spread
+// newKeyFaults aims kills and lostAnswers at as many submissions, spread
 // over subs, of the records in the key container.
-func NewKeyFaults(keyContainer string, subs []orderstream.Submission, kills, lostAnswers int) *KeyFaults {
+func newKeyFaults(keyContainer string, subs []orderstream.Submission, kills, lostAnswers int) *KeyFaults {
 	k := &KeyFaults{records: NewKeyRecords(keyContainer), target: map[string]keyFault{},
 		dropped: map[string]bool{}, done: map[string]keyFault{}, eligible: map[string]bool{}, now: time.Now}
 	var eligible []string
@@ -88,8 +88,8 @@ func NewKeyFaults(keyContainer string, subs []orderstream.Submission, kills, los
 	return k
 }
 
-// KillGap is the least time between two kills KeyFaults makes.
-const KillGap = 15 * time.Second
+// killGap is the least time between two kills KeyFaults makes.
+const killGap = 15 * time.Second
 
 // SetKill gives the means to kill the handler (hostemu.Worker.Kill).
 func (k *KeyFaults) SetKill(kill func() error) {
@@ -126,7 +126,7 @@ func (k *KeyFaults) Pick(method, path string, body []byte) faults.Fault {
 	delete(k.target, rec.Key)
 	switch f {
 	case keyKill:
-		if now := k.now(); now.Sub(k.lastKill) < KillGap {
+		if now := k.now(); now.Sub(k.lastKill) < killGap {
 			// Completions bunch up after an outage; kills in a row would
 			// meet a handler still restarting: the next key gets it.
 			k.deferred++

@@ -33,18 +33,18 @@ func TestKeyFaultsAimAtPlainSubmissions(t *testing.T) {
 		{Key: "k-copies", Copies: 3}, {Key: "k-a", Copies: 1}, {Key: "k-timeout", Copies: 1, FirstTimeout: time.Millisecond},
 		{Key: "k-b", Copies: 1}, {Key: "k-race", Copies: 1, Rival: &orderstream.Submission{Key: "k-rival"}},
 	}
-	k := NewKeyFaults("idempotency-keys", subs, 1, 1)
+	k := newKeyFaults("idempotency-keys", subs, 1, 1)
 	if len(k.target) != 2 || k.target["k-a"] == k.target["k-b"] || k.target["k-a"] == 0 || k.target["k-b"] == 0 {
 		t.Fatalf("targets %v, want k-a and k-b, one kill and one lost answer", k.target)
 	}
-	if n := len(NewKeyFaults("idempotency-keys", subs, 5, 5).target); n != 2 {
+	if n := len(newKeyFaults("idempotency-keys", subs, 5, 5).target); n != 2 {
 		t.Errorf("%d targets among 2 eligible keys", n)
 	}
 }
 
 func TestKeyFaultsPick(t *testing.T) {
 	subs := []orderstream.Submission{{Key: "kill", Copies: 1}, {Key: "lose", Copies: 1}, {Key: "other", Copies: 1}}
-	k := NewKeyFaults("idempotency-keys", subs, 1, 1)
+	k := newKeyFaults("idempotency-keys", subs, 1, 1)
 	k.target = map[string]keyFault{"kill": keyKill, "lose": keyLostAnswer} // spread aside
 	kills := 0
 	k.SetKill(func() error { kills++; return nil })
@@ -80,7 +80,7 @@ func TestKeyFaultsPick(t *testing.T) {
 
 func TestKeyFaultsMissAKillThatCannotHappen(t *testing.T) {
 	subs := []orderstream.Submission{{Key: "early", Copies: 1}, {Key: "failing", Copies: 1}, {Key: "never", Copies: 1}}
-	k := NewKeyFaults("idempotency-keys", subs, 3, 0)
+	k := newKeyFaults("idempotency-keys", subs, 3, 0)
 	path := keyDocs + "rec"
 	if f := k.Pick(http.MethodPut, path, keyPut(t, "early", "o1", idempotency.Succeeded)); f != -1 {
 		t.Errorf("a kill before the handler runs: %v, want the completion left alone", f)
@@ -117,7 +117,7 @@ func TestKeyFaultChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			k := NewKeyFaults("idempotency-keys", nil, 0, 0)
+			k := newKeyFaults("idempotency-keys", nil, 0, 0)
 			k.done["K"] = tt.fault
 			answers := []Answer{{Key: "other", Status: 500}}
 			for _, a := range tt.answers {
@@ -137,11 +137,11 @@ func TestKeyFaultChecks(t *testing.T) {
 	}
 }
 
-// Kills keep KillGap apart: a kill aimed at a completion that comes too
+// Kills keep killGap apart: a kill aimed at a completion that comes too
 // soon after the last goes to the next eligible key's completion.
 func TestKeyFaultsSpaceKills(t *testing.T) {
 	subs := []orderstream.Submission{{Key: "a", Copies: 1}, {Key: "b", Copies: 1}, {Key: "c", Copies: 1}, {Key: "d", Copies: 3}}
-	k := NewKeyFaults("idempotency-keys", subs, 2, 0)
+	k := newKeyFaults("idempotency-keys", subs, 2, 0)
 	k.target = map[string]keyFault{"a": keyKill, "b": keyKill}
 	now := time.Unix(1000, 0)
 	k.now = func() time.Time { return now }
@@ -156,8 +156,8 @@ func TestKeyFaultsSpaceKills(t *testing.T) {
 		{"a", 0, faults.Drop},
 		{"b", time.Second, -1},      // too soon: deferred
 		{"d", time.Second, -1},      // sent at once: never aimed at
-		{"c", KillGap, faults.Drop}, // the deferred kill
-		{"a", KillGap, -1},          // a take-over's completion
+		{"c", killGap, faults.Drop}, // the deferred kill
+		{"a", killGap, -1},          // a take-over's completion
 	}
 	for i, s := range steps {
 		now = now.Add(s.after)

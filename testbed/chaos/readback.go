@@ -36,7 +36,7 @@ type OrderView struct {
 // patience for that order runs out. Each request waits for its answer as
 // long as the host lets an invocation run: how fast the store answers is
 // the handler's SUBMIT_DEADLINE to bound, not the client's to guess. The
-// views are kept for ReadBackCheck.
+// views are kept for readBackCheck.
 func (l *SubmitLedger) ReadBack(ctx context.Context, base string, cfg SubmitConfig, n int, patience time.Duration) {
 	owners := answeredOrders(l.Answers())
 	ids := slices.Sorted(maps.Keys(owners))
@@ -124,13 +124,13 @@ func getOrder(ctx context.Context, c *http.Client, base, functionKey, id string)
 	return v
 }
 
-// ReadBackCheck judges the views against the stored orders: the owner gets
+// readBackCheck judges the views against the stored orders: the owner gets
 // 200 with the stored fingerprint, anyone else 404 order-not-found. A view
 // whose last answer is 503 is the handler keeping its promise when the
 // store did not answer within SUBMIT_DEADLINE (a slow emulator, a loaded
 // machine): it is named, not judged. It checks nothing when no order was
 // read back.
-func ReadBackCheck(views []OrderView, stored map[string]*apiOrder) *verify.Check {
+func readBackCheck(views []OrderView, stored map[string]*apiOrder) *verify.Check {
 	c := &verify.Check{Name: "HTTP: GET answers an order to its owner with the stored fingerprint, 404 to another client (a sample)"}
 	unanswered := 0
 	for _, v := range views {
@@ -165,10 +165,10 @@ func ReadBackCheck(views []OrderView, stored map[string]*apiOrder) *verify.Check
 // Traffic is a rig.Config.Traffic that runs the ledger's submissions with
 // cfg and then, while the queue is still open, reads back a sample of n of
 // the orders answered 2xx through GetOrder (ReadBack, judged by
-// ReadBackCheck): make run's and make chaos's HTTP clients.
+// readBackCheck): make run's and make chaos's HTTP clients.
 func (l *SubmitLedger) Traffic(cfg SubmitConfig, n int, patience time.Duration) func(context.Context, string, func() float64, func() bool) error {
 	return func(ctx context.Context, base string, settled func() float64, inOutage func() bool) error {
-		if err := Submit(ctx, base, cfg, l, settled, inOutage); err != nil {
+		if err := submit(ctx, base, cfg, l, settled, inOutage); err != nil {
 			return err
 		}
 		l.ReadBack(ctx, base, cfg, n, patience)

@@ -32,7 +32,7 @@ func TestReadBackCheck(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := ReadBackCheck([]OrderView{tc.view}, stored)
+			c := readBackCheck([]OrderView{tc.view}, stored)
 			if c.Checked != 1 {
 				t.Errorf("checked %d, want 1", c.Checked)
 			}
@@ -110,7 +110,7 @@ func TestReadBackGivesUpAtItsPatience(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("took %s", took)
 	}
-	c := ReadBackCheck(l.Views(), map[string]*apiOrder{"W-1": {orders: 1, requestHash: "sha256:aa"}})
+	c := readBackCheck(l.Views(), map[string]*apiOrder{"W-1": {orders: 1, requestHash: "sha256:aa"}})
 	if c.Checked != 0 || len(c.Violations) != 0 || !strings.Contains(c.Name, "2 not judged: answered 503") {
 		t.Errorf("check %q: checked %d, violations %q; want both reads, still 503, named and not judged", c.Name, c.Checked, c.Violations)
 	}

@@ -70,7 +70,7 @@ type Config struct {
 }
 
 // HTTPRun is the HTTP part of a chaos run: make run's submissions and
-// clients (orderstream.GenerateSubmissions, Submit), under the proxy's
+// clients (orderstream.GenerateSubmissions, submit), under the proxy's
 // faults and the kills like the queue, plus faults aimed at the
 // completions of their key records (KeyFaults).
 type HTTPRun struct {

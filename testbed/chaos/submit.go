@@ -92,11 +92,11 @@ func (l *SubmitLedger) book(a Answer) {
 	l.mu.Unlock()
 }
 
-// Submit runs the ledger's submissions against base (the listener's URL),
+// submit runs the ledger's submissions against base (the listener's URL),
 // each once progress() reaches its At (or, for those asking, once
 // inOutage() says Cosmos is in an outage), until all are answered or ctx
 // ends. inOutage may be nil (no outages).
-func Submit(ctx context.Context, base string, cfg SubmitConfig, l *SubmitLedger, progress func() float64, inOutage func() bool) error {
+func submit(ctx context.Context, base string, cfg SubmitConfig, l *SubmitLedger, progress func() float64, inOutage func() bool) error {
 	if inOutage == nil {
 		inOutage = func() bool { return false }
 	}

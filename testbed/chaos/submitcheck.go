@@ -277,10 +277,10 @@ func describe(a Answer) string {
 }
 
 // Checks are every check of the ledger's traffic (SubmitChecks and
-// ReadBackCheck) against the documents of its orderIds, by type
+// readBackCheck) against the documents of its orderIds, by type
 // (TakeDocuments).
 func (l *SubmitLedger) Checks(docs map[string][]json.RawMessage) []*verify.Check {
-	return append(SubmitChecks(l.submissions(), l.Answers(), docs), ReadBackCheck(l.Views(), apiOrders(docs)))
+	return append(SubmitChecks(l.submissions(), l.Answers(), docs), readBackCheck(l.Views(), apiOrders(docs)))
 }
 
 // OrderIDs are the orderIds the ledger submits.

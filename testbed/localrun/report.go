@@ -50,7 +50,7 @@ type Report struct {
 	Worker              hostemu.WorkerStats
 	Clocks              hostemu.Clocks
 	Recoveries          []verify.Recovery // one per Cosmos outage
-	// Incidents are the checks shared with make chaos (chaos.IncidentChecks).
+	// Incidents are the checks shared with make chaos (testbed/verify).
 	Incidents []*verify.Check
 	Elapsed   time.Duration
 	Files     []string

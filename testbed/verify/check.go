@@ -182,10 +182,10 @@ func CheckRun(docs map[string][]json.RawMessage, ev Evidence) *Findings {
 			}
 		}
 	}
-	incidents, recs := IncidentChecks(ev.Messages, ev.Fates, ev.Outages, ev.CreatedAt, ev.RecoveryBound)
+	incidents, recs := incidentChecks(ev.Messages, ev.Fates, ev.Outages, ev.CreatedAt, ev.RecoveryBound)
 	f.Recoveries = recs
 	f.Checks = append([]*Check{settled, orderCheck, msgCheck, outbox, conflicts, stray}, incidents...)
-	f.Checks = append(f.Checks, ClockCheck(ev.Fates.invocationCount(), ev.Queue, ev.Worker))
+	f.Checks = append(f.Checks, clockCheck(ev.Fates.invocationCount(), ev.Queue, ev.Worker))
 	return f
 }
 

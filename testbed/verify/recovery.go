@@ -33,10 +33,10 @@ type Recovery struct {
 // Span is when one delivery's invocation ran.
 type Span struct{ Start, End time.Time }
 
-// MeasureRecovery reads one outage's figures from when each orderId was
+// measureRecovery reads one outage's figures from when each orderId was
 // first created (createdAt), when its valid messages' deliveries ran
 // (delivered) and which orderIds had a message given up on.
-func MeasureRecovery(o faults.OutageRecord, createdAt map[string]time.Time, delivered map[string][]Span, givenUp map[string]bool) Recovery {
+func measureRecovery(o faults.OutageRecord, createdAt map[string]time.Time, delivered map[string][]Span, givenUp map[string]bool) Recovery {
 	r := Recovery{OutageRecord: o, FirstCreate: -1, LastHeldCreate: -1}
 	for _, at := range createdAt {
 		if d := at.Sub(o.End); !at.Before(o.End) && (r.FirstCreate < 0 || d < r.FirstCreate) {
@@ -73,13 +73,13 @@ func overlapping(spans []Span, from, to time.Time) int {
 	return n
 }
 
-// IncidentChecks are the checks an ordinary incident must pass, shared by
+// incidentChecks are the checks an ordinary incident must pass, shared by
 // make run and make chaos: no good order parked or dead-lettered (the
 // faults and outages of a run are all ordinary), and, when the run had
 // outages, orders created again within bound of each one's end (createdAt:
 // the proxy ledger's first create per orderId). It also returns each
 // outage's figures.
-func IncidentChecks(msgs []*hostemu.Message, fates *Tracker, outages []faults.OutageRecord, createdAt map[string]time.Time, bound time.Duration) ([]*Check, []Recovery) {
+func incidentChecks(msgs []*hostemu.Message, fates *Tracker, outages []faults.OutageRecord, createdAt map[string]time.Time, bound time.Duration) ([]*Check, []Recovery) {
 	parked := &Check{Name: "no valid order parked RetryBudgetExhausted or dead-lettered"}
 	givenUp := map[string]bool{}
 	delivered := map[string][]Span{}
@@ -106,7 +106,7 @@ func IncidentChecks(msgs []*hostemu.Message, fates *Tracker, outages []faults.Ou
 	recovered := &Check{Name: fmt.Sprintf("orders created again within %s of Cosmos answering after each outage", bound)}
 	var recs []Recovery
 	for _, o := range outages {
-		r := MeasureRecovery(o, createdAt, delivered, givenUp)
+		r := measureRecovery(o, createdAt, delivered, givenUp)
 		recs = append(recs, r)
 		recovered.Checked++
 		switch {
@@ -131,13 +131,13 @@ func (r Recovery) String() string {
 		r.Kind, r.End.Sub(r.Start).Round(100*time.Millisecond), r.HeldDeliveries, r.Held, r.HeldCreated, r.HeldGivenUp, since(r.FirstCreate), since(r.LastHeldCreate))
 }
 
-// ClockCheck is the platform-clock rule shared by make run and make chaos:
+// clockCheck is the platform-clock rule shared by make run and make chaos:
 // every invocation answered within the clocks it lives under, so no lock
 // expired under it (a batch past the queue's lock, a single message past
 // its renewals) and no invocation passed functionTimeout (which restarts
 // the handler and fails every invocation in flight). checked is the number
 // of invocations.
-func ClockCheck(checked int, q hostemu.QueueCounts, w hostemu.WorkerStats) *Check {
+func clockCheck(checked int, q hostemu.QueueCounts, w hostemu.WorkerStats) *Check {
 	c := &Check{Name: "every invocation answered within the platform's clocks (lock, functionTimeout)", Checked: checked}
 	if q.ExpiredLocks > 0 {
 		c.Fail("%d deliveries lost their lock before the invocation answered; each came back with DeliveryCount+1", q.ExpiredLocks)

@@ -28,13 +28,13 @@ func TestMeasureRecovery(t *testing.T) {
 		"lost":   {span(40, 41)}, // held, never created, given up on
 		"gone":   {span(2, 9.9)}, // ended before the outage: not held
 	}
-	r := MeasureRecovery(o, created, delivered, map[string]bool{"lost": true})
+	r := measureRecovery(o, created, delivered, map[string]bool{"lost": true})
 	// before (20), held-1, held-2 and lost are in flight during it.
 	want := Recovery{OutageRecord: o, HeldDeliveries: 4, Held: 3, HeldCreated: 2, HeldGivenUp: 1, FirstCreate: time.Second, LastHeldCreate: 3 * time.Second}
 	if r != want {
 		t.Errorf("recovery\n got %+v\nwant %+v", r, want)
 	}
-	if r := MeasureRecovery(o, map[string]time.Time{"before": at(5)}, delivered, nil); r.FirstCreate >= 0 || r.LastHeldCreate >= 0 {
+	if r := measureRecovery(o, map[string]time.Time{"before": at(5)}, delivered, nil); r.FirstCreate >= 0 || r.LastHeldCreate >= 0 {
 		t.Errorf("no create after the outage: first %s last %s, want both negative", r.FirstCreate, r.LastHeldCreate)
 	}
 }
@@ -93,10 +93,10 @@ func TestIncidentChecks(t *testing.T) {
 }
 
 func TestClockCheck(t *testing.T) {
-	if c := ClockCheck(5, hostemu.QueueCounts{}, hostemu.WorkerStats{Kills: 2}); len(c.Violations) != 0 || c.Checked != 5 {
+	if c := clockCheck(5, hostemu.QueueCounts{}, hostemu.WorkerStats{Kills: 2}); len(c.Violations) != 0 || c.Checked != 5 {
 		t.Errorf("no expiry, no timeout: %+v", c)
 	}
-	c := ClockCheck(5, hostemu.QueueCounts{ExpiredLocks: 3}, hostemu.WorkerStats{TimeoutRestarts: 1})
+	c := clockCheck(5, hostemu.QueueCounts{ExpiredLocks: 3}, hostemu.WorkerStats{TimeoutRestarts: 1})
 	if len(c.Violations) != 2 || !strings.Contains(c.Violations[0], "3 deliveries lost their lock") ||
 		!strings.Contains(c.Violations[1], "1 invocations passed functionTimeout") {
 		t.Errorf("violations %q, want the expired locks and the timeout named", c.Violations)
