@@ -52,7 +52,7 @@ func (l *SubmitLedger) ReadBack(ctx context.Context, base string, cfg SubmitConf
 		for _, client := range []string{owners[id], otherClient(owners[id])} {
 			var v OrderView
 			ctx, cancel := context.WithTimeout(ctx, patience)
-			waitFor(ctx, func() bool {
+			faults.WaitFor(ctx, func() bool {
 				got := getOrder(ctx, c, base, cfg.Keys[client], id)
 				if got.Status == 0 && ctx.Err() != nil && v.Status != 0 {
 					return false // cut by the patience: the last answer stands

@@ -100,7 +100,7 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 			proxy.Store(l.Proxy)
 			go func() {
 				defer close(watched)
-				if !waitFor(runCtx, func() bool { q := l.Queue.Counts(); return 4*(q.Completed+q.DeadLettered) >= q.Sent }) {
+				if !faults.WaitFor(runCtx, func() bool { q := l.Queue.Counts(); return 4*(q.Completed+q.DeadLettered) >= q.Sent }) {
 					return
 				}
 				if err := l.Worker.Kill(); err != nil {
@@ -124,7 +124,7 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 				// the stall: the run is ended rather than waited out.
 				wait, cancel := context.WithTimeout(runCtx, time.Minute)
 				defer cancel()
-				if !waitFor(wait, func() bool { return createdSince(ledger, closedAt) }) && runCtx.Err() == nil {
+				if !faults.WaitFor(wait, func() bool { return createdSince(ledger, closedAt) }) && runCtx.Err() == nil {
 					stopRun(errors.New("no order created within a minute of the 403 window's end"))
 				}
 			}()

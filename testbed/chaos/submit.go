@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
@@ -116,7 +117,7 @@ func submit(ctx context.Context, base string, cfg SubmitConfig, l *SubmitLedger,
 	slots := make(chan struct{}, cfg.Clients)
 	var wg sync.WaitGroup
 	for _, s := range l.subs {
-		if !waitFor(ctx, func() bool { return progress() >= s.At || s.DuringOutage && inOutage() }) {
+		if !faults.WaitFor(ctx, func() bool { return progress() >= s.At || s.DuringOutage && inOutage() }) {
 			break
 		}
 		select {

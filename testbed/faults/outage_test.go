@@ -51,11 +51,11 @@ func TestOutageSchedule(t *testing.T) {
 		t.Fatalf("outage %s before any message settled", k)
 	}
 	settled.Store(30)
-	if !waitFor(ctxTimeout(t, 5*time.Second), func() bool { return OutageKind(p.outage.Load()) == Forbidden }) {
+	if !WaitFor(ctxTimeout(t, 5*time.Second), func() bool { return OutageKind(p.outage.Load()) == Forbidden }) {
 		t.Fatal("the first outage did not start")
 	}
 	settled.Store(60)
-	if !waitFor(ctxTimeout(t, 5*time.Second), func() bool { return OutageKind(p.outage.Load()) == Unreachable }) {
+	if !WaitFor(ctxTimeout(t, 5*time.Second), func() bool { return OutageKind(p.outage.Load()) == Unreachable }) {
 		t.Fatal("the second outage did not start")
 	}
 	cancel()
