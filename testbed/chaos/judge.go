@@ -65,7 +65,7 @@ func Judge(ctx context.Context, store *cosmos.Store, ev Evidence) (*verify.Findi
 	if ev.HTTP != nil {
 		// Orders submitted over HTTP never pass through the queue: the
 		// HTTP checks judge their documents.
-		docs, api = ev.HTTP.TakeDocuments(docs)
+		docs, api = ev.HTTP.takeDocuments(docs)
 	}
 	f := verify.CheckRun(docs, ev.Evidence)
 	if ev.Publisher != nil {

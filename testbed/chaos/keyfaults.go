@@ -33,7 +33,7 @@ import (
 // Each fault goes to a key of its own, chosen before the run among the
 // submissions sent once, with no other fault of their own (no early
 // timeout, no rival), so the checks can say what each key's answers
-// must be. Pass Pick as ProxyConfig.Pick and SetKill once the handler runs.
+// must be. Pass Pick as ProxyConfig.Pick and setKill once the handler runs.
 type KeyFaults struct {
 	records KeyRecords
 
@@ -91,8 +91,8 @@ func newKeyFaults(keyContainer string, subs []orderstream.Submission, kills, los
 // killGap is the least time between two kills KeyFaults makes.
 const killGap = 15 * time.Second
 
-// SetKill gives the means to kill the handler (hostemu.Worker.Kill).
-func (k *KeyFaults) SetKill(kill func() error) {
+// setKill gives the means to kill the handler (hostemu.Worker.Kill).
+func (k *KeyFaults) setKill(kill func() error) {
 	k.mu.Lock()
 	k.kill = kill
 	k.mu.Unlock()

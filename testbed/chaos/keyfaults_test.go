@@ -47,7 +47,7 @@ func TestKeyFaultsPick(t *testing.T) {
 	k := newKeyFaults("idempotency-keys", subs, 1, 1)
 	k.target = map[string]keyFault{"kill": keyKill, "lose": keyLostAnswer} // spread aside
 	kills := 0
-	k.SetKill(func() error { kills++; return nil })
+	k.setKill(func() error { kills++; return nil })
 	path := keyDocs + "rec"
 	steps := []struct {
 		name         string
@@ -85,7 +85,7 @@ func TestKeyFaultsMissAKillThatCannotHappen(t *testing.T) {
 	if f := k.Pick(http.MethodPut, path, keyPut(t, "early", "o1", idempotency.Succeeded)); f != -1 {
 		t.Errorf("a kill before the handler runs: %v, want the completion left alone", f)
 	}
-	k.SetKill(func() error { return errors.New("no handler process is running") })
+	k.setKill(func() error { return errors.New("no handler process is running") })
 	if f := k.Pick(http.MethodPut, path, keyPut(t, "failing", "o2", idempotency.Succeeded)); f != -1 {
 		t.Errorf("a kill that failed: %v, want the completion left alone", f)
 	}
@@ -146,7 +146,7 @@ func TestKeyFaultsSpaceKills(t *testing.T) {
 	now := time.Unix(1000, 0)
 	k.now = func() time.Time { return now }
 	kills := 0
-	k.SetKill(func() error { kills++; return nil })
+	k.setKill(func() error { kills++; return nil })
 	path := keyDocs + "rec"
 	steps := []struct {
 		key   string

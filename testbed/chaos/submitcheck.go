@@ -278,7 +278,7 @@ func describe(a Answer) string {
 
 // Checks are every check of the ledger's traffic (SubmitChecks and
 // readBackCheck) against the documents of its orderIds, by type
-// (TakeDocuments).
+// (takeDocuments).
 func (l *SubmitLedger) Checks(docs map[string][]json.RawMessage) []*verify.Check {
 	return append(SubmitChecks(l.submissions(), l.Answers(), docs), readBackCheck(l.Views(), apiOrders(docs)))
 }
@@ -292,10 +292,10 @@ func (l *SubmitLedger) OrderIDs() map[string]bool {
 	return ids
 }
 
-// TakeDocuments splits a run's documents (by type) into those of the
+// takeDocuments splits a run's documents (by type) into those of the
 // orderIds the ledger submitted over HTTP, judged by Checks, and the rest,
 // judged with the queue's messages.
-func (l *SubmitLedger) TakeDocuments(docs map[string][]json.RawMessage) (rest, api map[string][]json.RawMessage) {
+func (l *SubmitLedger) takeDocuments(docs map[string][]json.RawMessage) (rest, api map[string][]json.RawMessage) {
 	ids := l.OrderIDs()
 	rest, api = map[string][]json.RawMessage{}, map[string][]json.RawMessage{}
 	for t, ds := range docs {
