@@ -70,7 +70,7 @@ func (h *httpPart) rig(r *rig.Config, tracker *verify.Tracker) {
 		return
 	}
 	r.HTTP = &rig.HTTPConfig{Addr: "127.0.0.1:0", FunctionKeys: ClientKeys}
-	r.Traffic = h.submits.Traffic(SubmitConfig{Keys: ClientKeys}, ReadBackSample, ReadBackPatience)
+	r.Traffic = h.submits.Traffic(ClientKeys, ReadBackSample, ReadBackPatience)
 	r.Enqueued = tracker.Enqueued
 	if r.Proxy != nil {
 		r.Proxy.Pick = h.faults.Pick

@@ -37,7 +37,7 @@ type OrderView struct {
 // long as the host lets an invocation run: how fast the store answers is
 // the handler's SUBMIT_DEADLINE to bound, not the client's to guess. The
 // views are kept for readBackCheck.
-func (l *SubmitLedger) ReadBack(ctx context.Context, base string, cfg SubmitConfig, n int, patience time.Duration) {
+func (l *SubmitLedger) ReadBack(ctx context.Context, base string, keys map[string]string, n int, patience time.Duration) {
 	owners := answeredOrders(l.Answers())
 	ids := slices.Sorted(maps.Keys(owners))
 	if len(ids) > n {
@@ -53,7 +53,7 @@ func (l *SubmitLedger) ReadBack(ctx context.Context, base string, cfg SubmitConf
 			var v OrderView
 			ctx, cancel := context.WithTimeout(ctx, patience)
 			faults.WaitFor(ctx, func() bool {
-				got := getOrder(ctx, c, base, cfg.Keys[client], id)
+				got := getOrder(ctx, c, base, keys[client], id)
 				if got.Status == 0 && ctx.Err() != nil && v.Status != 0 {
 					return false // cut by the patience: the last answer stands
 				}
@@ -163,15 +163,15 @@ func readBackCheck(views []OrderView, stored map[string]*apiOrder) *verify.Check
 }
 
 // Traffic is a rig.Config.Traffic that runs the ledger's submissions with
-// cfg and then, while the queue is still open, reads back a sample of n of
+// the clients' keys and then, while the queue is still open, reads back a sample of n of
 // the orders answered 2xx through GetOrder (ReadBack, judged by
 // readBackCheck): make run's and make chaos's HTTP clients.
-func (l *SubmitLedger) Traffic(cfg SubmitConfig, n int, patience time.Duration) func(context.Context, string, func() float64, func() bool) error {
+func (l *SubmitLedger) Traffic(keys map[string]string, n int, patience time.Duration) func(context.Context, string, func() float64, func() bool) error {
 	return func(ctx context.Context, base string, settled func() float64, inOutage func() bool) error {
-		if err := submit(ctx, base, cfg, l, settled, inOutage); err != nil {
+		if err := submit(ctx, base, keys, l, settled, inOutage); err != nil {
 			return err
 		}
-		l.ReadBack(ctx, base, cfg, n, patience)
+		l.ReadBack(ctx, base, keys, n, patience)
 		return nil
 	}
 }

@@ -43,7 +43,7 @@ func TestReadBackWaitsForTheHandlersDeadline(t *testing.T) {
 	for i := range 3 {
 		l.book(Answer{Key: fmt.Sprint("k", i), OrderID: fmt.Sprintf("W-%d", i), Client: orderstream.ClientA, Status: http.StatusCreated})
 	}
-	l.ReadBack(context.Background(), srv.URL, SubmitConfig{Keys: keys}, 3, 2*time.Second)
+	l.ReadBack(context.Background(), srv.URL, keys, 3, 2*time.Second)
 	views := l.Views()
 	if len(views) != 6 {
 		t.Fatalf("views %+v, want 6 (3 orders, each as its owner and as the other client)", views)
