@@ -7,7 +7,7 @@ SHELL := /bin/bash
 export GOTOOLCHAIN ?= go1.26.10
 GO    ?= go
 BIN   := bin/handler
-HOSTEMU := bin/hostemu
+LOCALRUN := bin/localrun
 
 .PHONY: build run serve http-demo test test-unit test-race emulator-start emulator-stop clean vet
 
@@ -21,7 +21,7 @@ build:
 ##      started; non-zero exit when the invariant fails. While it runs, the HTTP triggers answer on
 ##      127.0.0.1:7071 (left out if that port is taken). More: make run RUN_ARGS='-kill-handler 3 -v'
 run: build
-	$(GO) build -o $(HOSTEMU) ./testbed/cmd/hostemu
+	$(GO) build -o $(LOCALRUN) ./testbed/cmd/localrun
 	./testbed/scripts/run-local.sh $(RUN_ARGS)
 
 ## serve: build, start the local Cosmos emulator (unless COSMOS_ENDPOINT is set), run the handler
@@ -29,7 +29,7 @@ run: build
 ##        queues, no stream; prints the base URL and a curl line per route; Ctrl-C stops what it
 ##        started. More: make serve SERVE_ARGS='-function-key dev-key -v -http-addr 127.0.0.1:7072'
 serve: build
-	$(GO) build -o $(HOSTEMU) ./testbed/cmd/hostemu
+	$(GO) build -o $(LOCALRUN) ./testbed/cmd/localrun
 	./testbed/scripts/run-local.sh -serve $(SERVE_ARGS)
 
 ## http-demo: every answer of the HTTP API with curl -i against the host emulator, two clients
@@ -38,7 +38,7 @@ serve: build
 ##            checked; starts the local Cosmos emulator unless COSMOS_ENDPOINT is set (a loopback
 ##            http:// one: the 409 in flight needs the proxy in front of it); docs/http-api.md
 http-demo: build
-	$(GO) build -o $(HOSTEMU) ./testbed/cmd/hostemu
+	$(GO) build -o $(LOCALRUN) ./testbed/cmd/localrun
 	./testbed/scripts/http-demo.sh
 
 ## test: everything CI runs (starts the emulator unless COSMOS_ENDPOINT is set)

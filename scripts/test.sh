@@ -24,7 +24,7 @@ go test -race -count=1 -timeout 10m ./...
 # front of Cosmos, which needs a loopback http:// endpoint such as the emulator.
 if [[ $COSMOS_ENDPOINT =~ ^http://(127\.0\.0\.1|localhost|\[::1\])[:/] ]]; then
   CGO_ENABLED=0 go build -trimpath -o bin/handler ./cmd/handler
-  go build -o bin/hostemu ./testbed/cmd/hostemu
+  go build -o bin/localrun ./testbed/cmd/localrun
   demo=$(mktemp)
   if ! ./testbed/scripts/http-demo.sh >"$demo" 2>&1; then
     cat "$demo"

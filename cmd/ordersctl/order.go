@@ -35,7 +35,7 @@ var orderShowCmd = &command{
 conflict records, status, outbox events, parked bodies) and every parked or dead-lettered
 message for it; for a HashMismatch, what differs from the stored order (as parked show). Cosmos DB: COSMOS_ENDPOINT, COSMOS_DATABASE (shop), COSMOS_CONTAINER (orders),
 Microsoft Entra ID, or COSMOS_KEY for the local emulator (make run's database is named in its
-summary; keep it with bin/hostemu -keep-database).`,
+summary; keep it with bin/localrun -keep-database).`,
 	examples: []string{
 		"ordersctl order show --output json ORD-2026-000123 | jq '.documents[] | select(.type == \"conflict\")'",
 		"COSMOS_ENDPOINT=https://acct.documents.azure.com:443/ ordersctl order show --namespace \"$NS\" ORD-2026-000123",

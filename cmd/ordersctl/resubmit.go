@@ -32,13 +32,13 @@ and asks for confirmation (--yes skips it; off a terminal --yes is required). A 
 Cosmos DB is deleted once its message is completed and no other parked message points at it.
 
 Locally the orders queue is a stream file: deliver it with
-  bin/hostemu -stream .local/hostemu/send.jsonl -database <the run's database> -resume`,
+  bin/localrun -stream .local/hostemu/send.jsonl -database <the run's database> -resume`,
 	examples: []string{
 		"ordersctl parked resubmit --namespace \"$NS\" --dry-run",
 		"ordersctl parked resubmit --namespace \"$NS\" --older-than 10m --output json | jq .summary",
 		"ordersctl parked resubmit --namespace \"$NS\" --reason ValidationFailed ORD-2026-000123",
 		"ordersctl parked resubmit --namespace \"$NS\" --from deadletter --dry-run",
-		"ordersctl parked resubmit --local .local/hostemu && bin/hostemu -stream .local/hostemu/send.jsonl -database hostemu-… -resume",
+		"ordersctl parked resubmit --local .local/hostemu && bin/localrun -stream .local/hostemu/send.jsonl -database hostemu-… -resume",
 	},
 	run: parkedResubmit,
 }

@@ -17,11 +17,11 @@ var sendCmd = &command{
 application/json, Subject OrderPlaced (OrderStatusChanged with --status) and the contract §3
 MessageId, "<orderId>:<16 hex digits of the body's SHA-256>". The body's bytes are sent as they
 are in the file. Without a namespace the message is appended to a stream file that
-bin/hostemu -stream FILE delivers.`,
+bin/localrun -stream FILE delivers.`,
 	examples: []string{
 		"ordersctl send --namespace \"$NS\" bicep/deploy/sample-order.json",
 		"ordersctl send --namespace \"$NS\" --status --dry-run shipped.json",
-		"ordersctl send bicep/deploy/sample-order.json && bin/hostemu -stream .local/hostemu/send.jsonl",
+		"ordersctl send bicep/deploy/sample-order.json && bin/localrun -stream .local/hostemu/send.jsonl",
 		"SERVICEBUS_CONNECTION_STRING='Endpoint=sb://localhost;…;UseDevelopmentEmulator=true;' ordersctl send bicep/deploy/sample-order.json",
 	},
 	run: send,

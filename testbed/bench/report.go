@@ -103,8 +103,8 @@ func (r *Report) Markdown(w io.Writer) {
 	p("BENCH_FLAGS='-only throughput -batch-parallelism 8 -out /tmp/b.md' make bench # another BATCH_PARALLELISM")
 	p("go test -run '^$' -bench . -benchmem ./orders ./handler ./idempotency   # only the in-process benchmarks")
 	p("go test -run RoundTrips -v ./testbed/bench              # only the round-trip counts (asserted)")
-	p("BENCH_FLAGS='-only frontdoor -out /tmp/b.md' make bench  # only the HTTP API (SubmitOrder, GetOrder)")
-	p("go test -run FrontDoor -v ./testbed/bench               # only its round-trip counts (asserted)")
+	p("BENCH_FLAGS='-only httpapi -out /tmp/b.md' make bench    # only the HTTP API (SubmitOrder, GetOrder)")
+	p("go test -run HTTPAPI -v ./testbed/bench                 # only its round-trip counts (asserted)")
 	p("```")
 	p("")
 	p("Settings of this run: %d rounds of %d messages per variant at %d concurrent invocations, at %s;",

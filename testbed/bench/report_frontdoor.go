@@ -81,7 +81,7 @@ func (r *Report) frontDoor(p func(string, ...any)) {
 	p("")
 	p("| path | requests | outcomes | Cosmos requests per request | floor | request charge per request (RU) | metadata | requests by kind and HTTP status, per request |")
 	p("|---|---:|---|---:|---:|---:|---:|---|")
-	for path, fp := range FrontDoorPaths {
+	for path, fp := range HTTPAPIPaths {
 		t := r.pathTotals(path)
 		if t.requests == 0 {
 			continue
@@ -110,7 +110,7 @@ func (r *Report) frontDoor(p func(string, ...any)) {
 		p("")
 		p("| path | p50 latency ms, median (range) | p99 latency ms, median (range) | p50 added to the baseline, ms | p99 added to the baseline, ms | errors |")
 		p("|---|---|---|---|---|---:|")
-		for path := range FrontDoorPaths {
+		for path := range HTTPAPIPaths {
 			st := lr.stats(path)
 			added50, added99 := "–", "–"
 			if path != PathNoKeys && path != PathGet {
@@ -172,7 +172,7 @@ func (r *Report) frontDoorVerdict(p func(string, ...any)) {
 				cells[i] = fmt.Sprintf("p50 %.1f ms, p99 %.1f ms", medianOf(st.p50), medianOf(st.p99))
 			}
 		}
-		p("| %s | %d → %.0f | %s |", FrontDoorPaths[path].Name, b.roundTrips, t.perRequest(), strings.Join(cells, " | "))
+		p("| %s | %d → %.0f | %s |", HTTPAPIPaths[path].Name, b.roundTrips, t.perRequest(), strings.Join(cells, " | "))
 	}
 	p("")
 	p("Latency of the whole request (median of the rounds), before issue 20 (202 design, `make bench` of")

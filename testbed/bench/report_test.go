@@ -75,7 +75,7 @@ func TestKeptSections(t *testing.T) {
 // Cosmos request.
 func fakeFrontDoorRound(lat func(path int) time.Duration) []Phase {
 	round := make([]Phase, numPaths)
-	for path, fp := range FrontDoorPaths {
+	for path, fp := range HTTPAPIPaths {
 		round[path] = Phase{Variant: fp.Name, Messages: 4, Elapsed: time.Second,
 			Latencies: []time.Duration{lat(path), lat(path), lat(path), lat(path)},
 			Outcomes:  Outcomes{fp.Want: 4}, Requests: Counts{}}
@@ -107,16 +107,16 @@ func TestReportStatesWhatEachHTTPPathCosts(t *testing.T) {
 	doc := b.String()
 	for _, want := range []string{
 		"| path | Cosmos round trips, before → now | 0 ms | 20 ms |",
-		"| " + FrontDoorPaths[PathFirst].Name + " | 2 → 3 | p50 1.6 → 3.0 ms, p99 3.3 → 3.0 ms | p50 44.8 → 3.0 ms, p99 47.8 → 3.0 ms |",
-		"| " + FrontDoorPaths[PathGet].Name + " | 1 → 1 | p50 1.0 → 3.0 ms, p99 3.5 → 3.0 ms | p50 22.9 → 3.0 ms, p99 24.5 → 3.0 ms |",
-		"| " + FrontDoorPaths[PathNoKeys].Name + " | 16 | created 16 | 1.00 | 1 | 1.00 | 0 | read 200 ×1 |",
-		"| " + FrontDoorPaths[PathFirst].Name + " | 16 | created 16 | 3.00 | 3 | 3.00 | 0 | read 200 ×3 |",
-		"| " + FrontDoorPaths[PathReplay].Name + " | 16 | replayed 16 | 2.25 **(off the floor)** | 2 | 1.50 | 0 | read 200 ×2.25 |",
-		"| " + FrontDoorPaths[PathGet].Name + " | 16 | found 16 | 1.00 | 1 | 1.00 | 0 | read 200 ×1 |",
+		"| " + HTTPAPIPaths[PathFirst].Name + " | 2 → 3 | p50 1.6 → 3.0 ms, p99 3.3 → 3.0 ms | p50 44.8 → 3.0 ms, p99 47.8 → 3.0 ms |",
+		"| " + HTTPAPIPaths[PathGet].Name + " | 1 → 1 | p50 1.0 → 3.0 ms, p99 3.5 → 3.0 ms | p50 22.9 → 3.0 ms, p99 24.5 → 3.0 ms |",
+		"| " + HTTPAPIPaths[PathNoKeys].Name + " | 16 | created 16 | 1.00 | 1 | 1.00 | 0 | read 200 ×1 |",
+		"| " + HTTPAPIPaths[PathFirst].Name + " | 16 | created 16 | 3.00 | 3 | 3.00 | 0 | read 200 ×3 |",
+		"| " + HTTPAPIPaths[PathReplay].Name + " | 16 | replayed 16 | 2.25 **(off the floor)** | 2 | 1.50 | 0 | read 200 ×2.25 |",
+		"| " + HTTPAPIPaths[PathGet].Name + " | 16 | found 16 | 1.00 | 1 | 1.00 | 0 | read 200 ×1 |",
 		"### HTTP API at 0 ms (the emulator directly)", "### HTTP API at 20 ms (through the delay proxy)",
-		"| " + FrontDoorPaths[PathFirst].Name + " | 3.0 (2.0–10.0) | 3.0 (2.0–10.0) | +2.0 (+1.0–+9.0) | +2.0 (+1.0–+9.0) | 0 |",
-		"| " + FrontDoorPaths[PathNoKeys].Name + " | 1.0 (1.0–1.0) | 1.0 (1.0–1.0) | – | – | 0 |",
-		"| " + FrontDoorPaths[PathGet].Name + " | 3.0 (2.0–10.0) | 3.0 (2.0–10.0) | – | – | 0 |",
+		"| " + HTTPAPIPaths[PathFirst].Name + " | 3.0 (2.0–10.0) | 3.0 (2.0–10.0) | +2.0 (+1.0–+9.0) | +2.0 (+1.0–+9.0) | 0 |",
+		"| " + HTTPAPIPaths[PathNoKeys].Name + " | 1.0 (1.0–1.0) | 1.0 (1.0–1.0) | – | – | 0 |",
+		"| " + HTTPAPIPaths[PathGet].Name + " | 3.0 (2.0–10.0) | 3.0 (2.0–10.0) | – | – | 0 |",
 		"p99 of 4 requests is the 2nd slowest",
 	} {
 		if !strings.Contains(doc, want) {

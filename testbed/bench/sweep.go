@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 )
 
 // The throughput variants, in the order a round holds them.
@@ -38,7 +38,7 @@ func AtLatency(t Target, latency time.Duration) (Target, func(), error) {
 	if latency <= 0 {
 		return t, func() {}, nil
 	}
-	p, err := chaos.StartProxy(chaos.ProxyConfig{Upstream: t.Endpoint, Latency: latency})
+	p, err := faults.StartProxy(faults.ProxyConfig{Upstream: t.Endpoint, Latency: latency})
 	if err != nil {
 		return t, nil, fmt.Errorf("delay proxy for %s (a latency needs a loopback emulator; -latencies 0 measures the endpoint as it is): %w", latency, err)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 )
 
 // TestWideBatchLeavesThrottlingToTheSDK: a batch written all at once into a
@@ -21,12 +21,12 @@ import (
 // about one in 9,000.
 func TestWideBatchLeavesThrottlingToTheSDK(t *testing.T) {
 	tg := target(t)
-	var rates chaos.Rates
-	rates[chaos.Throttle] = 0.03
+	var rates faults.Rates
+	rates[faults.Throttle] = 0.03
 	// Every answer held back 20 ms, as from an account in the region: the
 	// writes of the batch then overlap however fast the emulator answers,
 	// and the peak below shows that they were sent at once.
-	p, err := chaos.StartProxy(chaos.ProxyConfig{Upstream: tg.Endpoint, Rates: rates, Seed: 16, Latency: 20 * time.Millisecond})
+	p, err := faults.StartProxy(faults.ProxyConfig{Upstream: tg.Endpoint, Rates: rates, Seed: 16, Latency: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +45,8 @@ func TestWideBatchLeavesThrottlingToTheSDK(t *testing.T) {
 		t.Errorf("%d errors (first %v), outcomes %s: want every order created in its first invocation", ph.Errors, ph.FirstErr, ph.Outcomes)
 	}
 	c := p.Counts()
-	if c.Faults[chaos.Throttle] == 0 || c.Resent[chaos.Throttle] != c.Faults[chaos.Throttle] {
-		t.Errorf("%d writes throttled, %d sent again by the SDK: want every throttled write retried", c.Faults[chaos.Throttle], c.Resent[chaos.Throttle])
+	if c.Faults[faults.Throttle] == 0 || c.Resent[faults.Throttle] != c.Faults[faults.Throttle] {
+		t.Errorf("%d writes throttled, %d sent again by the SDK: want every throttled write retried", c.Faults[faults.Throttle], c.Resent[faults.Throttle])
 	}
 	if peak := ph.Requests.Peak(); peak < 50 {
 		t.Errorf("at most %d requests in flight: the batch was not written all at once", peak)

@@ -6,6 +6,8 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/rig"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // HTTPReport is what the HTTP part of a run did.
@@ -44,7 +46,7 @@ func newHTTPPart(cfg Config, app *hostemu.App) (*httpPart, error) {
 	}
 	subs = MeetOutages(subs, cfg.Outages)
 	return &httpPart{cfg: cfg.HTTP, injected: injected, submits: NewSubmitLedger(subs), keyContainer: cosmos.KeyContainer,
-		faults: NewKeyFaults(cosmos.KeyContainer, subs, cfg.HTTP.KeyKills, cfg.HTTP.KeyLostAnswers)}, nil
+		faults: newKeyFaults(cosmos.KeyContainer, subs, cfg.HTTP.KeyKills, cfg.HTTP.KeyLostAnswers)}, nil
 }
 
 // configure sets the handler's key settings: the run's container and its
@@ -63,12 +65,12 @@ func (h *httpPart) configure(s *hostemu.Settings) {
 }
 
 // rig adds the HTTP listener, the clients and the key faults to a delivery.
-func (h *httpPart) rig(r *RigConfig, tracker *Tracker) {
+func (h *httpPart) rig(r *rig.Config, tracker *verify.Tracker) {
 	if h == nil {
 		return
 	}
-	r.HTTP = &HTTPConfig{Addr: "127.0.0.1:0", FunctionKeys: ClientKeys}
-	r.Traffic = h.submits.Traffic(SubmitConfig{Keys: ClientKeys}, ReadBackSample, ReadBackPatience)
+	r.HTTP = &rig.HTTPConfig{Addr: "127.0.0.1:0", FunctionKeys: ClientKeys}
+	r.Traffic = h.submits.Traffic(ClientKeys, ReadBackSample, ReadBackPatience)
 	r.Enqueued = tracker.Enqueued
 	if r.Proxy != nil {
 		r.Proxy.Pick = h.faults.Pick
@@ -76,13 +78,13 @@ func (h *httpPart) rig(r *RigConfig, tracker *Tracker) {
 }
 
 // started arms the kills once the handler runs.
-func (h *httpPart) started(l *Live) {
+func (h *httpPart) started(l *rig.Live) {
 	if h != nil {
-		h.faults.SetKill(l.Worker.Kill)
+		h.faults.setKill(l.Worker.Kill)
 	}
 }
 
-func (h *httpPart) report(outcomes *OutcomeLog) *HTTPReport {
+func (h *httpPart) report(outcomes *verify.OutcomeLog) *HTTPReport {
 	if h == nil {
 		return nil
 	}

@@ -5,32 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
-	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/rig"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
-// Evidence is everything a run leaves to check.
+// Evidence is everything a run leaves to check: what every run leaves
+// (verify.Evidence) and what its optional parts did.
 type Evidence struct {
-	Messages []*hostemu.Message
-	Fates    *Tracker
-	Queue    hostemu.QueueCounts
-	Worker   hostemu.WorkerStats
-	Dead     []hostemu.DeadLetter
-	// Created is the proxy's ledger (nil without the proxy: the checks
-	// that need it are left out).
-	Created map[string][]string
-	Atomic  bool
-	// Outages took place during the run; CreatedAt is when Cosmos
-	// answered each orderId's first create (the ledger); RecoveryBound is
-	// how soon after an outage orders must be created again.
-	Outages       []OutageRecord
-	CreatedAt     map[string]time.Time
-	RecoveryBound time.Duration
-	// OnlyOrders, when not nil, limits the documents read back to these
-	// orderIds: a run that continues an earlier one in the same database.
-	OnlyOrders map[string]bool
+	verify.Evidence
 	// HTTP, when set, is the run's HTTP traffic, judged with
 	// SubmitLedger.Checks; KeyFaults, when set, the faults aimed at its key
 	// completions.
@@ -38,7 +22,7 @@ type Evidence struct {
 	KeyFaults *KeyFaults
 	// Publisher, when set, is what the outbox publisher did
 	// (PublisherResult.Checks).
-	Publisher *PublisherResult
+	Publisher *rig.PublisherResult
 }
 
 // readBack reads the run's documents by type, directly from Cosmos (not
@@ -66,13 +50,13 @@ func readBack(ctx context.Context, db *cosmostest.Database, only map[string]bool
 // Judge reads a run's documents back from db (directly, not through
 // the proxy) and checks every invariant against them: the one set of rules
 // make run and make chaos both print.
-func Judge(ctx context.Context, db *cosmostest.Database, ev Evidence) (*Findings, error) {
+func Judge(ctx context.Context, db *cosmostest.Database, ev Evidence) (*verify.Findings, error) {
 	docs, err := readBack(ctx, db, ev.OnlyOrders)
 	if err != nil {
 		return nil, err
 	}
 	if ev.Publisher != nil {
-		docs["outboxEvent"] = ev.Publisher.withoutPoison(docs["outboxEvent"])
+		docs["outboxEvent"] = ev.Publisher.WithoutPoison(docs["outboxEvent"])
 	}
 	// The publisher's checks cover every order, the queue's and the HTTP
 	// API's alike.
@@ -81,9 +65,9 @@ func Judge(ctx context.Context, db *cosmostest.Database, ev Evidence) (*Findings
 	if ev.HTTP != nil {
 		// Orders submitted over HTTP never pass through the queue: the
 		// HTTP checks judge their documents.
-		docs, api = ev.HTTP.TakeDocuments(docs)
+		docs, api = ev.HTTP.takeDocuments(docs)
 	}
-	f := checkRun(docs, ev)
+	f := verify.CheckRun(docs, ev.Evidence)
 	if ev.Publisher != nil {
 		f.Checks = append(f.Checks, ev.Publisher.Checks(all)...)
 	}

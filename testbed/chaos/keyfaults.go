@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/idempotency"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // KeyFaults aims faults at the completion of idempotency key records (the
@@ -31,7 +33,7 @@ import (
 // Each fault goes to a key of its own, chosen before the run among the
 // submissions sent once, with no other fault of their own (no early
 // timeout, no rival), so the checks can say what each key's answers
-// must be. Pass Pick as ProxyConfig.Pick and SetKill once the handler runs.
+// must be. Pass Pick as ProxyConfig.Pick and setKill once the handler runs.
 type KeyFaults struct {
 	records KeyRecords
 
@@ -39,7 +41,7 @@ type KeyFaults struct {
 	kill   func() error
 	target map[string]keyFault // Idempotency-Key -> the fault aimed at it
 	// eligible are the keys a fault may go to; a kill aimed at a key whose
-	// completion comes within KillGap of the last kill is deferred
+	// completion comes within killGap of the last kill is deferred
 	// (deferred counts them) to the next eligible key's completion.
 	eligible map[string]bool
 	deferred int
@@ -61,9 +63,9 @@ const (
 	keyLostAnswer
 )
 
-// NewKeyFaults aims kills and lostAnswers at as many submissions, spread
+// newKeyFaults aims kills and lostAnswers at as many submissions, spread
 // over subs, of the records in the key container.
-func NewKeyFaults(keyContainer string, subs []orderstream.Submission, kills, lostAnswers int) *KeyFaults {
+func newKeyFaults(keyContainer string, subs []orderstream.Submission, kills, lostAnswers int) *KeyFaults {
 	k := &KeyFaults{records: NewKeyRecords(keyContainer), target: map[string]keyFault{},
 		dropped: map[string]bool{}, done: map[string]keyFault{}, eligible: map[string]bool{}, now: time.Now}
 	var eligible []string
@@ -86,11 +88,11 @@ func NewKeyFaults(keyContainer string, subs []orderstream.Submission, kills, los
 	return k
 }
 
-// KillGap is the least time between two kills KeyFaults makes.
-const KillGap = 15 * time.Second
+// killGap is the least time between two kills KeyFaults makes.
+const killGap = 15 * time.Second
 
-// SetKill gives the means to kill the handler (hostemu.Worker.Kill).
-func (k *KeyFaults) SetKill(kill func() error) {
+// setKill gives the means to kill the handler (hostemu.Worker.Kill).
+func (k *KeyFaults) setKill(kill func() error) {
 	k.mu.Lock()
 	k.kill = kill
 	k.mu.Unlock()
@@ -100,7 +102,7 @@ func (k *KeyFaults) SetKill(kill func() error) {
 // for a kill after killing the handler that sent it, and loses the answer
 // to the first completion of a key aimed at for a lost answer. Any other
 // request is left to the rates.
-func (k *KeyFaults) Pick(method, path string, body []byte) Fault {
+func (k *KeyFaults) Pick(method, path string, body []byte) faults.Fault {
 	if method != http.MethodPut || !k.records.Match(path) {
 		return -1
 	}
@@ -111,7 +113,7 @@ func (k *KeyFaults) Pick(method, path string, body []byte) Fault {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.dropped[rec.Owner] {
-		return Drop // the killed handler's completion, sent again
+		return faults.Drop // the killed handler's completion, sent again
 	}
 	f, aimed := k.target[rec.Key]
 	if !aimed && k.deferred > 0 && k.eligible[rec.Key] && k.done[rec.Key] == 0 {
@@ -124,7 +126,7 @@ func (k *KeyFaults) Pick(method, path string, body []byte) Fault {
 	delete(k.target, rec.Key)
 	switch f {
 	case keyKill:
-		if now := k.now(); now.Sub(k.lastKill) < KillGap {
+		if now := k.now(); now.Sub(k.lastKill) < killGap {
 			// Completions bunch up after an outage; kills in a row would
 			// meet a handler still restarting: the next key gets it.
 			k.deferred++
@@ -141,10 +143,10 @@ func (k *KeyFaults) Pick(method, path string, body []byte) Fault {
 		k.dropped[rec.Owner] = true
 		k.done[rec.Key] = keyKill
 		k.lastKill = k.now()
-		return Drop
+		return faults.Drop
 	default:
 		k.done[rec.Key] = keyLostAnswer
-		return LostAnswer
+		return faults.LostAnswer
 	}
 }
 
@@ -194,7 +196,7 @@ func (k *KeyFaults) Counts() KeyFaultCounts {
 // reach its client); a key whose completion answer was lost got its 2xx
 // only as a replay. Either way its last answer is a 2xx; that its order is
 // stored once is the queue checks' (one order per orderId).
-func (k *KeyFaults) Checks(answers []Answer) []*Check {
+func (k *KeyFaults) Checks(answers []Answer) []*verify.Check {
 	k.mu.Lock()
 	done := make(map[string]keyFault, len(k.done))
 	for key, f := range k.done {
@@ -208,8 +210,8 @@ func (k *KeyFaults) Checks(answers []Answer) []*Check {
 		}
 	}
 	keys := slices.Sorted(maps.Keys(done))
-	killed := &Check{Name: "HTTP: a key whose handler was killed between its order's batch and the key's completion answers 409 in flight until its lease ends, then is taken over (ends in a final answer)"}
-	lost := &Check{Name: "HTTP: a key completion whose answer was lost ends as a replay (every final answer marked Idempotent-Replayed)"}
+	killed := &verify.Check{Name: "HTTP: a key whose handler was killed between its order's batch and the key's completion answers 409 in flight until its lease ends, then is taken over (ends in a final answer)"}
+	lost := &verify.Check{Name: "HTTP: a key completion whose answer was lost ends as a replay (every final answer marked Idempotent-Replayed)"}
 	for _, key := range keys {
 		as := byKey[key]
 		inFlight, fresh, replays := 0, 0, 0
@@ -232,18 +234,18 @@ func (k *KeyFaults) Checks(answers []Answer) []*Check {
 			killed.Checked++
 			switch {
 			case inFlight == 0:
-				killed.fail("key %s: no 409 after the kill (answers %s)", key, statuses(as))
+				killed.Fail("key %s: no 409 after the kill (answers %s)", key, statuses(as))
 			case fresh > 1 || !final(last):
-				killed.fail("key %s: want a final answer last, at most one not replayed (answers %s)", key, statuses(as))
+				killed.Fail("key %s: want a final answer last, at most one not replayed (answers %s)", key, statuses(as))
 			}
 		case keyLostAnswer:
 			lost.Checked++
 			if fresh != 0 || replays == 0 || !final(last) {
-				lost.fail("key %s: want only replayed final answers, the last one of them (answers %s)", key, statuses(as))
+				lost.Fail("key %s: want only replayed final answers, the last one of them (answers %s)", key, statuses(as))
 			}
 		}
 	}
-	return []*Check{killed, lost}
+	return []*verify.Check{killed, lost}
 }
 
 // statuses lists answers as "500 409 409 201r" (r: replayed, -: none).

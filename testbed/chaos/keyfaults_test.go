@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/idempotency"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
@@ -32,36 +33,36 @@ func TestKeyFaultsAimAtPlainSubmissions(t *testing.T) {
 		{Key: "k-copies", Copies: 3}, {Key: "k-a", Copies: 1}, {Key: "k-timeout", Copies: 1, FirstTimeout: time.Millisecond},
 		{Key: "k-b", Copies: 1}, {Key: "k-race", Copies: 1, Rival: &orderstream.Submission{Key: "k-rival"}},
 	}
-	k := NewKeyFaults("idempotency-keys", subs, 1, 1)
+	k := newKeyFaults("idempotency-keys", subs, 1, 1)
 	if len(k.target) != 2 || k.target["k-a"] == k.target["k-b"] || k.target["k-a"] == 0 || k.target["k-b"] == 0 {
 		t.Fatalf("targets %v, want k-a and k-b, one kill and one lost answer", k.target)
 	}
-	if n := len(NewKeyFaults("idempotency-keys", subs, 5, 5).target); n != 2 {
+	if n := len(newKeyFaults("idempotency-keys", subs, 5, 5).target); n != 2 {
 		t.Errorf("%d targets among 2 eligible keys", n)
 	}
 }
 
 func TestKeyFaultsPick(t *testing.T) {
 	subs := []orderstream.Submission{{Key: "kill", Copies: 1}, {Key: "lose", Copies: 1}, {Key: "other", Copies: 1}}
-	k := NewKeyFaults("idempotency-keys", subs, 1, 1)
+	k := newKeyFaults("idempotency-keys", subs, 1, 1)
 	k.target = map[string]keyFault{"kill": keyKill, "lose": keyLostAnswer} // spread aside
 	kills := 0
-	k.SetKill(func() error { kills++; return nil })
+	k.setKill(func() error { kills++; return nil })
 	path := keyDocs + "rec"
 	steps := []struct {
 		name         string
 		method, path string
 		body         []byte
-		want         Fault
+		want         faults.Fault
 	}{
 		{"a read of a record", http.MethodGet, path, nil, -1},
 		{"an order create", http.MethodPost, "/dbs/shop/colls/orders/docs", keyPut(t, "kill", "o1", idempotency.Succeeded), -1},
 		{"a take-over (started)", http.MethodPut, path, keyPut(t, "kill", "o1", idempotency.Started), -1},
 		{"a key not aimed at", http.MethodPut, path, keyPut(t, "other", "o9", idempotency.Succeeded), -1},
-		{"the completion aimed at: kill, then drop", http.MethodPut, path, keyPut(t, "kill", "o1", idempotency.Succeeded), Drop},
-		{"the killed attempt's resend", http.MethodPut, path, keyPut(t, "kill", "o1", idempotency.Succeeded), Drop},
+		{"the completion aimed at: kill, then drop", http.MethodPut, path, keyPut(t, "kill", "o1", idempotency.Succeeded), faults.Drop},
+		{"the killed attempt's resend", http.MethodPut, path, keyPut(t, "kill", "o1", idempotency.Succeeded), faults.Drop},
 		{"the take-over's completion", http.MethodPut, path, keyPut(t, "kill", "o2", idempotency.Succeeded), -1},
-		{"a failed completion aimed at: lose its answer", http.MethodPut, path, keyPut(t, "lose", "o3", idempotency.Failed), LostAnswer},
+		{"a failed completion aimed at: lose its answer", http.MethodPut, path, keyPut(t, "lose", "o3", idempotency.Failed), faults.LostAnswer},
 		{"its resend", http.MethodPut, path, keyPut(t, "lose", "o3", idempotency.Failed), -1},
 	}
 	for _, s := range steps {
@@ -79,12 +80,12 @@ func TestKeyFaultsPick(t *testing.T) {
 
 func TestKeyFaultsMissAKillThatCannotHappen(t *testing.T) {
 	subs := []orderstream.Submission{{Key: "early", Copies: 1}, {Key: "failing", Copies: 1}, {Key: "never", Copies: 1}}
-	k := NewKeyFaults("idempotency-keys", subs, 3, 0)
+	k := newKeyFaults("idempotency-keys", subs, 3, 0)
 	path := keyDocs + "rec"
 	if f := k.Pick(http.MethodPut, path, keyPut(t, "early", "o1", idempotency.Succeeded)); f != -1 {
 		t.Errorf("a kill before the handler runs: %v, want the completion left alone", f)
 	}
-	k.SetKill(func() error { return errors.New("no handler process is running") })
+	k.setKill(func() error { return errors.New("no handler process is running") })
 	if f := k.Pick(http.MethodPut, path, keyPut(t, "failing", "o2", idempotency.Succeeded)); f != -1 {
 		t.Errorf("a kill that failed: %v, want the completion left alone", f)
 	}
@@ -116,7 +117,7 @@ func TestKeyFaultChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			k := NewKeyFaults("idempotency-keys", nil, 0, 0)
+			k := newKeyFaults("idempotency-keys", nil, 0, 0)
 			k.done["K"] = tt.fault
 			answers := []Answer{{Key: "other", Status: 500}}
 			for _, a := range tt.answers {
@@ -136,77 +137,27 @@ func TestKeyFaultChecks(t *testing.T) {
 	}
 }
 
-func TestOutcomeLogCountsTakeoversAndFencing(t *testing.T) {
-	l := NewOutcomeLog(nil)
-	lines := `{"msg":"invocation","function":"SubmitOrder","outcome":"accepted","tookOver":true}
-{"msg":"invocation","function":"SubmitOrder","outcome":"inFlight","err":"complete idempotency key abc: ` + idempotency.ErrFenced.Error() + `"}
-{"msg":"invocation","function":"SubmitOrder","outcome":"unavailable","err":"create order WEB-1: 503"}
-{"msg":"cosmos","tookOver":true}
-`
-	// Written in two pieces, cut mid-line, as a pipe delivers it.
-	_, _ = l.Write([]byte(lines[:50]))
-	_, _ = l.Write([]byte(lines[50:]))
-	if took, fenced := l.KeyTakeovers(); took != 1 || fenced != 1 {
-		t.Errorf("took over %d, fenced %d; want 1 and 1", took, fenced)
-	}
-	if o := l.Outcomes(); o["accepted"] != 1 || o["inFlight"] != 1 || o["unavailable"] != 1 {
-		t.Errorf("outcomes %v", o)
-	}
-}
-
-// Pick's fault is injected as a rolled one would be, before the rates.
-func TestProxyPickComesBeforeTheRates(t *testing.T) {
-	up := newUpstream(t)
-	pick := Fault(-1)
-	p := startProxy(t, ProxyConfig{Upstream: up.URL, Rates: only(Throttle),
-		Pick: func(_, path string, _ []byte) Fault {
-			if strings.Contains(path, "/colls/idempotency-keys/") {
-				return pick
-			}
-			return -1
-		}})
-	keys := p.URL() + "dbs/shop/colls/idempotency-keys/docs"
-	resp, _, err := post(t, p.URL()+docsPath)
-	if err != nil || resp.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("not picked: %v %v, want the rates' 429", resp, err)
-	}
-	pick = LostAnswer
-	if _, _, err := post(t, keys); err == nil {
-		t.Fatal("a lost answer was answered")
-	}
-	if up.hits.Load() != 1 {
-		t.Errorf("upstream saw %d requests, want the one whose answer was lost", up.hits.Load())
-	}
-	pick = Drop
-	if _, _, err := post(t, keys); err == nil || up.hits.Load() != 1 {
-		t.Errorf("dropped: %v, upstream hits %d; want no answer and nothing forwarded", err, up.hits.Load())
-	}
-	if c := p.Counts(); c.Faults[LostAnswer] != 1 || c.Faults[Drop] != 1 || c.Faults[Throttle] != 1 {
-		t.Errorf("faults %v", c.Faults)
-	}
-}
-
-// Kills keep KillGap apart: a kill aimed at a completion that comes too
+// Kills keep killGap apart: a kill aimed at a completion that comes too
 // soon after the last goes to the next eligible key's completion.
 func TestKeyFaultsSpaceKills(t *testing.T) {
 	subs := []orderstream.Submission{{Key: "a", Copies: 1}, {Key: "b", Copies: 1}, {Key: "c", Copies: 1}, {Key: "d", Copies: 3}}
-	k := NewKeyFaults("idempotency-keys", subs, 2, 0)
+	k := newKeyFaults("idempotency-keys", subs, 2, 0)
 	k.target = map[string]keyFault{"a": keyKill, "b": keyKill}
 	now := time.Unix(1000, 0)
 	k.now = func() time.Time { return now }
 	kills := 0
-	k.SetKill(func() error { kills++; return nil })
+	k.setKill(func() error { kills++; return nil })
 	path := keyDocs + "rec"
 	steps := []struct {
 		key   string
 		after time.Duration
-		want  Fault
+		want  faults.Fault
 	}{
-		{"a", 0, Drop},
-		{"b", time.Second, -1}, // too soon: deferred
-		{"d", time.Second, -1}, // sent at once: never aimed at
-		{"c", KillGap, Drop},   // the deferred kill
-		{"a", KillGap, -1},     // a take-over's completion
+		{"a", 0, faults.Drop},
+		{"b", time.Second, -1},      // too soon: deferred
+		{"d", time.Second, -1},      // sent at once: never aimed at
+		{"c", killGap, faults.Drop}, // the deferred kill
+		{"a", killGap, -1},          // a take-over's completion
 	}
 	for i, s := range steps {
 		now = now.Add(s.after)

@@ -1,8 +1,10 @@
 package chaos
 
 import (
+	"net"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
@@ -17,10 +19,19 @@ func cosmosEnv(t *testing.T) *cosmostest.Env {
 	env := cosmosDB.Env(t)
 	// The proxy forwards only to loopback http endpoints: a run never
 	// injects faults into a real account.
-	if u, err := url.Parse(env.Endpoint); err != nil || u.Scheme != "http" || !isLoopbackHost(u.Hostname()) {
+	if u, err := url.Parse(env.Endpoint); err != nil || u.Scheme != "http" || !loopback(u.Hostname()) {
 		t.Skipf("COSMOS_ENDPOINT %s is not a loopback http emulator; the fault proxy does not forward there", env.Endpoint)
 	}
 	return env
+}
+
+// loopback is the fault proxy's own rule for an upstream it forwards to.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func TestMain(m *testing.M) { os.Exit(cosmosDB.Main(m)) }

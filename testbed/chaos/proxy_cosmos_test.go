@@ -10,6 +10,8 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
+	"github.com/ordersink/orders-consumer/testbed/faults"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 func testOrder(t *testing.T, id string) *orders.Order {
@@ -27,8 +29,8 @@ func testOrder(t *testing.T, id string) *orders.Order {
 // is lost is there on the next attempt, which sees it as a duplicate.
 func TestProxyWithTheCosmosSDK(t *testing.T) {
 	e := cosmosEnv(t)
-	ledger := NewLedger()
-	p := startProxy(t, ProxyConfig{Upstream: e.Endpoint, Observe: ledger.Observe})
+	ledger := verify.NewLedger()
+	p := startProxy(t, faults.ProxyConfig{Upstream: e.Endpoint, Observe: ledger.Observe})
 	store, err := cosmos.Open(cosmos.Options{Endpoint: p.URL(), Key: e.Key}, e.Database, e.Container)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +47,7 @@ func TestProxyWithTheCosmosSDK(t *testing.T) {
 		t.Fatalf("counts %+v: the batch did not go through the proxy", c)
 	}
 
-	if err := p.SetRates(only(LostAnswer)); err != nil {
+	if err := p.SetRates(only(faults.LostAnswer)); err != nil {
 		t.Fatal(err)
 	}
 	lost := testOrder(t, "CHAOS-SDK-2")
@@ -54,7 +56,7 @@ func TestProxyWithTheCosmosSDK(t *testing.T) {
 	if !errors.As(err, &se) || !se.Transient {
 		t.Fatalf("create with its answer lost: %v, want a transient store error", err)
 	}
-	if err := p.SetRates(Rates{}); err != nil {
+	if err := p.SetRates(faults.Rates{}); err != nil {
 		t.Fatal(err)
 	}
 	stored, err := store.CreateOrder(ctx, orderstest.Batch(t, lost, acc))
@@ -67,8 +69,8 @@ func TestProxyWithTheCosmosSDK(t *testing.T) {
 			t.Errorf("ledger for %s: %v, want exactly one create of %s", o.ID, got, o.Hash)
 		}
 	}
-	if ledger.Unseen(LostAnswer) != 1 {
-		t.Errorf("creates with a lost answer: %d, want 1", ledger.Unseen(LostAnswer))
+	if ledger.Unseen(faults.LostAnswer) != 1 {
+		t.Errorf("creates with a lost answer: %d, want 1", ledger.Unseen(faults.LostAnswer))
 	}
 }
 
@@ -76,7 +78,7 @@ func TestProxyWithTheCosmosSDK(t *testing.T) {
 // redelivery; a 429 is retried inside the SDK, honouring x-ms-retry-after-ms.
 func TestProxyFaultsAsTheStoreSeesThem(t *testing.T) {
 	e := cosmosEnv(t)
-	p := startProxy(t, ProxyConfig{Upstream: e.Endpoint, SlowMin: 300 * time.Millisecond, SlowMax: 300 * time.Millisecond})
+	p := startProxy(t, faults.ProxyConfig{Upstream: e.Endpoint, SlowMin: 300 * time.Millisecond, SlowMax: 300 * time.Millisecond})
 	store, err := cosmos.Open(cosmos.Options{Endpoint: p.URL(), Key: e.Key}, e.Database, e.Container)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +88,7 @@ func TestProxyFaultsAsTheStoreSeesThem(t *testing.T) {
 	if _, err := store.CreateOrder(context.Background(), orderstest.Batch(t, testOrder(t, "CHAOS-FAULT-warm"), acc)); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range Faults {
+	for _, f := range faults.Faults {
 		t.Run(f.String(), func(t *testing.T) {
 			if err := p.SetRates(only(f)); err != nil {
 				t.Fatal(err)
@@ -94,7 +96,7 @@ func TestProxyFaultsAsTheStoreSeesThem(t *testing.T) {
 			before := p.Counts().Faults[f]
 			// The slow answer comes after the deadline.
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			if f == Slow {
+			if f == faults.Slow {
 				ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
 			}
 			defer cancel()
@@ -104,15 +106,32 @@ func TestProxyFaultsAsTheStoreSeesThem(t *testing.T) {
 			}
 			injected := p.Counts().Faults[f] - before
 			want := int64(1)
-			if f == Throttle {
+			if f == faults.Throttle {
 				want = 4 // the first try and the SDK's 3 retries
 			}
 			if injected != want {
 				t.Errorf("%s injected %d times, want %d", f, injected, want)
 			}
-			if f == Throttle && p.Counts().Resent[Throttle] != 3 {
-				t.Errorf("resent after 429: %d, want the SDK's 3 retries", p.Counts().Resent[Throttle])
+			if f == faults.Throttle && p.Counts().Resent[faults.Throttle] != 3 {
+				t.Errorf("resent after 429: %d, want the SDK's 3 retries", p.Counts().Resent[faults.Throttle])
 			}
 		})
 	}
+}
+
+func startProxy(t *testing.T, cfg faults.ProxyConfig) *faults.Proxy {
+	t.Helper()
+	p, err := faults.StartProxy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// only is a rate of 1 for f and 0 for the other faults.
+func only(f faults.Fault) faults.Rates {
+	var r faults.Rates
+	r[f] = 1
+	return r
 }

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // OrderView is the last answer of GET /api/orders/{orderId} (GetOrder,
@@ -34,8 +36,8 @@ type OrderView struct {
 // patience for that order runs out. Each request waits for its answer as
 // long as the host lets an invocation run: how fast the store answers is
 // the handler's SUBMIT_DEADLINE to bound, not the client's to guess. The
-// views are kept for ReadBackCheck.
-func (l *SubmitLedger) ReadBack(ctx context.Context, base string, cfg SubmitConfig, n int, patience time.Duration) {
+// views are kept for readBackCheck.
+func (l *SubmitLedger) ReadBack(ctx context.Context, base string, keys map[string]string, n int, patience time.Duration) {
 	owners := answeredOrders(l.Answers())
 	ids := slices.Sorted(maps.Keys(owners))
 	if len(ids) > n {
@@ -50,8 +52,8 @@ func (l *SubmitLedger) ReadBack(ctx context.Context, base string, cfg SubmitConf
 		for _, client := range []string{owners[id], otherClient(owners[id])} {
 			var v OrderView
 			ctx, cancel := context.WithTimeout(ctx, patience)
-			waitFor(ctx, func() bool {
-				got := getOrder(ctx, c, base, cfg.Keys[client], id)
+			faults.WaitFor(ctx, func() bool {
+				got := getOrder(ctx, c, base, keys[client], id)
 				if got.Status == 0 && ctx.Err() != nil && v.Status != 0 {
 					return false // cut by the patience: the last answer stands
 				}
@@ -122,14 +124,14 @@ func getOrder(ctx context.Context, c *http.Client, base, functionKey, id string)
 	return v
 }
 
-// ReadBackCheck judges the views against the stored orders: the owner gets
+// readBackCheck judges the views against the stored orders: the owner gets
 // 200 with the stored fingerprint, anyone else 404 order-not-found. A view
 // whose last answer is 503 is the handler keeping its promise when the
 // store did not answer within SUBMIT_DEADLINE (a slow emulator, a loaded
 // machine): it is named, not judged. It checks nothing when no order was
 // read back.
-func ReadBackCheck(views []OrderView, stored map[string]*apiOrder) *Check {
-	c := &Check{Name: "HTTP: GET answers an order to its owner with the stored fingerprint, 404 to another client (a sample)"}
+func readBackCheck(views []OrderView, stored map[string]*apiOrder) *verify.Check {
+	c := &verify.Check{Name: "HTTP: GET answers an order to its owner with the stored fingerprint, 404 to another client (a sample)"}
 	unanswered := 0
 	for _, v := range views {
 		if v.Status == http.StatusServiceUnavailable {
@@ -140,18 +142,18 @@ func ReadBackCheck(views []OrderView, stored map[string]*apiOrder) *Check {
 		o := stored[v.OrderID]
 		switch {
 		case v.Err != "":
-			c.fail("GET %s as %s: %s", v.OrderID, v.Client, v.Err)
+			c.Fail("GET %s as %s: %s", v.OrderID, v.Client, v.Err)
 		case v.Status == 0:
-			c.fail("GET %s as %s: no answer", v.OrderID, v.Client)
+			c.Fail("GET %s as %s: no answer", v.OrderID, v.Client)
 		case !v.Owner && (v.Status != http.StatusNotFound || !strings.HasSuffix(v.ProblemType, problemNotFound)):
-			c.fail("GET %s as %s, who does not own it: %d %s, want 404 order-not-found", v.OrderID, v.Client, v.Status, v.ProblemType)
+			c.Fail("GET %s as %s, who does not own it: %d %s, want 404 order-not-found", v.OrderID, v.Client, v.Status, v.ProblemType)
 		case !v.Owner:
 		case v.Status != http.StatusOK:
-			c.fail("GET %s as its owner %s: %d %s", v.OrderID, v.Client, v.Status, v.ProblemType)
+			c.Fail("GET %s as its owner %s: %d %s", v.OrderID, v.Client, v.Status, v.ProblemType)
 		case o == nil || o.orders == 0:
-			c.fail("GET %s: 200, but no order document is stored", v.OrderID)
+			c.Fail("GET %s: 200, but no order document is stored", v.OrderID)
 		case v.RequestHash != o.requestHash:
-			c.fail("GET %s: requestHash %s, the stored order's is %s", v.OrderID, v.RequestHash, o.requestHash)
+			c.Fail("GET %s: requestHash %s, the stored order's is %s", v.OrderID, v.RequestHash, o.requestHash)
 		}
 	}
 	if unanswered > 0 {
@@ -160,16 +162,16 @@ func ReadBackCheck(views []OrderView, stored map[string]*apiOrder) *Check {
 	return c
 }
 
-// Traffic is a RigConfig.Traffic that runs the ledger's submissions with
-// cfg and then, while the queue is still open, reads back a sample of n of
+// Traffic is a rig.Config.Traffic that runs the ledger's submissions with
+// the clients' keys and then, while the queue is still open, reads back a sample of n of
 // the orders answered 2xx through GetOrder (ReadBack, judged by
-// ReadBackCheck): make run's and make chaos's HTTP clients.
-func (l *SubmitLedger) Traffic(cfg SubmitConfig, n int, patience time.Duration) func(context.Context, string, func() float64, func() bool) error {
+// readBackCheck): make run's and make chaos's HTTP clients.
+func (l *SubmitLedger) Traffic(keys map[string]string, n int, patience time.Duration) func(context.Context, string, func() float64, func() bool) error {
 	return func(ctx context.Context, base string, settled func() float64, inOutage func() bool) error {
-		if err := Submit(ctx, base, cfg, l, settled, inOutage); err != nil {
+		if err := submit(ctx, base, keys, l, settled, inOutage); err != nil {
 			return err
 		}
-		l.ReadBack(ctx, base, cfg, n, patience)
+		l.ReadBack(ctx, base, keys, n, patience)
 		return nil
 	}
 }
@@ -185,7 +187,7 @@ const (
 // MeetOutages starts every tenth submission once an outage is on (or at the
 // end of the stream if none comes), so that clients meet SubmitOrder's 503
 // and Retry-After and retry through it.
-func MeetOutages(subs []orderstream.Submission, outages []Outage) []orderstream.Submission {
+func MeetOutages(subs []orderstream.Submission, outages []faults.Outage) []orderstream.Submission {
 	if len(outages) == 0 {
 		return subs
 	}

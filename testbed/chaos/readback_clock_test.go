@@ -43,7 +43,7 @@ func TestReadBackWaitsForTheHandlersDeadline(t *testing.T) {
 	for i := range 3 {
 		l.book(Answer{Key: fmt.Sprint("k", i), OrderID: fmt.Sprintf("W-%d", i), Client: orderstream.ClientA, Status: http.StatusCreated})
 	}
-	l.ReadBack(context.Background(), srv.URL, SubmitConfig{Keys: keys}, 3, 2*time.Second)
+	l.ReadBack(context.Background(), srv.URL, keys, 3, 2*time.Second)
 	views := l.Views()
 	if len(views) != 6 {
 		t.Fatalf("views %+v, want 6 (3 orders, each as its owner and as the other client)", views)
@@ -52,7 +52,7 @@ func TestReadBackWaitsForTheHandlersDeadline(t *testing.T) {
 		t.Errorf("the slow GET by the owner: %+v, want 200 after 1.5 s", v)
 	}
 	stored := map[string]*apiOrder{"W-0": {orders: 1, requestHash: "sha256:bb"}, "W-1": {orders: 1, requestHash: "sha256:aa"}, "W-2": {orders: 1, requestHash: "sha256:cc"}}
-	c := ReadBackCheck(views, stored)
+	c := readBackCheck(views, stored)
 	if c.Checked != 5 || len(c.Violations) != 1 || !strings.Contains(c.Violations[0], "W-0") {
 		t.Errorf("checked %d, violations %q: want W-0 refused to its owner, the rest right, W-2's owner not judged", c.Checked, c.Violations)
 	}

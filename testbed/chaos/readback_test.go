@@ -32,7 +32,7 @@ func TestReadBackCheck(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := ReadBackCheck([]OrderView{tc.view}, stored)
+			c := readBackCheck([]OrderView{tc.view}, stored)
 			if c.Checked != 1 {
 				t.Errorf("checked %d, want 1", c.Checked)
 			}
@@ -79,7 +79,7 @@ func TestReadBackAsOwnerAndAsTheOtherClient(t *testing.T) {
 	}
 	l.book(Answer{Client: orderstream.ClientA, Key: "k0", OrderID: "W-0", Status: 201, Replayed: true})
 	l.book(Answer{Client: orderstream.ClientA, Key: "k10", OrderID: "W-X", Status: 201, Reuse: true}) // refused in a real run; never read back
-	l.ReadBack(context.Background(), srv.URL, SubmitConfig{Keys: keys}, 5, time.Minute)
+	l.ReadBack(context.Background(), srv.URL, keys, 5, time.Minute)
 
 	var got []string
 	for _, v := range l.Views() {
@@ -106,11 +106,11 @@ func TestReadBackGivesUpAtItsPatience(t *testing.T) {
 	l := NewSubmitLedger(nil)
 	l.book(Answer{Client: orderstream.ClientA, Key: "k", OrderID: "W-1", Status: 201})
 	start := time.Now()
-	l.ReadBack(context.Background(), srv.URL, SubmitConfig{}, 5, 200*time.Millisecond)
+	l.ReadBack(context.Background(), srv.URL, nil, 5, 200*time.Millisecond)
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("took %s", took)
 	}
-	c := ReadBackCheck(l.Views(), map[string]*apiOrder{"W-1": {orders: 1, requestHash: "sha256:aa"}})
+	c := readBackCheck(l.Views(), map[string]*apiOrder{"W-1": {orders: 1, requestHash: "sha256:aa"}})
 	if c.Checked != 0 || len(c.Violations) != 0 || !strings.Contains(c.Name, "2 not judged: answered 503") {
 		t.Errorf("check %q: checked %d, violations %q; want both reads, still 503, named and not judged", c.Name, c.Checked, c.Violations)
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
@@ -20,17 +21,17 @@ func (r *Report) Print(w io.Writer) {
 	p("  messages      %d (%.0f/s): %d orders (%d distinct valid orderIds), %d duplicates, %d bursts with %d concurrent copies, %d mismatches, %d invalid; %d messages lose a completion",
 		r.Messages, float64(r.Messages)/max(r.Took.Seconds(), 0.001), in.Orders, r.Orders, in.Duplicates, in.Bursts, in.BurstCopies, in.Mismatches, in.Invalid, in.LostCompletions)
 	pc := r.Proxy
-	var faults []string
-	for _, f := range Faults {
-		faults = append(faults, fmt.Sprintf("%s %d", f, pc.Faults[f]))
+	var injected []string
+	for _, f := range faults.Faults {
+		injected = append(injected, fmt.Sprintf("%s %d", f, pc.Faults[f]))
 	}
 	p("  faults        %d of %d document requests (%d requests in all, %d account/metadata reads never faulted): %s",
-		pc.TotalFaults(), pc.Requests-pc.Metadata, pc.Requests, pc.Metadata, strings.Join(faults, ", "))
+		pc.TotalFaults(), pc.Requests-pc.Metadata, pc.Requests, pc.Metadata, strings.Join(injected, ", "))
 	p("                order creates Cosmos accepted whose answer was lost: %d, answered late: %d; upstream errors: %d; requests failed by outages: %d",
-		r.UnseenCreates[LostAnswer], r.UnseenCreates[Slow], pc.UpstreamErrors, pc.OutageAnswers)
+		r.UnseenCreates[faults.LostAnswer], r.UnseenCreates[faults.Slow], pc.UpstreamErrors, pc.OutageAnswers)
 	var resent []string
-	for _, f := range Faults {
-		if f != Slow {
+	for _, f := range faults.Faults {
+		if f != faults.Slow {
 			resent = append(resent, fmt.Sprintf("after %s %d", f, pc.Resent[f]))
 		}
 	}

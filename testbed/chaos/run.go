@@ -18,8 +18,11 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/rig"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // Config is one chaos run.
@@ -38,7 +41,7 @@ type Config struct {
 	Messages int
 	// Kills is how many times the handler gets SIGKILL, spread over the run.
 	Kills int
-	Rates Rates
+	Rates faults.Rates
 	// RetryAfter, SlowMin and SlowMax tune the proxy (ProxyConfig).
 	RetryAfter, SlowMin, SlowMax time.Duration
 	// OperationTimeout is the handler's COSMOS_OPERATION_TIMEOUT: slow
@@ -52,7 +55,7 @@ type Config struct {
 	// Outages are the phases in which Cosmos fails every request, in
 	// order (DefaultOutages in make chaos); RecoveryBound is how soon after
 	// each orders must be created again (0: DefaultRecoveryBound).
-	Outages       []Outage
+	Outages       []faults.Outage
 	RecoveryBound time.Duration
 	Seed          uint64
 	// Keep leaves the run's database in place for inspection.
@@ -62,7 +65,7 @@ type Config struct {
 	HTTP *HTTPRun
 	// Publisher, when set, runs the outbox publisher with these faults
 	// (its Seed and PoisonPartition are the run's).
-	Publisher *PublisherConfig
+	Publisher *rig.PublisherConfig
 	// Log receives progress lines; HandlerOutput the handler's own output.
 	Log, HandlerOutput io.Writer
 	// Progress is the period of progress lines (0: none).
@@ -70,7 +73,7 @@ type Config struct {
 }
 
 // HTTPRun is the HTTP part of a chaos run: make run's submissions and
-// clients (orderstream.GenerateSubmissions, Submit), under the proxy's
+// clients (orderstream.GenerateSubmissions, submit), under the proxy's
 // faults and the kills like the queue, plus faults aimed at the
 // completions of their key records (KeyFaults).
 type HTTPRun struct {
@@ -92,13 +95,13 @@ func DefaultHTTPRun() *HTTPRun {
 
 // DefaultRates are the fault rates of `make chaos`: about one document
 // request in seven gets a fault.
-var DefaultRates = Rates{Throttle: 0.05, Unavailable: 0.02, Timeout: 0.02, Slow: 0.02, Drop: 0.02, LostAnswer: 0.03}
+var DefaultRates = faults.Rates{faults.Throttle: 0.05, faults.Unavailable: 0.02, faults.Timeout: 0.02, faults.Slow: 0.02, faults.Drop: 0.02, faults.LostAnswer: 0.03}
 
 // Report is what a run did and what the checks found.
 type Report struct {
 	Seed     uint64
 	Database string
-	Rates    Rates
+	Rates    faults.Rates
 	Took     time.Duration
 	Injected orderstream.Injected
 	Messages int
@@ -112,18 +115,18 @@ type Report struct {
 	Final       map[string]int // messages by final state
 	Envelopes   int            // parking envelopes written, repeats included
 
-	Proxy          ProxyCounts
-	UnseenCreates  map[Fault]int // creates Cosmos accepted whose answer was lost or late
+	Proxy          faults.ProxyCounts
+	UnseenCreates  map[faults.Fault]int // creates Cosmos accepted whose answer was lost or late
 	Worker         hostemu.WorkerStats
 	KillsRequested int
 	// Outages are the outage phases that took place.
-	Outages []OutageRecord
+	Outages []faults.OutageRecord
 	// HTTP is the HTTP part's figures (nil without one).
 	HTTP *HTTPReport
 	// Publisher is what the outbox publisher did (nil without it).
-	Publisher *PublisherResult
+	Publisher *rig.PublisherResult
 
-	Findings *Findings
+	Findings *verify.Findings
 }
 
 // Run performs one chaos run: a fresh database, the fault proxy in front of
@@ -146,7 +149,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.OperationTimeout = 3 * time.Second
 	}
 	if cfg.RecoveryBound <= 0 {
-		cfg.RecoveryBound = DefaultRecoveryBound
+		cfg.RecoveryBound = verify.DefaultRecoveryBound
 	}
 	rep := &Report{Seed: cfg.Seed, Rates: cfg.Rates, KillsRequested: cfg.Kills}
 	app, err := hostemu.LoadApp(cfg.AppRoot)
@@ -204,7 +207,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}()
 	}
 
-	outcomes := NewOutcomeLog(cfg.HandlerOutput)
+	outcomes := verify.NewOutcomeLog(cfg.HandlerOutput)
 	exe, err := app.Executable(cfg.HandlerPath)
 	if err != nil {
 		return nil, err
@@ -218,16 +221,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		settings.Set(k, v)
 	}
 	h.configure(settings)
-	tracker := NewTracker(stream.Messages)
+	tracker := verify.NewTracker(stream.Messages)
 	logf("seed %d, %d messages (%d orders), database %s, proxy -> %s, %d kills, faults %s; %s",
 		cfg.Seed, rep.Messages, rep.Orders, rep.Database, cfg.Endpoint, cfg.Kills, cfg.Rates, cfg.Clocks.Resolve(app.Host))
-	rig := RigConfig{
+	delivery := rig.Config{
 		App: app, Functions: []*hostemu.Function{fn}, Executable: exe, Settings: settings, Messages: stream.Messages,
 		MaxConcurrentCalls: cfg.MaxConcurrentCalls, Clocks: cfg.Clocks, Kills: cfg.Kills,
-		Proxy:   &ProxyConfig{Rates: cfg.Rates, RetryAfter: cfg.RetryAfter, SlowMin: cfg.SlowMin, SlowMax: cfg.SlowMax, Seed: cfg.Seed},
+		Proxy:   &faults.ProxyConfig{Rates: cfg.Rates, RetryAfter: cfg.RetryAfter, SlowMin: cfg.SlowMin, SlowMax: cfg.SlowMax, Seed: cfg.Seed},
 		Outages: cfg.Outages, HandlerOutput: outcomes, Observe: tracker.Observe,
 		Log: func(s string) { lg.Print("hostemu: " + s) },
-		Watch: func(l *Live) func() {
+		Watch: func(l *rig.Live) func() {
 			h.started(l)
 			return progress(cfg.Progress, func() {
 				q, p := l.Queue.Counts(), l.Proxy.Counts()
@@ -239,28 +242,29 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if cfg.Publisher != nil {
 		pc := *cfg.Publisher
-		pc.Seed, pc.PoisonPartition = cfg.Seed, LateOrder(stream.Messages)
-		rig.Publisher = &pc
+		pc.Seed, pc.PoisonPartition = cfg.Seed, rig.LateOrder(stream.Messages)
+		delivery.Publisher = &pc
 	}
-	h.rig(&rig, tracker)
-	res, runErr := Deliver(ctx, rig)
+	h.rig(&delivery, tracker)
+	res, runErr := rig.Deliver(ctx, delivery)
 	if res == nil {
 		return nil, runErr
 	}
 	rep.Took, rep.Queue, rep.Proxy, rep.Worker, rep.Outages = res.Elapsed, res.Queue, res.Proxy, res.Worker, res.Outages
 	rep.Outcomes = outcomes.Outcomes()
 	ledger := res.Ledger
-	rep.UnseenCreates = map[Fault]int{LostAnswer: ledger.Unseen(LostAnswer), Slow: ledger.Unseen(Slow)}
-	tracker.summarise(rep)
+	rep.UnseenCreates = map[faults.Fault]int{faults.LostAnswer: ledger.Unseen(faults.LostAnswer), faults.Slow: ledger.Unseen(faults.Slow)}
+	sum := tracker.Summary()
+	rep.Settlements, rep.Failures, rep.Final, rep.Deliveries, rep.Envelopes = sum.Settlements, sum.Failures, sum.Final, sum.Deliveries, sum.Envelopes
 	rep.HTTP = h.report(outcomes)
 	rep.Publisher = res.Publisher
 
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	rep.Findings, err = Judge(checkCtx, db, Evidence{Messages: slices.Concat(stream.Messages, tracker.Added()), Fates: tracker,
-		HTTP: h.ledger(), KeyFaults: h.keyFaults(),
+	rep.Findings, err = Judge(checkCtx, db, Evidence{Evidence: verify.Evidence{Messages: slices.Concat(stream.Messages, tracker.Added()), Fates: tracker,
 		Queue: rep.Queue, Worker: rep.Worker, Dead: res.DeadLetters, Created: ledger.Created(), Atomic: cfg.Atomic,
-		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound, Publisher: res.Publisher})
+		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound},
+		HTTP: h.ledger(), KeyFaults: h.keyFaults(), Publisher: res.Publisher})
 	if err != nil {
 		return rep, errors.Join(runErr, err)
 	}
@@ -310,33 +314,4 @@ func progress(period time.Duration, f func()) (stop func()) {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
-}
-
-// summarise books the tracker's counts into the report.
-func (t *Tracker) summarise(rep *Report) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	rep.Settlements = map[hostemu.Settlement]int{}
-	for k, v := range t.settlements {
-		rep.Settlements[k] = v
-	}
-	rep.Failures = map[string]int{}
-	for k, v := range t.failures {
-		rep.Failures[k] = v
-	}
-	rep.Final = map[string]int{}
-	for _, f := range t.byMsg {
-		rep.Deliveries += f.deliveries
-		rep.Envelopes += len(f.parked)
-		switch {
-		case f.final == hostemu.DeadLettered:
-			rep.Final["dead-lettered ("+hostemu.ReasonMaxDeliveryCountExceeded+")"]++
-		case f.final == "":
-			rep.Final["never settled"]++
-		case f.finalParked != nil:
-			rep.Final["parked "+f.finalParked.Reason]++
-		default:
-			rep.Final["completed"]++
-		}
-	}
 }

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/rig"
 )
 
 // A short chaos run: a few hundred messages and some HTTP submissions, two
@@ -24,11 +26,11 @@ func TestShortChaosRun(t *testing.T) {
 	var log strings.Builder
 	rep, err := Run(ctx, Config{
 		Endpoint: e.Endpoint, Key: e.Key, Atomic: !e.LocalEmulator, AppRoot: root, HandlerPath: bin,
-		Messages: 300, Kills: 2, Rates: Uniform(0.03), RetryAfter: 10 * time.Millisecond,
+		Messages: 300, Kills: 2, Rates: faults.Uniform(0.03), RetryAfter: 10 * time.Millisecond,
 		SlowMin: 50 * time.Millisecond, SlowMax: 1500 * time.Millisecond, OperationTimeout: time.Second, Seed: 42,
 		HTTP: &HTTPRun{Submissions: orderstream.SubmitOptions{Orders: 30, Timeouts: 0.1, Concurrent: 0.1, ConcurrentSize: 4,
 			Reused: 0.1, NewKeys: 0.1, Races: 0.1}, KeyKills: 1, KeyLostAnswers: 1, KeyLease: 10 * time.Second, SubmitDeadline: 4 * time.Second},
-		Publisher: &PublisherConfig{Kills: 1, SendFaults: 1},
+		Publisher: &rig.PublisherConfig{Kills: 1, SendFaults: 1},
 		Log:       &log,
 	})
 	var out strings.Builder
@@ -51,7 +53,7 @@ func TestShortChaosRun(t *testing.T) {
 	if p := rep.Publisher; p == nil || p.Stats.Kills != 1 || p.Refused != 1 || p.Stats.Retries < 2 || len(p.SetAside) != 1 {
 		t.Errorf("publisher %v, want a kill, a refused send, their retries and the poison set aside", p)
 	}
-	for _, f := range Faults {
+	for _, f := range faults.Faults {
 		if rep.Proxy.Faults[f] == 0 {
 			t.Errorf("no %s fault was injected", f)
 		}

@@ -16,7 +16,10 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/rig"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // The stall of make chaos seed 278966 (docs/chaos.md, "A restart at the
@@ -63,10 +66,10 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 
 	const window = 3 * time.Second
 	var (
-		proxy   atomic.Pointer[Proxy]
+		proxy   atomic.Pointer[faults.Proxy]
 		armed   atomic.Bool
 		opened  = make(chan time.Time, 1)
-		ledger  = NewLedger()
+		ledger  = verify.NewLedger()
 		output  orderstest.Buffer
 		mu      sync.Mutex
 		hostLog []string
@@ -75,19 +78,19 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 	defer stopRun(nil)
 	var closedAt time.Time
 	watched := make(chan struct{})
-	rig := RigConfig{
+	delivery := rig.Config{
 		App: app, Functions: []*hostemu.Function{app.Function("ProcessOrder")}, Executable: bin, Settings: settings,
 		Messages: stream.Messages,
-		Proxy: &ProxyConfig{Seed: 1, SlowMin: 1500 * time.Millisecond, SlowMax: 1500 * time.Millisecond,
+		Proxy: &faults.ProxyConfig{Seed: 1, SlowMin: 1500 * time.Millisecond, SlowMax: 1500 * time.Millisecond,
 			// The restarted process's first document request is answered
 			// late, and the window opens behind it.
-			Pick: func(string, string, []byte) Fault {
+			Pick: func(string, string, []byte) faults.Fault {
 				if !armed.CompareAndSwap(true, false) {
 					return -1
 				}
-				proxy.Load().SetOutage(Forbidden)
+				proxy.Load().SetOutage(faults.Forbidden)
 				opened <- time.Now()
-				return Slow
+				return faults.Slow
 			},
 			Observe: ledger.Observe,
 		},
@@ -97,11 +100,11 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 			hostLog = append(hostLog, time.Now().Format("15:04:05.000 ")+s)
 			mu.Unlock()
 		},
-		Watch: func(l *Live) func() {
+		Watch: func(l *rig.Live) func() {
 			proxy.Store(l.Proxy)
 			go func() {
 				defer close(watched)
-				if !waitFor(runCtx, func() bool { q := l.Queue.Counts(); return 4*(q.Completed+q.DeadLettered) >= q.Sent }) {
+				if !faults.WaitFor(runCtx, func() bool { q := l.Queue.Counts(); return 4*(q.Completed+q.DeadLettered) >= q.Sent }) {
 					return
 				}
 				if err := l.Worker.Kill(); err != nil {
@@ -125,25 +128,25 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 				// the stall: the run is ended rather than waited out.
 				wait, cancel := context.WithTimeout(runCtx, time.Minute)
 				defer cancel()
-				if !waitFor(wait, func() bool { return createdSince(ledger, closedAt) }) && runCtx.Err() == nil {
+				if !faults.WaitFor(wait, func() bool { return createdSince(ledger, closedAt) }) && runCtx.Err() == nil {
 					stopRun(errors.New("no order created within a minute of the 403 window's end"))
 				}
 			}()
 			return func() {}
 		},
 	}
-	res, err := Deliver(runCtx, rig)
+	res, err := rig.Deliver(runCtx, delivery)
 	stopRun(nil)
 	<-watched
 	if closedAt.IsZero() {
 		t.Fatalf("the 403 window never opened behind the restarted handler's first request (run: %v)", err)
 	}
 	first := firstCreatedSince(ledger, closedAt)
-	if err != nil || first < 0 || first > DefaultRecoveryBound {
+	if err != nil || first < 0 || first > verify.DefaultRecoveryBound {
 		mu.Lock()
 		defer mu.Unlock()
 		t.Fatalf("restart at the start of a 403 window (ended %s): run %v (%v); first order created %s after the window ended, want within %s\nhost:\n%s\nhandler (last lines):\n%s",
-			closedAt.Format("15:04:05.000"), err, context.Cause(runCtx), first, DefaultRecoveryBound, strings.Join(hostLog, "\n"), tail(output.String(), 5))
+			closedAt.Format("15:04:05.000"), err, context.Cause(runCtx), first, verify.DefaultRecoveryBound, strings.Join(hostLog, "\n"), tail(output.String(), 5))
 	}
 	if res.Worker.Kills != 1 || res.Worker.TimeoutRestarts != 0 {
 		t.Errorf("worker %+v, want the one kill and no restart after functionTimeout", res.Worker)
@@ -152,11 +155,11 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 }
 
 // createdSince reports whether an order was created after t.
-func createdSince(l *Ledger, t time.Time) bool { return firstCreatedSince(l, t) >= 0 }
+func createdSince(l *verify.Ledger, t time.Time) bool { return firstCreatedSince(l, t) >= 0 }
 
 // firstCreatedSince is how long after t the first order was created; -1
 // when none was.
-func firstCreatedSince(l *Ledger, t time.Time) time.Duration {
+func firstCreatedSince(l *verify.Ledger, t time.Time) time.Duration {
 	first := time.Duration(-1)
 	for _, at := range l.CreatedAt() {
 		if d := at.Sub(t); d >= 0 && (first < 0 || d < first) {

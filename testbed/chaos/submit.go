@@ -14,22 +14,19 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
-// SubmitConfig is the HTTP traffic of a run: clients posting orders to
-// SubmitOrder with an Idempotency-Key and retrying as a careful client does.
-type SubmitConfig struct {
-	// Keys are the clients' function keys, name -> value
-	// (orderstream.Submission.Client names one); a client without one
-	// sends none.
-	Keys map[string]string
-	// Clients is how many submissions run at once (default 8).
-	Clients int
-	// AttemptTimeout bounds one attempt (default 30 s); Patience all the
-	// attempts of one request (default 3 minutes, past a Cosmos outage).
-	AttemptTimeout, Patience time.Duration
-}
+// The HTTP traffic of a run: clients posting orders to SubmitOrder with an
+// Idempotency-Key and retrying as a careful client does, submitClients at
+// once; attemptTimeout bounds one attempt, submitPatience all the attempts
+// of one request (past a Cosmos outage).
+const (
+	submitClients  = 8
+	attemptTimeout = 30 * time.Second
+	submitPatience = 3 * time.Minute
+)
 
 // Answer is one HTTP answer a client got (or its failure to get one).
 type Answer struct {
@@ -92,31 +89,24 @@ func (l *SubmitLedger) book(a Answer) {
 	l.mu.Unlock()
 }
 
-// Submit runs the ledger's submissions against base (the listener's URL),
+// submit runs the ledger's submissions against base (the listener's URL),
 // each once progress() reaches its At (or, for those asking, once
 // inOutage() says Cosmos is in an outage), until all are answered or ctx
-// ends. inOutage may be nil (no outages).
-func Submit(ctx context.Context, base string, cfg SubmitConfig, l *SubmitLedger, progress func() float64, inOutage func() bool) error {
+// ends. keys are the clients' function keys, name -> value
+// (orderstream.Submission.Client names one); a client without one sends
+// none. inOutage may be nil (no outages).
+func submit(ctx context.Context, base string, keys map[string]string, l *SubmitLedger, progress func() float64, inOutage func() bool) error {
 	if inOutage == nil {
 		inOutage = func() bool { return false }
 	}
-	if cfg.Clients <= 0 {
-		cfg.Clients = 8
-	}
-	if cfg.AttemptTimeout <= 0 {
-		cfg.AttemptTimeout = 30 * time.Second
-	}
-	if cfg.Patience <= 0 {
-		cfg.Patience = 3 * time.Minute
-	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 4 * cfg.Clients
-	c := &client{base: base, cfg: cfg, ledger: l, http: &http.Client{Transport: t}}
+	t.MaxIdleConnsPerHost = 4 * submitClients
+	c := &client{base: base, keys: keys, ledger: l, http: &http.Client{Transport: t}}
 	defer t.CloseIdleConnections()
-	slots := make(chan struct{}, cfg.Clients)
+	slots := make(chan struct{}, submitClients)
 	var wg sync.WaitGroup
 	for _, s := range l.subs {
-		if !waitFor(ctx, func() bool { return progress() >= s.At || s.DuringOutage && inOutage() }) {
+		if !faults.WaitFor(ctx, func() bool { return progress() >= s.At || s.DuringOutage && inOutage() }) {
 			break
 		}
 		select {
@@ -139,7 +129,7 @@ func Submit(ctx context.Context, base string, cfg SubmitConfig, l *SubmitLedger,
 
 type client struct {
 	base   string
-	cfg    SubmitConfig
+	keys   map[string]string
 	ledger *SubmitLedger
 	http   *http.Client
 }
@@ -174,11 +164,11 @@ func (c *client) submission(ctx context.Context, s orderstream.Submission) {
 
 // request retries one request as a careful client: the same key and body
 // again after a timeout, a 409 in flight, a 500 or a 503, waiting as
-// Retry-After asks (at most a second), until a final answer or Patience.
+// Retry-After asks (at most a second), until a final answer or submitPatience.
 func (c *client) request(ctx context.Context, s orderstream.Submission, copyNo int, body []byte, reuse bool) {
-	deadline := time.Now().Add(c.cfg.Patience)
+	deadline := time.Now().Add(submitPatience)
 	for attempt := 1; ; attempt++ {
-		timeout := c.cfg.AttemptTimeout
+		timeout := attemptTimeout
 		if attempt == 1 && s.FirstTimeout > 0 {
 			timeout = s.FirstTimeout
 		}
@@ -222,7 +212,7 @@ func (c *client) post(ctx context.Context, s orderstream.Submission, body []byte
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Idempotency-Key", s.Key)
-	resp, b, err := call(c.http, req, c.cfg.Keys[s.Client])
+	resp, b, err := call(c.http, req, c.keys[s.Client])
 	if err != nil {
 		a.Err = err.Error()
 		return a

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // Anchors of the problem types the checks expect (docs/http-api.md).
@@ -52,7 +53,7 @@ func apiOrders(docs map[string][]json.RawMessage) map[string]*apiOrder {
 		}
 	}
 	for _, raw := range docs["outboxEvent"] {
-		var h docHead
+		var h verify.DocHead
 		if json.Unmarshal(raw, &h) == nil {
 			o := at(h.OrderID)
 			o.events = append(o.events, h.RequestHash)
@@ -101,7 +102,7 @@ func final(a Answer) bool {
 //     client as owner; exactly one key of an orderId is answered 201;
 //   - two clients racing for one orderId: one 201, one 409
 //     order-id-taken, the winner's order stored.
-func SubmitChecks(subs []orderstream.Submission, answers []Answer, docs map[string][]json.RawMessage) []*Check {
+func SubmitChecks(subs []orderstream.Submission, answers []Answer, docs map[string][]json.RawMessage) []*verify.Check {
 	stored := apiOrders(docs)
 	keys := map[string]*keyAnswers{}
 	for _, s := range subs {
@@ -120,11 +121,11 @@ func SubmitChecks(subs []orderstream.Submission, answers []Answer, docs map[stri
 		k.last[a.Copy] = a
 	}
 
-	ended := &Check{Name: "HTTP: every submission ends with a final answer (201, 200, or 409 order-id-taken), after retries"}
-	once := &Check{Name: "HTTP: one execution per Idempotency-Key, every replay identical to the first answer (status, body, Location)"}
-	refused := &Check{Name: "HTTP: every key reused with another payload refused (422 idempotency-key-reused)"}
-	kept := &Check{Name: "HTTP: one order per orderId; every 2xx answer's order stored with its fingerprint and the answering client as owner, with its outbox event"}
-	races := &Check{Name: "HTTP: two clients racing for one orderId: one 201, one 409 order-id-taken, the winner's order stored"}
+	ended := &verify.Check{Name: "HTTP: every submission ends with a final answer (201, 200, or 409 order-id-taken), after retries"}
+	once := &verify.Check{Name: "HTTP: one execution per Idempotency-Key, every replay identical to the first answer (status, body, Location)"}
+	refused := &verify.Check{Name: "HTTP: every key reused with another payload refused (422 idempotency-key-reused)"}
+	kept := &verify.Check{Name: "HTTP: one order per orderId; every 2xx answer's order stored with its fingerprint and the answering client as owner, with its outbox event"}
+	races := &verify.Check{Name: "HTTP: two clients racing for one orderId: one 201, one 409 order-id-taken, the winner's order stored"}
 
 	created := map[string][]string{} // orderId -> keys answered 201
 	byOrder := map[string][]*keyAnswers{}
@@ -134,11 +135,11 @@ func SubmitChecks(subs []orderstream.Submission, answers []Answer, docs map[stri
 		ended.Checked++
 		once.Checked++
 		if len(k.last) == 0 {
-			ended.fail("key %s (order %s): never sent", key, k.sub.OrderID)
+			ended.Fail("key %s (order %s): never sent", key, k.sub.OrderID)
 		}
 		for c, a := range k.last {
 			if !final(a) {
-				ended.fail("key %s (order %s), copy %d: last answer %s after %d attempts", key, a.OrderID, c, describe(a), a.Attempt)
+				ended.Fail("key %s (order %s), copy %d: last answer %s after %d attempts", key, a.OrderID, c, describe(a), a.Attempt)
 			}
 		}
 		var first *Answer
@@ -159,23 +160,23 @@ func SubmitChecks(subs []orderstream.Submission, answers []Answer, docs map[stri
 				continue
 			}
 			if a.Status != first.Status || a.Body != first.Body || a.Location != first.Location {
-				once.fail("key %s: answer %d (attempt %d) is %d %q at %q, the first was %d %q at %q", key, i, a.Attempt,
+				once.Fail("key %s: answer %d (attempt %d) is %d %q at %q, the first was %d %q at %q", key, i, a.Attempt,
 					a.Status, a.Body, a.Location, first.Status, first.Body, first.Location)
 			}
 		}
 		if fresh > 1 {
-			once.fail("key %s: %d final answers were not replays", key, fresh)
+			once.Fail("key %s: %d final answers were not replays", key, fresh)
 		}
 		if first != nil {
 			kept.Checked++
 			if msg := judgeAnswer(*first, k.sub, stored[k.sub.OrderID]); msg != "" {
-				kept.fail("key %s (order %s): %s", key, k.sub.OrderID, msg)
+				kept.Fail("key %s (order %s): %s", key, k.sub.OrderID, msg)
 			}
 		}
 		if k.reuse != nil {
 			refused.Checked++
 			if k.reuse.Status != http.StatusUnprocessableEntity || !strings.HasSuffix(k.reuse.ProblemType, problemKeyReused) {
-				refused.fail("key %s: the other payload's last answer is %s, want 422 %s", key, describe(*k.reuse), problemKeyReused)
+				refused.Fail("key %s: the other payload's last answer is %s, want 422 %s", key, describe(*k.reuse), problemKeyReused)
 			}
 		}
 	}
@@ -185,15 +186,15 @@ func SubmitChecks(subs []orderstream.Submission, answers []Answer, docs map[stri
 		switch {
 		case o == nil || o.orders == 0:
 			if len(created[id]) > 0 {
-				kept.fail("order %s: answered 201 but no order document is stored", id)
+				kept.Fail("order %s: answered 201 but no order document is stored", id)
 			}
 			continue
 		case o.orders > 1:
-			kept.fail("order %s: %d order documents", id, o.orders)
+			kept.Fail("order %s: %d order documents", id, o.orders)
 		case len(o.events) != 1 || o.events[0] != o.requestHash:
-			kept.fail("order %s: outbox events %v, want one carrying %s", id, o.events, o.requestHash)
+			kept.Fail("order %s: outbox events %v, want one carrying %s", id, o.events, o.requestHash)
 		case len(created[id]) != 1:
-			kept.fail("order %s: %d keys answered 201 (%v), want exactly one", id, len(created[id]), created[id])
+			kept.Fail("order %s: %d keys answered 201 (%v), want exactly one", id, len(created[id]), created[id])
 		}
 	}
 	for _, s := range subs {
@@ -210,15 +211,15 @@ func SubmitChecks(subs []orderstream.Submission, answers []Answer, docs map[stri
 		o := stored[s.OrderID]
 		switch {
 		case w.Status != http.StatusCreated || l.Status != http.StatusConflict || !strings.HasSuffix(l.ProblemType, problemOrderIDTaken):
-			races.fail("order %s: %s got %s, %s got %s; want one 201 and one 409 order-id-taken",
+			races.Fail("order %s: %s got %s, %s got %s; want one 201 and one 409 order-id-taken",
 				s.OrderID, a.sub.Client, describe(firstFinal(a)), b.sub.Client, describe(firstFinal(b)))
 		case o == nil || o.owner != ownerOf(winner.sub.Client) || o.requestHash != orderstream.ContentKey(winner.sub.Body):
-			races.fail("order %s: the stored order is not %s's (the 201's)", s.OrderID, winner.sub.Client)
+			races.Fail("order %s: the stored order is not %s's (the 201's)", s.OrderID, winner.sub.Client)
 		case strings.Contains(l.Body, "storedHash") || strings.Contains(l.Body, "requestHash"):
-			races.fail("order %s: the 409 to %s, who does not own it, shows fingerprints: %s", s.OrderID, loser.sub.Client, l.Body)
+			races.Fail("order %s: the 409 to %s, who does not own it, shows fingerprints: %s", s.OrderID, loser.sub.Client, l.Body)
 		}
 	}
-	return []*Check{ended, once, refused, kept, races}
+	return []*verify.Check{ended, once, refused, kept, races}
 }
 
 // firstFinal is a key's first final answer (a zero Answer without one).
@@ -276,10 +277,10 @@ func describe(a Answer) string {
 }
 
 // Checks are every check of the ledger's traffic (SubmitChecks and
-// ReadBackCheck) against the documents of its orderIds, by type
-// (TakeDocuments).
-func (l *SubmitLedger) Checks(docs map[string][]json.RawMessage) []*Check {
-	return append(SubmitChecks(l.submissions(), l.Answers(), docs), ReadBackCheck(l.Views(), apiOrders(docs)))
+// readBackCheck) against the documents of its orderIds, by type
+// (takeDocuments).
+func (l *SubmitLedger) Checks(docs map[string][]json.RawMessage) []*verify.Check {
+	return append(SubmitChecks(l.submissions(), l.Answers(), docs), readBackCheck(l.Views(), apiOrders(docs)))
 }
 
 // OrderIDs are the orderIds the ledger submits.
@@ -291,15 +292,15 @@ func (l *SubmitLedger) OrderIDs() map[string]bool {
 	return ids
 }
 
-// TakeDocuments splits a run's documents (by type) into those of the
+// takeDocuments splits a run's documents (by type) into those of the
 // orderIds the ledger submitted over HTTP, judged by Checks, and the rest,
 // judged with the queue's messages.
-func (l *SubmitLedger) TakeDocuments(docs map[string][]json.RawMessage) (rest, api map[string][]json.RawMessage) {
+func (l *SubmitLedger) takeDocuments(docs map[string][]json.RawMessage) (rest, api map[string][]json.RawMessage) {
 	ids := l.OrderIDs()
 	rest, api = map[string][]json.RawMessage{}, map[string][]json.RawMessage{}
 	for t, ds := range docs {
 		for _, raw := range ds {
-			var h docHead
+			var h verify.DocHead
 			_ = json.Unmarshal(raw, &h)
 			if ids[h.OrderID] {
 				api[t] = append(api[t], raw)

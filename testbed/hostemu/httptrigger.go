@@ -29,7 +29,7 @@ const DefaultMaxBufferedBodyBytes = 256 << 20
 // host's own answer says nothing.
 const reasonHeader = "X-Hostemu-Reason"
 
-// HTTPOptions configure the HTTP front door of a Host.
+// HTTPOptions configure the HTTP API of a Host (the httpTrigger functions).
 type HTTPOptions struct {
 	// Functions are served when their trigger is an httpTrigger; the others
 	// are left out.
@@ -70,7 +70,7 @@ type httpRoute struct {
 	keyed   bool     // authLevel function or admin
 }
 
-// HTTP returns the HTTP front door for opts.Functions, invoking through h.
+// HTTP returns the HTTP API for opts.Functions, invoking through h.
 func (h *Host) HTTP(opts HTTPOptions) (*HTTPFront, error) {
 	if opts.MaxRequestBodyBytes <= 0 {
 		opts.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes

@@ -132,7 +132,7 @@ func newHTTPRig(t *testing.T, opts Options, hopts HTTPOptions, answers map[strin
 	return rig
 }
 
-// do sends one request through the front door, in process.
+// do sends one request through the HTTP API, in process.
 func (rig *httpRig) do(method, target, body string, header http.Header) *httptest.ResponseRecorder {
 	var rd io.Reader
 	if body != "" {

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 const (
@@ -52,10 +52,10 @@ func TestCountWhicheverContentWins(t *testing.T) {
 // The summary prints the verdict of every check make chaos runs, names the
 // violations, and a run with one fails.
 func TestSummaryPrintsTheChecks(t *testing.T) {
-	ok := &chaos.Check{Name: "nothing lost", Checked: 3}
-	bad := &chaos.Check{Name: "no valid order parked RetryBudgetExhausted or dead-lettered", Checked: 3,
+	ok := &verify.Check{Name: "nothing lost", Checked: 3}
+	bad := &verify.Check{Name: "no valid order parked RetryBudgetExhausted or dead-lettered", Checked: 3,
 		Violations: []string{"valid message A (order A) was parked RetryBudgetExhausted at delivery 9"}}
-	r := &Report{Findings: &chaos.Findings{Checks: []*chaos.Check{ok, bad}}}
+	r := &Report{Findings: &verify.Findings{Checks: []*verify.Check{ok, bad}}}
 	var out strings.Builder
 	r.Print(&out)
 	for _, want := range []string{"nothing lost", "3 checked", "FAILED (1)", "valid message A (order A) was parked RetryBudgetExhausted", "INVARIANT VIOLATED"} {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 )
 
 // completionHold keeps the completion of an idempotency key record (the
@@ -35,8 +36,8 @@ func newCompletionHold(keyContainer string, max time.Duration, logf func(string,
 }
 
 // proxy is the fault proxy configuration that applies the hold (no faults).
-func (h *completionHold) proxy() *chaos.ProxyConfig {
-	return &chaos.ProxyConfig{Hold: h.hold, Observe: h.observe}
+func (h *completionHold) proxy() *faults.ProxyConfig {
+	return &faults.ProxyConfig{Hold: h.hold, Observe: h.observe}
 }
 
 // hold is chaos.ProxyConfig.Hold: a replace of a key record waits.
@@ -74,7 +75,7 @@ func (h *completionHold) hold(method, p string, closing <-chan struct{}) {
 
 // observe is chaos.ProxyConfig.Observe: Cosmos answered a read of a held
 // record, so the reader has seen it `started`; its completion may go on.
-func (h *completionHold) observe(x chaos.Exchange) {
+func (h *completionHold) observe(x faults.Exchange) {
 	if x.Method != http.MethodGet || !h.records.Match(x.Path) {
 		return
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
@@ -45,7 +45,7 @@ func holdRig(t *testing.T, max time.Duration) (proxyURL string, up *upstream, lo
 	h := newCompletionHold("idempotency-keys", max, func(format string, args ...any) { logs <- fmt.Sprintf(format, args...) })
 	cfg := h.proxy()
 	cfg.Upstream = srv.URL
-	p, err := chaos.StartProxy(*cfg)
+	p, err := faults.StartProxy(*cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

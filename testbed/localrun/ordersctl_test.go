@@ -16,7 +16,7 @@ import (
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/producer"
-	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -128,7 +128,7 @@ func TestEndToEndParkResubmitStore(t *testing.T) {
 	bodyC := orderBody("ORD-E2E-C", "3.00")
 	first := opts([]*hostemu.Message{producerMessage(t, bodyC), producerMessage(t, orderBody("ORD-E2E-A", "1.00")),
 		producerMessage(t, orderBody("ORD-E2E-B", "2.00")), producerMessage(t, orderBody("ORD-E2E-B", "2.50"))})
-	first.Outages = []chaos.Outage{{Kind: chaos.Unreachable, After: 0, For: 2500 * time.Millisecond}}
+	first.Outages = []faults.Outage{{Kind: faults.Unreachable, After: 0, For: 2500 * time.Millisecond}}
 	rep := deliver(first)
 	store, err := cosmostest.OpenDatabase(cosmos.Options{Endpoint: env.Endpoint, Key: env.Key}, rep.Database, "orders")
 	if err != nil {

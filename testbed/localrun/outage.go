@@ -7,24 +7,27 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/rig"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // DefaultOutages is the outage of make run's default stream: Cosmos
 // unreachable for 30 s once a quarter of the messages are settled.
-var DefaultOutages = []chaos.Outage{{Kind: chaos.Unreachable, After: 0.25, For: 30 * time.Second}}
+var DefaultOutages = []faults.Outage{{Kind: faults.Unreachable, After: 0.25, For: 30 * time.Second}}
 
 // judge runs the invariant checks of make chaos over this run: the
-// documents read back, the fates of the messages (a chaos.Tracker fed this
+// documents read back, the fates of the messages (a verify.Tracker fed this
 // run's invocations), the broker's and the handler's counts, and the proxy's
 // ledger when the run had one (outages). only, when not nil, limits the
 // documents read back to those orderIds (a resumed run).
-func judge(ctx context.Context, db *ordersDB, t *chaos.Tracker, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *chaos.RigResult, only map[string]bool, http *chaos.SubmitLedger) (*chaos.Findings, error) {
+func judge(ctx context.Context, db *ordersDB, t *verify.Tracker, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *rig.Result, only map[string]bool, http *chaos.SubmitLedger) (*verify.Findings, error) {
 	for _, inv := range invs {
 		t.Observe(inv)
 	}
-	ev := chaos.Evidence{Messages: msgs, Fates: t, Queue: res.Queue, Worker: res.Worker, Dead: res.DeadLetters,
-		Outages: res.Outages, RecoveryBound: chaos.DefaultRecoveryBound, OnlyOrders: only, HTTP: http, Publisher: res.Publisher}
+	ev := chaos.Evidence{Evidence: verify.Evidence{Messages: msgs, Fates: t, Queue: res.Queue, Worker: res.Worker, Dead: res.DeadLetters,
+		Outages: res.Outages, RecoveryBound: verify.DefaultRecoveryBound, OnlyOrders: only}, HTTP: http, Publisher: res.Publisher}
 	if res.Ledger != nil {
 		ev.Created, ev.CreatedAt = res.Ledger.Created(), res.Ledger.CreatedAt()
 	}

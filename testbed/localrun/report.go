@@ -10,6 +10,8 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/rig"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // Report is the outcome of a run: counts, and the problems the check found.
@@ -47,18 +49,18 @@ type Report struct {
 	StoredOrders        int
 	Worker              hostemu.WorkerStats
 	Clocks              hostemu.Clocks
-	Recoveries          []chaos.Recovery // one per Cosmos outage
-	// Incidents are the checks shared with make chaos (chaos.IncidentChecks).
-	Incidents []*chaos.Check
+	Recoveries          []verify.Recovery // one per Cosmos outage
+	// Incidents are the checks shared with make chaos (testbed/verify).
+	Incidents []*verify.Check
 	Elapsed   time.Duration
 	Files     []string
 	// Submits are the figures of the HTTP submissions (nil without).
 	Submits *chaos.SubmitCounts
 	// Publisher is what the outbox publisher did (nil when it did not run).
-	Publisher *chaos.PublisherResult
+	Publisher *rig.PublisherResult
 	// Findings are the verdicts of the invariant checks make chaos runs
 	// too (chaos.Judge).
-	Findings                *chaos.Findings
+	Findings                *verify.Findings
 	storedContentDeliveries int
 }
 

@@ -20,8 +20,11 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/rig"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // Options configure a run.
@@ -70,7 +73,7 @@ type Options struct {
 	// Outages are phases in which Cosmos fails every request: the handler
 	// then reaches Cosmos through the chaos fault proxy (no other faults),
 	// which needs a loopback http:// endpoint such as the local emulator.
-	Outages      []chaos.Outage
+	Outages      []faults.Outage
 	ParkingQueue string
 	OutDir       string
 	Timeout      time.Duration
@@ -137,13 +140,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	logf, logMu := ss.logf, &ss.logMu
 	var mu sync.Mutex
 	var invs []*hostemu.Invocation
-	tracker := chaos.NewTracker(opts.Messages)
+	tracker := verify.NewTracker(opts.Messages)
 	submits := chaos.NewSubmitLedger(chaos.MeetOutages(opts.Submissions, opts.Outages))
 	traffic, err := submitTraffic(app, opts, submits)
 	if err != nil {
 		return nil, err
 	}
-	res, err := chaos.Deliver(ctx, chaos.RigConfig{
+	res, err := rig.Deliver(ctx, rig.Config{
 		Traffic: traffic, Enqueued: tracker.Enqueued,
 		App: app, Functions: fns, Executable: ss.exe, Settings: ss.settings, Messages: opts.Messages,
 		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
@@ -161,7 +164,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				logMu.Unlock()
 			}
 		},
-		Watch:     func(l *chaos.Live) func() { return showProgress(opts.Progress, l.Queue) },
+		Watch:     func(l *rig.Live) func() { return showProgress(opts.Progress, l.Queue) },
 		Publisher: publisherConfig(opts),
 	})
 	if err != nil {
@@ -217,7 +220,7 @@ func submitTraffic(app *hostemu.App, opts Options, ledger *chaos.SubmitLedger) (
 	if app.Function("SubmitOrder") == nil {
 		return nil, fmt.Errorf("HTTP submissions go to SubmitOrder, which %s does not have (-http-orders 0 for none)", app.Root)
 	}
-	return ledger.Traffic(chaos.SubmitConfig{Keys: chaos.ClientKeys}, chaos.ReadBackSample, chaos.ReadBackPatience), nil
+	return ledger.Traffic(chaos.ClientKeys, chaos.ReadBackSample, chaos.ReadBackPatience), nil
 }
 
 // delivered is the messages the queue accepted: those duplicate detection

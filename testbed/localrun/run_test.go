@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
-	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -175,7 +175,7 @@ func TestEndToEndOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := runStream(t, root, s, 13, Options{Functions: []string{"ProcessOrder"},
-		Outages: []chaos.Outage{{Kind: chaos.Unreachable, After: 0.2, For: 1500 * time.Millisecond}}})
+		Outages: []faults.Outage{{Kind: faults.Unreachable, After: 0.2, For: 1500 * time.Millisecond}}})
 	if len(rep.Recoveries) != 1 {
 		t.Fatalf("recoveries %+v, want one outage", rep.Recoveries)
 	}
@@ -198,7 +198,7 @@ func TestEndToEndBatchPastItsLock(t *testing.T) {
 	}
 	rep := deliver(t, root, s, 17, Options{Functions: []string{"ProcessOrderBatch"}, MaxMessageBatchSize: 20,
 		Settings: []string{"QUEUE_LOCK_DURATION=1m"}, Clocks: hostemu.Clocks{LockDuration: 2 * time.Second},
-		Outages: []chaos.Outage{{Kind: chaos.Unreachable, After: 0.2, For: 5 * time.Second}}})
+		Outages: []faults.Outage{{Kind: faults.Unreachable, After: 0.2, For: 5 * time.Second}}})
 	if rep.Queue.ExpiredLocks == 0 || rep.StoredOrders != 100 {
 		t.Fatalf("expired locks %d, stored %d; want batches past their lock and every order stored once", rep.Queue.ExpiredLocks, rep.StoredOrders)
 	}

@@ -15,8 +15,9 @@ import (
 
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/handler"
-	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/rig"
 )
 
 // sampleOrder is the order the printed curl examples send, relative to the
@@ -54,12 +55,12 @@ func Serve(ctx context.Context, opts Options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, err := chaos.Deliver(ctx, chaos.RigConfig{
+	res, err := rig.Deliver(ctx, rig.Config{
 		App: ss.app, Functions: ss.fns, Executable: ss.exe, Settings: ss.settings, Proxy: proxy,
 		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
 		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
 		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Outages: opts.Outages,
-		HandlerOutput: ss.handlerLog, ServiceBusOut: ss.files.serviceBus, HTTP: httpCfg, Serve: true, Publisher: &chaos.PublisherConfig{},
+		HandlerOutput: ss.handlerLog, ServiceBusOut: ss.files.serviceBus, HTTP: httpCfg, Serve: true, Publisher: &rig.PublisherConfig{},
 		Log: func(s string) { ss.logf("%s", s) },
 		Observe: func(inv *hostemu.Invocation) {
 			if opts.Verbose || !inv.OK() {
@@ -88,7 +89,7 @@ func Serve(ctx context.Context, opts Options, stdout io.Writer) error {
 
 // holdProxy is the proxy that holds key completions for at most d, or nil
 // when d is not positive.
-func holdProxy(ss *session, d time.Duration) (*chaos.ProxyConfig, error) {
+func holdProxy(ss *session, d time.Duration) (*faults.ProxyConfig, error) {
 	if d <= 0 {
 		return nil, nil
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/rig"
 )
 
 // session is what a run and a serve session share: the app and its
@@ -93,11 +93,11 @@ func (s *session) logf(format string, args ...any) {
 }
 
 // httpConfig is the HTTP listener the options ask for, or nil.
-func (s *session) httpConfig(opts Options) *chaos.HTTPConfig {
+func (s *session) httpConfig(opts Options) *rig.HTTPConfig {
 	if opts.HTTPAddr == "" {
 		return nil
 	}
-	return &chaos.HTTPConfig{Addr: opts.HTTPAddr, FunctionKeys: opts.FunctionKeys, Optional: opts.HTTPOptional,
+	return &rig.HTTPConfig{Addr: opts.HTTPAddr, FunctionKeys: opts.FunctionKeys, Optional: opts.HTTPOptional,
 		Observe: func(inv *hostemu.Invocation) {
 			if opts.Verbose { // the host logs failures itself
 				s.logMu.Lock()

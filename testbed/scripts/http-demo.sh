@@ -3,11 +3,11 @@
 # `curl -i` against the local host emulator, each one checked; exits non-zero
 # on the first answer that differs from the contract (docs/contract.md §13).
 # Starts what it needs and stops it on exit: the local Cosmos emulator
-# (unless COSMOS_ENDPOINT is set), and bin/hostemu -serve on a free loopback
+# (unless COSMOS_ENDPOINT is set), and bin/localrun -serve on a free loopback
 # port with a fresh database, deleted at the end, with two function keys
 # (partner-a and partner-b: two clients).
 #
-# The 409 in flight is made deterministic, not raced: hostemu runs with
+# The 409 in flight is made deterministic, not raced: localrun runs with
 # -hold-key-completions, which holds the first request's last write (the
 # completion of its key record, after its order was created) in a loopback
 # proxy until another request has read that record. The first request is
@@ -19,22 +19,22 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
 
-for b in bin/handler bin/hostemu; do
+for b in bin/handler bin/localrun; do
   [ -x "$b" ] || { echo "http-demo: $b is missing; use make http-demo" >&2; exit 2; }
 done
 
 work=$(cd "$(mktemp -d "${TMPDIR:-/tmp}/http-demo.XXXXXX")" && pwd)
-hostemu_pid=""
+localrun_pid=""
 emulator_started=""
 stop_all() {
   local rc=$?
-  if [ -n "$hostemu_pid" ] && kill -0 "$hostemu_pid" 2>/dev/null; then
-    kill -INT "$hostemu_pid" 2>/dev/null || true # stops the handler, deletes its database
-    for _ in $(seq 1 100); do kill -0 "$hostemu_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$hostemu_pid" 2>/dev/null || true
+  if [ -n "$localrun_pid" ] && kill -0 "$localrun_pid" 2>/dev/null; then
+    kill -INT "$localrun_pid" 2>/dev/null || true # stops the handler, deletes its database
+    for _ in $(seq 1 100); do kill -0 "$localrun_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$localrun_pid" 2>/dev/null || true
   fi
   if [ "$rc" -ne 0 ] && [ -s "$work/host.log" ]; then
-    echo "--- hostemu's last lines ($work kept):" >&2
+    echo "--- localrun's last lines ($work kept):" >&2
     tail -n 20 "$work/host.log" >&2
   else
     cd "$repo" # out of $work before it goes
@@ -51,7 +51,7 @@ if [ -z "${COSMOS_ENDPOINT:-}" ]; then
 fi
 
 # wait_for FILE PATTERN SECONDS [PID]: until FILE has a line matching PATTERN,
-# while hostemu (and PID) run.
+# while localrun (and PID) run.
 wait_for() {
   local deadline=$((SECONDS + $3))
   until grep -q -- "$2" "$1" 2>/dev/null; do
@@ -59,7 +59,7 @@ wait_for() {
       echo "http-demo: no \"$2\" in $1 within $3 s" >&2
       return 1
     fi
-    kill -0 "$hostemu_pid" 2>/dev/null || { echo "http-demo: hostemu exited" >&2; return 1; }
+    kill -0 "$localrun_pid" 2>/dev/null || { echo "http-demo: localrun exited" >&2; return 1; }
     [ -z "${4:-}" ] || kill -0 "$4" 2>/dev/null || { echo "http-demo: the request ended before its completion was held" >&2; return 1; }
     sleep 0.1
   done
@@ -67,10 +67,10 @@ wait_for() {
 
 KEY_A=demo-partner-a-function-key
 KEY_B=demo-partner-b-function-key
-./bin/hostemu -serve -http-addr 127.0.0.1:0 -hold-key-completions 10s -out "$work/out" \
+./bin/localrun -serve -http-addr 127.0.0.1:0 -hold-key-completions 10s -out "$work/out" \
   -function-key "partner-a=$KEY_A" -function-key "partner-b=$KEY_B" \
   >"$work/serve.out" 2>"$work/host.log" &
-hostemu_pid=$!
+localrun_pid=$!
 wait_for "$work/serve.out" '^serving ' 60
 base=$(sed -n 's/^serving .* on \(http[^;]*\); .*/\1/p' "$work/serve.out")
 [ -n "$base" ] || { echo "http-demo: no base URL in $(cat "$work/serve.out")" >&2; exit 1; }

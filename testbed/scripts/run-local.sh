@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# make run: the handler under the Functions host emulator (bin/hostemu) over a
+# make run: bin/localrun runs the handler under the Functions host emulator over a
 # generated stream with the faults of at-least-once delivery, against the
 # local Cosmos emulator, or the account in COSMOS_ENDPOINT (and COSMOS_KEY).
 # Prints the summary; exits non-zero when the invariant fails, and then keeps
 # the handler's log, the host emulator's lines and (off a terminal) the
 # summary in .local/logs/run-… (RUN_LOG_DIR chooses the folder). make serve passes
 # -serve: no stream, the HTTP triggers until Ctrl-C. Arguments go to
-# bin/hostemu (bin/hostemu -h lists them).
+# bin/localrun (bin/localrun -h lists them).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . testbed/scripts/runlogs.sh
 
-for b in bin/handler bin/hostemu; do
+for b in bin/handler bin/localrun; do
   [ -x "$b" ] || { echo "run-local: $b is missing; use make run" >&2; exit 2; }
 done
 if [ -z "${COSMOS_ENDPOINT:-}" ]; then
@@ -19,7 +19,7 @@ if [ -z "${COSMOS_ENDPOINT:-}" ]; then
   trap './scripts/emulator.sh stop' EXIT
   eval "$(./scripts/emulator.sh env)"
 fi
-# The handler's log is in bin/hostemu's -out folder (-app relative), which
+# The handler's log is in bin/localrun's -out folder (-app relative), which
 # the next run overwrites.
 app=. out=.local/hostemu prev= serve=
 for a in "$@"; do
@@ -29,15 +29,15 @@ for a in "$@"; do
 done
 [[ $out == /* ]] || out=$app/$out
 if [ -n "$serve" ]; then
-  ./bin/hostemu "$@"
+  ./bin/localrun "$@"
   exit
 fi
 runlogs_start run
 rc=0
 if [ -t 1 ]; then
-  ./bin/hostemu "$@" || rc=$? # the terminal keeps the summary and hostemu's progress bar
+  ./bin/localrun "$@" || rc=$? # the terminal keeps the summary and localrun's progress bar
 else
-  ./bin/hostemu "$@" | tee "$RUNLOGS/summary.txt" || rc=$?
+  ./bin/localrun "$@" | tee "$RUNLOGS/summary.txt" || rc=$?
 fi
 if [ "$rc" -ne 0 ] && [ -f "$out/handler.log" ]; then
   cp "$out/handler.log" "$RUNLOGS/"

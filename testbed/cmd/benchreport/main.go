@@ -38,7 +38,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		out     = fs.String("out", "docs/benchmarks.md", "the Markdown file to write")
 		bin     = fs.String("bin", "bin/handler", "the handler executable (make build)")
 		target  = fs.String("target", "", "what the Cosmos endpoint is, for the report")
-		only    = fs.String("only", "micro,roundtrips,throughput,frontdoor,footprint", "sections to run")
+		only    = fs.String("only", "micro,roundtrips,throughput,httpapi,footprint", "sections to run")
 		s       bench.Settings
 		rawPath = fs.String("raw", "", "also write the raw go test -bench output here")
 		cpuProf = fs.String("cpuprofile", "", "write a CPU profile of the throughput rounds here")
@@ -145,9 +145,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			return err
 		}
 	}
-	if sections["frontdoor"] {
+	if sections["httpapi"] {
 		logf("HTTP API: %d rounds of %d requests per path, one at a time", s.FDRounds, s.FDRequests)
-		fd, err := rounds(ctx, t, s.Latencies, s.FDRounds, s.FDRequests, bench.FrontDoorVariants, *emuPID, logf)
+		fd, err := rounds(ctx, t, s.Latencies, s.FDRounds, s.FDRequests, bench.HTTPAPIVariants, *emuPID, logf)
 		if err != nil {
 			return err
 		}

@@ -20,7 +20,10 @@ import (
 
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/rig"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 func main() {
@@ -42,8 +45,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	kills := fs.Int("kills", 5, "SIGKILLs of the handler, spread over the run")
 	seed := fs.Uint64("seed", 0, "seed of the stream and the fault rolls (0: random)")
 	timeout := fs.Duration("timeout", 8*time.Minute, "bound of the whole run")
-	faults := fs.String("faults", formatRates(chaos.DefaultRates), "fault rates per document request, kind=rate,…")
-	retryAfter := fs.Duration("retry-after", chaos.DefaultRetryAfter, "x-ms-retry-after-ms of an injected 429")
+	rateFlag := fs.String("faults", formatRates(chaos.DefaultRates), "fault rates per document request, kind=rate,…")
+	retryAfter := fs.Duration("retry-after", faults.DefaultRetryAfter, "x-ms-retry-after-ms of an injected 429")
 	slow := fs.String("slow", "200ms-4s", "range of the delay of a slow answer")
 	opTimeout := fs.Duration("operation-timeout", 3*time.Second, "the handler's COSMOS_OPERATION_TIMEOUT")
 	appRoot := fs.String("app", ".", "function app root (host.json); the handler is its defaultExecutablePath, built by make build")
@@ -52,22 +55,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	keep := fs.Bool("keep", false, "keep the run's database")
 	var clocks hostemu.Clocks
 	clocks.RegisterFlags(fs)
-	outageFlag := fs.String("outages", chaos.FormatOutages(chaos.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none")
+	outageFlag := fs.String("outages", faults.FormatOutages(faults.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none")
 	httpRun := chaos.DefaultHTTPRun()
 	httpRun.Submissions.RegisterFlags(fs)
 	fs.IntVar(&httpRun.KeyKills, "key-kills", httpRun.KeyKills, "SIGKILLs of the handler while it completes an idempotency key, so the key is left started")
 	fs.IntVar(&httpRun.KeyLostAnswers, "key-lost-answers", httpRun.KeyLostAnswers, "idempotency key completions whose answer is lost after Cosmos stored them")
 	fs.DurationVar(&httpRun.KeyLease, "key-lease", httpRun.KeyLease, "the handler's IDEMPOTENCY_LEASE: a key left started is taken over after it")
 	fs.DurationVar(&httpRun.SubmitDeadline, "submit-deadline", httpRun.SubmitDeadline, "the handler's SUBMIT_DEADLINE (with 5 s to settle the key, at most 90% of -key-lease)")
-	recovery := fs.Duration("recovery-bound", chaos.DefaultRecoveryBound, "orders must be created again this soon after each outage")
-	publisher := &chaos.PublisherConfig{Kills: 2, SendFaults: 2}
+	recovery := fs.Duration("recovery-bound", verify.DefaultRecoveryBound, "orders must be created again this soon after each outage")
+	publisher := &rig.PublisherConfig{Kills: 2, SendFaults: 2}
 	fs.IntVar(&publisher.Kills, "publisher-kills", publisher.Kills, "SIGKILLs of the handler during a PublishOrderEvents invocation")
 	fs.IntVar(&publisher.SendFaults, "publisher-send-faults", publisher.SendFaults, "PublishOrderEvents invocations whose send to the topic is refused after the handler answered")
 	fs.StringVar(&publisher.TopicFile, "topic-file", ".local/chaos/order-events.jsonl", "file for the messages PublishOrderEvents sends to the topic (JSONL); empty for none")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	rates, err := parseRates(*faults)
+	rates, err := parseRates(*rateFlag)
 	if err != nil {
 		return err
 	}
@@ -75,7 +78,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	outages, err := chaos.ParseOutages(*outageFlag)
+	outages, err := faults.ParseOutages(*outageFlag)
 	if err != nil {
 		return err
 	}
@@ -117,8 +120,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 // parseRates reads "429-throttled=0.05,slow=0.02"; kinds not named are 0.
-func parseRates(s string) (chaos.Rates, error) {
-	var r chaos.Rates
+func parseRates(s string) (faults.Rates, error) {
+	var r faults.Rates
 	for _, part := range strings.Split(s, ",") {
 		if strings.TrimSpace(part) == "" {
 			continue
@@ -129,21 +132,21 @@ func parseRates(s string) (chaos.Rates, error) {
 			return r, fmt.Errorf("-faults: %q is not kind=rate", part)
 		}
 		found := false
-		for _, f := range chaos.Faults {
+		for _, f := range faults.Faults {
 			if f.String() == strings.TrimSpace(name) {
 				r[f], found = v, true
 			}
 		}
 		if !found {
-			return r, fmt.Errorf("-faults: unknown fault %q (kinds: %s)", name, formatRates(chaos.Rates{}))
+			return r, fmt.Errorf("-faults: unknown fault %q (kinds: %s)", name, formatRates(faults.Rates{}))
 		}
 	}
 	return r, r.Validate()
 }
 
-func formatRates(r chaos.Rates) string {
-	parts := make([]string, len(chaos.Faults))
-	for i, f := range chaos.Faults {
+func formatRates(r faults.Rates) string {
+	parts := make([]string, len(faults.Faults))
+	for i, f := range faults.Faults {
 		parts[i] = fmt.Sprintf("%s=%g", f, r[f])
 	}
 	return strings.Join(parts, ",")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 )
 
 func TestParseRates(t *testing.T) {
@@ -16,7 +17,7 @@ func TestParseRates(t *testing.T) {
 		t.Errorf("round trip of the defaults: %v, %v", r, err)
 	}
 	r, err = parseRates("lost-answer=0.5, slow=0.1")
-	if err != nil || r[chaos.LostAnswer] != 0.5 || r[chaos.Slow] != 0.1 || r.Total() != 0.6 {
+	if err != nil || r[faults.LostAnswer] != 0.5 || r[faults.Slow] != 0.1 || r.Total() != 0.6 {
 		t.Errorf("parseRates: %v, %v", r, err)
 	}
 	for _, bad := range []string{"lost=0.1", "slow", "slow=x", "slow=0.7,dropped=0.7", "slow=-1"} {

@@ -24,7 +24,7 @@ func TestIgnoreMatchesCoreTools(t *testing.T) {
 		{".git*", []string{".git"}, []string{".gitignore", ".github/workflows/ci.yml"}},
 		{"# comment\n\n  Makefile  ", []string{"# comment"}, []string{"Makefile"}},
 		{"*\n!host.json\n!bin/handler\n!*/function.json", []string{"host.json", "bin/handler", "ProcessOrder/function.json", "bin/handler.exe"},
-			[]string{"go.mod", "bin/hostemu", "cmd/handler/main.go", "a/b/function.json", ".git"}},
+			[]string{"go.mod", "bin/localrun", "cmd/handler/main.go", "a/b/function.json", ".git"}},
 	}
 	for _, tc := range cases {
 		ig, err := ParseIgnore(tc.ignore)

@@ -1,8 +1,8 @@
-// Package chaos runs the order consumer under faults: a reverse proxy between
-// the handler and Cosmos DB that throttles, fails, delays, drops and loses
-// answers; a broker run through the local Functions host emulator that kills
-// the handler; and the checks that the consumer's invariants held.
-package chaos
+// Package faults is what a chaos run does to the path between the handler
+// and Cosmos DB: a reverse proxy that throttles, fails, delays, drops and
+// loses answers at given rates, and outages in which it fails every request
+// (testbed/chaos drives it; make run and the benchmarks use the proxy too).
+package faults
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package chaos
+package verify
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -21,7 +22,7 @@ type scenario struct {
 	created       map[string][]string
 	queue         hostemu.QueueCounts
 	atomic        bool
-	outages       []OutageRecord
+	outages       []faults.OutageRecord
 	createdAt     map[string]time.Time
 }
 
@@ -84,7 +85,7 @@ func (s *scenario) findings() *Findings {
 	for _, inv := range s.invs {
 		tr.Observe(inv)
 	}
-	return checkRun(s.docs, Evidence{Messages: msgs, Fates: tr, Queue: s.queue, Created: s.created, Atomic: s.atomic,
+	return CheckRun(s.docs, Evidence{Messages: msgs, Fates: tr, Queue: s.queue, Created: s.created, Atomic: s.atomic,
 		Outages: s.outages, CreatedAt: s.createdAt, RecoveryBound: DefaultRecoveryBound})
 }
 

@@ -1,9 +1,10 @@
-package chaos
+package verify
 
 import (
 	"fmt"
 	"time"
 
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -14,7 +15,7 @@ const DefaultRecoveryBound = 5 * time.Second
 
 // Recovery is how the consumer rode out one outage.
 type Recovery struct {
-	OutageRecord
+	faults.OutageRecord
 	// HeldDeliveries are the deliveries of valid messages in flight while
 	// Cosmos was out (the invocations the consumer held; duplicates of
 	// orders created before included). Held are their orderIds not created
@@ -32,10 +33,10 @@ type Recovery struct {
 // Span is when one delivery's invocation ran.
 type Span struct{ Start, End time.Time }
 
-// MeasureRecovery reads one outage's figures from when each orderId was
+// measureRecovery reads one outage's figures from when each orderId was
 // first created (createdAt), when its valid messages' deliveries ran
 // (delivered) and which orderIds had a message given up on.
-func MeasureRecovery(o OutageRecord, createdAt map[string]time.Time, delivered map[string][]Span, givenUp map[string]bool) Recovery {
+func measureRecovery(o faults.OutageRecord, createdAt map[string]time.Time, delivered map[string][]Span, givenUp map[string]bool) Recovery {
 	r := Recovery{OutageRecord: o, FirstCreate: -1, LastHeldCreate: -1}
 	for _, at := range createdAt {
 		if d := at.Sub(o.End); !at.Before(o.End) && (r.FirstCreate < 0 || d < r.FirstCreate) {
@@ -72,13 +73,13 @@ func overlapping(spans []Span, from, to time.Time) int {
 	return n
 }
 
-// IncidentChecks are the checks an ordinary incident must pass, shared by
+// incidentChecks are the checks an ordinary incident must pass, shared by
 // make run and make chaos: no good order parked or dead-lettered (the
 // faults and outages of a run are all ordinary), and, when the run had
 // outages, orders created again within bound of each one's end (createdAt:
 // the proxy ledger's first create per orderId). It also returns each
 // outage's figures.
-func IncidentChecks(msgs []*hostemu.Message, fates *Tracker, outages []OutageRecord, createdAt map[string]time.Time, bound time.Duration) ([]*Check, []Recovery) {
+func incidentChecks(msgs []*hostemu.Message, fates *Tracker, outages []faults.OutageRecord, createdAt map[string]time.Time, bound time.Duration) ([]*Check, []Recovery) {
 	parked := &Check{Name: "no valid order parked RetryBudgetExhausted or dead-lettered"}
 	givenUp := map[string]bool{}
 	delivered := map[string][]Span{}
@@ -93,10 +94,10 @@ func IncidentChecks(msgs []*hostemu.Message, fates *Tracker, outages []OutageRec
 		switch {
 		case fa.final == hostemu.DeadLettered:
 			givenUp[cl.OrderID] = true
-			parked.fail("valid message %s (order %s) was dead-lettered after %d deliveries: %s", m.MessageID, cl.OrderID, fa.deliveries, fa.lastFailure)
+			parked.Fail("valid message %s (order %s) was dead-lettered after %d deliveries: %s", m.MessageID, cl.OrderID, fa.deliveries, fa.lastFailure)
 		case fa.finalParked != nil && fa.finalParked.Reason == "RetryBudgetExhausted":
 			givenUp[cl.OrderID] = true
-			parked.fail("valid message %s (order %s) was parked RetryBudgetExhausted at delivery %d", m.MessageID, cl.OrderID, fa.finalParked.DeliveryCount)
+			parked.Fail("valid message %s (order %s) was parked RetryBudgetExhausted at delivery %d", m.MessageID, cl.OrderID, fa.finalParked.DeliveryCount)
 		}
 	}
 	if len(outages) == 0 {
@@ -105,14 +106,14 @@ func IncidentChecks(msgs []*hostemu.Message, fates *Tracker, outages []OutageRec
 	recovered := &Check{Name: fmt.Sprintf("orders created again within %s of Cosmos answering after each outage", bound)}
 	var recs []Recovery
 	for _, o := range outages {
-		r := MeasureRecovery(o, createdAt, delivered, givenUp)
+		r := measureRecovery(o, createdAt, delivered, givenUp)
 		recs = append(recs, r)
 		recovered.Checked++
 		switch {
 		case r.FirstCreate < 0:
-			recovered.fail("%s outage ending %s: no order was created after it", o.Kind, o.End.Format(time.TimeOnly))
+			recovered.Fail("%s outage ending %s: no order was created after it", o.Kind, o.End.Format(time.TimeOnly))
 		case r.FirstCreate > bound:
-			recovered.fail("%s outage: the first order was created %s after Cosmos answered again", o.Kind, r.FirstCreate.Round(time.Millisecond))
+			recovered.Fail("%s outage: the first order was created %s after Cosmos answered again", o.Kind, r.FirstCreate.Round(time.Millisecond))
 		}
 	}
 	return []*Check{parked, recovered}, recs
@@ -130,19 +131,19 @@ func (r Recovery) String() string {
 		r.Kind, r.End.Sub(r.Start).Round(100*time.Millisecond), r.HeldDeliveries, r.Held, r.HeldCreated, r.HeldGivenUp, since(r.FirstCreate), since(r.LastHeldCreate))
 }
 
-// ClockCheck is the platform-clock rule shared by make run and make chaos:
+// clockCheck is the platform-clock rule shared by make run and make chaos:
 // every invocation answered within the clocks it lives under, so no lock
 // expired under it (a batch past the queue's lock, a single message past
 // its renewals) and no invocation passed functionTimeout (which restarts
 // the handler and fails every invocation in flight). checked is the number
 // of invocations.
-func ClockCheck(checked int, q hostemu.QueueCounts, w hostemu.WorkerStats) *Check {
+func clockCheck(checked int, q hostemu.QueueCounts, w hostemu.WorkerStats) *Check {
 	c := &Check{Name: "every invocation answered within the platform's clocks (lock, functionTimeout)", Checked: checked}
 	if q.ExpiredLocks > 0 {
-		c.fail("%d deliveries lost their lock before the invocation answered; each came back with DeliveryCount+1", q.ExpiredLocks)
+		c.Fail("%d deliveries lost their lock before the invocation answered; each came back with DeliveryCount+1", q.ExpiredLocks)
 	}
 	if w.TimeoutRestarts > 0 {
-		c.fail("%d invocations passed functionTimeout; the host restarted the handler each time", w.TimeoutRestarts)
+		c.Fail("%d invocations passed functionTimeout; the host restarted the handler each time", w.TimeoutRestarts)
 	}
 	return c
 }

@@ -1,4 +1,4 @@
-package chaos
+package rig
 
 import (
 	"encoding/json"
@@ -82,8 +82,8 @@ func TestPublisherChecks(t *testing.T) {
 func TestWithoutPoison(t *testing.T) {
 	r := &PublisherResult{Poison: "B:event:Poison"}
 	docs := []json.RawMessage{json.RawMessage(`{"id":"A:event:OrderAccepted"}`), json.RawMessage(`{"id":"B:event:Poison"}`)}
-	got := r.withoutPoison(docs)
+	got := r.WithoutPoison(docs)
 	if len(got) != 1 || !strings.Contains(string(got[0]), "A:event") {
-		t.Errorf("withoutPoison: %s", got)
+		t.Errorf("WithoutPoison: %s", got)
 	}
 }

@@ -5,12 +5,12 @@ import (
 	"testing"
 )
 
-// TestFrontDoorPathsAtTheFloor: every path of the HTTP API gets the
+// TestHTTPAPIPathsAtTheFloor: every path of the HTTP API gets the
 // answer it is named after for each request and costs exactly the Cosmos
 // requests the design allows, the baseline none, with no metadata request
 // once the clients are warm. It counts requests, it does not time them.
-func TestFrontDoorPathsAtTheFloor(t *testing.T) {
-	vs, closeVariants, err := FrontDoorVariants(target(t))
+func TestHTTPAPIPathsAtTheFloor(t *testing.T) {
+	vs, closeVariants, err := HTTPAPIVariants(target(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +20,7 @@ func TestFrontDoorPathsAtTheFloor(t *testing.T) {
 	}
 	run := RunID()
 	for p, v := range vs {
-		path := FrontDoorPaths[p]
+		path := HTTPAPIPaths[p]
 		ph, err := v.RunPhase(context.Background(), "FD-"+run+"-"+string(rune('a'+p)), 3)
 		if err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package chaos
+package faults
 
 import (
 	"context"
@@ -118,7 +118,7 @@ func StartOutages(ctx context.Context, phases []Outage, p *Proxy, settled func()
 		for i, o := range phases {
 			start := begun
 			if i > 0 || start.IsZero() {
-				if !waitFor(ctx, func() bool { return settled() >= o.After }) || ctx.Err() != nil {
+				if !WaitFor(ctx, func() bool { return settled() >= o.After }) || ctx.Err() != nil {
 					return // the run ended first
 				}
 				start = time.Now()
@@ -152,8 +152,9 @@ func (s *OutageSchedule) Wait() []OutageRecord {
 	return append([]OutageRecord(nil), s.records...)
 }
 
-// waitFor polls cond every 50 ms until it holds (true) or ctx ends (false).
-func waitFor(ctx context.Context, cond func() bool) bool {
+// WaitFor polls cond every 50 ms until it holds (true) or ctx ends (false):
+// the outage schedule waits so, and so do the HTTP clients that meet it.
+func WaitFor(ctx context.Context, cond func() bool) bool {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for !cond() {

@@ -1,4 +1,4 @@
-package chaos
+package verify
 
 import (
 	"bufio"
@@ -257,4 +257,44 @@ func (l *OutcomeLog) Outcomes() map[string]int {
 		out[k] = v
 	}
 	return out
+}
+
+// Summary counts what became of the messages.
+type Summary struct {
+	Settlements map[hostemu.Settlement]int
+	Failures    map[string]int // failed invocations by cause
+	Final       map[string]int // messages by final state
+	Deliveries  int
+	Envelopes   int // parking envelopes written, repeats included
+}
+
+// Summary is the tracker's counts.
+func (t *Tracker) Summary() Summary {
+	var rep Summary
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rep.Settlements = map[hostemu.Settlement]int{}
+	for k, v := range t.settlements {
+		rep.Settlements[k] = v
+	}
+	rep.Failures = map[string]int{}
+	for k, v := range t.failures {
+		rep.Failures[k] = v
+	}
+	rep.Final = map[string]int{}
+	for _, f := range t.byMsg {
+		rep.Deliveries += f.deliveries
+		rep.Envelopes += len(f.parked)
+		switch {
+		case f.final == hostemu.DeadLettered:
+			rep.Final["dead-lettered ("+hostemu.ReasonMaxDeliveryCountExceeded+")"]++
+		case f.final == "":
+			rep.Final["never settled"]++
+		case f.finalParked != nil:
+			rep.Final["parked "+f.finalParked.Reason]++
+		default:
+			rep.Final["completed"]++
+		}
+	}
+	return rep
 }

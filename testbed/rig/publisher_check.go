@@ -1,10 +1,12 @@
-package chaos
+package rig
 
 import (
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 // eventTypeAccepted is the outbox event every accepted order carries.
@@ -16,10 +18,10 @@ const eventTypeAccepted = "OrderAccepted"
 // not created, and a poison document is set aside without holding up its
 // partition. Duplicates on the topic are allowed (at-least-once; consumers
 // deduplicate on eventId).
-func (r *PublisherResult) Checks(docs map[string][]json.RawMessage) []*Check {
+func (r *PublisherResult) Checks(docs map[string][]json.RawMessage) []*verify.Check {
 	orders := map[string]string{} // orderId -> requestHash
 	for _, d := range docs["order"] {
-		var h docHead
+		var h verify.DocHead
 		if json.Unmarshal(d, &h) == nil {
 			orders[h.OrderID] = h.RequestHash
 		}
@@ -41,71 +43,71 @@ func (r *PublisherResult) Checks(docs map[string][]json.RawMessage) []*Check {
 		onTopic[m.EventID] = true
 	}
 
-	every := &Check{Name: "publisher: every accepted order's OrderAccepted event is on the topic", Checked: len(accepted)}
+	every := &verify.Check{Name: "publisher: every accepted order's OrderAccepted event is on the topic", Checked: len(accepted)}
 	if r.CaughtUp != nil {
-		every.fail("%v", r.CaughtUp)
+		every.Fail("%v", r.CaughtUp)
 	}
 	for _, id := range accepted {
 		if !onTopic[id] {
-			every.fail("%s: stored, never sent to the topic", id)
+			every.Fail("%s: stored, never sent to the topic", id)
 		}
 	}
-	after := &Check{Name: "publisher: no event sent before its order was stored", Checked: len(r.Topic)}
-	created := &Check{Name: "publisher: every event on the topic is a stored outbox event of a created order", Checked: len(r.Topic)}
+	after := &verify.Check{Name: "publisher: no event sent before its order was stored", Checked: len(r.Topic)}
+	created := &verify.Check{Name: "publisher: every event on the topic is a stored outbox event of a created order", Checked: len(r.Topic)}
 	for _, m := range r.Topic {
 		if !m.OrderStored {
-			after.fail("%s sent by invocation %s while Cosmos held no order %s", m.EventID, m.Invocation, m.OrderID)
+			after.Fail("%s sent by invocation %s while Cosmos held no order %s", m.EventID, m.Invocation, m.OrderID)
 		}
 		hash, ok := orders[m.OrderID]
 		switch {
 		case !ok:
-			created.fail("%s: no order %s was created", m.EventID, m.OrderID)
+			created.Fail("%s: no order %s was created", m.EventID, m.OrderID)
 		case !stored[m.EventID]:
-			created.fail("%s: no such outbox document", m.EventID)
+			created.Fail("%s: no such outbox document", m.EventID)
 		case m.EventType == eventTypeAccepted && m.RequestHash != hash:
-			created.fail("%s carries requestHash %s, the stored order %s", m.EventID, m.RequestHash, hash)
+			created.Fail("%s carries requestHash %s, the stored order %s", m.EventID, m.RequestHash, hash)
 		}
 	}
-	checks := []*Check{every, after, created}
+	checks := []*verify.Check{every, after, created}
 	if r.Poison != "" {
 		checks = append(checks, r.poisonCheck(orders, onTopic))
 	}
 	return checks
 }
 
-// withoutPoison leaves out the poison document the run wrote: it is the
+// WithoutPoison leaves out the poison document the run wrote: it is the
 // run's, not an outbox event of the product's, so the order checks do not
 // judge it.
-func (r *PublisherResult) withoutPoison(docs []json.RawMessage) []json.RawMessage {
+func (r *PublisherResult) WithoutPoison(docs []json.RawMessage) []json.RawMessage {
 	if r.Poison == "" {
 		return docs
 	}
 	return slices.DeleteFunc(docs, func(d json.RawMessage) bool {
-		var h docHead
+		var h verify.DocHead
 		return json.Unmarshal(d, &h) == nil && h.ID == r.Poison
 	})
 }
 
 // poisonCheck: the poison document was set aside as Unpublishable, never
 // sent, and its partition's OrderAccepted event, written after it, was.
-func (r *PublisherResult) poisonCheck(orders map[string]string, onTopic map[string]bool) *Check {
-	c := &Check{Name: "publisher: a poison document is set aside and its partition's later documents are published", Checked: 1}
+func (r *PublisherResult) poisonCheck(orders map[string]string, onTopic map[string]bool) *verify.Check {
+	c := &verify.Check{Name: "publisher: a poison document is set aside and its partition's later documents are published", Checked: 1}
 	partition, _, _ := strings.Cut(r.Poison, ":event:")
 	parked := false
 	for _, s := range r.SetAside {
 		parked = parked || s.MessageID == r.Poison && s.Reason == "Unpublishable"
 	}
 	if !parked {
-		c.fail("%s was not set aside as Unpublishable", r.Poison)
+		c.Fail("%s was not set aside as Unpublishable", r.Poison)
 	}
 	if onTopic[r.Poison] {
-		c.fail("%s was sent to the topic", r.Poison)
+		c.Fail("%s was sent to the topic", r.Poison)
 	}
 	later := partition + ":event:" + eventTypeAccepted
 	if _, ok := orders[partition]; !ok {
-		c.fail("order %s was not created, so nothing in its partition came after the poison document", partition)
+		c.Fail("order %s was not created, so nothing in its partition came after the poison document", partition)
 	} else if !onTopic[later] {
-		c.fail("%s, written after the poison document, was not sent", later)
+		c.Fail("%s, written after the poison document, was not sent", later)
 	}
 	return c
 }

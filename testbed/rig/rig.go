@@ -1,4 +1,9 @@
-package chaos
+// Package rig delivers a stream to the real handler under the local
+// Functions host emulator (testbed/hostemu): the queue, the platform's
+// clocks, handler kills, the fault proxy in front of Cosmos DB
+// (testbed/faults), the HTTP listener and the outbox publisher; make run
+// and make chaos both run on it.
+package rig
 
 import (
 	"context"
@@ -8,13 +13,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
-// RigConfig is one delivery of a stream to the real handler under the host
+// Config is one delivery of a stream to the real handler under the host
 // emulator: what make run and make chaos share. They differ in their fault
 // settings (Proxy, Outages, Kills) and in what they do with the result.
-type RigConfig struct {
+type Config struct {
 	App       *hostemu.App
 	Functions []*hostemu.Function // all read one queue
 	// Executable is the resolved handler; Settings its app settings.
@@ -35,8 +42,8 @@ type RigConfig struct {
 	// Proxy puts the fault proxy between the handler and Cosmos (its
 	// Upstream is set from COSMOS_ENDPOINT); nil without Outages means
 	// no proxy. Outages are the phases in which Cosmos fails every request.
-	Proxy   *ProxyConfig
-	Outages []Outage
+	Proxy   *faults.ProxyConfig
+	Outages []faults.Outage
 
 	HandlerOutput io.Writer
 	Observe       func(*hostemu.Invocation)
@@ -91,20 +98,20 @@ type HTTPConfig struct {
 type Live struct {
 	Queue  *hostemu.Queue
 	Worker *hostemu.Worker
-	Proxy  *Proxy // nil without one
+	Proxy  *faults.Proxy // nil without one
 	Start  time.Time
 }
 
-// RigResult is what a delivery left, for the checks.
-type RigResult struct {
+// Result is what a delivery left, for the checks.
+type Result struct {
 	Clocks      hostemu.Clocks
 	Queue       hostemu.QueueCounts
 	DeadLetters []hostemu.DeadLetter
 	Dropped     []*hostemu.Message // by duplicate detection
 	Worker      hostemu.WorkerStats
-	Proxy       ProxyCounts
-	Ledger      *Ledger // nil without a proxy
-	Outages     []OutageRecord
+	Proxy       faults.ProxyCounts
+	Ledger      *verify.Ledger // nil without a proxy
+	Outages     []faults.OutageRecord
 	Elapsed     time.Duration
 	Publisher   *PublisherResult // nil without one
 }
@@ -119,7 +126,7 @@ func (e *StartError) Unwrap() error { return e.Err }
 // Deliver runs the handler, delivers every message until each is completed
 // or dead-lettered, and stops the handler. An error means the delivery could
 // not be completed; the result is returned with it when there is one.
-func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
+func Deliver(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Log == nil {
 		cfg.Log = func(string) {}
 	}
@@ -129,7 +136,7 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 			return nil, err
 		}
 	}
-	res := &RigResult{Clocks: cfg.Clocks.Resolve(cfg.App.Host)}
+	res := &Result{Clocks: cfg.Clocks.Resolve(cfg.App.Host)}
 	cfg.Clocks.Apply(cfg.Settings)
 	// The trigger reads Cosmos itself, not through the handler's proxy.
 	endpoint, _ := cfg.Settings.Get("COSMOS_ENDPOINT")
@@ -215,9 +222,9 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 		defer stopHolding()
 	}
 	outageCtx, endOutages := context.WithCancel(ctx)
-	outages := &OutageSchedule{}
+	outages := &faults.OutageSchedule{}
 	if proxy != nil {
-		outages = StartOutages(outageCtx, cfg.Outages, proxy, settled, logf)
+		outages = faults.StartOutages(outageCtx, cfg.Outages, proxy, settled, logf)
 	}
 	runErr := host.Run(ctx)
 	if runErr != nil {
@@ -249,7 +256,7 @@ func Deliver(ctx context.Context, cfg RigConfig) (*RigResult, error) {
 
 // newHost fills the queue with the stream and sets the host up as the
 // platform would be: its clocks, its concurrency, the kills asked for.
-func newHost(cfg *RigConfig, clocks hostemu.Clocks, worker *hostemu.Worker) (*hostemu.Queue, *hostemu.Host, error) {
+func newHost(cfg *Config, clocks hostemu.Clocks, worker *hostemu.Worker) (*hostemu.Queue, *hostemu.Host, error) {
 	queue := hostemu.NewQueue(cfg.Functions[0].ServiceBusQueue(), cfg.MaxDeliveryCount)
 	queue.DuplicateDetection, queue.LockDuration = cfg.DuplicateDetection, clocks.LockDuration
 	queue.Send(cfg.Messages...)
@@ -271,7 +278,7 @@ func newHost(cfg *RigConfig, clocks hostemu.Clocks, worker *hostemu.Worker) (*ho
 
 // listenHTTP opens the HTTP listener when the run asks for one; stop closes
 // it and waits for the callers in flight (it may be called more than once).
-func listenHTTP(ctx context.Context, cfg *RigConfig, host *hostemu.Host) (baseURL string, stop func(), err error) {
+func listenHTTP(ctx context.Context, cfg *Config, host *hostemu.Host) (baseURL string, stop func(), err error) {
 	if cfg.HTTP == nil {
 		return "", func() {}, nil
 	}
@@ -306,24 +313,24 @@ func listenHTTP(ctx context.Context, cfg *RigConfig, host *hostemu.Host) (baseUR
 
 // startRigProxy starts the fault proxy in front of COSMOS_ENDPOINT when the
 // run has faults or outages, and points the handler at it.
-func startRigProxy(cfg *RigConfig, res *RigResult) (*Proxy, error) {
+func startRigProxy(cfg *Config, res *Result) (*faults.Proxy, error) {
 	if cfg.Proxy == nil && len(cfg.Outages) == 0 {
 		return nil, nil
 	}
-	pc := ProxyConfig{}
+	pc := faults.ProxyConfig{}
 	if cfg.Proxy != nil {
 		pc = *cfg.Proxy
 	}
 	pc.Upstream, _ = cfg.Settings.Get("COSMOS_ENDPOINT")
-	res.Ledger = NewLedger()
+	res.Ledger = verify.NewLedger()
 	observe := pc.Observe
-	pc.Observe = func(x Exchange) {
+	pc.Observe = func(x faults.Exchange) {
 		res.Ledger.Observe(x)
 		if observe != nil {
 			observe(x)
 		}
 	}
-	p, err := StartProxy(pc)
+	p, err := faults.StartProxy(pc)
 	if err != nil {
 		return nil, fmt.Errorf("faults and outages need the fault proxy in front of Cosmos: %w", err)
 	}

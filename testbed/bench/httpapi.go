@@ -31,16 +31,16 @@ const (
 	numPaths
 )
 
-// FrontDoorPath describes one path: the outcome the handler logs for each
+// HTTPAPIPath describes one path: the outcome the handler logs for each
 // of its requests and the fewest Cosmos requests the design allows.
-type FrontDoorPath struct {
+type HTTPAPIPath struct {
 	Name  string
 	Want  string
 	Floor float64
 }
 
-// FrontDoorPaths are the paths, indexed by Path....
-var FrontDoorPaths = [numPaths]FrontDoorPath{
+// HTTPAPIPaths are the paths, indexed by Path....
+var HTTPAPIPaths = [numPaths]HTTPAPIPath{
 	PathNoKeys: {"first request, key store that keeps nothing (baseline: the order's batch only)", "created", 1},
 	PathFirst:  {"first request (201)", "created", 3},
 	PathReplay: {"replay: same key, same payload (stored 201, `Idempotent-Replayed`)", "replayed", 2},
@@ -59,13 +59,13 @@ const (
 // benchHost is the app's host name in the requests' URLs.
 const benchHost = "orders-bench.azurewebsites.net"
 
-// FrontDoorVariants builds a Variant per path (indexed by Path...), each
+// HTTPAPIVariants builds a Variant per path (indexed by Path...), each
 // sending host-format invocations of SubmitOrder or GetOrder one at a time
 // over loopback HTTP to the handler served in this process, as the
 // Functions host does. They write to a database of their own, created here
 // beside t's, so that the paths meet only their own orders. close releases
 // their servers and drops the database.
-func FrontDoorVariants(t Target) (vs []*Variant, close func(), err error) {
+func HTTPAPIVariants(t Target) (vs []*Variant, close func(), err error) {
 	t.Database += "-fd-" + strings.ToLower(RunID())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -77,27 +77,27 @@ func FrontDoorVariants(t Target) (vs []*Variant, close func(), err error) {
 		defer cancel()
 		_ = t.Drop(ctx) // best effort: a database left behind holds only bench orders
 	}
-	keyed, err := frontDoorRig(t, true)
+	keyed, err := httpAPIRig(t, true)
 	var plain *Rig
 	if err == nil {
-		plain, err = frontDoorRig(t, false)
+		plain, err = httpAPIRig(t, false)
 	}
 	if err != nil {
 		drop()
 		return nil, nil, err
 	}
-	vs, close = frontDoorVariants(keyed, plain, drop)
+	vs, close = httpAPIVariants(keyed, plain, drop)
 	return vs, close, nil
 }
 
-// frontDoorVariants serves the rigs over loopback HTTP and builds the
+// httpAPIVariants serves the rigs over loopback HTTP and builds the
 // paths' variants; close stops the servers and then calls drop.
-func frontDoorVariants(keyed, plain *Rig, drop func()) ([]*Variant, func()) {
+func httpAPIVariants(keyed, plain *Rig, drop func()) ([]*Variant, func()) {
 	var vs []*Variant
 	srvKeyed, srvPlain := httptest.NewServer(keyed.Handler), httptest.NewServer(plain.Handler)
 	close := func() { srvKeyed.Close(); srvPlain.Close(); drop() }
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: time.Minute}
-	fd := &frontDoor{rig: keyed}
+	fd := &httpAPI{rig: keyed}
 	prepares := [numPaths]func(string, int) ([][]byte, error){
 		PathNoKeys: fd.firsts,
 		PathFirst:  fd.firsts,
@@ -106,7 +106,7 @@ func frontDoorVariants(keyed, plain *Rig, drop func()) ([]*Variant, func()) {
 		PathTaken:  fd.taken,
 		PathGet:    fd.gets,
 	}
-	for p, path := range FrontDoorPaths {
+	for p, path := range HTTPAPIPaths {
 		rig, srv, function := keyed, srvKeyed, handler.FunctionSubmitOrder
 		if p == PathNoKeys {
 			rig, srv = plain, srvPlain
@@ -127,10 +127,10 @@ func frontDoorVariants(keyed, plain *Rig, drop func()) ([]*Variant, func()) {
 	return vs, close
 }
 
-// frontDoorRig is the handler as cmd/handler wires the HTTP API: the
+// httpAPIRig is the handler as cmd/handler wires the HTTP API: the
 // executeOnce service over the key container of the target's database
 // (withKeys), or over a store that keeps nothing.
-func frontDoorRig(t Target, withKeys bool) (*Rig, error) {
+func httpAPIRig(t Target, withKeys bool) (*Rig, error) {
 	return newRig(t, PoolSize, func(store *cosmos.Store, cfg *handler.Config) {
 		var ks idempotency.Store = keptNowhere{}
 		if withKeys {
@@ -157,10 +157,10 @@ func (keptNowhere) Replace(context.Context, idempotency.Record, string) (string,
 
 func (keptNowhere) Release(context.Context, string, string) error { return nil }
 
-// frontDoor builds each path's requests and the state they meet (the keys
+// httpAPI builds each path's requests and the state they meet (the keys
 // already used, the orders already stored), through the keyed rig, before
 // the clock starts.
-type frontDoor struct {
+type httpAPI struct {
 	rig *Rig
 }
 
@@ -179,13 +179,13 @@ func submitEach(prefix string, ops int, client, suffix string) ([][]byte, error)
 	})
 }
 
-func (fd *frontDoor) firsts(prefix string, ops int) ([][]byte, error) {
+func (fd *httpAPI) firsts(prefix string, ops int) ([][]byte, error) {
 	return submitEach(prefix, ops, benchClient, "")
 }
 
 // created sends the first request of every key of the phase and wants
 // each to create its order.
-func (fd *frontDoor) created(prefix string, ops int) error {
+func (fd *httpAPI) created(prefix string, ops int) error {
 	firsts, err := fd.firsts(prefix, ops)
 	if err != nil {
 		return err
@@ -193,7 +193,7 @@ func (fd *frontDoor) created(prefix string, ops int) error {
 	return fd.setUp(handler.FunctionSubmitOrder, firsts, "created")
 }
 
-func (fd *frontDoor) replays(prefix string, ops int) ([][]byte, error) {
+func (fd *httpAPI) replays(prefix string, ops int) ([][]byte, error) {
 	if err := fd.created(prefix, ops); err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func (fd *frontDoor) replays(prefix string, ops int) ([][]byte, error) {
 }
 
 // resends are the phase's orders again, by their owner under new keys.
-func (fd *frontDoor) resends(prefix string, ops int) ([][]byte, error) {
+func (fd *httpAPI) resends(prefix string, ops int) ([][]byte, error) {
 	if err := fd.created(prefix, ops); err != nil {
 		return nil, err
 	}
@@ -209,14 +209,14 @@ func (fd *frontDoor) resends(prefix string, ops int) ([][]byte, error) {
 }
 
 // taken are the phase's orderIds sent by the other client.
-func (fd *frontDoor) taken(prefix string, ops int) ([][]byte, error) {
+func (fd *httpAPI) taken(prefix string, ops int) ([][]byte, error) {
 	if err := fd.created(prefix, ops); err != nil {
 		return nil, err
 	}
 	return submitEach(prefix, ops, benchOtherClient, "-other")
 }
 
-func (fd *frontDoor) gets(prefix string, ops int) ([][]byte, error) {
+func (fd *httpAPI) gets(prefix string, ops int) ([][]byte, error) {
 	if err := fd.created(prefix, ops); err != nil {
 		return nil, err
 	}
@@ -227,7 +227,7 @@ func (fd *frontDoor) gets(prefix string, ops int) ([][]byte, error) {
 }
 
 // setUp serves requests in process and wants each to end in outcome.
-func (fd *frontDoor) setUp(function string, requests [][]byte, outcome string) error {
+func (fd *httpAPI) setUp(function string, requests [][]byte, outcome string) error {
 	fd.rig.Outcomes.Take()
 	for _, req := range requests {
 		if _, err := fd.rig.Invoke(function, req); err != nil {

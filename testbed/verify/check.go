@@ -1,4 +1,4 @@
-package chaos
+package verify
 
 import (
 	"bytes"
@@ -21,7 +21,8 @@ type Check struct {
 	Violations []string
 }
 
-func (c *Check) fail(format string, args ...any) {
+// Fail books one violation.
+func (c *Check) Fail(format string, args ...any) {
 	c.Violations = append(c.Violations, fmt.Sprintf(format, args...))
 }
 
@@ -88,7 +89,8 @@ type storedOrder struct {
 	content map[string]any
 }
 
-type docHead struct {
+// DocHead is the fields the checks read from any document.
+type DocHead struct {
 	ID           string `json:"id"`
 	OrderID      string `json:"orderId"`
 	RequestHash  string `json:"requestHash"`
@@ -96,9 +98,9 @@ type docHead struct {
 	IncomingHash string `json:"incomingHash"`
 }
 
-// checkRun checks every invariant of a chaos run against the documents it
+// CheckRun checks every invariant of a chaos run against the documents it
 // left, by type.
-func checkRun(docs map[string][]json.RawMessage, ev Evidence) *Findings {
+func CheckRun(docs map[string][]json.RawMessage, ev Evidence) *Findings {
 	// Messages of another type (a valid Subject such as
 	// OrderStatusChanged) are delivered but not judged here.
 	ev.Messages = slices.DeleteFunc(slices.Clone(ev.Messages), func(m *hostemu.Message) bool {
@@ -123,11 +125,11 @@ func checkRun(docs map[string][]json.RawMessage, ev Evidence) *Findings {
 	settled.Checked = len(ev.Messages)
 	for _, m := range ev.Messages {
 		if fa := ev.Fates.fateOf(m); fa == nil || fa.final == "" {
-			settled.fail("message %s (sequence %d) was never settled", m.MessageID, m.SequenceNumber)
+			settled.Fail("message %s (sequence %d) was never settled", m.MessageID, m.SequenceNumber)
 		}
 	}
 	if ev.Queue.Outstanding != 0 {
-		settled.fail("the queue still holds %d messages", ev.Queue.Outstanding)
+		settled.Fail("the queue still holds %d messages", ev.Queue.Outstanding)
 	}
 	for _, d := range ev.Dead {
 		f.Accounted = append(f.Accounted, Accounted{MessageID: d.Message.MessageID, Reason: d.Reason,
@@ -138,26 +140,26 @@ func checkRun(docs map[string][]json.RawMessage, ev Evidence) *Findings {
 	msgCheck, accounted := checkMessages(ev, classes, stored)
 	ev.Fates.mu.Lock()
 	for _, b := range ev.Fates.badEnvelopes {
-		msgCheck.fail("%s", b)
+		msgCheck.Fail("%s", b)
 	}
 	ev.Fates.mu.Unlock()
 	f.Accounted = append(f.Accounted, accounted...)
 	outbox := &Check{Name: "no outbox event without its order (and with the order's requestHash)"}
 	for _, raw := range docs["outboxEvent"] {
 		outbox.Checked++
-		var e docHead
+		var e DocHead
 		_ = json.Unmarshal(raw, &e)
 		o, ok := stored[e.OrderID]
 		switch {
 		case !ok:
-			outbox.fail("outbox event %s has no order %s", e.ID, e.OrderID)
+			outbox.Fail("outbox event %s has no order %s", e.ID, e.OrderID)
 		case e.RequestHash != o.hash:
-			outbox.fail("outbox event %s carries %s, the order %s", e.ID, e.RequestHash, o.hash)
+			outbox.Fail("outbox event %s carries %s, the order %s", e.ID, e.RequestHash, o.hash)
 		}
 	}
 	withEvent := map[string]bool{}
 	for _, raw := range docs["outboxEvent"] {
-		var e docHead
+		var e DocHead
 		_ = json.Unmarshal(raw, &e)
 		withEvent[e.OrderID] = true
 	}
@@ -173,17 +175,17 @@ func checkRun(docs map[string][]json.RawMessage, ev Evidence) *Findings {
 	for t, ds := range docs {
 		for _, raw := range ds {
 			stray.Checked++
-			var h docHead
+			var h DocHead
 			_ = json.Unmarshal(raw, &h)
 			if _, ok := byOrder[h.OrderID]; !ok {
-				stray.fail("%s document %s has orderId %q, which no valid message carried", t, h.ID, h.OrderID)
+				stray.Fail("%s document %s has orderId %q, which no valid message carried", t, h.ID, h.OrderID)
 			}
 		}
 	}
-	incidents, recs := IncidentChecks(ev.Messages, ev.Fates, ev.Outages, ev.CreatedAt, ev.RecoveryBound)
+	incidents, recs := incidentChecks(ev.Messages, ev.Fates, ev.Outages, ev.CreatedAt, ev.RecoveryBound)
 	f.Recoveries = recs
 	f.Checks = append([]*Check{settled, orderCheck, msgCheck, outbox, conflicts, stray}, incidents...)
-	f.Checks = append(f.Checks, ClockCheck(ev.Fates.invocationCount(), ev.Queue, ev.Worker))
+	f.Checks = append(f.Checks, clockCheck(ev.Fates.invocationCount(), ev.Queue, ev.Worker))
 	return f
 }
 
@@ -196,13 +198,13 @@ func checkOrders(orderDocs []json.RawMessage, byOrder map[string][]*hostemu.Mess
 	stored := map[string]*storedOrder{}
 	count := map[string]int{}
 	for _, raw := range orderDocs {
-		var h docHead
+		var h DocHead
 		_ = json.Unmarshal(raw, &h)
 		count[h.OrderID]++
 		doc, err := content(raw)
 		bc, err2 := content(raw, bookkeeping...)
 		if err != nil || err2 != nil {
-			c.fail("order %s: unreadable document: %v", h.OrderID, err)
+			c.Fail("order %s: unreadable document: %v", h.OrderID, err)
 			continue
 		}
 		stored[h.OrderID] = &storedOrder{doc: doc, hash: h.RequestHash, content: bc}
@@ -212,16 +214,16 @@ func checkOrders(orderDocs []json.RawMessage, byOrder map[string][]*hostemu.Mess
 		acks := created[id]
 		switch {
 		case count[id] > 1:
-			c.fail("order %s: %d order documents", id, count[id])
+			c.Fail("order %s: %d order documents", id, count[id])
 		case len(acks) > 1:
-			c.fail("order %s: Cosmos accepted %d creates (%v)", id, len(acks), acks)
+			c.Fail("order %s: Cosmos accepted %d creates (%v)", id, len(acks), acks)
 		}
 		o, ok := stored[id]
 		if !ok {
 			// Checked against the messages' fates in checkMessages: an
 			// order may be missing only if all its messages were given up.
 			if len(acks) > 0 {
-				c.fail("order %s: Cosmos accepted a create but holds no order document", id)
+				c.Fail("order %s: Cosmos accepted a create but holds no order document", id)
 			}
 			continue
 		}
@@ -229,23 +231,23 @@ func checkOrders(orderDocs []json.RawMessage, byOrder map[string][]*hostemu.Mess
 		case created == nil:
 			// No proxy, no ledger: what Cosmos accepted is not known.
 		case len(acks) == 0:
-			c.fail("order %s: an order document exists but the proxy saw no create succeed", id)
+			c.Fail("order %s: an order document exists but the proxy saw no create succeed", id)
 		case acks[0] != o.hash:
-			c.fail("order %s: stored requestHash %s, but the create Cosmos accepted carried %s", id, o.hash, acks[0])
+			c.Fail("order %s: stored requestHash %s, but the create Cosmos accepted carried %s", id, o.hash, acks[0])
 		}
 		matched := false
 		for _, m := range byOrder[id] {
 			if mc, err := content(m.Body, "meta"); err == nil && reflect.DeepEqual(mc, o.content) {
 				matched = true
 				if got := orderstream.ContentKey(m.Body); got != o.hash {
-					c.fail("order %s: a message with the stored content has fingerprint %s, the stored one is %s", id, got, o.hash)
+					c.Fail("order %s: a message with the stored content has fingerprint %s, the stored one is %s", id, got, o.hash)
 				}
 			} else if orderstream.ContentKey(m.Body) == o.hash {
-				c.fail("order %s: a message with other content has the stored fingerprint %s", id, o.hash)
+				c.Fail("order %s: a message with other content has the stored fingerprint %s", id, o.hash)
 			}
 		}
 		if !matched {
-			c.fail("order %s: the stored content is not the content of any message sent for it", id)
+			c.Fail("order %s: the stored content is not the content of any message sent for it", id)
 		}
 	}
 	return stored, c
@@ -283,18 +285,18 @@ func checkMessages(ev Evidence, classes map[*hostemu.Message]orderstream.Class, 
 			accounted = append(accounted, Accounted{MessageID: m.MessageID, Reason: reason,
 				Detail: fmt.Sprintf("parked at delivery %d", fa.finalParked.DeliveryCount)})
 			if !cl.Valid {
-				c.fail("invalid message %s was retried until its budget ran out instead of being parked at once", m.MessageID)
+				c.Fail("invalid message %s was retried until its budget ran out instead of being parked at once", m.MessageID)
 			}
 			continue
 		}
 		if !cl.Valid {
 			if reason != "ValidationFailed" && reason != "MalformedMessage" {
-				c.fail("invalid message %s (orderId %q) completed with parking reason %q", m.MessageID, cl.OrderID, reason)
+				c.Fail("invalid message %s (orderId %q) completed with parking reason %q", m.MessageID, cl.OrderID, reason)
 			}
 			continue
 		}
 		if reason == "ValidationFailed" || reason == "MalformedMessage" {
-			c.fail("valid message %s (sequence %d) was parked %s: %s", m.MessageID, m.SequenceNumber, reason, fa.finalParked.Description)
+			c.Fail("valid message %s (sequence %d) was parked %s: %s", m.MessageID, m.SequenceNumber, reason, fa.finalParked.Description)
 			continue
 		}
 		o, ok := stored[cl.OrderID]
@@ -305,23 +307,23 @@ func checkMessages(ev Evidence, classes map[*hostemu.Message]orderstream.Class, 
 		same := reflect.DeepEqual(mc, o.content)
 		switch {
 		case same && reason != "":
-			c.fail("message %s (sequence %d) has the stored content but was parked %s", m.MessageID, m.SequenceNumber, reason)
+			c.Fail("message %s (sequence %d) has the stored content but was parked %s", m.MessageID, m.SequenceNumber, reason)
 		case same:
 			for _, p := range fa.parked {
 				if p.Reason == "HashMismatch" {
-					c.fail("message %s (sequence %d) has the stored content but one delivery parked it HashMismatch", m.MessageID, m.SequenceNumber)
+					c.Fail("message %s (sequence %d) has the stored content but one delivery parked it HashMismatch", m.MessageID, m.SequenceNumber)
 				}
 			}
 		case reason != "HashMismatch":
-			c.fail("message %s (sequence %d) carries other content than the stored order but completed with parking reason %q", m.MessageID, m.SequenceNumber, reason)
+			c.Fail("message %s (sequence %d) carries other content than the stored order but completed with parking reason %q", m.MessageID, m.SequenceNumber, reason)
 		case fa.finalParked.StoredHash != o.hash || fa.finalParked.IncomingHash != orderstream.ContentKey(m.Body):
-			c.fail("message %s: parked with storedHash %s incomingHash %s, want %s and %s", m.MessageID,
+			c.Fail("message %s: parked with storedHash %s incomingHash %s, want %s and %s", m.MessageID,
 				fa.finalParked.StoredHash, fa.finalParked.IncomingHash, o.hash, orderstream.ContentKey(m.Body))
 		}
 	}
 	for id, n := range total {
 		if _, ok := stored[id]; !ok && givenUp[id] < n {
-			c.fail("order %s has no document, but %d of its %d messages were not given up on", id, n-givenUp[id], n)
+			c.Fail("order %s has no document, but %d of its %d messages were not given up on", id, n-givenUp[id], n)
 		}
 	}
 	return c, accounted
@@ -331,9 +333,9 @@ func checkMessages(ev Evidence, classes map[*hostemu.Message]orderstream.Class, 
 // record beside the order, naming the stored and the incoming fingerprint.
 func checkConflicts(conflictDocs []json.RawMessage, stored map[string]*storedOrder, ev Evidence, classes map[*hostemu.Message]orderstream.Class) *Check {
 	c := &Check{Name: "every parked mismatch has its conflict record"}
-	have := map[[2]string]docHead{}
+	have := map[[2]string]DocHead{}
 	for _, raw := range conflictDocs {
-		var h docHead
+		var h DocHead
 		_ = json.Unmarshal(raw, &h)
 		have[[2]string{h.OrderID, h.IncomingHash}] = h
 	}
@@ -354,9 +356,9 @@ func checkConflicts(conflictDocs []json.RawMessage, stored map[string]*storedOrd
 		h, ok := have[k]
 		switch {
 		case !ok:
-			c.fail("order %s: mismatch %s parked without a conflict record", k[0], k[1])
+			c.Fail("order %s: mismatch %s parked without a conflict record", k[0], k[1])
 		case stored[k[0]] == nil || h.StoredHash != stored[k[0]].hash:
-			c.fail("order %s: conflict record %s names storedHash %s", k[0], h.ID, h.StoredHash)
+			c.Fail("order %s: conflict record %s names storedHash %s", k[0], h.ID, h.StoredHash)
 		}
 	}
 	return c

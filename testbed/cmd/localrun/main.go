@@ -1,18 +1,19 @@
-// Command hostemu is a local Functions host emulator: it starts the custom
-// handler the way the Azure Functions host does, feeds it a Service Bus
-// queue with at-least-once delivery (duplicates, bursts, lost completions,
-// mismatches, invalid messages, handler kills, a Cosmos outage), keeps the
-// platform's clocks (locks, functionTimeout), applies its output bindings,
-// and checks that Cosmos DB ends with exactly one order per valid orderId,
-// every other content parked and no good order given up on. It exits 1 when
-// a check fails.
+// Command localrun is the make run driver: with the local Functions host
+// emulator (testbed/hostemu) it starts the custom handler the way the Azure
+// Functions host does, feeds it a Service Bus queue with at-least-once
+// delivery (duplicates, bursts, lost completions, mismatches, invalid
+// messages, handler kills, a Cosmos outage), keeps the platform's clocks
+// (locks, functionTimeout), applies its output bindings, and checks that
+// Cosmos DB ends with exactly one order per valid orderId, every other
+// content parked and no good order given up on. It exits 1 when a check
+// fails.
 //
-//	hostemu [flags]                      a generated stream (2000 orders)
-//	hostemu -stream messages.jsonl       a stream file (see testbed/orderstream.Record)
-//	hostemu -keep-database …             then ordersctl parked resubmit, then
-//	hostemu -stream .local/hostemu/send.jsonl -database NAME -resume
-//	hostemu -serve                       no stream: serve the HTTP triggers until Ctrl-C
-//	hostemu -serve -hold-key-completions 10s   the same, a key's second request meets the first in flight
+//	localrun [flags]                      a generated stream (2000 orders)
+//	localrun -stream messages.jsonl       a stream file (see testbed/orderstream.Record)
+//	localrun -keep-database …             then ordersctl parked resubmit, then
+//	localrun -stream .local/hostemu/send.jsonl -database NAME -resume
+//	localrun -serve                       no stream: serve the HTTP triggers until Ctrl-C
+//	localrun -serve -hold-key-completions 10s   the same, a key's second request meets the first in flight
 //
 // While it runs, the app's httpTrigger functions answer on -http-addr
 // (127.0.0.1:7071, Core Tools' port) under /api, as the host serves them.
@@ -35,7 +36,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/ordersink/orders-consumer/testbed/chaos"
+	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/localrun"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -101,7 +102,7 @@ func (l *settingFlag) String() string     { return strings.Join(*l, " ") }
 func (l *settingFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func run(ctx context.Context, args, environ []string, stdout, stderr, progress io.Writer) int {
-	fs := flag.NewFlagSet("hostemu", flag.ContinueOnError)
+	fs := flag.NewFlagSet("localrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	gen := orderstream.DefaultOptions()
 	var (
@@ -138,7 +139,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	fs.DurationVar(&opts.DuplicateDetection, "duplicate-detection", 0, "the queue's duplicate detection window, e.g. 10m as in Azure (0: off, every resend reaches the consumer)")
 	fs.IntVar(&opts.HandlerKills, "kill-handler", 0, "SIGKILL the handler this many times, spread over the run")
 	opts.Clocks.RegisterFlags(fs)
-	outages := fs.String("outages", chaos.FormatOutages(localrun.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none; needs a loopback http:// Cosmos endpoint")
+	outages := fs.String("outages", faults.FormatOutages(localrun.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none; needs a loopback http:// Cosmos endpoint")
 	fs.StringVar(&opts.Database, "database", "", "Cosmos database to use; it must hold no orders (default: a fresh one, deleted afterwards)")
 	fs.BoolVar(&opts.KeepDatabase, "keep-database", false, "keep the fresh database for a look afterwards (ordersctl order show)")
 	fs.BoolVar(&opts.Resume, "resume", false, "continue the run that kept -database: deliver -stream (e.g. what ordersctl parked resubmit wrote) into it, append to the files in -out")
@@ -153,12 +154,12 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 		return exitError
 	}
 	var err error
-	if opts.Outages, err = chaos.ParseOutages(*outages); err != nil {
-		fmt.Fprintln(stderr, "hostemu:", err)
+	if opts.Outages, err = faults.ParseOutages(*outages); err != nil {
+		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "hostemu: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "localrun: unexpected argument %q\n", fs.Arg(0))
 		return exitError
 	}
 	given := map[string]bool{}
@@ -185,23 +186,23 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 		opts.OutDir = filepath.Join(*appRoot, opts.OutDir)
 	}
 	if given["hold-key-completions"] && !*serve {
-		fmt.Fprintln(stderr, "hostemu: -hold-key-completions is for -serve")
+		fmt.Fprintln(stderr, "localrun: -hold-key-completions is for -serve")
 		return exitError
 	}
 	if *serve {
 		return serveApp(ctx, opts, given, stdout, stderr)
 	}
 	if err := loadStream(&opts, *stream, gen, *writeStream); err != nil {
-		fmt.Fprintln(stderr, "hostemu:", err)
+		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
 	if err := addSubmissions(&opts, sub, gen.Seed, given); err != nil {
-		fmt.Fprintln(stderr, "hostemu:", err)
+		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
 	rep, err := localrun.Run(ctx, opts)
 	if err != nil {
-		fmt.Fprintln(stderr, "hostemu:", err)
+		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
 	rep.Print(stdout)
@@ -223,17 +224,17 @@ func serveApp(ctx context.Context, opts localrun.Options, given map[string]bool,
 	subFlags.VisitAll(func(f *flag.Flag) { stream = append(stream, f.Name) })
 	for _, f := range stream {
 		if given[f] {
-			fmt.Fprintf(stderr, "hostemu: -%s is about the generated stream; -serve has none\n", f)
+			fmt.Fprintf(stderr, "localrun: -%s is about the generated stream; -serve has none\n", f)
 			return exitError
 		}
 	}
 	if opts.HTTPAddr == "" {
-		fmt.Fprintln(stderr, "hostemu: -serve needs the HTTP listener; -http-addr off leaves nothing to serve")
+		fmt.Fprintln(stderr, "localrun: -serve needs the HTTP listener; -http-addr off leaves nothing to serve")
 		return exitError
 	}
 	opts.Outages = nil // they follow a stream's progress
 	if err := localrun.Serve(ctx, opts, stdout); err != nil {
-		fmt.Fprintln(stderr, "hostemu:", err)
+		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
 	return exitOK

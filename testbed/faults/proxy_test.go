@@ -1,4 +1,4 @@
-package chaos
+package faults
 
 import (
 	"encoding/json"
@@ -305,41 +305,6 @@ func TestProxyRatesHold(t *testing.T) {
 	}
 }
 
-func TestLedgerBooksAcceptedOrders(t *testing.T) {
-	batch := func(status ...int) Exchange {
-		ops, _ := json.Marshal([]map[string]any{
-			{"operationType": "Create", "resourceBody": map[string]any{"id": "ORD-1", "orderId": "ORD-1", "type": "order", "requestHash": "sha256:aa"}},
-			{"operationType": "Create", "resourceBody": map[string]any{"id": "ORD-1:event:OrderAccepted", "orderId": "ORD-1", "type": "outboxEvent"}},
-		})
-		var res []map[string]int
-		for _, s := range status {
-			res = append(res, map[string]int{"statusCode": s})
-		}
-		ans, _ := json.Marshal(res)
-		h := http.Header{}
-		h.Set("x-ms-cosmos-is-batch-request", "True")
-		return Exchange{Method: http.MethodPost, Path: "/dbs/shop/colls/orders/docs", Header: h, Body: ops, Status: http.StatusOK, Answer: ans, Fault: -1}
-	}
-	l := NewLedger()
-	l.Observe(batch(409, 424))
-	if got := l.Created(); len(got) != 0 {
-		t.Fatalf("a conflicting batch was booked: %v", got)
-	}
-	x := batch(201, 201)
-	x.Fault = LostAnswer
-	l.Observe(x)
-	conflict := Exchange{Method: http.MethodPost, Path: "/dbs/shop/colls/orders/docs", Header: http.Header{}, Status: http.StatusCreated,
-		Body: []byte(`{"id":"ORD-1:conflict:bb","orderId":"ORD-1","type":"conflict"}`), Fault: -1}
-	l.Observe(conflict)
-	got := l.Created()
-	if len(got) != 1 || len(got["ORD-1"]) != 1 || got["ORD-1"][0] != "sha256:aa" {
-		t.Errorf("created %v, want ORD-1 once with sha256:aa", got)
-	}
-	if l.Unseen(LostAnswer) != 1 {
-		t.Errorf("lost answers of creates %d, want 1", l.Unseen(LostAnswer))
-	}
-}
-
 // A request sent again unchanged after a fault is a client retry; a new
 // request (another body) is not.
 func TestProxyCountsResends(t *testing.T) {
@@ -358,5 +323,37 @@ func TestProxyCountsResends(t *testing.T) {
 	send(`{"id":"b"}`)
 	if c := p.Counts(); c.Resent[Throttle] != 1 || c.TotalResent() != 1 {
 		t.Errorf("resent %v, want one resend after a 429", c.Resent)
+	}
+}
+
+// Pick's fault is injected as a rolled one would be, before the rates.
+func TestProxyPickComesBeforeTheRates(t *testing.T) {
+	up := newUpstream(t)
+	pick := Fault(-1)
+	p := startProxy(t, ProxyConfig{Upstream: up.URL, Rates: only(Throttle),
+		Pick: func(_, path string, _ []byte) Fault {
+			if strings.Contains(path, "/colls/idempotency-keys/") {
+				return pick
+			}
+			return -1
+		}})
+	keys := p.URL() + "dbs/shop/colls/idempotency-keys/docs"
+	resp, _, err := post(t, p.URL()+docsPath)
+	if err != nil || resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("not picked: %v %v, want the rates' 429", resp, err)
+	}
+	pick = LostAnswer
+	if _, _, err := post(t, keys); err == nil {
+		t.Fatal("a lost answer was answered")
+	}
+	if up.hits.Load() != 1 {
+		t.Errorf("upstream saw %d requests, want the one whose answer was lost", up.hits.Load())
+	}
+	pick = Drop
+	if _, _, err := post(t, keys); err == nil || up.hits.Load() != 1 {
+		t.Errorf("dropped: %v, upstream hits %d; want no answer and nothing forwarded", err, up.hits.Load())
+	}
+	if c := p.Counts(); c.Faults[LostAnswer] != 1 || c.Faults[Drop] != 1 || c.Faults[Throttle] != 1 {
+		t.Errorf("faults %v", c.Faults)
 	}
 }

@@ -1,4 +1,4 @@
-package chaos
+package verify
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ordersink/orders-consumer/testbed/faults"
 )
 
 // Ledger is the proxy's witness of which content Cosmos accepted for each
@@ -21,12 +23,12 @@ type Ledger struct {
 	firstAt map[string]time.Time
 	// unseen counts order creates that succeeded but whose answer the
 	// handler did not get in time (LostAnswer) or got late (Slow).
-	unseen map[Fault]int
+	unseen map[faults.Fault]int
 }
 
 // NewLedger returns an empty ledger; pass its Observe to ProxyConfig.
 func NewLedger() *Ledger {
-	return &Ledger{created: map[string][]string{}, firstAt: map[string]time.Time{}, unseen: map[Fault]int{}}
+	return &Ledger{created: map[string][]string{}, firstAt: map[string]time.Time{}, unseen: map[faults.Fault]int{}}
 }
 
 type batchOperation struct {
@@ -45,7 +47,7 @@ type orderFields struct {
 }
 
 // Observe books the order documents an exchange created.
-func (l *Ledger) Observe(x Exchange) {
+func (l *Ledger) Observe(x faults.Exchange) {
 	if x.Method != http.MethodPost || !strings.HasSuffix(x.Path, "/docs") || x.Status/100 != 2 {
 		return
 	}
@@ -78,7 +80,7 @@ func (l *Ledger) Observe(x Exchange) {
 			l.firstAt[f.OrderID] = now
 		}
 		l.created[f.OrderID] = append(l.created[f.OrderID], f.RequestHash)
-		if x.Fault == LostAnswer || x.Fault == Slow {
+		if x.Fault == faults.LostAnswer || x.Fault == faults.Slow {
 			l.unseen[x.Fault]++
 		}
 		l.mu.Unlock()
@@ -111,7 +113,7 @@ func (l *Ledger) CreatedAt() map[string]time.Time {
 
 // Unseen returns how many successful order creates had their answer lost
 // (LostAnswer) or held back (Slow).
-func (l *Ledger) Unseen(f Fault) int {
+func (l *Ledger) Unseen(f faults.Fault) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.unseen[f]

@@ -1,4 +1,4 @@
-package chaos
+package rig
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
-// DefaultCatchUp bounds the wait, once the queue is drained, for the outbox
+// defaultCatchUp bounds the wait, once the queue is drained, for the outbox
 // publisher to deliver every change: a few feed polls and the first retry
 // delays of the publisher's policy.
-const DefaultCatchUp = 2 * time.Minute
+const defaultCatchUp = 2 * time.Minute
 
 // PublisherConfig runs the app's outbox publisher (its cosmosDBTrigger
 // function) under the host emulator beside a delivery, and arms its faults.
@@ -34,7 +34,7 @@ type PublisherConfig struct {
 	// TopicFile, when set, receives the topic's messages as JSONL.
 	TopicFile string
 	// CatchUp bounds the wait for the feed after the queue is drained (0:
-	// DefaultCatchUp).
+	// defaultCatchUp).
 	CatchUp time.Duration
 	Seed    uint64
 }
@@ -116,7 +116,7 @@ type publisher struct {
 // newPublisher prepares the publisher of cfg's app, when the rig asks for
 // one and the app has an enabled cosmosDBTrigger function: it wraps the
 // rig's output hooks to see and fault the topic, before the host is built.
-func newPublisher(ctx context.Context, rc *RigConfig, endpoint, key string) (*publisher, error) {
+func newPublisher(ctx context.Context, rc *Config, endpoint, key string) (*publisher, error) {
 	if rc.Publisher == nil {
 		return nil, nil
 	}
@@ -221,7 +221,7 @@ func (p *publisher) finish(ctx context.Context) *PublisherResult {
 	p.once.Do(func() {
 		wait := p.cfg.CatchUp
 		if wait <= 0 {
-			wait = DefaultCatchUp
+			wait = defaultCatchUp
 		}
 		if p.stop != nil {
 			drainCtx, cancel := context.WithTimeoutCause(ctx, wait, fmt.Errorf("not within %s of the queue's end", wait))
