@@ -90,7 +90,7 @@ param enableBatchFunction bool = false
 @description('true: private networking. A virtual network with the app\'s outbound integration, private endpoints and DNS zones for the host storage (blob, queue, table) and Cosmos DB, whose public network access is then off. Service Bus stays public (Standard tier; identity-only access). Publishing and data-plane commands must then run from inside the network (docs/deploy.md#private-networking).')
 param vnetEnabled bool = false
 
-@description('HTTP API (SubmitOrder, GetOrder): Entra ID application (client) id of the API app registration callers get tokens for. Empty (default): callers authenticate with function keys only (docs/security.md#http-api). Set: App Service Authentication answers 401 to requests without a valid token, in front of the function keys. Elastic Premium only: the deployment fails with it on Flex Consumption.')
+@description('HTTP API (SubmitOrder, GetOrder): Entra ID application (client) id of the API app registration callers get tokens for. Empty (default): callers authenticate with function keys only (docs/security.md#http-api). Set: App Service Authentication answers 401 to requests without a valid token, in front of the function keys, on both plans (on Flex Consumption verify it once: docs/deploy.md).')
 param easyAuthClientId string = ''
 
 @description('App Service Authentication: audiences a token may carry. Empty: api://<easyAuthClientId>.')
