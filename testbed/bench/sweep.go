@@ -30,7 +30,7 @@ type LatencyRun struct {
 }
 
 // AtLatency returns the target as seen from latency away: through a delay
-// proxy (chaos.ProxyConfig.Latency) on loopback that holds every answer of
+// proxy (faults.ProxyConfig.Latency) on loopback that holds every answer of
 // the emulator back that long, so a request holds its connection for the
 // whole round trip, as it does against a real account. Zero returns t. The
 // proxy runs in this process, so its CPU counts in the Go process's.

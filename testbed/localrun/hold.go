@@ -40,7 +40,7 @@ func (h *completionHold) proxy() *faults.ProxyConfig {
 	return &faults.ProxyConfig{Hold: h.hold, Observe: h.observe}
 }
 
-// hold is chaos.ProxyConfig.Hold: a replace of a key record waits.
+// hold is faults.ProxyConfig.Hold: a replace of a key record waits.
 func (h *completionHold) hold(method, p string, closing <-chan struct{}) {
 	if method != http.MethodPut || !h.records.Match(p) {
 		return
@@ -73,7 +73,7 @@ func (h *completionHold) hold(method, p string, closing <-chan struct{}) {
 	h.logf("released the completion of key record %s: %s", id, why)
 }
 
-// observe is chaos.ProxyConfig.Observe: Cosmos answered a read of a held
+// observe is faults.ProxyConfig.Observe: Cosmos answered a read of a held
 // record, so the reader has seen it `started`; its completion may go on.
 func (h *completionHold) observe(x faults.Exchange) {
 	if x.Method != http.MethodGet || !h.records.Match(x.Path) {
