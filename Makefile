@@ -65,7 +65,8 @@ clean:
 .PHONY: publish deploy check-infra
 
 ## deploy: deploy bicep/main.bicep to resource group RG as environment ENV_NAME (retries once on the
-##         transient "principal not found"), publish bin/handler with 401/403 back-off, wait
+##         transient "principal not found" and on 412 "exclusive lock"), publish bin/handler with
+##         401/403 back-off, wait
 ##         until the app runs. More template parameters: DEPLOY_ARGS='deployerPrincipalId=... hostingPlan=FlexConsumption'
 deploy:
 	@test -n "$(RG)" -a -n "$(ENV_NAME)" || { echo "usage: make deploy RG=<resource-group> ENV_NAME=<environment-name> [DEPLOY_ARGS='name=value ...']"; exit 2; }
@@ -95,8 +96,9 @@ local-stack-down:
 ## chaos: fault-injection run: at least 10,000 messages (duplicates, bursts, lost completions,
 ##        mismatches, invalid) through the handler under the host emulator, a loopback proxy
 ##        injecting 429/503/408/slow/dropped/lost-answer faults into its Cosmos requests, 5 SIGKILLs,
-##        200 HTTP orders to SubmitOrder with a kill and a lost answer aimed at key completions;
-##        prints the figures, non-zero exit on any invariant violation (docs/chaos.md), and then
+##        HTTP orders from two clients racing for orderIds, with kills and lost answers aimed at key
+##        completions, PublishOrderEvents on the emulated change feed with its own kills and refused
+##        topic sends; prints the figures, non-zero exit on any invariant violation, and then
 ##        keeps the handler's log, the host emulator's lines and the report in .local/logs/.
 ##        More: make chaos CHAOS_ARGS='-messages 20000 -kills 8 -seed 7'
 chaos: build
