@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
@@ -24,7 +25,8 @@ type HTTPReport struct {
 // httpPart is a run's HTTP part; nil when the run has none (its methods
 // then do nothing).
 type httpPart struct {
-	cfg          *HTTPRun
+	keyLease     time.Duration
+	deadline     time.Duration
 	injected     orderstream.SubmitInjected
 	submits      *SubmitLedger
 	faults       *KeyFaults
@@ -32,21 +34,21 @@ type httpPart struct {
 }
 
 func newHTTPPart(cfg Config, app *hostemu.App) (*httpPart, error) {
-	if cfg.HTTP == nil || cfg.HTTP.Submissions.Orders == 0 {
+	if cfg.Submissions.Orders == 0 {
 		return nil, nil
 	}
 	if app.Function("SubmitOrder") == nil {
 		return nil, fmt.Errorf("HTTP submissions go to SubmitOrder, which %s does not have (-http-orders 0 for none)", app.Root)
 	}
-	opts := cfg.HTTP.Submissions
+	opts := cfg.Submissions
 	opts.Seed = cfg.Seed
 	subs, injected, err := orderstream.GenerateSubmissions(opts)
 	if err != nil {
 		return nil, err
 	}
 	subs = MeetOutages(subs, cfg.Outages)
-	return &httpPart{cfg: cfg.HTTP, injected: injected, submits: NewSubmitLedger(subs), keyContainer: cosmos.KeyContainer,
-		faults: newKeyFaults(cosmos.KeyContainer, subs, cfg.HTTP.KeyKills, cfg.HTTP.KeyLostAnswers)}, nil
+	return &httpPart{keyLease: cfg.KeyLease, deadline: cfg.SubmitDeadline, injected: injected, submits: NewSubmitLedger(subs), keyContainer: cosmos.KeyContainer,
+		faults: newKeyFaults(cosmos.KeyContainer, subs, cfg.KeyKills, cfg.KeyLostAnswers)}, nil
 }
 
 // configure sets the handler's key settings: the run's container and its
@@ -56,11 +58,11 @@ func (h *httpPart) configure(s *hostemu.Settings) {
 		return
 	}
 	s.Set("IDEMPOTENCY_CONTAINER", h.keyContainer)
-	if h.cfg.KeyLease > 0 {
-		s.Set("IDEMPOTENCY_LEASE", h.cfg.KeyLease.String())
+	if h.keyLease > 0 {
+		s.Set("IDEMPOTENCY_LEASE", h.keyLease.String())
 	}
-	if h.cfg.SubmitDeadline > 0 {
-		s.Set("SUBMIT_DEADLINE", h.cfg.SubmitDeadline.String())
+	if h.deadline > 0 {
+		s.Set("SUBMIT_DEADLINE", h.deadline.String())
 	}
 }
 

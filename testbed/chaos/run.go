@@ -60,9 +60,19 @@ type Config struct {
 	Seed          uint64
 	// Keep leaves the run's database in place for inspection.
 	Keep bool
-	// HTTP, when set, posts orders to SubmitOrder beside the queue stream,
-	// with faults aimed at their key records (HTTPRun).
-	HTTP *HTTPRun
+	// Submissions, when its Orders is set, are posted to SubmitOrder beside
+	// the queue stream: make run's submissions and clients
+	// (orderstream.GenerateSubmissions, submit), under the proxy's faults
+	// and the kills like the queue, plus faults aimed at the completions of
+	// their key records (KeyFaults).
+	Submissions orderstream.SubmitOptions
+	// KeyKills and KeyLostAnswers are how many key completions get a kill
+	// of the handler or a lost answer (KeyFaults).
+	KeyKills, KeyLostAnswers int
+	// KeyLease and SubmitDeadline are the handler's IDEMPOTENCY_LEASE and
+	// SUBMIT_DEADLINE: short, so that a key left `started` by a kill is
+	// taken over within the run (the handler checks them at start).
+	KeyLease, SubmitDeadline time.Duration
 	// Publisher, when set, runs the outbox publisher with these faults
 	// (its Seed and PoisonPartition are the run's).
 	Publisher *rig.PublisherConfig
@@ -72,24 +82,10 @@ type Config struct {
 	Progress time.Duration
 }
 
-// HTTPRun is the HTTP part of a chaos run: make run's submissions and
-// clients (orderstream.GenerateSubmissions, submit), under the proxy's
-// faults and the kills like the queue, plus faults aimed at the
-// completions of their key records (KeyFaults).
-type HTTPRun struct {
-	Submissions orderstream.SubmitOptions
-	// KeyKills and KeyLostAnswers are how many key completions get a kill
-	// of the handler or a lost answer (KeyFaults).
-	KeyKills, KeyLostAnswers int
-	// KeyLease and SubmitDeadline are the handler's IDEMPOTENCY_LEASE and
-	// SUBMIT_DEADLINE: short, so that a key left `started` by a kill is
-	// taken over within the run (the handler checks them at start).
-	KeyLease, SubmitDeadline time.Duration
-}
-
-// DefaultHTTPRun is the HTTP part of `make chaos`.
-func DefaultHTTPRun() *HTTPRun {
-	return &HTTPRun{Submissions: orderstream.DefaultSubmitOptions(), KeyKills: 3, KeyLostAnswers: 3,
+// DefaultConfig is `make chaos`'s HTTP part; the command's flags set the
+// rest.
+func DefaultConfig() Config {
+	return Config{Submissions: orderstream.DefaultSubmitOptions(), KeyKills: 3, KeyLostAnswers: 3,
 		KeyLease: 10 * time.Second, SubmitDeadline: 4 * time.Second}
 }
 

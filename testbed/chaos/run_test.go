@@ -28,8 +28,8 @@ func TestShortChaosRun(t *testing.T) {
 		Endpoint: e.Endpoint, Key: e.Key, Atomic: !e.LocalEmulator, AppRoot: root, HandlerPath: bin,
 		Messages: 300, Kills: 2, Rates: faults.Uniform(0.03), RetryAfter: 10 * time.Millisecond,
 		SlowMin: 50 * time.Millisecond, SlowMax: 1500 * time.Millisecond, OperationTimeout: time.Second, Seed: 42,
-		HTTP: &HTTPRun{Submissions: orderstream.SubmitOptions{Orders: 30, Timeouts: 0.1, Concurrent: 0.1, ConcurrentSize: 4,
-			Reused: 0.1, NewKeys: 0.1, Races: 0.1}, KeyKills: 1, KeyLostAnswers: 1, KeyLease: 10 * time.Second, SubmitDeadline: 4 * time.Second},
+		Submissions: orderstream.SubmitOptions{Orders: 30, Timeouts: 0.1, Concurrent: 0.1, ConcurrentSize: 4,
+			Reused: 0.1, NewKeys: 0.1, Races: 0.1}, KeyKills: 1, KeyLostAnswers: 1, KeyLease: 10 * time.Second, SubmitDeadline: 4 * time.Second,
 		Publisher: &rig.PublisherConfig{Kills: 1, SendFaults: 1},
 		Log:       &log,
 	})

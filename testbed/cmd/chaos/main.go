@@ -56,12 +56,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var clocks hostemu.Clocks
 	clocks.RegisterFlags(fs)
 	outageFlag := fs.String("outages", faults.FormatOutages(faults.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none")
-	httpRun := chaos.DefaultHTTPRun()
-	httpRun.Submissions.RegisterFlags(fs)
-	fs.IntVar(&httpRun.KeyKills, "key-kills", httpRun.KeyKills, "SIGKILLs of the handler while it completes an idempotency key, so the key is left started")
-	fs.IntVar(&httpRun.KeyLostAnswers, "key-lost-answers", httpRun.KeyLostAnswers, "idempotency key completions whose answer is lost after Cosmos stored them")
-	fs.DurationVar(&httpRun.KeyLease, "key-lease", httpRun.KeyLease, "the handler's IDEMPOTENCY_LEASE: a key left started is taken over after it")
-	fs.DurationVar(&httpRun.SubmitDeadline, "submit-deadline", httpRun.SubmitDeadline, "the handler's SUBMIT_DEADLINE (with 5 s to settle the key, at most 90% of -key-lease)")
+	cfg := chaos.DefaultConfig()
+	cfg.Submissions.RegisterFlags(fs)
+	fs.IntVar(&cfg.KeyKills, "key-kills", cfg.KeyKills, "SIGKILLs of the handler while it completes an idempotency key, so the key is left started")
+	fs.IntVar(&cfg.KeyLostAnswers, "key-lost-answers", cfg.KeyLostAnswers, "idempotency key completions whose answer is lost after Cosmos stored them")
+	fs.DurationVar(&cfg.KeyLease, "key-lease", cfg.KeyLease, "the handler's IDEMPOTENCY_LEASE: a key left started is taken over after it")
+	fs.DurationVar(&cfg.SubmitDeadline, "submit-deadline", cfg.SubmitDeadline, "the handler's SUBMIT_DEADLINE (with 5 s to settle the key, at most 90% of -key-lease)")
 	recovery := fs.Duration("recovery-bound", verify.DefaultRecoveryBound, "orders must be created again this soon after each outage")
 	publisher := &rig.PublisherConfig{Kills: 2, SendFaults: 2}
 	fs.IntVar(&publisher.Kills, "publisher-kills", publisher.Kills, "SIGKILLs of the handler during a PublishOrderEvents invocation")
@@ -100,13 +100,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	rep, err := chaos.Run(ctx, chaos.Config{
-		Endpoint: endpoint, Key: key, Atomic: *atomic, AppRoot: *appRoot,
-		Messages: *messages, Kills: *kills, Rates: rates, RetryAfter: *retryAfter, SlowMin: lo, SlowMax: hi,
-		OperationTimeout: *opTimeout, Seed: *seed, Keep: *keep, Clocks: clocks,
-		Outages: outages, RecoveryBound: *recovery, HTTP: httpRun, Publisher: publisher,
-		Log: stderr, HandlerOutput: hout, Progress: 5 * time.Second,
-	})
+	cfg.Endpoint, cfg.Key, cfg.Atomic, cfg.AppRoot = endpoint, key, *atomic, *appRoot
+	cfg.Messages, cfg.Kills, cfg.Rates, cfg.RetryAfter, cfg.SlowMin, cfg.SlowMax = *messages, *kills, rates, *retryAfter, lo, hi
+	cfg.OperationTimeout, cfg.Seed, cfg.Keep, cfg.Clocks = *opTimeout, *seed, *keep, clocks
+	cfg.Outages, cfg.RecoveryBound, cfg.Publisher = outages, *recovery, publisher
+	cfg.Log, cfg.HandlerOutput, cfg.Progress = stderr, hout, 5*time.Second
+	rep, err := chaos.Run(ctx, cfg)
 	if rep != nil {
 		rep.Print(stdout)
 	}
