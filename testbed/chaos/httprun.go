@@ -11,8 +11,8 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
-// HTTPReport is what the HTTP part of a run did.
-type HTTPReport struct {
+// httpReport is what the HTTP part of a run did (Report.HTTP).
+type httpReport struct {
 	Injected orderstream.SubmitInjected
 	Answers  SubmitCounts
 	// KeyFaults are the faults aimed at key completions that took place.
@@ -86,11 +86,11 @@ func (h *httpPart) started(l *rig.Live) {
 	}
 }
 
-func (h *httpPart) report(outcomes *verify.OutcomeLog) *HTTPReport {
+func (h *httpPart) report(outcomes *verify.OutcomeLog) *httpReport {
 	if h == nil {
 		return nil
 	}
-	r := &HTTPReport{Injected: h.injected, Answers: h.submits.Counts(), KeyFaults: h.faults.Counts()}
+	r := &httpReport{Injected: h.injected, Answers: h.submits.Counts(), KeyFaults: h.faults.Counts()}
 	r.TookOver, r.Fenced = outcomes.KeyTakeovers()
 	return r
 }

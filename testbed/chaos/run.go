@@ -118,7 +118,7 @@ type Report struct {
 	// Outages are the outage phases that took place.
 	Outages []faults.OutageRecord
 	// HTTP is the HTTP part's figures (nil without one).
-	HTTP *HTTPReport
+	HTTP *httpReport
 	// Publisher is what the outbox publisher did (nil without it).
 	Publisher *rig.PublisherResult
 
