@@ -71,7 +71,7 @@ func (h *httpPart) rig(r *rig.Config, tracker *verify.Tracker) {
 	if h == nil {
 		return
 	}
-	r.HTTP = &rig.HTTPConfig{Addr: "127.0.0.1:0", FunctionKeys: ClientKeys}
+	r.HTTPAddr, r.FunctionKeys = "127.0.0.1:0", ClientKeys
 	r.Traffic = h.submits.Traffic(ClientKeys, ReadBackSample, ReadBackPatience)
 	r.Enqueued = tracker.Enqueued
 	if r.Proxy != nil {

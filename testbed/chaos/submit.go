@@ -48,8 +48,8 @@ type Answer struct {
 }
 
 // ClientKeys are the function keys of the HTTP traffic's two clients,
-// name -> value: a run's HTTP listener requires them (HTTPConfig), so that
-// each client is its own scope.
+// name -> value: a run's HTTP listener requires them
+// (rig.Config.FunctionKeys), so that each client is its own scope.
 var ClientKeys = map[string]string{orderstream.ClientA: "chaos-partner-a-key", orderstream.ClientB: "chaos-partner-b-key"}
 
 // SubmitLedger is every answer of a run's HTTP traffic.

@@ -146,13 +146,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := rig.Deliver(ctx, rig.Config{
+	rc := rig.Config{
 		Traffic: traffic, Enqueued: tracker.Enqueued,
 		App: app, Functions: fns, Executable: ss.exe, Settings: ss.settings, Messages: opts.Messages,
 		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
 		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
 		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Kills: opts.HandlerKills, Outages: opts.Outages,
-		HandlerOutput: ss.handlerLog, ServiceBusOut: files.serviceBus, HTTP: ss.httpConfig(opts),
+		HandlerOutput: ss.handlerLog, ServiceBusOut: files.serviceBus,
 		Log: func(s string) { logf("%s", s) },
 		Observe: func(inv *hostemu.Invocation) {
 			mu.Lock()
@@ -166,7 +166,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		},
 		Watch:     func(l *rig.Live) func() { return showProgress(opts.Progress, l.Queue) },
 		Publisher: publisherConfig(opts),
-	})
+	}
+	ss.listen(&rc, opts)
+	res, err := rig.Deliver(ctx, rc)
 	if err != nil {
 		return nil, fmt.Errorf("%w%s", err, tail(files.path("handler.log")))
 	}

@@ -46,21 +46,16 @@ func Serve(ctx context.Context, opts Options, stdout io.Writer) error {
 		return err
 	}
 	defer ss.close(opts.KeepDatabase)
-	httpCfg := ss.httpConfig(opts)
-	httpCfg.Optional = false // a session without its listener serves nothing
-	httpCfg.Listening = func(base string, routes []hostemu.HTTPRoute) {
-		printServing(stdout, base, routes, ss, opts)
-	}
 	proxy, err := holdProxy(ss, opts.HoldKeyCompletions)
 	if err != nil {
 		return err
 	}
-	res, err := rig.Deliver(ctx, rig.Config{
+	rc := rig.Config{
 		App: ss.app, Functions: ss.fns, Executable: ss.exe, Settings: ss.settings, Proxy: proxy,
 		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
 		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
 		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Outages: opts.Outages,
-		HandlerOutput: ss.handlerLog, ServiceBusOut: ss.files.serviceBus, HTTP: httpCfg, Serve: true, Publisher: &rig.PublisherConfig{},
+		HandlerOutput: ss.handlerLog, ServiceBusOut: ss.files.serviceBus, Serve: true, Publisher: &rig.PublisherConfig{},
 		Log: func(s string) { ss.logf("%s", s) },
 		Observe: func(inv *hostemu.Invocation) {
 			if opts.Verbose || !inv.OK() {
@@ -69,7 +64,13 @@ func Serve(ctx context.Context, opts Options, stdout io.Writer) error {
 				ss.logMu.Unlock()
 			}
 		},
-	})
+	}
+	ss.listen(&rc, opts)
+	rc.HTTPOptional = false // a session without its listener serves nothing
+	rc.Listening = func(base string, routes []hostemu.HTTPRoute) {
+		printServing(stdout, base, routes, ss, opts)
+	}
+	res, err := rig.Deliver(ctx, rc)
 	if err != nil {
 		return fmt.Errorf("%w%s", err, tail(ss.files.path("handler.log")))
 	}

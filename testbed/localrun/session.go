@@ -92,25 +92,25 @@ func (s *session) logf(format string, args ...any) {
 	fmt.Fprintf(s.log, "hostemu: "+format+"\n", args...)
 }
 
-// httpConfig is the HTTP listener the options ask for, or nil.
-func (s *session) httpConfig(opts Options) *rig.HTTPConfig {
+// listen sets rc's HTTP listener as the options ask for it (none without
+// opts.HTTPAddr).
+func (s *session) listen(rc *rig.Config, opts Options) {
 	if opts.HTTPAddr == "" {
-		return nil
+		return
 	}
-	return &rig.HTTPConfig{Addr: opts.HTTPAddr, FunctionKeys: opts.FunctionKeys, Optional: opts.HTTPOptional,
-		Observe: func(inv *hostemu.Invocation) {
-			if opts.Verbose { // the host logs failures itself
-				s.logMu.Lock()
-				printHTTPInvocation(s.log, inv)
-				s.logMu.Unlock()
-			}
-		},
-		Listening: func(base string, routes []hostemu.HTTPRoute) {
-			s.logf("HTTP triggers on %s (%d routes)", base, len(routes))
-			for _, r := range routes {
-				s.logf("  %s", r.String())
-			}
-		},
+	rc.HTTPAddr, rc.FunctionKeys, rc.HTTPOptional = opts.HTTPAddr, opts.FunctionKeys, opts.HTTPOptional
+	rc.ObserveHTTP = func(inv *hostemu.Invocation) {
+		if opts.Verbose { // the host logs failures itself
+			s.logMu.Lock()
+			printHTTPInvocation(s.log, inv)
+			s.logMu.Unlock()
+		}
+	}
+	rc.Listening = func(base string, routes []hostemu.HTTPRoute) {
+		s.logf("HTTP triggers on %s (%d routes)", base, len(routes))
+		for _, r := range routes {
+			s.logf("  %s", r.String())
+		}
 	}
 }
 

@@ -48,14 +48,25 @@ type Config struct {
 	HandlerOutput io.Writer
 	Observe       func(*hostemu.Invocation)
 	ServiceBusOut func(*hostemu.Invocation, hostemu.OutputMessage) error
-	// HTTP, when set, opens the host's HTTP listener for the app's
-	// httpTrigger functions once the handler is ready; it closes when the
-	// delivery ends.
-	HTTP *HTTPConfig
+	// HTTPAddr, when set, opens the host's HTTP listener for the app's
+	// httpTrigger functions on it once the handler is ready (normally
+	// loopback: 127.0.0.1:7071, Core Tools' port); it closes when the
+	// delivery ends. FunctionKeys (name -> value), when set, are required
+	// from callers of function and admin level functions
+	// (hostemu.HTTPOptions.FunctionKeys); ObserveHTTP receives every HTTP
+	// invocation. HTTPOptional: when HTTPAddr cannot be opened (the default
+	// port taken), the listener opens on a free loopback port instead of
+	// failing the run. Listening is called once the listener is open, with
+	// its base URL and the routes it serves.
+	HTTPAddr     string
+	FunctionKeys map[string]string
+	ObserveHTTP  func(*hostemu.Invocation)
+	HTTPOptional bool
+	Listening    func(baseURL string, routes []hostemu.HTTPRoute)
 	// Traffic, when set, runs beside the queue delivery once the HTTP
 	// listener is open, given its base URL, the share of the queue settled
 	// so far and whether a Cosmos outage is on; the queue stays open until
-	// it returns (make run's HTTP submissions). It needs HTTP.
+	// it returns (make run's HTTP submissions). It needs HTTPAddr.
 	Traffic func(ctx context.Context, baseURL string, settled func() float64, inOutage func() bool) error
 	// Enqueued and SendFault go to hostemu.Options: a message an output
 	// binding put on the queue, and a broker refusing an output send (the
@@ -74,24 +85,6 @@ type Config struct {
 	// Watch is called once delivery starts, to follow it; the func it
 	// returns is called when delivery ends.
 	Watch func(*Live) (stop func())
-}
-
-// HTTPConfig is the host's HTTP listener during a delivery.
-type HTTPConfig struct {
-	// Addr is the listen address, normally loopback (127.0.0.1:7071, Core
-	// Tools' port).
-	Addr string
-	// FunctionKeys (name -> value), when set, are required from callers of
-	// function and admin level functions (hostemu.HTTPOptions.FunctionKeys).
-	FunctionKeys map[string]string
-	// Observe receives every HTTP invocation.
-	Observe func(*hostemu.Invocation)
-	// Optional: when Addr cannot be opened (the default port taken), the
-	// listener opens on a free loopback port instead of failing the run.
-	Optional bool
-	// Listening is called once the listener is open, with its base URL and
-	// the routes it serves.
-	Listening func(baseURL string, routes []hostemu.HTTPRoute)
 }
 
 // Live is a run in progress, for progress lines.
@@ -279,17 +272,17 @@ func newHost(cfg *Config, clocks hostemu.Clocks, worker *hostemu.Worker) (*hoste
 // listenHTTP opens the HTTP listener when the run asks for one; stop closes
 // it and waits for the callers in flight (it may be called more than once).
 func listenHTTP(ctx context.Context, cfg *Config, host *hostemu.Host) (baseURL string, stop func(), err error) {
-	if cfg.HTTP == nil {
+	if cfg.HTTPAddr == "" {
 		return "", func() {}, nil
 	}
 	front, err := host.HTTP(hostemu.HTTPOptions{Functions: cfg.App.Functions, RoutePrefix: cfg.App.Host.RoutePrefix,
-		FunctionKeys: cfg.HTTP.FunctionKeys, Observe: cfg.HTTP.Observe})
+		FunctionKeys: cfg.FunctionKeys, Observe: cfg.ObserveHTTP})
 	if err != nil {
 		return "", nil, err
 	}
 	httpCtx, cancel := context.WithCancel(ctx)
-	base, wait, err := front.Listen(httpCtx, cfg.HTTP.Addr)
-	if err != nil && cfg.HTTP.Optional {
+	base, wait, err := front.Listen(httpCtx, cfg.HTTPAddr)
+	if err != nil && cfg.HTTPOptional {
 		cfg.Log(err.Error() + "; listening on a free port instead")
 		base, wait, err = front.Listen(httpCtx, "127.0.0.1:0")
 	}
@@ -297,8 +290,8 @@ func listenHTTP(ctx context.Context, cfg *Config, host *hostemu.Host) (baseURL s
 		cancel()
 		return "", nil, err
 	}
-	if cfg.HTTP.Listening != nil {
-		cfg.HTTP.Listening(base, front.Routes())
+	if cfg.Listening != nil {
+		cfg.Listening(base, front.Routes())
 	}
 	var once sync.Once
 	return base, func() {
