@@ -73,20 +73,25 @@ type Config struct {
 	// SUBMIT_DEADLINE: short, so that a key left `started` by a kill is
 	// taken over within the run (the handler checks them at start).
 	KeyLease, SubmitDeadline time.Duration
-	// Publisher, when set, runs the outbox publisher with these faults
-	// (its Seed and PoisonPartition are the run's).
-	Publisher *rig.PublisherConfig
+	// Publisher runs the outbox publisher with PublisherKills kills and
+	// PublisherSendFaults refused topic sends, writing the topic's messages
+	// to TopicFile when set (rig.Config; its seed and poison partition are
+	// the run's).
+	Publisher                           bool
+	PublisherKills, PublisherSendFaults int
+	TopicFile                           string
 	// Log receives progress lines; HandlerOutput the handler's own output.
 	Log, HandlerOutput io.Writer
 	// Progress is the period of progress lines (0: none).
 	Progress time.Duration
 }
 
-// DefaultConfig is `make chaos`'s HTTP part; the command's flags set the
-// rest.
+// DefaultConfig is `make chaos`'s HTTP and publisher parts; the command's
+// flags set the rest.
 func DefaultConfig() Config {
 	return Config{Submissions: orderstream.DefaultSubmitOptions(), KeyKills: 3, KeyLostAnswers: 3,
-		KeyLease: 10 * time.Second, SubmitDeadline: 4 * time.Second}
+		KeyLease: 10 * time.Second, SubmitDeadline: 4 * time.Second,
+		Publisher: true, PublisherKills: 2, PublisherSendFaults: 2}
 }
 
 // DefaultRates are the fault rates of `make chaos`: about one document
@@ -236,10 +241,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			})
 		},
 	}
-	if cfg.Publisher != nil {
-		pc := *cfg.Publisher
-		pc.Seed, pc.PoisonPartition = cfg.Seed, rig.LateOrder(stream.Messages)
-		delivery.Publisher = &pc
+	if cfg.Publisher {
+		delivery.Publisher, delivery.PublisherKills, delivery.PublisherSendFaults = true, cfg.PublisherKills, cfg.PublisherSendFaults
+		delivery.TopicFile, delivery.PublisherSeed, delivery.PoisonPartition = cfg.TopicFile, cfg.Seed, rig.LateOrder(stream.Messages)
 	}
 	h.rig(&delivery, tracker)
 	res, runErr := rig.Deliver(ctx, delivery)

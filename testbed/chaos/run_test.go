@@ -8,7 +8,6 @@ import (
 
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
-	"github.com/ordersink/orders-consumer/testbed/rig"
 )
 
 // A short chaos run: a few hundred messages and some HTTP submissions, two
@@ -30,8 +29,8 @@ func TestShortChaosRun(t *testing.T) {
 		SlowMin: 50 * time.Millisecond, SlowMax: 1500 * time.Millisecond, OperationTimeout: time.Second, Seed: 42,
 		Submissions: orderstream.SubmitOptions{Orders: 30, Timeouts: 0.1, Concurrent: 0.1, ConcurrentSize: 4,
 			Reused: 0.1, NewKeys: 0.1, Races: 0.1}, KeyKills: 1, KeyLostAnswers: 1, KeyLease: 10 * time.Second, SubmitDeadline: 4 * time.Second,
-		Publisher: &rig.PublisherConfig{Kills: 1, SendFaults: 1},
-		Log:       &log,
+		Publisher: true, PublisherKills: 1, PublisherSendFaults: 1,
+		Log: &log,
 	})
 	var out strings.Builder
 	if rep != nil {

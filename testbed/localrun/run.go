@@ -164,10 +164,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				logMu.Unlock()
 			}
 		},
-		Watch:     func(l *rig.Live) func() { return showProgress(opts.Progress, l.Queue) },
-		Publisher: publisherConfig(opts),
+		Watch: func(l *rig.Live) func() { return showProgress(opts.Progress, l.Queue) },
 	}
 	ss.listen(&rc, opts)
+	addPublisher(&rc, opts)
 	res, err := rig.Deliver(ctx, rc)
 	if err != nil {
 		return nil, fmt.Errorf("%w%s", err, tail(files.path("handler.log")))

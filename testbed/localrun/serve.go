@@ -55,7 +55,7 @@ func Serve(ctx context.Context, opts Options, stdout io.Writer) error {
 		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
 		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
 		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Outages: opts.Outages,
-		HandlerOutput: ss.handlerLog, ServiceBusOut: ss.files.serviceBus, Serve: true, Publisher: &rig.PublisherConfig{},
+		HandlerOutput: ss.handlerLog, ServiceBusOut: ss.files.serviceBus, Serve: true, Publisher: true,
 		Log: func(s string) { ss.logf("%s", s) },
 		Observe: func(inv *hostemu.Invocation) {
 			if opts.Verbose || !inv.OK() {

@@ -19,24 +19,12 @@ import (
 // delays of the publisher's policy.
 const defaultCatchUp = 2 * time.Minute
 
-// PublisherConfig runs the app's outbox publisher (its cosmosDBTrigger
-// function) under the host emulator beside a delivery, and arms its faults.
-type PublisherConfig struct {
-	// Kills is how many publisher invocations get the handler killed
-	// while their request is in flight; SendFaults how many have the topic
-	// refuse a send after the handler answered.
-	Kills, SendFaults int
-	// PoisonPartition, when set, gets an outbox document the publisher can
-	// never send as soon as the trigger runs, before the partition's own
-	// documents (an orderId the stream creates late), to show the
-	// partition's later documents are not held up behind it.
-	PoisonPartition string
-	// TopicFile, when set, receives the topic's messages as JSONL.
-	TopicFile string
-	// CatchUp bounds the wait for the feed after the queue is drained (0:
-	// defaultCatchUp).
-	CatchUp time.Duration
-	Seed    uint64
+// publisherConfig is the publisher part of a Config.
+type publisherConfig struct {
+	Kills, SendFaults          int
+	PoisonPartition, TopicFile string
+	CatchUp                    time.Duration
+	Seed                       uint64
 }
 
 // LateOrder is the valid orderId whose first message comes last in msgs:
@@ -89,7 +77,7 @@ type PublisherResult struct {
 
 // publisher is the outbox publisher of one delivery.
 type publisher struct {
-	cfg     PublisherConfig
+	cfg     publisherConfig
 	fn      *hostemu.Function
 	topic   string
 	parking string
@@ -117,7 +105,7 @@ type publisher struct {
 // one and the app has an enabled cosmosDBTrigger function: it wraps the
 // rig's output hooks to see and fault the topic, before the host is built.
 func newPublisher(ctx context.Context, rc *Config, endpoint, key string) (*publisher, error) {
-	if rc.Publisher == nil {
+	if !rc.Publisher {
 		return nil, nil
 	}
 	var fn *hostemu.Function
@@ -129,7 +117,8 @@ func newPublisher(ctx context.Context, rc *Config, endpoint, key string) (*publi
 	if fn == nil {
 		return nil, nil
 	}
-	p := &publisher{cfg: *rc.Publisher, fn: fn, stored: map[string]bool{}, sends: map[string]int{},
+	p := &publisher{cfg: publisherConfig{Kills: rc.PublisherKills, SendFaults: rc.PublisherSendFaults,
+		PoisonPartition: rc.PoisonPartition, TopicFile: rc.TopicFile, CatchUp: rc.CatchUp, Seed: rc.PublisherSeed}, fn: fn, stored: map[string]bool{}, sends: map[string]int{},
 		invOrder: map[string]int{}, refuse: map[string]bool{}, fault: rc.SendFault, out: rc.ServiceBusOut}
 	p.res.Function = fn.Name
 	for _, b := range fn.Outputs() {

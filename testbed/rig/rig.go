@@ -77,9 +77,23 @@ type Config struct {
 	// delivery once it is drained: messages arrive through the HTTP
 	// functions' output bindings (make serve). ctx ending is then no error.
 	Serve bool
-	// Publisher, when set, runs the app's outbox publisher (its
-	// cosmosDBTrigger function) beside the queue, reading Cosmos directly.
-	Publisher *PublisherConfig
+	// Publisher runs the app's outbox publisher (its cosmosDBTrigger
+	// function) beside the queue, reading Cosmos directly, and arms its
+	// faults: PublisherKills publisher invocations get the handler killed
+	// while their request is in flight; PublisherSendFaults have the topic
+	// refuse a send after the handler answered. PoisonPartition, when set,
+	// gets an outbox document the publisher can never send as soon as the
+	// trigger runs, before the partition's own documents (an orderId the
+	// stream creates late), to show the partition's later documents are
+	// not held up behind it. TopicFile, when set, receives the topic's
+	// messages as JSONL. CatchUp bounds the wait for the feed after the
+	// queue is drained (0: defaultCatchUp). PublisherSeed feeds the change
+	// feed retry back-off's random factor (hostemu.ChangeFeedConfig.Seed).
+	Publisher                           bool
+	PublisherKills, PublisherSendFaults int
+	PoisonPartition, TopicFile          string
+	CatchUp                             time.Duration
+	PublisherSeed                       uint64
 	// Log receives the host's lines and the rig's (outage phases).
 	Log func(string)
 	// Watch is called once delivery starts, to follow it; the func it

@@ -22,7 +22,6 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
-	"github.com/ordersink/orders-consumer/testbed/rig"
 	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
@@ -63,10 +62,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.DurationVar(&cfg.KeyLease, "key-lease", cfg.KeyLease, "the handler's IDEMPOTENCY_LEASE: a key left started is taken over after it")
 	fs.DurationVar(&cfg.SubmitDeadline, "submit-deadline", cfg.SubmitDeadline, "the handler's SUBMIT_DEADLINE (with 5 s to settle the key, at most 90% of -key-lease)")
 	recovery := fs.Duration("recovery-bound", verify.DefaultRecoveryBound, "orders must be created again this soon after each outage")
-	publisher := &rig.PublisherConfig{Kills: 2, SendFaults: 2}
-	fs.IntVar(&publisher.Kills, "publisher-kills", publisher.Kills, "SIGKILLs of the handler during a PublishOrderEvents invocation")
-	fs.IntVar(&publisher.SendFaults, "publisher-send-faults", publisher.SendFaults, "PublishOrderEvents invocations whose send to the topic is refused after the handler answered")
-	fs.StringVar(&publisher.TopicFile, "topic-file", ".local/chaos/order-events.jsonl", "file for the messages PublishOrderEvents sends to the topic (JSONL); empty for none")
+	fs.IntVar(&cfg.PublisherKills, "publisher-kills", cfg.PublisherKills, "SIGKILLs of the handler during a PublishOrderEvents invocation")
+	fs.IntVar(&cfg.PublisherSendFaults, "publisher-send-faults", cfg.PublisherSendFaults, "PublishOrderEvents invocations whose send to the topic is refused after the handler answered")
+	fs.StringVar(&cfg.TopicFile, "topic-file", ".local/chaos/order-events.jsonl", "file for the messages PublishOrderEvents sends to the topic (JSONL); empty for none")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -103,7 +101,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg.Endpoint, cfg.Key, cfg.Atomic, cfg.AppRoot = endpoint, key, *atomic, *appRoot
 	cfg.Messages, cfg.Kills, cfg.Rates, cfg.RetryAfter, cfg.SlowMin, cfg.SlowMax = *messages, *kills, rates, *retryAfter, lo, hi
 	cfg.OperationTimeout, cfg.Seed, cfg.Keep, cfg.Clocks = *opTimeout, *seed, *keep, clocks
-	cfg.Outages, cfg.RecoveryBound, cfg.Publisher = outages, *recovery, publisher
+	cfg.Outages, cfg.RecoveryBound = outages, *recovery
 	cfg.Log, cfg.HandlerOutput, cfg.Progress = stderr, hout, 5*time.Second
 	rep, err := chaos.Run(ctx, cfg)
 	if rep != nil {
