@@ -16,7 +16,7 @@ type httpReport struct {
 	Injected orderstream.SubmitInjected
 	Answers  SubmitCounts
 	// KeyFaults are the faults aimed at key completions that took place.
-	KeyFaults KeyFaultCounts
+	KeyFaults keyFaultCounts
 	// TookOver and Fenced are the requests that took a stale key over and
 	// those another attempt's take-over fenced (the handler's log).
 	TookOver, Fenced int

@@ -165,8 +165,8 @@ func (r KeyRecords) Match(p string) bool {
 	return ok && id != "" && !strings.Contains(id, "/")
 }
 
-// KeyFaultCounts are what KeyFaults did.
-type KeyFaultCounts struct {
+// keyFaultCounts are what KeyFaults did.
+type keyFaultCounts struct {
 	Kills, LostAnswers int
 	// Missed are the faults aimed at keys whose completion never came (or
 	// whose kill failed), with why when known.
@@ -175,10 +175,10 @@ type KeyFaultCounts struct {
 }
 
 // Counts returns what took place so far.
-func (k *KeyFaults) Counts() KeyFaultCounts {
+func (k *KeyFaults) Counts() keyFaultCounts {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	c := KeyFaultCounts{Missed: len(k.target) + k.deferred + len(k.skipped), Skipped: append([]string(nil), k.skipped...)}
+	c := keyFaultCounts{Missed: len(k.target) + k.deferred + len(k.skipped), Skipped: append([]string(nil), k.skipped...)}
 	for _, f := range k.done {
 		if f == keyKill {
 			c.Kills++
