@@ -41,8 +41,8 @@ func LateOrder(msgs []*hostemu.Message) string {
 	return last
 }
 
-// TopicMessage is one message the publisher sent to the topic.
-type TopicMessage struct {
+// topicMessage is one message the publisher sent to the topic.
+type topicMessage struct {
 	EventID, OrderID, EventType, RequestHash string
 	Invocation                               string
 	// OrderStored: the order's document was in Cosmos when the message was
@@ -64,7 +64,7 @@ type PublisherResult struct {
 	Function string
 	Policy   string
 	Stats    hostemu.ChangeFeedStats
-	Topic    []TopicMessage
+	Topic    []topicMessage
 	// Refused is how many topic sends the run refused; SetAside the
 	// parking envelopes the publisher sent (documents it cannot publish).
 	Refused  int
@@ -306,7 +306,7 @@ func (p *publisher) book(inv *hostemu.Invocation, m hostemu.OutputMessage) error
 			EventID, OrderID, EventType, RequestHash string
 		}
 		_ = json.Unmarshal([]byte(m.Text), &e)
-		tm := TopicMessage{EventID: e.EventID, OrderID: e.OrderID, EventType: e.EventType, RequestHash: e.RequestHash, Invocation: inv.ID, Body: m.Text}
+		tm := topicMessage{EventID: e.EventID, OrderID: e.OrderID, EventType: e.EventType, RequestHash: e.RequestHash, Invocation: inv.ID, Body: m.Text}
 		stored, err := p.orderStored(e.OrderID)
 		if err != nil {
 			return err

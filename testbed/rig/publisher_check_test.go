@@ -24,11 +24,11 @@ func TestPublisherChecks(t *testing.T) {
 			"outboxEvent": {event("A", "h1"), event("B", "h2")},
 		}
 	}
-	sent := func(id, hash string, stored bool) TopicMessage {
-		return TopicMessage{EventID: id + ":event:OrderAccepted", OrderID: id, EventType: "OrderAccepted", RequestHash: hash, OrderStored: stored}
+	sent := func(id, hash string, stored bool) topicMessage {
+		return topicMessage{EventID: id + ":event:OrderAccepted", OrderID: id, EventType: "OrderAccepted", RequestHash: hash, OrderStored: stored}
 	}
 	clean := func() *PublisherResult {
-		return &PublisherResult{Topic: []TopicMessage{sent("A", "h1", true), sent("B", "h2", true), sent("A", "h1", true)},
+		return &PublisherResult{Topic: []topicMessage{sent("A", "h1", true), sent("B", "h2", true), sent("A", "h1", true)},
 			Poison: "B:event:Poison", SetAside: []SetAside{{Reason: "Unpublishable", OrderID: "B", MessageID: "B:event:Poison"}}}
 	}
 	for name, tc := range map[string]struct {
@@ -58,7 +58,7 @@ func TestPublisherChecks(t *testing.T) {
 			r.Topic = r.Topic[:1]
 		}, []string{"every accepted order", "poison"}},
 		"the poison sent": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
-			r.Topic = append(r.Topic, TopicMessage{EventID: "B:event:Poison", OrderID: "B", OrderStored: true})
+			r.Topic = append(r.Topic, topicMessage{EventID: "B:event:Poison", OrderID: "B", OrderStored: true})
 		}, []string{"created order", "poison"}},
 	} {
 		t.Run(name, func(t *testing.T) {
