@@ -16,9 +16,9 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
-// OrderView is the last answer of GET /api/orders/{orderId} (GetOrder,
+// orderView is the last answer of GET /api/orders/{orderId} (GetOrder,
 // docs/http-api.md) to one client for an order submitted over HTTP.
-type OrderView struct {
+type orderView struct {
 	OrderID string
 	// Client asked; Owner says whether it is the client whose 2xx answer
 	// named the order.
@@ -50,7 +50,7 @@ func (l *SubmitLedger) ReadBack(ctx context.Context, base string, keys map[strin
 	c := &http.Client{}
 	for _, id := range ids {
 		for _, client := range []string{owners[id], otherClient(owners[id])} {
-			var v OrderView
+			var v orderView
 			ctx, cancel := context.WithTimeout(ctx, patience)
 			faults.WaitFor(ctx, func() bool {
 				got := getOrder(ctx, c, base, keys[client], id)
@@ -78,10 +78,10 @@ func otherClient(client string) string {
 }
 
 // Views returns what ReadBack got.
-func (l *SubmitLedger) Views() []OrderView {
+func (l *SubmitLedger) Views() []orderView {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]OrderView(nil), l.views...)
+	return append([]orderView(nil), l.views...)
 }
 
 // answeredOrders maps the orderIds answered 2xx for their own payload to
@@ -96,8 +96,8 @@ func answeredOrders(answers []Answer) map[string]string {
 	return owners
 }
 
-func getOrder(ctx context.Context, c *http.Client, base, functionKey, id string) OrderView {
-	v := OrderView{OrderID: id}
+func getOrder(ctx context.Context, c *http.Client, base, functionKey, id string) orderView {
+	v := orderView{OrderID: id}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/orders/"+url.PathEscape(id), nil)
 	if err != nil {
 		v.Err = err.Error()
@@ -130,7 +130,7 @@ func getOrder(ctx context.Context, c *http.Client, base, functionKey, id string)
 // store did not answer within SUBMIT_DEADLINE (a slow emulator, a loaded
 // machine): it is named, not judged. It checks nothing when no order was
 // read back.
-func readBackCheck(views []OrderView, stored map[string]*apiOrder) *verify.Check {
+func readBackCheck(views []orderView, stored map[string]*apiOrder) *verify.Check {
 	c := &verify.Check{Name: "HTTP: GET answers an order to its owner with the stored fingerprint, 404 to another client (a sample)"}
 	unanswered := 0
 	for _, v := range views {

@@ -18,21 +18,21 @@ func TestReadBackCheck(t *testing.T) {
 	const notFound = "https://example.test/docs/http-api.md#order-not-found"
 	tests := []struct {
 		name string
-		view OrderView
+		view orderView
 		want string // in the violation; "" none
 	}{
-		{"the owner reads the stored fingerprint", OrderView{OrderID: "W-1", Owner: true, Status: 200, RequestHash: "sha256:aa"}, ""},
-		{"another client is told 404", OrderView{OrderID: "W-1", Status: 404, ProblemType: notFound}, ""},
-		{"another fingerprint", OrderView{OrderID: "W-1", Owner: true, Status: 200, RequestHash: "sha256:bb"}, "the stored order's is sha256:aa"},
-		{"another client reads it", OrderView{OrderID: "W-2", Client: "partner-b", Status: 200, RequestHash: "sha256:bb"}, "does not own it"},
-		{"the owner is told 404", OrderView{OrderID: "W-2", Owner: true, Status: 404, ProblemType: notFound}, "404"},
-		{"no answer", OrderView{OrderID: "W-2", Owner: true, Err: "connection refused"}, "connection refused"},
-		{"answered but not stored", OrderView{OrderID: "W-3", Owner: true, Status: 200, RequestHash: "sha256:cc"}, "no order document"},
-		{"not JSON", OrderView{OrderID: "W-1", Owner: true, Status: 200, Err: "answer is not JSON"}, "not JSON"},
+		{"the owner reads the stored fingerprint", orderView{OrderID: "W-1", Owner: true, Status: 200, RequestHash: "sha256:aa"}, ""},
+		{"another client is told 404", orderView{OrderID: "W-1", Status: 404, ProblemType: notFound}, ""},
+		{"another fingerprint", orderView{OrderID: "W-1", Owner: true, Status: 200, RequestHash: "sha256:bb"}, "the stored order's is sha256:aa"},
+		{"another client reads it", orderView{OrderID: "W-2", Client: "partner-b", Status: 200, RequestHash: "sha256:bb"}, "does not own it"},
+		{"the owner is told 404", orderView{OrderID: "W-2", Owner: true, Status: 404, ProblemType: notFound}, "404"},
+		{"no answer", orderView{OrderID: "W-2", Owner: true, Err: "connection refused"}, "connection refused"},
+		{"answered but not stored", orderView{OrderID: "W-3", Owner: true, Status: 200, RequestHash: "sha256:cc"}, "no order document"},
+		{"not JSON", orderView{OrderID: "W-1", Owner: true, Status: 200, Err: "answer is not JSON"}, "not JSON"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := readBackCheck([]OrderView{tc.view}, stored)
+			c := readBackCheck([]orderView{tc.view}, stored)
 			if c.Checked != 1 {
 				t.Errorf("checked %d, want 1", c.Checked)
 			}

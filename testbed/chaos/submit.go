@@ -57,7 +57,7 @@ type SubmitLedger struct {
 	mu      sync.Mutex
 	answers []Answer
 	subs    []orderstream.Submission
-	views   []OrderView // ReadBack's
+	views   []orderView // ReadBack's
 }
 
 // NewSubmitLedger prepares the ledger of subs.

@@ -123,12 +123,12 @@ type Result struct {
 	Publisher   *PublisherResult // nil without one
 }
 
-// StartError is a handler that could not be started: the caller may add
+// startError is a handler that could not be started: the caller may add
 // the handler's own last words.
-type StartError struct{ Err error }
+type startError struct{ Err error }
 
-func (e *StartError) Error() string { return "start the handler: " + e.Err.Error() }
-func (e *StartError) Unwrap() error { return e.Err }
+func (e *startError) Error() string { return "start the handler: " + e.Err.Error() }
+func (e *startError) Unwrap() error { return e.Err }
 
 // Deliver runs the handler, delivers every message until each is completed
 // or dead-lettered, and stops the handler. An error means the delivery could
@@ -181,7 +181,7 @@ func Deliver(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	// Delivery starts once the handler answers, like the host's listeners.
 	if _, err := worker.Endpoint(ctx); err != nil {
-		return nil, &StartError{err}
+		return nil, &startError{err}
 	}
 	base, stopHTTP, err := listenHTTP(ctx, &cfg, host)
 	if err != nil {
