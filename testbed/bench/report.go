@@ -47,12 +47,12 @@ type Report struct {
 	// their phases indexed by Path....
 	FrontDoor []LatencyRun
 	Footprint *FootprintReport
-	// Kept are sections of the previous docs/benchmarks.md that this run
+	// Kept are sections of the previous docs/evidence/benchmarks.md that this run
 	// does not measure (KeptSections), written back before "Reproduce".
 	Kept []string
 }
 
-// Markdown writes docs/benchmarks.md.
+// Markdown writes docs/evidence/benchmarks.md.
 func (r *Report) Markdown(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 	s := r.Settings

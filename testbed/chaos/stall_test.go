@@ -19,7 +19,7 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
-// The stall of make chaos seed 278966 (docs/chaos.md, "A restart at the
+// The stall of make chaos seed 278966 (docs/evidence/chaos.md, "A restart at the
 // start of a 403 window"), made to happen: the handler is killed, and the
 // first document request of the restarted process reaches Cosmos DB just
 // before a 403 window opens, its answer held back (a slow answer) while the
