@@ -52,37 +52,25 @@ type Report struct {
 	Kept []string
 }
 
-// Markdown writes docs/evidence/benchmarks.md.
+// Markdown writes docs/evidence/benchmarks.md: the figures of this run and
+// how to reproduce them, nothing of earlier runs.
 func (r *Report) Markdown(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 	s := r.Settings
 	p("# Benchmarks")
 	p("")
-	p("Written by `make bench` (`go run ./testbed/cmd/benchreport`) on %s, commit %s, in %s.",
-		r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Machine.Commit, r.Finished.Sub(r.Started).Round(time.Second))
-	p("Every figure below comes from that run; nothing is copied from elsewhere except the anchors'")
-	p("figures, which are marked with their sources. Run `make bench` again to replace this file.")
+	p("Written by `make bench` on %s, commit %s, in %s: %s, %d cores, %.1f GiB, Linux %s, %s;",
+		r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Machine.Commit, r.Finished.Sub(r.Started).Round(time.Second),
+		r.Machine.CPU, r.Machine.Cores, float64(r.Machine.MemoryKiB)/(1<<20), r.Machine.Kernel, r.Machine.Go)
+	p("Cosmos DB: %s. Load average %s at the start, %s at the end.", s.Target, r.Machine.LoadStart, r.Machine.LoadEnd)
+	p("Run `make bench` again to replace this file ([Reproduce](#reproduce)).")
 	p("")
-	p("## Machine and method")
-	p("")
-	p("| | |")
-	p("|---|---|")
-	p("| CPU | %s, %d cores visible to Go |", r.Machine.CPU, r.Machine.Cores)
-	p("| memory | %.1f GiB |", float64(r.Machine.MemoryKiB)/(1<<20))
-	p("| kernel, Go | Linux %s, %s |", r.Machine.Kernel, r.Machine.Go)
-	p("| Cosmos DB | %s |", s.Target)
-	p("| load average (1/5/15 min) | %s at the start, %s at the end |", r.Machine.LoadStart, r.Machine.LoadEnd)
-	p("")
-	p("The machine is shared: other builds and test runs used the same two cores during the run, and")
-	p("the emulator (Node.js) and the Go process under test share them too. Timed figures are therefore")
-	p("given as the median of %d rounds with the range (min–max) beside it; the variants of one round run", s.Rounds)
-	p("back to back in a rotating order, and ratios are taken within a round before the median, so")
-	p("load that comes and goes affects both sides of a ratio alike. Request counts do not depend on")
-	p("load. The figures at 0 ms are bound by the two shared cores and move with the load average above;")
-	p("those at 5 and 20 ms are bound by the simulated distance to Cosmos as long as the machine has")
-	p("cores to spare, and are then the more robust ones (the throughput section says how close they came).")
-	p("None of the throughput figures predicts Azure exactly: there, RU budgets and 429 throttling")
-	p("decide, and the emulator implements neither.")
+	p("The machine is shared, so timed figures are the median of %d rounds with the range (min–max);", s.Rounds)
+	p("the variants of a round run back to back in a rotating order and ratios are taken within a round,")
+	p("so passing load affects both sides alike. Request counts do not depend on load. At 0 ms the")
+	p("figures are bound by the shared cores; at 5 and 20 ms (a delay proxy in front of the emulator) by")
+	p("the distance to Cosmos, as in a deployment. The emulator charges no RU and never throttles, so no")
+	p("figure here predicts Azure's 429s.")
 	p("")
 	r.roundTrips(p)
 	r.throughput(p)
@@ -96,25 +84,22 @@ func (r *Report) Markdown(w io.Writer) {
 	p("## Reproduce")
 	p("")
 	p("```sh")
-	p("make bench                      # starts an emulator on port 18095 unless COSMOS_ENDPOINT is set,")
-	p("                                # builds bin/handler, runs everything, rewrites this file")
+	p("make bench                      # emulator on port 18095 unless COSMOS_ENDPOINT is set; rewrites this file")
 	p("BENCH_FLAGS='-rounds 9' make bench                      # more rounds")
 	p("BENCH_FLAGS='-only throughput -latencies 0,50ms -out /tmp/b.md' make bench   # other distances, elsewhere")
 	p("BENCH_FLAGS='-only throughput -batch-parallelism 8 -out /tmp/b.md' make bench # another BATCH_PARALLELISM")
-	p("go test -run '^$' -bench . -benchmem ./orders ./handler ./idempotency   # only the in-process benchmarks")
-	p("go test -run RoundTrips -v ./testbed/bench              # only the round-trip counts (asserted)")
 	p("BENCH_FLAGS='-only frontdoor -out /tmp/b.md' make bench  # only the HTTP API (SubmitOrder, GetOrder)")
-	p("go test -run FrontDoor -v ./testbed/bench               # only its round-trip counts (asserted)")
+	p("go test -run '^$' -bench . -benchmem ./orders ./handler ./idempotency   # only the in-process benchmarks")
+	p("go test -run 'RoundTrips|FrontDoor' -v ./testbed/bench  # only the round-trip counts (asserted)")
 	p("```")
 	p("")
-	p("Settings of this run: %d rounds of %d messages per variant at %d concurrent invocations, at %s;",
+	p("Settings of this run: %d rounds of %d messages per variant, %d invocations at once, at %s; batches",
 		s.Rounds, s.Messages, s.Concurrency, latencyList(s.Latencies))
-	p("batches of %d messages, %d batch invocation(s) at once, `BATCH_PARALLELISM` %d; %d messages per round-trip",
-		s.BatchSize, s.BatchConcurrency, s.BatchParallelism, s.RTMessages)
-	p("row; %d HTTP API rounds of %d requests per path; %d process starts; %d messages for the memory load;",
-		s.FDRounds, s.FDRequests, s.Starts, s.FPMessages)
-	p("in-process benchmarks `-count %d -benchtime %s`.", s.MicroCount, s.Benchtime)
-	p("Sections between `%s` and `%s` lines are not measured by `make bench`; it keeps them.", KeepBegin, KeepEnd)
+	p("of %d, %d at once, `BATCH_PARALLELISM` %d; %d messages per round-trip row; %d HTTP API rounds of %d",
+		s.BatchSize, s.BatchConcurrency, s.BatchParallelism, s.RTMessages, s.FDRounds, s.FDRequests)
+	p("requests per path; %d process starts; %d messages for the memory load; `-count %d -benchtime %s`.",
+		s.Starts, s.FPMessages, s.MicroCount, s.Benchtime)
+	p("Sections between `%s` and `%s` are not measured by `make bench`; it keeps them.", KeepBegin, KeepEnd)
 }
 
 func (r *Report) roundTrips(p func(string, ...any)) {
@@ -124,17 +109,12 @@ func (r *Report) roundTrips(p func(string, ...any)) {
 	}
 	p("## Round trips per message")
 	p("")
-	p("Counted by `bench.Counter`, an `http.RoundTripper` given to the store through")
-	p("`cosmos.Options.Transport` (around a clone of `http.DefaultTransport` with the store's own pool")
-	p("settings). It counts every HTTP request the Cosmos SDK sends, its retries included, and sorts")
-	p("them by REST path and headers: `POST …/docs` with `x-ms-cosmos-is-batch-request` is a")
-	p("transactional batch, `GET …/docs/{id}` a point read, and so on. Messages go through the real")
-	p("handler (`handler.NewServer`, host-format requests) one at a time. The SDK's one-time reads are")
-	p("kept apart: the first message on a fresh client cost %s; after it, no metadata request",
-		rt.First.Detail(1))
-	p("was made in any row (the metadata column). A batch answers HTTP 200 even when its first")
-	p("operation conflicts (the emulator; Azure answers 207), so a duplicate shows as `batch 200` followed")
-	p("by the point read.")
+	p("Every HTTP request the Cosmos SDK sends (retries included), counted at the transport by")
+	p("`bench.Counter` (`cosmos.Options.Transport`) and sorted by REST path and headers; messages go one at")
+	p("a time through `handler.NewServer` as host-format requests. The first message on a fresh client")
+	p("also cost %s (the SDK's one-time reads); no row made a metadata request after it.", rt.First.Detail(1))
+	p("The emulator answers a batch whose first operation conflicts with 200 (Azure: 207), so a")
+	p("duplicate shows as `batch 200` and a point read.")
 	p("")
 	p("| message | messages | outcomes | Cosmos requests per message | floor | metadata | requests by kind and HTTP status, per message |")
 	p("|---|---:|---|---:|---:|---:|---|")
@@ -149,8 +129,7 @@ func (r *Report) roundTrips(p func(string, ...any)) {
 	p("")
 	p("### Beside the anchors")
 	p("")
-	p("Calls to the store per message, not RU. The anchors' figures come from their documentation and")
-	p("code (sources below), not from a run here; ours are the rows above.")
+	p("Calls to the store per message, not RU; the anchors' figures come from their documentation and code.")
 	p("")
 	get := func(name string) string {
 		for _, row := range rt.Rows {
@@ -168,11 +147,7 @@ func (r *Report) roundTrips(p func(string, ...any)) {
 	p("| AWS Lambda Powertools Idempotency [PT1][PT2] | 2 writes: conditional `PutItem` (INPROGRESS) + `UpdateItem` (COMPLETED), \"2 WCU per non-idempotent call\"; +1 `DeleteItem` on error | 1 failed conditional `PutItem` that returns the stored item; +1 `GetItem` on older SDKs; 0 on a local cache hit | only with `payload_validation_jmespath`: same calls, raises `IdempotencyValidationError` |")
 	p("| NServiceBus Outbox on Cosmos DB [NSB1][NSB2][NSB4] | about 3 operations: 1 point read + 1 create (in the batch with the business data) + 1 update (mark dispatched, sets TTL), then 1 delayed TTL delete | 1 point read (+ re-dispatch and 1 update if not yet dispatched; inferred) | not detected (deduplication by MessageId only) |")
 	p("")
-	p("Status changes (`OrderStatusChanged`, absolute state with a version) need no deduplication record:")
-	p("the first for an order is one create, a newer one create (409) + read + ETag-conditional replace,")
-	p("and a repeated or older one create (409) + read, which is then dropped as stale.")
-	p("")
-	p("Sources (collected in the project's survey of idempotent-consumer implementations):")
+	p("Sources:")
 	p("")
 	p("- [MS1] Microsoft Azure Architecture Center, *Idempotent Consumer pattern*, `MicrosoftDocs/architecture-center` `docs/patterns/idempotent-consumer.md` (2026).")
 	p("- [PT1] Powertools for AWS Lambda (Python), idempotency documentation, `aws-powertools/powertools-lambda-python` `docs/utilities/idempotency.md`, https://docs.powertools.aws.dev/lambda/python/latest/utilities/idempotency/")
@@ -218,11 +193,10 @@ func (r *Report) micro(p func(string, ...any)) {
 	}
 	p("## CPU and allocations per message, in process")
 	p("")
-	p("`go test -run '^$' -bench . -benchmem -count %d -benchtime %s ./orders ./handler ./idempotency`; the",
+	p("`go test -run '^$' -bench . -benchmem -count %d -benchtime %s ./orders ./handler ./idempotency`,",
 		r.Settings.MicroCount, r.Settings.Benchtime)
-	p("median of the runs, with the range of the time. The handler rows go through `handler.NewServer`")
-	p("with `httptest.NewRecorder` over `orderstest.MemStore` and `idemtest.MemStore`, stores without")
-	p("latency, so they are the handler's own cost per message or request; the other rows are parts of it.")
+	p("median (range of the time). Handler rows run `handler.NewServer` over in-memory stores without latency:")
+	p("the handler's own cost per message or request.")
 	p("")
 	p("| benchmark | what it does | time per op, median (range) | B/op | allocs/op |")
 	p("|---|---|---|---:|---:|")
@@ -271,10 +245,8 @@ func (r *Report) footprint(p func(string, ...any)) {
 	}
 	p("## Footprint")
 	p("")
-	p("`bin/handler` as `make build` makes it (static, stripped), started %d times with", len(f.Starts))
-	p("`FUNCTIONS_CUSTOMHANDLER_PORT`, `COSMOS_ENDPOINT`, `COSMOS_KEY`, polling `GET /` every %s", f.PollEvery)
-	p("from just before the process is started; memory is `VmRSS` from `/proc/<pid>/status`, sampled")
-	p("every 10 ms under load, and `VmHWM` (the kernel's high-water mark) after it.")
+	p("`bin/handler` from `make build`, started %d times, polled on `GET /` every %s from just before the", len(f.Starts), f.PollEvery)
+	p("start; memory is `VmRSS` (`/proc/<pid>/status`) sampled every 10 ms under load, and `VmHWM` after it.")
 	p("")
 	var ms []float64
 	for _, d := range f.Starts {

@@ -38,16 +38,6 @@ func (t pathTotals) perRequest() float64 {
 	return float64(t.counts.Item()) / float64(t.requests)
 }
 
-// addedByKeys is, within each round, the latency at quantile q of path less
-// that of the baseline (PathNoKeys), in ms.
-func (lr LatencyRun) addedByKeys(path int, q float64) []float64 {
-	var out []float64
-	for _, round := range lr.Rounds {
-		out = append(out, ms(round[path].Percentile(q))-ms(round[PathNoKeys].Percentile(q)))
-	}
-	return out
-}
-
 func (r *Report) frontDoor(p func(string, ...any)) {
 	if len(r.FrontDoor) == 0 {
 		return
@@ -55,29 +45,19 @@ func (r *Report) frontDoor(p func(string, ...any)) {
 	s := r.Settings
 	p("## HTTP API: round trips and latency of each path")
 	p("")
-	p("`SubmitOrder` and `GetOrder` (docs/http-api.md) through the real handler: host-format invocations,")
-	p("encoded by the local host emulator's `hostemu.Encoder.HTTP` from the functions' `function.json` as")
-	p("the host sends them (`POST /api/orders` with `Idempotency-Key`, the caller's function key named in")
-	p("`Identities`), posted over loopback HTTP to `handler.NewServer` with `executeOnce` over")
-	p("`cosmos.KeyStore`. At each distance the paths write to a fresh database of their own. Each round")
-	p("sends %d requests of every path **one at a time** (this section measures latency, not", s.FDRequests)
-	p("throughput), after an untimed warm-up of 2, in %d rounds at each distance to Cosmos (the delay", s.FDRounds)
-	p("proxy of the throughput section), rotating the order of the paths. What each path meets is set up")
-	p("before the clock starts: for the replay, the resend under a new key, the orderId taken by another")
-	p("client and GET, the order created by its first request (201).")
-	p("")
-	p("**Baseline**: the same handler and requests over an `idempotency.Store` that keeps nothing and sends")
-	p("no request (`keptNowhere`: every claim succeeds): the admission by the queue path's rules")
-	p("(docs/contract.md §3), the order's transactional batch and the answer. The difference to it is what")
-	p("the key record costs: its Cosmos round trips and their latency.")
+	p("`SubmitOrder` and `GetOrder` (docs/http-api.md) through `handler.NewServer` with `executeOnce` over")
+	p("`cosmos.KeyStore`, as host-format invocations encoded by `hostemu.Encoder.HTTP` from the functions'")
+	p("`function.json`. Each round sends %d requests of every path **one at a time** (latency, not", s.FDRequests)
+	p("throughput) after a warm-up of 2, %d rounds at each distance, in a rotating order; what a path meets", s.FDRounds)
+	p("(the order of a replay, a resend, a taken orderId, a GET) is set up before the clock starts. The")
+	p("**baseline** is the same over an `idempotency.Store` that keeps nothing: what the key record adds is")
+	p("the difference to it.")
 	p("")
 	r.frontDoorVerdict(p)
 	p("### Round trips and request charge per request")
 	p("")
-	p("Counted at the transport by `bench.Counter` as in the round-trip section above, over every round at")
-	p("every distance; the request charge is the sum of the answers' `x-ms-request-charge` headers. The")
-	p("local emulator reports a flat 1 RU per request, so here that column repeats the request count;")
-	p("against an account (`COSMOS_ENDPOINT`) it is what Azure charges.")
+	p("Counted at the transport over every round; the charge is the sum of `x-ms-request-charge` (the")
+	p("emulator reports a flat 1 RU per request; against an account it is what Azure charges).")
 	p("")
 	p("| path | requests | outcomes | Cosmos requests per request | floor | request charge per request (RU) | metadata | requests by kind and HTTP status, per request |")
 	p("|---|---:|---|---:|---:|---:|---:|---|")
@@ -94,36 +74,17 @@ func (r *Report) frontDoor(p func(string, ...any)) {
 			fp.Floor, t.counts.Charge()/float64(t.requests), t.counts[KindMetadata], orDash(t.counts.Detail(t.requests)))
 	}
 	p("")
-	p("A first request claims the key (create 201), creates the order and its `OrderAccepted` event in one")
-	p("transactional batch and completes the key (ETag-conditional replace 200): 3 sequential requests. A")
-	p("replay finds the claim taken (create 409) and reads the record (read 200). A request under a new key")
-	p("whose order exists meets the batch's 409, which carries no body, so it reads the stored order")
-	p("before it completes its key: 4, whether the answer is 200 (the same client and content) or 409")
-	p("`order-id-taken`. GET is one point read.")
-	p("")
-	for _, lr := range r.FrontDoor {
-		where := "the emulator directly"
-		if lr.Latency > 0 {
-			where = "through the delay proxy"
+	p("A first request claims the key (create 201), writes the order and its `OrderAccepted` event in one")
+	p("batch and completes the key (conditional replace): 3. A replay: create 409 and a read. A new key")
+	p("whose order exists meets the batch's 409, which has no body, so it reads the order before it")
+	p("completes its key: 4, for 200 and for 409 `order-id-taken` alike. GET is one point read.")
+	p("p99 of %d requests is the %s slowest: the tail of this run, not a percentile of production traffic.",
+		s.FDRequests, ordinal(s.FDRequests-int(0.99*float64(s.FDRequests-1))))
+	for path := range FrontDoorPaths {
+		if t := r.pathTotals(path); t.errors > 0 {
+			p("- **Errors**: %s: %d", FrontDoorPaths[path].Name, t.errors)
 		}
-		p("### HTTP API at %s (%s)", latencyName(lr.Latency), where)
-		p("")
-		p("| path | p50 latency ms, median (range) | p99 latency ms, median (range) | p50 added to the baseline, ms | p99 added to the baseline, ms | errors |")
-		p("|---|---|---|---|---|---:|")
-		for path := range FrontDoorPaths {
-			st := lr.stats(path)
-			added50, added99 := "–", "–"
-			if path != PathNoKeys && path != PathGet {
-				added50, added99 = spread(lr.addedByKeys(path, 0.5), "%+.1f"), spread(lr.addedByKeys(path, 0.99), "%+.1f")
-			}
-			p("| %s | %s | %s | %s | %s | %d |", st.name, spread(st.p50, "%.1f"), spread(st.p99, "%.1f"), added50, added99, st.errors)
-		}
-		p("")
 	}
-	p("GET has no baseline: it is not under executeOnce, and its point read is all it does.")
-	p("p99 of %d requests is the %s slowest; read it as the tail of this run, not a percentile of", s.FDRequests, ordinal(s.FDRequests-int(0.99*float64(s.FDRequests-1))))
-	p("production traffic. At a distance, every round trip waits that long at least: the latency is about")
-	p("the round trips times the distance, plus the emulator's own time for each.")
 	p("")
 }
 
@@ -158,12 +119,12 @@ func (r *Report) frontDoorVerdict(p func(string, ...any)) {
 	}
 	p("| path | Cosmos round trips, before → now | %s |", strings.Join(latencyNames(r.FrontDoor), " | "))
 	p("|---|---|%s", strings.Repeat("---|", len(r.FrontDoor)))
-	for _, path := range []int{PathFirst, PathReplay, PathResent, PathTaken, PathGet} {
+	for _, path := range []int{PathNoKeys, PathFirst, PathReplay, PathResent, PathTaken, PathGet} {
 		t := r.pathTotals(path)
 		if t.requests == 0 {
 			continue
 		}
-		b := beforeIssue20[path]
+		b, known := beforeIssue20[path]
 		cells := make([]string, len(r.FrontDoor))
 		for i, lr := range r.FrontDoor {
 			st := lr.stats(path)
@@ -172,13 +133,16 @@ func (r *Report) frontDoorVerdict(p func(string, ...any)) {
 				cells[i] = fmt.Sprintf("p50 %.1f ms, p99 %.1f ms", medianOf(st.p50), medianOf(st.p99))
 			}
 		}
-		p("| %s | %d → %.0f | %s |", FrontDoorPaths[path].Name, b.roundTrips, t.perRequest(), strings.Join(cells, " | "))
+		trips := fmt.Sprintf("%.0f", t.perRequest())
+		if known {
+			trips = fmt.Sprintf("%d → %s", b.roundTrips, trips)
+		}
+		p("| %s | %s | %s |", FrontDoorPaths[path].Name, trips, strings.Join(cells, " | "))
 	}
 	p("")
-	p("Latency of the whole request (median of the rounds), before issue 20 (202 design, `make bench` of")
-	p("2026-12-01 11:29 UTC, commit e06ef17, this machine) → now. The order's batch, which the consumer")
-	p("used to make after the 202, is now inside the request: a first request makes 3 sequential Cosmos")
-	p("requests where it made 2, and answers only once the order is stored.")
+	p("Latency of the whole request, median of the rounds: before issue 20 (SubmitOrder answered 202 and")
+	p("the consumer stored the order later; `make bench` of 2026-12-01 11:29 UTC, commit e06ef17, this")
+	p("machine) → now, where the order's batch is inside the request and the answer waits for it.")
 	p("")
 }
 
