@@ -84,13 +84,10 @@ func (r *Report) Markdown(w io.Writer) {
 	p("## Reproduce")
 	p("")
 	p("```sh")
-	p("make bench                      # emulator on port 18095 unless COSMOS_ENDPOINT is set; rewrites this file")
-	p("BENCH_FLAGS='-rounds 9' make bench                      # more rounds")
-	p("BENCH_FLAGS='-only throughput -latencies 0,50ms -out /tmp/b.md' make bench   # other distances, elsewhere")
-	p("BENCH_FLAGS='-only throughput -batch-parallelism 8 -out /tmp/b.md' make bench # another BATCH_PARALLELISM")
-	p("BENCH_FLAGS='-only frontdoor -out /tmp/b.md' make bench  # only the HTTP API (SubmitOrder, GetOrder)")
-	p("go test -run '^$' -bench . -benchmem ./orders ./handler ./idempotency   # only the in-process benchmarks")
-	p("go test -run 'RoundTrips|FrontDoor' -v ./testbed/bench  # only the round-trip counts (asserted)")
+	p("make bench                                              # emulator on port 18095 unless COSMOS_ENDPOINT is set")
+	p("BENCH_FLAGS='-rounds 9 -latencies 0,50ms -out /tmp/b.md' make bench   # flags: go run ./testbed/cmd/benchreport -h")
+	p("BENCH_FLAGS='-only frontdoor -out /tmp/b.md' make bench  # one section: micro, roundtrips, throughput, frontdoor, footprint")
+	p("go test -run 'RoundTrips|FrontDoor' -v ./testbed/bench  # the round-trip counts alone (asserted)")
 	p("```")
 	p("")
 	p("Settings of this run: %d rounds of %d messages per variant, %d invocations at once, at %s; batches",
@@ -141,20 +138,15 @@ func (r *Report) roundTrips(p func(string, ...any)) {
 	}
 	p("| | new message | duplicate | same key, other content |")
 	p("|---|---|---|---|")
-	p("| **this consumer** (measured above) | **%s**: one transactional batch (order + `OrderAccepted` outbox event) | **%s**: the batch (409 on the order) + one point read | **%s**: batch + read + conflict record |",
+	p("| **this consumer** (above) | **%s**: one transactional batch (order + outbox event) | **%s**: the batch (409) + a point read | **%s**: batch + read + conflict record |",
 		get("new order"), get("duplicate"), get("mismatch"))
-	p("| Microsoft Idempotent Consumer pattern, Cosmos DB + Service Bus [MS1] | 1 round trip: create the order document, or one transactional batch | 1 failed create (409) + 1 point read to compare the stored hash | detected by the stored hash; dead-letter or alert (no count given) |")
-	p("| AWS Lambda Powertools Idempotency [PT1][PT2] | 2 writes: conditional `PutItem` (INPROGRESS) + `UpdateItem` (COMPLETED), \"2 WCU per non-idempotent call\"; +1 `DeleteItem` on error | 1 failed conditional `PutItem` that returns the stored item; +1 `GetItem` on older SDKs; 0 on a local cache hit | only with `payload_validation_jmespath`: same calls, raises `IdempotencyValidationError` |")
-	p("| NServiceBus Outbox on Cosmos DB [NSB1][NSB2][NSB4] | about 3 operations: 1 point read + 1 create (in the batch with the business data) + 1 update (mark dispatched, sets TTL), then 1 delayed TTL delete | 1 point read (+ re-dispatch and 1 update if not yet dispatched; inferred) | not detected (deduplication by MessageId only) |")
+	p("| Microsoft Idempotent Consumer pattern [MS] | 1: create, or one transactional batch | a failed create + a read of the stored hash | detected by the hash (count not given) |")
+	p("| AWS Lambda Powertools Idempotency [PT] | 2 writes: conditional put (INPROGRESS) + update (COMPLETED) | a failed conditional put returning the item | only with payload validation: same calls |")
+	p("| NServiceBus Outbox on Cosmos DB [NSB] | about 3: read + create (in the business batch) + update, then a TTL delete | a read (+ re-dispatch if not dispatched) | not detected (MessageId only) |")
 	p("")
-	p("Sources:")
-	p("")
-	p("- [MS1] Microsoft Azure Architecture Center, *Idempotent Consumer pattern*, `MicrosoftDocs/architecture-center` `docs/patterns/idempotent-consumer.md` (2026).")
-	p("- [PT1] Powertools for AWS Lambda (Python), idempotency documentation, `aws-powertools/powertools-lambda-python` `docs/utilities/idempotency.md`, https://docs.powertools.aws.dev/lambda/python/latest/utilities/idempotency/")
-	p("- [PT2] same repository, `aws_lambda_powertools/utilities/idempotency/persistence/dynamodb.py` (snapshot fa1c29f, October 2024).")
-	p("- [NSB1] Particular Software, NServiceBus Outbox, `Particular/docs.particular.net` `nservicebus/outbox/index.md`, https://docs.particular.net/nservicebus/outbox/")
-	p("- [NSB2] same repository, `persistence/cosmosdb/index.md` (RU planning table, outbox cleanup, transactions).")
-	p("- [NSB4] `Particular/NServiceBus.Persistence.CosmosDB` `src/NServiceBus.Persistence.CosmosDB/Outbox/OutboxOperations.cs`.")
+	p("[MS] MicrosoftDocs/architecture-center `docs/patterns/idempotent-consumer.md`; [PT] aws-powertools/powertools-lambda-python")
+	p("`docs/utilities/idempotency.md`, `persistence/dynamodb.py`; [NSB] Particular/docs.particular.net `nservicebus/outbox/index.md`,")
+	p("`persistence/cosmosdb/index.md`, Particular/NServiceBus.Persistence.CosmosDB `Outbox/OutboxOperations.cs`.")
 	p("")
 }
 
@@ -198,22 +190,22 @@ func (r *Report) micro(p func(string, ...any)) {
 	p("median (range of the time). Handler rows run `handler.NewServer` over in-memory stores without latency:")
 	p("the handler's own cost per message or request.")
 	p("")
-	p("| benchmark | what it does | time per op, median (range) | B/op | allocs/op |")
+	p("| benchmark | what | time per op, median (range) | B/op | allocs/op |")
 	p("|---|---|---|---:|---:|")
 	what := map[string]string{
-		"BenchmarkDecodeEnvelope":                  "decode the host's invocation envelope and metadata only",
-		"BenchmarkParseOrder":                      "decode, fingerprint and validate one order body",
-		"BenchmarkFingerprint":                     "fingerprint alone: decode, RFC 8785 canonical form, SHA-256",
-		"BenchmarkAcceptanceDocuments":             "build the order document and its outbox event",
-		"BenchmarkProcessOrderInProcess/new":       "one `POST /ProcessOrder` end to end, new order",
-		"BenchmarkProcessOrderInProcess/duplicate": "one `POST /ProcessOrder` end to end, duplicate",
-		"BenchmarkProcessOrderBatchInProcess":      "one `POST /ProcessOrderBatch` of 100 new orders",
-		"BenchmarkSubmitOrderInProcess/first":      "one `POST /SubmitOrder` end to end, first request of its key",
-		"BenchmarkSubmitOrderInProcess/replay":     "one `POST /SubmitOrder` end to end, replay",
-		"BenchmarkSubmitOrderInProcess/keyReused":  "one `POST /SubmitOrder` end to end, key reused with another payload",
-		"BenchmarkExecute/first":                   "executeOnce alone (`idempotency.Service.Execute`), first request",
-		"BenchmarkExecute/replay":                  "executeOnce alone, replay",
-		"BenchmarkExecute/mismatch":                "executeOnce alone, key reused with another payload",
+		"BenchmarkDecodeEnvelope":                  "the host's envelope",
+		"BenchmarkParseOrder":                      "decode, fingerprint, validate",
+		"BenchmarkFingerprint":                     "RFC 8785 form + SHA-256",
+		"BenchmarkAcceptanceDocuments":             "order + outbox event",
+		"BenchmarkProcessOrderInProcess/new":       "a new order",
+		"BenchmarkProcessOrderInProcess/duplicate": "a duplicate",
+		"BenchmarkProcessOrderBatchInProcess":      "100 new orders",
+		"BenchmarkSubmitOrderInProcess/first":      "a key's first request",
+		"BenchmarkSubmitOrderInProcess/replay":     "a replay",
+		"BenchmarkSubmitOrderInProcess/keyReused":  "a reused key",
+		"BenchmarkExecute/first":                   "executeOnce, first",
+		"BenchmarkExecute/replay":                  "executeOnce, replay",
+		"BenchmarkExecute/mismatch":                "executeOnce, reused key",
 	}
 	for _, m := range r.Micro {
 		ns, _ := m.Median("ns/op")
