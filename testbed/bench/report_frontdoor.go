@@ -45,19 +45,13 @@ func (r *Report) frontDoor(p func(string, ...any)) {
 	s := r.Settings
 	p("## HTTP API: round trips and latency of each path")
 	p("")
-	p("`SubmitOrder` and `GetOrder` (docs/http-api.md) through `handler.NewServer` with `executeOnce` over")
-	p("`cosmos.KeyStore`, as host-format invocations encoded by `hostemu.Encoder.HTTP` from the functions'")
-	p("`function.json`. Each round sends %d requests of every path **one at a time** (latency, not", s.FDRequests)
-	p("throughput) after a warm-up of 2, %d rounds at each distance, in a rotating order; what a path meets", s.FDRounds)
-	p("(the order of a replay, a resend, a taken orderId, a GET) is set up before the clock starts. The")
-	p("**baseline** is the same over an `idempotency.Store` that keeps nothing: what the key record adds is")
-	p("the difference to it.")
+	p("`SubmitOrder` and `GetOrder` as the host sends them (`hostemu.Encoder.HTTP`), %d requests per path", s.FDRequests)
+	p("**one at a time**, %d rounds per distance. The **baseline** runs over a key store that keeps nothing.", s.FDRounds)
 	p("")
 	r.frontDoorVerdict(p)
 	p("### Round trips and request charge per request")
 	p("")
-	p("Counted at the transport over every round; the charge is the sum of `x-ms-request-charge` (the")
-	p("emulator reports a flat 1 RU per request; against an account it is what Azure charges).")
+	p("The charge sums `x-ms-request-charge` (the emulator reports a flat 1 RU per request).")
 	p("")
 	p("| path | requests | outcomes | Cosmos requests per request | floor | request charge per request (RU) | metadata | requests by kind and HTTP status, per request |")
 	p("|---|---:|---|---:|---:|---:|---:|---|")
@@ -74,11 +68,7 @@ func (r *Report) frontDoor(p func(string, ...any)) {
 			fp.Floor, t.counts.Charge()/float64(t.requests), t.counts[KindMetadata], orDash(t.counts.Detail(t.requests)))
 	}
 	p("")
-	p("A first request claims the key (create 201), writes the order and its `OrderAccepted` event in one")
-	p("batch and completes the key (conditional replace): 3. A replay: create 409 and a read. A new key")
-	p("whose order exists meets the batch's 409, which has no body, so it reads the order before it")
-	p("completes its key: 4, for 200 and for 409 `order-id-taken` alike. GET is one point read.")
-	p("p99 of %d requests is the %s slowest: the tail of this run, not a percentile of production traffic.",
+	p("p99 of %d requests is the %s slowest: the tail of this run, not of production traffic.",
 		s.FDRequests, ordinal(s.FDRequests-int(0.99*float64(s.FDRequests-1))))
 	for path := range FrontDoorPaths {
 		if t := r.pathTotals(path); t.errors > 0 {
@@ -140,9 +130,8 @@ func (r *Report) frontDoorVerdict(p func(string, ...any)) {
 		p("| %s | %s | %s |", FrontDoorPaths[path].Name, trips, strings.Join(cells, " | "))
 	}
 	p("")
-	p("Latency of the whole request, median of the rounds: before issue 20 (SubmitOrder answered 202 and")
-	p("the consumer stored the order later; `make bench` of 2026-12-01 11:29 UTC, commit e06ef17, this")
-	p("machine) → now, where the order's batch is inside the request and the answer waits for it.")
+	p("Before: issue 20's 202 design (`make bench` of 2026-12-01 11:29 UTC, commit e06ef17, this machine);")
+	p("now the order's batch is inside the request. Why each path costs what it does: ADR 0012.")
 	p("")
 }
 

@@ -47,7 +47,7 @@ func TestReportGivesEveryLatencyAndTheBatchVerdict(t *testing.T) {
 			doc := b.String()
 			for _, want := range []string{"| 0 ms | 20 ms |", "At 20 ms, " + tc.verdict,
 				"- **Errors**: variant B at 20 ms: 1, first: `create order ORD-1: 503`",
-				"At 20 ms, 16 requests in flight allow at most 800 messages/s; `ProcessOrder` reached 100 (12 %): held down by the CPU"} {
+				"At 20 ms, 16 in flight allow 800 messages/s; `ProcessOrder` reached 100 (12 %): held down by the CPU"} {
 				if !strings.Contains(doc, want) {
 					t.Errorf("report lacks %q", want)
 				}

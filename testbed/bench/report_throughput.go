@@ -80,13 +80,9 @@ func (r *Report) throughput(p func(string, ...any)) {
 	s := r.Settings
 	p("## Throughput: single, batch, and a plain azcosmos loop")
 	p("")
-	p("Each round writes %d new orders with each variant at each distance to Cosmos, after an untimed", s.Messages)
-	p("warm-up; the distance is a delay proxy (`chaos.ProxyConfig.Latency`) that holds every answer back.")
-	p("The plain loops call azcosmos directly (`testbed/bench/throughput.go`) with a client from")
-	p("`cosmos.NewClient` and write the handler's bytes: the order document, and in the batch loop its")
-	p("outbox event too. `ProcessOrder` gets host-format invocations over loopback HTTP, %d at once", s.Concurrency)
-	p("(host.json `maxConcurrentCalls`), or in process through `ServeHTTP`; `ProcessOrderBatch` gets %d", s.BatchSize)
-	p("messages per invocation, %d at a time as the host's listener sends them, `BATCH_PARALLELISM` %d.", s.BatchConcurrency, s.BatchParallelism)
+	p("%d new orders per variant, distance and round. Plain loops call azcosmos with the handler's bytes", s.Messages)
+	p("(order, and in the batch loop its outbox event). `ProcessOrder`: %d host-format invocations at once;", s.Concurrency)
+	p("`ProcessOrderBatch`: %d messages each, %d at a time, `BATCH_PARALLELISM` %d.", s.BatchSize, s.BatchConcurrency, s.BatchParallelism)
 	p("")
 	r.throughputSummary(p)
 	r.boundNote(p)
@@ -122,13 +118,11 @@ func (r *Report) cpuNote(p func(string, ...any)) {
 		return
 	}
 	b := medianOf(st.busy)
-	p("At 0 ms `ProcessOrder` cost %.0f µs of CPU per message in the Go process (load generator, handler,", medianOf(st.selfCPU))
-	p("SDK) and %.0f µs in the emulator, which kept %.2f of %d cores busy (median):", medianOf(st.emuCPU), b, r.Machine.Cores)
+	p("At 0 ms `ProcessOrder` cost %.0f µs CPU per message in Go and %.0f µs in the emulator, %.2f of %d cores", medianOf(st.selfCPU), medianOf(st.emuCPU), b, r.Machine.Cores)
 	if b < 0.8*float64(r.Machine.Cores) {
-		p("other work on the shared machine took the rest, so the 0 ms figures say little in this run.")
+		p("busy: other work took the rest, so the 0 ms figures say little in this run.")
 	} else {
-		p("every microsecond the handler spends is taken from the emulator; with Cosmos a few ms away it is")
-		p("spent while requests wait, and the ratios move towards 1.")
+		p("busy: the handler's CPU is taken from the emulator; at a distance it is spent while requests wait.")
 	}
 	p("")
 }
@@ -159,9 +153,9 @@ func (r *Report) boundNote(p func(string, ...any)) {
 		got := medianOf(lr.stats(VarHandlerSingle).rates)
 		what := "bound by the latency, as in a deployment"
 		if got < 0.7*bound {
-			what = "held down by the CPU of the shared machine as well as by the latency"
+			what = "held down by the CPU of the shared machine too"
 		}
-		p("- At %s, %d requests in flight allow at most %.0f messages/s; `ProcessOrder` reached %.0f (%.0f %%): %s.",
+		p("- At %s, %d in flight allow %.0f messages/s; `ProcessOrder` reached %.0f (%.0f %%): %s.",
 			latencyName(lr.Latency), s.Concurrency, bound, got, 100*got/bound, what)
 	}
 	p("")
@@ -206,21 +200,15 @@ func (r *Report) ratioTable(p func(string, ...any)) {
 	}
 	p("At %s, batch mode was %s single messages in this run (median ratio %.2f).", latencyName(far.Latency), verdict, m)
 	p("")
-	p("Read the 0 ms column for CPU cost on a saturated machine, 5 and 20 ms for what a deployment sees;")
-	p("docs/batch-mode.md weighs batch mode against its failure blast radius and lock limit.")
-	p("")
 }
 
 func (r *Report) batchNote(p func(string, ...any)) {
 	s := r.Settings
-	p("Both functions make one Cosmos request per new order (each message is its own partition); what")
-	p("decides their throughput is the requests in flight: %d for `ProcessOrder`, %d for a batch, which", s.Concurrency, min(s.BatchSize, s.BatchParallelism))
-	p("waits for its slowest message. A batch saves the per-invocation work (one HTTP request and envelope")
+	p("Both make one Cosmos request per order; throughput follows the requests in flight (%d, or %d in a", s.Concurrency, min(s.BatchSize, s.BatchParallelism))
+	p("batch, which waits for its slowest message); docs/batch-mode.md weighs the batch's blast radius.")
 	single, batch := r.microPerMessage("BenchmarkProcessOrderInProcess/new"), r.microPerMessage("BenchmarkProcessOrderBatchInProcess")
 	if single > 0 && batch > 0 {
-		p("per %d messages): %s against %s of handler time per message in process.", s.BatchSize, dur(batch), dur(single))
-	} else {
-		p("per %d messages).", s.BatchSize)
+		p("Handler time per message in process: %s in a batch, %s alone.", dur(batch), dur(single))
 	}
 	p("")
 }
