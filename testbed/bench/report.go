@@ -63,7 +63,6 @@ func (r *Report) Markdown(w io.Writer) {
 		r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Machine.Commit, r.Finished.Sub(r.Started).Round(time.Second),
 		r.Machine.CPU, r.Machine.Cores, float64(r.Machine.MemoryKiB)/(1<<20), r.Machine.Kernel, r.Machine.Go)
 	p("Cosmos DB: %s. Load average %s at the start, %s at the end.", s.Target, r.Machine.LoadStart, r.Machine.LoadEnd)
-	p("Run `make bench` again to replace this file ([Reproduce](#reproduce)).")
 	p("")
 	p("Timed figures: median of %d rounds (range), variants rotated within a round, ratios taken within a", s.Rounds)
 	p("round. 0 ms is bound by the shared cores; 5 and 20 ms (a delay proxy before the emulator) by the")
@@ -81,18 +80,15 @@ func (r *Report) Markdown(w io.Writer) {
 	p("## Reproduce")
 	p("")
 	p("```sh")
-	p("make bench                                              # emulator on port 18095 unless COSMOS_ENDPOINT is set")
-	p("BENCH_FLAGS='-rounds 9 -latencies 0,50ms -out /tmp/b.md' make bench   # flags: go run ./testbed/cmd/benchreport -h")
-	p("BENCH_FLAGS='-only frontdoor -out /tmp/b.md' make bench  # one section: micro, roundtrips, throughput, frontdoor, footprint")
-	p("go test -run 'RoundTrips|FrontDoor' -v ./testbed/bench  # the round-trip counts alone (asserted)")
+	p("make bench            # rewrites this file; an emulator on port 18095 unless COSMOS_ENDPOINT is set")
+	p("BENCH_FLAGS='-only frontdoor -rounds 9 -out /tmp/b.md' make bench   # every flag: go run ./testbed/cmd/benchreport -h")
+	p("go test -run 'RoundTrips|FrontDoor' -v ./testbed/bench              # the round-trip counts (asserted)")
 	p("```")
 	p("")
-	p("Settings of this run: %d rounds of %d messages per variant, %d invocations at once, at %s; batches",
-		s.Rounds, s.Messages, s.Concurrency, latencyList(s.Latencies))
-	p("of %d, %d at once, `BATCH_PARALLELISM` %d; %d messages per round-trip row; %d HTTP API rounds of %d",
-		s.BatchSize, s.BatchConcurrency, s.BatchParallelism, s.RTMessages, s.FDRounds, s.FDRequests)
-	p("requests per path; %d process starts; %d messages for the memory load; `-count %d -benchtime %s`.",
-		s.Starts, s.FPMessages, s.MicroCount, s.Benchtime)
+	p("This run: `-rounds %d -messages %d -concurrency %d -latencies %s -batch %d -batch-concurrency %d`",
+		s.Rounds, s.Messages, s.Concurrency, latencyFlag(s.Latencies), s.BatchSize, s.BatchConcurrency)
+	p("`-batch-parallelism %d -rt-messages %d -fd-rounds %d -fd-requests %d -starts %d -fp-messages %d -count %d -benchtime %s`.",
+		s.BatchParallelism, s.RTMessages, s.FDRounds, s.FDRequests, s.Starts, s.FPMessages, s.MicroCount, s.Benchtime)
 	if len(r.Kept) > 0 {
 		p("Sections between `%s` and `%s` are not measured by `make bench`; it keeps them.", KeepBegin, KeepEnd)
 	}
@@ -136,9 +132,9 @@ func (r *Report) roundTrips(p func(string, ...any)) {
 	p("|---|---|---|---|")
 	p("| **this consumer** (above) | **%s**: one transactional batch (order + outbox event) | **%s**: the batch (409) + a point read | **%s**: batch + read + conflict record |",
 		get("new order"), get("duplicate"), get("mismatch"))
-	p("| Microsoft Idempotent Consumer pattern [MS] | 1: create, or one transactional batch | a failed create + a read of the stored hash | detected by the hash (count not given) |")
-	p("| AWS Lambda Powertools Idempotency [PT] | 2 writes: conditional put (INPROGRESS) + update (COMPLETED) | a failed conditional put returning the item | only with payload validation: same calls |")
-	p("| NServiceBus Outbox on Cosmos DB [NSB] | about 3: read + create (in the business batch) + update, then a TTL delete | a read (+ re-dispatch if not dispatched) | not detected (MessageId only) |")
+	p("| Microsoft Idempotent Consumer pattern [MS] | 1: create, or one batch | a failed create + a read | detected by a stored hash |")
+	p("| AWS Lambda Powertools Idempotency [PT] | 2 writes: conditional put + update | a failed conditional put | only with payload validation |")
+	p("| NServiceBus Outbox on Cosmos DB [NSB] | about 3: read + create + update, then a TTL delete | a read | not detected (MessageId only) |")
 	p("")
 	p("[MS] MicrosoftDocs/architecture-center `docs/patterns/idempotent-consumer.md`; [PT] aws-powertools/powertools-lambda-python")
 	p("`docs/utilities/idempotency.md`, `persistence/dynamodb.py`; [NSB] Particular/docs.particular.net `nservicebus/outbox/index.md`,")
@@ -233,8 +229,7 @@ func (r *Report) footprint(p func(string, ...any)) {
 	}
 	p("## Footprint")
 	p("")
-	p("`bin/handler` from `make build`, started %d times, polled on `GET /` every %s from just before the", len(f.Starts), f.PollEvery)
-	p("start; memory is `VmRSS` (`/proc/<pid>/status`) sampled every 10 ms under load, and `VmHWM` after it.")
+	p("`bin/handler` started %d times, polled on `GET /` every %s; memory is `VmRSS` sampled every 10 ms.", len(f.Starts), f.PollEvery)
 	p("")
 	var ms []float64
 	for _, d := range f.Starts {
@@ -252,4 +247,13 @@ func (r *Report) footprint(p func(string, ...any)) {
 		p("| errors under load | %d, first: `%v` |", f.LoadPhase.Errors, f.LoadPhase.FirstErr)
 	}
 	p("")
+}
+
+// latencyFlag writes latencies as -latencies takes them.
+func latencyFlag(ds []time.Duration) string {
+	names := make([]string, len(ds))
+	for i, d := range ds {
+		names[i] = d.String()
+	}
+	return strings.Join(names, ",")
 }

@@ -107,7 +107,7 @@ func (r *Report) frontDoorVerdict(p func(string, ...any)) {
 	if base.requests == 0 {
 		return
 	}
-	p("| path | Cosmos round trips, before → now | %s |", strings.Join(latencyNames(r.FrontDoor), " | "))
+	p("| path | Cosmos round trips, before → now | p50 / p99 ms at %s |", strings.Join(latencyNames(r.FrontDoor), " | "))
 	p("|---|---|%s", strings.Repeat("---|", len(r.FrontDoor)))
 	for _, path := range []int{PathNoKeys, PathFirst, PathReplay, PathResent, PathTaken, PathGet} {
 		t := r.pathTotals(path)
@@ -118,9 +118,9 @@ func (r *Report) frontDoorVerdict(p func(string, ...any)) {
 		cells := make([]string, len(r.FrontDoor))
 		for i, lr := range r.FrontDoor {
 			st := lr.stats(path)
-			cells[i] = fmt.Sprintf("p50 %.1f → %.1f ms, p99 %.1f → %.1f ms", b.p50[lr.Latency], medianOf(st.p50), b.p99[lr.Latency], medianOf(st.p99))
+			cells[i] = fmt.Sprintf("%.1f → %.1f / %.1f → %.1f", b.p50[lr.Latency], medianOf(st.p50), b.p99[lr.Latency], medianOf(st.p99))
 			if _, ok := b.p50[lr.Latency]; !ok {
-				cells[i] = fmt.Sprintf("p50 %.1f ms, p99 %.1f ms", medianOf(st.p50), medianOf(st.p99))
+				cells[i] = fmt.Sprintf("%.1f / %.1f", medianOf(st.p50), medianOf(st.p99))
 			}
 		}
 		trips := fmt.Sprintf("%.0f", t.perRequest())

@@ -183,7 +183,7 @@ func medianOf(s []float64) float64 {
 }
 
 func (r *Report) ratioTable(p func(string, ...any)) {
-	r.latencyColumns(p, "| question | ratio (within each round, then the median; range) |", "|---|---|", "target")
+	r.latencyColumns(p, "| question | ratio |", "|---|---|", "target")
 	for _, q := range r.ratioRows() {
 		row := "| " + q.question + " | " + q.name + " |"
 		for _, lr := range r.Throughput {
