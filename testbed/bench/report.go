@@ -81,8 +81,8 @@ func (r *Report) Markdown(w io.Writer) {
 	p("")
 	p("```sh")
 	p("make bench            # rewrites this file; an emulator on port 18095 unless COSMOS_ENDPOINT is set")
-	p("BENCH_FLAGS='-only frontdoor -rounds 9 -out /tmp/b.md' make bench   # every flag: go run ./testbed/cmd/benchreport -h")
-	p("go test -run 'RoundTrips|FrontDoor' -v ./testbed/bench              # the round-trip counts (asserted)")
+	p("BENCH_FLAGS='-rounds 9 -out /tmp/b.md' make bench   # -only <sections> and every flag: go run ./testbed/cmd/benchreport -h")
+	p("go test -run AtTheFloor -v ./testbed/bench           # the round-trip counts (asserted)")
 	p("```")
 	p("")
 	p("This run: `-rounds %d -messages %d -concurrency %d -latencies %s -batch %d -batch-concurrency %d`",
