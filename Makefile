@@ -98,7 +98,7 @@ local-stack-down:
 ##        injecting 429/503/408/slow/dropped/lost-answer faults into its Cosmos requests, 5 SIGKILLs,
 ##        HTTP orders from two clients racing for orderIds, with kills and lost answers aimed at key
 ##        completions, PublishOrderEvents on the emulated change feed with its own kills and refused
-##        topic sends; prints the figures, non-zero exit on any invariant violation, and then
+##        topic sends; prints the figures (docs/evidence/chaos.md), non-zero exit on any invariant violation, and
 ##        keeps the handler's log, the host emulator's lines and the report in .local/logs/.
 ##        More: make chaos CHAOS_ARGS='-messages 20000 -kills 8 -seed 7'
 chaos: build
@@ -117,7 +117,7 @@ soak: build
 
 .PHONY: bench fuzz vulncheck mutate
 
-## bench: measure and rewrite docs/benchmarks.md: Cosmos round trips per message; single and
+## bench: measure and rewrite docs/evidence/benchmarks.md: Cosmos round trips per message; single and
 ##        batch invocations against a plain azcosmos loop at 0, 5 and 20 ms from Cosmos (a delay
 ##        proxy in front of the emulator); the HTTP API's round trips, RU and p50/p99 on each path
 ##        (first, replay, resend, orderId taken, GET); in-process CPU and allocations; start
@@ -134,7 +134,7 @@ fuzz:
 ## mutate: mutation testing (go-gremlins, pinned) of idempotency/, internal/hostjson/, orders/, retrying/,
 ##         cosmos/ and handler/, one package at a time, one worker; prints each package's efficacy
 ##         and fails under its floor; a mutant that hangs is reported TIMED OUT. Not part of
-##         make test (about an hour); docs/testing.md has the figures.
+##         make test (about an hour); docs/evidence/testing.md has the figures.
 ##         More: make mutate MUTATE_PACKAGES="idempotency orders"
 mutate:
 	./scripts/mutate.sh $(MUTATE_PACKAGES)

@@ -49,7 +49,7 @@ func (s *Store) connect() (*conn, error) {
 // most, one per rebuilt client). Readiness belongs to the client, not to the
 // Store: an answer to a request sent on a client the Store has since
 // replaced says nothing of the replacement, which may already keep a refused
-// account read (a handler restarted as a 403 window opens, docs/chaos.md);
+// account read (a handler restarted as a 403 window opens, docs/evidence/chaos.md);
 // the Store goes back to the client that answered instead. Once the current
 // client has answered, nothing is rebuilt and calls run directly.
 type recovery struct {

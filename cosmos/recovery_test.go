@@ -16,7 +16,7 @@ import (
 )
 
 // A handler restarted as a 403 window begins (the make chaos stall,
-// docs/chaos.md): its first request is on its way when the window opens,
+// docs/evidence/chaos.md): its first request is on its way when the window opens,
 // the next one is refused, which makes the Store replace its client, and
 // only then does the first one get its answer. The replacement has not read
 // the account yet; its first read meets the 403, which azcosmos v1.5.0

@@ -18,7 +18,7 @@ import (
 // The in-process benchmarks run the handler over orderstest.MemStore, a
 // zero-latency store: what remains is the handler's own CPU and memory per
 // message. The log is formatted as in production (JSON) into io.Discard.
-// testbed/cmd/benchreport runs them for docs/benchmarks.md.
+// testbed/cmd/benchreport runs them for docs/evidence/benchmarks.md.
 
 // benchServer is the handler as cmd/handler builds it, over a fresh MemStore.
 func benchServer() http.Handler {

@@ -22,7 +22,7 @@ const (
 	// batch is written in one round of requests, and it takes at most one
 	// operation timeout, below the 1-minute lock that is never renewed for
 	// batches. At 20 ms to Cosmos, 8 at once made a batch of 100 half as fast
-	// as single messages (issue 16; docs/benchmarks.md).
+	// as single messages (issue 16; docs/evidence/benchmarks.md).
 	DefaultBatchParallelism = 100
 	// DefaultMaxBatchRequestBytes bounds a batch invocation held in memory:
 	// 100 messages (host.json maxMessageBatchSize) of 256 KB, encoded twice.

@@ -9,7 +9,7 @@ import (
 // worstBodies are orders within every limit of up to 230 KB (a Standard
 // namespace allows 256 KB per message), each built to cost the most in one
 // part of the parse, and the 20,000- and 40,000-member bodies that cost
-// gowebpki/jcs seconds (issue 10; docs/benchmarks.md).
+// gowebpki/jcs seconds (issue 10; docs/adr/0001-dedup-key-and-fingerprint.md).
 func worstBodies() []struct{ name, body string } {
 	const size = 230 << 10
 	fill := func(unit string) string { // a JSON array of unit repeated to about size bytes
@@ -46,7 +46,7 @@ func BenchmarkParseOrderWorstCase(b *testing.B) {
 }
 
 // BenchmarkFingerprintBefore: the same bodies and the contract's example
-// through the previous code (jcs_oracle_test.go), for docs/benchmarks.md. The
+// through the previous code (jcs_oracle_test.go), for ADR 0001's figures. The
 // 20,000- and 40,000-member bodies cost it seconds per op, so it runs only
 // with ORDERS_BENCH_BEFORE=1, not in every make bench.
 func BenchmarkFingerprintBefore(b *testing.B) {

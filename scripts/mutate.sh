@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation testing of the product packages with go-gremlins (docs/testing.md).
+# Mutation testing of the product packages with go-gremlins (docs/evidence/testing.md).
 #
 #   scripts/mutate.sh [package…]     default: every product package below
 #
@@ -22,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 version=v0.6.0
-# Floors: a little under the figures in docs/testing.md, so that a new
+# Floors: a little under the figures in docs/evidence/testing.md, so that a new
 # survivor fails the run and noise from a loaded machine does not.
 declare -A floor=([idempotency]=90 [internal/hostjson]=90 [orders]=90 [retrying]=85 [cosmos]=85 [handler]=85)
 packages=("$@")

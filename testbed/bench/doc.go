@@ -3,7 +3,7 @@
 // loop, batch against single-message invocations, each at several distances
 // to Cosmos (a delay proxy in front of the emulator), what executeOnce adds
 // to each path of the HTTP API (SubmitOrder, GetOrder), and the
-// footprint of the built executable. testbed/cmd/benchreport runs it and writes docs/benchmarks.md.
+// footprint of the built executable. testbed/cmd/benchreport runs it and writes docs/evidence/benchmarks.md.
 //
 // Measurement only. Nothing the handler ships imports this package
 // (TestProductionImportsOfAzcosmos checks it); it is the one place outside

@@ -2,7 +2,7 @@ package bench
 
 import "strings"
 
-// The lines that mark a section of docs/benchmarks.md that make bench does
+// The lines that mark a section of docs/evidence/benchmarks.md that make bench does
 // not measure (written by hand or by another tool): KeptSections carries it
 // into the next report unchanged.
 const (

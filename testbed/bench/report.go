@@ -47,42 +47,26 @@ type Report struct {
 	// their phases indexed by Path....
 	FrontDoor []LatencyRun
 	Footprint *FootprintReport
-	// Kept are sections of the previous docs/benchmarks.md that this run
+	// Kept are sections of the previous docs/evidence/benchmarks.md that this run
 	// does not measure (KeptSections), written back before "Reproduce".
 	Kept []string
 }
 
-// Markdown writes docs/benchmarks.md.
+// Markdown writes docs/evidence/benchmarks.md: the figures of this run and
+// how to reproduce them, nothing of earlier runs.
 func (r *Report) Markdown(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 	s := r.Settings
 	p("# Benchmarks")
 	p("")
-	p("Written by `make bench` (`go run ./testbed/cmd/benchreport`) on %s, commit %s, in %s.",
-		r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Machine.Commit, r.Finished.Sub(r.Started).Round(time.Second))
-	p("Every figure below comes from that run; nothing is copied from elsewhere except the anchors'")
-	p("figures, which are marked with their sources. Run `make bench` again to replace this file.")
+	p("Written by `make bench` on %s, commit %s, in %s: %s, %d cores, %.1f GiB, Linux %s, %s;",
+		r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Machine.Commit, r.Finished.Sub(r.Started).Round(time.Second),
+		r.Machine.CPU, r.Machine.Cores, float64(r.Machine.MemoryKiB)/(1<<20), r.Machine.Kernel, r.Machine.Go)
+	p("Cosmos DB: %s. Load average %s at the start, %s at the end.", s.Target, r.Machine.LoadStart, r.Machine.LoadEnd)
 	p("")
-	p("## Machine and method")
-	p("")
-	p("| | |")
-	p("|---|---|")
-	p("| CPU | %s, %d cores visible to Go |", r.Machine.CPU, r.Machine.Cores)
-	p("| memory | %.1f GiB |", float64(r.Machine.MemoryKiB)/(1<<20))
-	p("| kernel, Go | Linux %s, %s |", r.Machine.Kernel, r.Machine.Go)
-	p("| Cosmos DB | %s |", s.Target)
-	p("| load average (1/5/15 min) | %s at the start, %s at the end |", r.Machine.LoadStart, r.Machine.LoadEnd)
-	p("")
-	p("The machine is shared: other builds and test runs used the same two cores during the run, and")
-	p("the emulator (Node.js) and the Go process under test share them too. Timed figures are therefore")
-	p("given as the median of %d rounds with the range (min–max) beside it; the variants of one round run", s.Rounds)
-	p("back to back in a rotating order, and ratios are taken within a round before the median, so")
-	p("load that comes and goes affects both sides of a ratio alike. Request counts do not depend on")
-	p("load. The figures at 0 ms are bound by the two shared cores and move with the load average above;")
-	p("those at 5 and 20 ms are bound by the simulated distance to Cosmos as long as the machine has")
-	p("cores to spare, and are then the more robust ones (the throughput section says how close they came).")
-	p("None of the throughput figures predicts Azure exactly: there, RU budgets and 429 throttling")
-	p("decide, and the emulator implements neither.")
+	p("Timed figures: median of %d rounds (range), variants rotated within a round, ratios taken within a", s.Rounds)
+	p("round. 0 ms is bound by the shared cores; 5 and 20 ms (a delay proxy before the emulator) by the")
+	p("distance, as in a deployment. The emulator charges no RU and never throttles (no Azure 429s here).")
 	p("")
 	r.roundTrips(p)
 	r.throughput(p)
@@ -96,25 +80,18 @@ func (r *Report) Markdown(w io.Writer) {
 	p("## Reproduce")
 	p("")
 	p("```sh")
-	p("make bench                      # starts an emulator on port 18095 unless COSMOS_ENDPOINT is set,")
-	p("                                # builds bin/handler, runs everything, rewrites this file")
-	p("BENCH_FLAGS='-rounds 9' make bench                      # more rounds")
-	p("BENCH_FLAGS='-only throughput -latencies 0,50ms -out /tmp/b.md' make bench   # other distances, elsewhere")
-	p("BENCH_FLAGS='-only throughput -batch-parallelism 8 -out /tmp/b.md' make bench # another BATCH_PARALLELISM")
-	p("go test -run '^$' -bench . -benchmem ./orders ./handler ./idempotency   # only the in-process benchmarks")
-	p("go test -run RoundTrips -v ./testbed/bench              # only the round-trip counts (asserted)")
-	p("BENCH_FLAGS='-only httpapi -out /tmp/b.md' make bench    # only the HTTP API (SubmitOrder, GetOrder)")
-	p("go test -run HTTPAPI -v ./testbed/bench                 # only its round-trip counts (asserted)")
+	p("make bench            # rewrites this file; an emulator on port 18095 unless COSMOS_ENDPOINT is set")
+	p("BENCH_FLAGS='-rounds 9 -out /tmp/b.md' make bench   # -only <sections> and every flag: go run ./testbed/cmd/benchreport -h")
+	p("go test -run AtTheFloor -v ./testbed/bench           # the round-trip counts (asserted)")
 	p("```")
 	p("")
-	p("Settings of this run: %d rounds of %d messages per variant at %d concurrent invocations, at %s;",
-		s.Rounds, s.Messages, s.Concurrency, latencyList(s.Latencies))
-	p("batches of %d messages, %d batch invocation(s) at once, `BATCH_PARALLELISM` %d; %d messages per round-trip",
-		s.BatchSize, s.BatchConcurrency, s.BatchParallelism, s.RTMessages)
-	p("row; %d HTTP API rounds of %d requests per path; %d process starts; %d messages for the memory load;",
-		s.FDRounds, s.FDRequests, s.Starts, s.FPMessages)
-	p("in-process benchmarks `-count %d -benchtime %s`.", s.MicroCount, s.Benchtime)
-	p("Sections between `%s` and `%s` lines are not measured by `make bench`; it keeps them.", KeepBegin, KeepEnd)
+	p("This run: `-rounds %d -messages %d -concurrency %d -latencies %s -batch %d -batch-concurrency %d`",
+		s.Rounds, s.Messages, s.Concurrency, latencyFlag(s.Latencies), s.BatchSize, s.BatchConcurrency)
+	p("`-batch-parallelism %d -rt-messages %d -fd-rounds %d -fd-requests %d -starts %d -fp-messages %d -count %d -benchtime %s`.",
+		s.BatchParallelism, s.RTMessages, s.FDRounds, s.FDRequests, s.Starts, s.FPMessages, s.MicroCount, s.Benchtime)
+	if len(r.Kept) > 0 {
+		p("Sections between `%s` and `%s` are not measured by `make bench`; it keeps them.", KeepBegin, KeepEnd)
+	}
 }
 
 func (r *Report) roundTrips(p func(string, ...any)) {
@@ -124,33 +101,24 @@ func (r *Report) roundTrips(p func(string, ...any)) {
 	}
 	p("## Round trips per message")
 	p("")
-	p("Counted by `bench.Counter`, an `http.RoundTripper` given to the store through")
-	p("`cosmos.Options.Transport` (around a clone of `http.DefaultTransport` with the store's own pool")
-	p("settings). It counts every HTTP request the Cosmos SDK sends, its retries included, and sorts")
-	p("them by REST path and headers: `POST …/docs` with `x-ms-cosmos-is-batch-request` is a")
-	p("transactional batch, `GET …/docs/{id}` a point read, and so on. Messages go through the real")
-	p("handler (`handler.NewServer`, host-format requests) one at a time. The SDK's one-time reads are")
-	p("kept apart: the first message on a fresh client cost %s; after it, no metadata request",
-		rt.First.Detail(1))
-	p("was made in any row (the metadata column). A batch answers HTTP 200 even when its first")
-	p("operation conflicts (the emulator; Azure answers 207), so a duplicate shows as `batch 200` followed")
-	p("by the point read.")
+	p("Every request the SDK sends, retries included, counted at the transport (`bench.Counter`), messages")
+	p("one at a time through `handler.NewServer`. A fresh client's first message also cost %s.", rt.First.Detail(1))
+	p("The emulator answers a conflicting batch 200 (Azure: 207), so a duplicate shows `batch 200` + a read.")
 	p("")
-	p("| message | messages | outcomes | Cosmos requests per message | floor | metadata | requests by kind and HTTP status, per message |")
-	p("|---|---:|---|---:|---:|---:|---|")
+	p("| message | outcomes | Cosmos requests per message | floor | metadata | by kind and HTTP status |")
+	p("|---|---|---:|---:|---:|---|")
 	for _, row := range rt.Rows {
 		mark := ""
 		if !row.OK() || row.PerMessage() != row.Floor {
 			mark = " **(off the floor)**"
 		}
-		p("| %s | %d | %s | %.2f%s | %.0f | %d | %s |", row.Scenario, row.Messages, row.Outcomes, row.PerMessage(), mark,
+		p("| %s | %s | %.2f%s | %.0f | %d | %s |", row.Scenario, row.Outcomes, row.PerMessage(), mark,
 			row.Floor, row.Counts[KindMetadata], row.Counts.Detail(row.Messages))
 	}
 	p("")
 	p("### Beside the anchors")
 	p("")
-	p("Calls to the store per message, not RU. The anchors' figures come from their documentation and")
-	p("code (sources below), not from a run here; ours are the rows above.")
+	p("Store calls per message; the anchors' from their documentation and code.")
 	p("")
 	get := func(name string) string {
 		for _, row := range rt.Rows {
@@ -162,24 +130,15 @@ func (r *Report) roundTrips(p func(string, ...any)) {
 	}
 	p("| | new message | duplicate | same key, other content |")
 	p("|---|---|---|---|")
-	p("| **this consumer** (measured above) | **%s**: one transactional batch (order + `OrderAccepted` outbox event) | **%s**: the batch (409 on the order) + one point read | **%s**: batch + read + conflict record |",
+	p("| **this consumer** (above) | **%s**: one transactional batch (order + outbox event) | **%s**: the batch (409) + a point read | **%s**: batch + read + conflict record |",
 		get("new order"), get("duplicate"), get("mismatch"))
-	p("| Microsoft Idempotent Consumer pattern, Cosmos DB + Service Bus [MS1] | 1 round trip: create the order document, or one transactional batch | 1 failed create (409) + 1 point read to compare the stored hash | detected by the stored hash; dead-letter or alert (no count given) |")
-	p("| AWS Lambda Powertools Idempotency [PT1][PT2] | 2 writes: conditional `PutItem` (INPROGRESS) + `UpdateItem` (COMPLETED), \"2 WCU per non-idempotent call\"; +1 `DeleteItem` on error | 1 failed conditional `PutItem` that returns the stored item; +1 `GetItem` on older SDKs; 0 on a local cache hit | only with `payload_validation_jmespath`: same calls, raises `IdempotencyValidationError` |")
-	p("| NServiceBus Outbox on Cosmos DB [NSB1][NSB2][NSB4] | about 3 operations: 1 point read + 1 create (in the batch with the business data) + 1 update (mark dispatched, sets TTL), then 1 delayed TTL delete | 1 point read (+ re-dispatch and 1 update if not yet dispatched; inferred) | not detected (deduplication by MessageId only) |")
+	p("| Microsoft Idempotent Consumer pattern [MS] | 1: create, or one batch | a failed create + a read | detected by a stored hash |")
+	p("| AWS Lambda Powertools Idempotency [PT] | 2 writes: conditional put + update | a failed conditional put | only with payload validation |")
+	p("| NServiceBus Outbox on Cosmos DB [NSB] | about 3: read + create + update, then a TTL delete | a read | not detected (MessageId only) |")
 	p("")
-	p("Status changes (`OrderStatusChanged`, absolute state with a version) need no deduplication record:")
-	p("the first for an order is one create, a newer one create (409) + read + ETag-conditional replace,")
-	p("and a repeated or older one create (409) + read, which is then dropped as stale.")
-	p("")
-	p("Sources (collected in the project's survey of idempotent-consumer implementations):")
-	p("")
-	p("- [MS1] Microsoft Azure Architecture Center, *Idempotent Consumer pattern*, `MicrosoftDocs/architecture-center` `docs/patterns/idempotent-consumer.md` (2026).")
-	p("- [PT1] Powertools for AWS Lambda (Python), idempotency documentation, `aws-powertools/powertools-lambda-python` `docs/utilities/idempotency.md`, https://docs.powertools.aws.dev/lambda/python/latest/utilities/idempotency/")
-	p("- [PT2] same repository, `aws_lambda_powertools/utilities/idempotency/persistence/dynamodb.py` (snapshot fa1c29f, October 2024).")
-	p("- [NSB1] Particular Software, NServiceBus Outbox, `Particular/docs.particular.net` `nservicebus/outbox/index.md`, https://docs.particular.net/nservicebus/outbox/")
-	p("- [NSB2] same repository, `persistence/cosmosdb/index.md` (RU planning table, outbox cleanup, transactions).")
-	p("- [NSB4] `Particular/NServiceBus.Persistence.CosmosDB` `src/NServiceBus.Persistence.CosmosDB/Outbox/OutboxOperations.cs`.")
+	p("[MS] MicrosoftDocs/architecture-center `docs/patterns/idempotent-consumer.md`; [PT] aws-powertools/powertools-lambda-python")
+	p("`docs/utilities/idempotency.md`, `persistence/dynamodb.py`; [NSB] Particular/docs.particular.net `nservicebus/outbox/index.md`,")
+	p("`persistence/cosmosdb/index.md`, Particular/NServiceBus.Persistence.CosmosDB `Outbox/OutboxOperations.cs`.")
 	p("")
 }
 
@@ -218,28 +177,27 @@ func (r *Report) micro(p func(string, ...any)) {
 	}
 	p("## CPU and allocations per message, in process")
 	p("")
-	p("`go test -run '^$' -bench . -benchmem -count %d -benchtime %s ./orders ./handler ./idempotency`; the",
+	p("`go test -run '^$' -bench . -benchmem -count %d -benchtime %s ./orders ./handler ./idempotency`,",
 		r.Settings.MicroCount, r.Settings.Benchtime)
-	p("median of the runs, with the range of the time. The handler rows go through `handler.NewServer`")
-	p("with `httptest.NewRecorder` over `orderstest.MemStore` and `idemtest.MemStore`, stores without")
-	p("latency, so they are the handler's own cost per message or request; the other rows are parts of it.")
+	p("median (range). Handler rows run over in-memory stores: the handler's own cost.")
 	p("")
-	p("| benchmark | what it does | time per op, median (range) | B/op | allocs/op |")
+	p("| benchmark | what | time per op, median (range) | B/op | allocs/op |")
 	p("|---|---|---|---:|---:|")
 	what := map[string]string{
-		"BenchmarkDecodeEnvelope":                  "decode the host's invocation envelope and metadata only",
-		"BenchmarkParseOrder":                      "decode, fingerprint and validate one order body",
-		"BenchmarkFingerprint":                     "fingerprint alone: decode, RFC 8785 canonical form, SHA-256",
-		"BenchmarkAcceptanceDocuments":             "build the order document and its outbox event",
-		"BenchmarkProcessOrderInProcess/new":       "one `POST /ProcessOrder` end to end, new order",
-		"BenchmarkProcessOrderInProcess/duplicate": "one `POST /ProcessOrder` end to end, duplicate",
-		"BenchmarkProcessOrderBatchInProcess":      "one `POST /ProcessOrderBatch` of 100 new orders",
-		"BenchmarkSubmitOrderInProcess/first":      "one `POST /SubmitOrder` end to end, first request of its key",
-		"BenchmarkSubmitOrderInProcess/replay":     "one `POST /SubmitOrder` end to end, replay",
-		"BenchmarkSubmitOrderInProcess/keyReused":  "one `POST /SubmitOrder` end to end, key reused with another payload",
-		"BenchmarkExecute/first":                   "executeOnce alone (`idempotency.Service.Execute`), first request",
-		"BenchmarkExecute/replay":                  "executeOnce alone, replay",
-		"BenchmarkExecute/mismatch":                "executeOnce alone, key reused with another payload",
+		"BenchmarkDecodeEnvelope":                  "the host's envelope",
+		"BenchmarkParseOrder":                      "decode, fingerprint, validate",
+		"BenchmarkFingerprint":                     "RFC 8785 form + SHA-256",
+		"BenchmarkAcceptanceDocuments":             "order + outbox event",
+		"BenchmarkProcessOrderInProcess/new":       "a new order",
+		"BenchmarkProcessOrderInProcess/duplicate": "a duplicate",
+		"BenchmarkProcessOrderBatchInProcess":      "100 new orders",
+		"BenchmarkSubmitOrderInProcess/first":      "a key's first request",
+		"BenchmarkSubmitOrderInProcess/replay":     "a replay",
+		"BenchmarkSubmitOrderInProcess/keyReused":  "a reused key",
+		"BenchmarkExecute/first":                   "executeOnce, first",
+		"BenchmarkExecute/replay":                  "executeOnce, replay",
+		"BenchmarkExecute/mismatch":                "executeOnce, reused key",
+		"BenchmarkSubmitOrderInProcess/get":        "a GET by its owner",
 	}
 	for _, m := range r.Micro {
 		ns, _ := m.Median("ns/op")
@@ -271,10 +229,7 @@ func (r *Report) footprint(p func(string, ...any)) {
 	}
 	p("## Footprint")
 	p("")
-	p("`bin/handler` as `make build` makes it (static, stripped), started %d times with", len(f.Starts))
-	p("`FUNCTIONS_CUSTOMHANDLER_PORT`, `COSMOS_ENDPOINT`, `COSMOS_KEY`, polling `GET /` every %s", f.PollEvery)
-	p("from just before the process is started; memory is `VmRSS` from `/proc/<pid>/status`, sampled")
-	p("every 10 ms under load, and `VmHWM` (the kernel's high-water mark) after it.")
+	p("`bin/handler` started %d times, polled on `GET /` every %s; memory is `VmRSS` sampled every 10 ms.", len(f.Starts), f.PollEvery)
 	p("")
 	var ms []float64
 	for _, d := range f.Starts {
@@ -282,15 +237,23 @@ func (r *Report) footprint(p func(string, ...any)) {
 	}
 	p("| | |")
 	p("|---|---|")
-	p("| start to first answer on `GET /`, median (range) | %s ms |", spread(ms, "%.1f"))
-	p("| resident memory, idle after start | %.1f MiB |", float64(f.IdleRSS)/1024)
-	p("| resident memory, highest sample under %d concurrent invocations (%d new orders, %.0f messages/s) | %.1f MiB |",
+	p("| start to first answer, median (range) | %s ms |", spread(ms, "%.1f"))
+	p("| resident memory idle | %.1f MiB |", float64(f.IdleRSS)/1024)
+	p("| highest under %d invocations at once (%d orders, %.0f messages/s) | %.1f MiB |",
 		f.Concurrency, f.LoadPhase.Messages, f.LoadPhase.Rate(), float64(f.LoadPeakRSS)/1024)
-	p("| CPU of the handler process per message under that load (user + system) | %.0f µs |", us(f.LoadPhase.CPUPerMessage(f.HandlerCPU)))
-	p("| `VmHWM` after the load | %.1f MiB |", float64(f.HWM)/1024)
-	p("| resident memory 2 s after the load | %.1f MiB |", float64(f.AfterRSS)/1024)
+	p("| handler CPU per message under that load | %.0f µs |", us(f.LoadPhase.CPUPerMessage(f.HandlerCPU)))
+	p("| `VmHWM` after the load; resident 2 s later | %.1f MiB; %.1f MiB |", float64(f.HWM)/1024, float64(f.AfterRSS)/1024)
 	if f.LoadPhase.Errors > 0 {
 		p("| errors under load | %d, first: `%v` |", f.LoadPhase.Errors, f.LoadPhase.FirstErr)
 	}
 	p("")
+}
+
+// latencyFlag writes latencies as -latencies takes them.
+func latencyFlag(ds []time.Duration) string {
+	names := make([]string, len(ds))
+	for i, d := range ds {
+		names[i] = d.String()
+	}
+	return strings.Join(names, ",")
 }

@@ -38,16 +38,6 @@ func (t pathTotals) perRequest() float64 {
 	return float64(t.counts.Item()) / float64(t.requests)
 }
 
-// addedByKeys is, within each round, the latency at quantile q of path less
-// that of the baseline (PathNoKeys), in ms.
-func (lr LatencyRun) addedByKeys(path int, q float64) []float64 {
-	var out []float64
-	for _, round := range lr.Rounds {
-		out = append(out, ms(round[path].Percentile(q))-ms(round[PathNoKeys].Percentile(q)))
-	}
-	return out
-}
-
 func (r *Report) frontDoor(p func(string, ...any)) {
 	if len(r.FrontDoor) == 0 {
 		return
@@ -55,32 +45,16 @@ func (r *Report) frontDoor(p func(string, ...any)) {
 	s := r.Settings
 	p("## HTTP API: round trips and latency of each path")
 	p("")
-	p("`SubmitOrder` and `GetOrder` (docs/http-api.md) through the real handler: host-format invocations,")
-	p("encoded by the local host emulator's `hostemu.Encoder.HTTP` from the functions' `function.json` as")
-	p("the host sends them (`POST /api/orders` with `Idempotency-Key`, the caller's function key named in")
-	p("`Identities`), posted over loopback HTTP to `handler.NewServer` with `executeOnce` over")
-	p("`cosmos.KeyStore`. At each distance the paths write to a fresh database of their own. Each round")
-	p("sends %d requests of every path **one at a time** (this section measures latency, not", s.FDRequests)
-	p("throughput), after an untimed warm-up of 2, in %d rounds at each distance to Cosmos (the delay", s.FDRounds)
-	p("proxy of the throughput section), rotating the order of the paths. What each path meets is set up")
-	p("before the clock starts: for the replay, the resend under a new key, the orderId taken by another")
-	p("client and GET, the order created by its first request (201).")
-	p("")
-	p("**Baseline**: the same handler and requests over an `idempotency.Store` that keeps nothing and sends")
-	p("no request (`keptNowhere`: every claim succeeds): the admission by the queue path's rules")
-	p("(docs/contract.md §3), the order's transactional batch and the answer. The difference to it is what")
-	p("the key record costs: its Cosmos round trips and their latency.")
+	p("`SubmitOrder` and `GetOrder` as the host sends them (`hostemu.Encoder.HTTP`), %d requests per path", s.FDRequests)
+	p("**one at a time**, %d rounds per distance. The **baseline** runs over a key store that keeps nothing.", s.FDRounds)
 	p("")
 	r.frontDoorVerdict(p)
 	p("### Round trips and request charge per request")
 	p("")
-	p("Counted at the transport by `bench.Counter` as in the round-trip section above, over every round at")
-	p("every distance; the request charge is the sum of the answers' `x-ms-request-charge` headers. The")
-	p("local emulator reports a flat 1 RU per request, so here that column repeats the request count;")
-	p("against an account (`COSMOS_ENDPOINT`) it is what Azure charges.")
+	p("The charge sums `x-ms-request-charge` (the emulator reports a flat 1 RU per request).")
 	p("")
-	p("| path | requests | outcomes | Cosmos requests per request | floor | request charge per request (RU) | metadata | requests by kind and HTTP status, per request |")
-	p("|---|---:|---|---:|---:|---:|---:|---|")
+	p("| path | outcomes | Cosmos requests per request | floor | RU per request | metadata | by kind and HTTP status |")
+	p("|---|---|---:|---:|---:|---:|---|")
 	for path, fp := range HTTPAPIPaths {
 		t := r.pathTotals(path)
 		if t.requests == 0 {
@@ -90,40 +64,17 @@ func (r *Report) frontDoor(p func(string, ...any)) {
 		if !t.outcomes.Only(fp.Want, t.requests) || t.perRequest() != fp.Floor {
 			mark = " **(off the floor)**"
 		}
-		p("| %s | %d | %s | %.2f%s | %.0f | %.2f | %d | %s |", fp.Name, t.requests, t.outcomes, t.perRequest(), mark,
+		p("| %s | %s | %.2f%s | %.0f | %.2f | %d | %s |", fp.Name, t.outcomes, t.perRequest(), mark,
 			fp.Floor, t.counts.Charge()/float64(t.requests), t.counts[KindMetadata], orDash(t.counts.Detail(t.requests)))
 	}
 	p("")
-	p("A first request claims the key (create 201), creates the order and its `OrderAccepted` event in one")
-	p("transactional batch and completes the key (ETag-conditional replace 200): 3 sequential requests. A")
-	p("replay finds the claim taken (create 409) and reads the record (read 200). A request under a new key")
-	p("whose order exists meets the batch's 409, which carries no body, so it reads the stored order")
-	p("before it completes its key: 4, whether the answer is 200 (the same client and content) or 409")
-	p("`order-id-taken`. GET is one point read.")
-	p("")
-	for _, lr := range r.FrontDoor {
-		where := "the emulator directly"
-		if lr.Latency > 0 {
-			where = "through the delay proxy"
+	p("p99 of %d requests is the %s slowest: the tail of this run, not of production traffic.",
+		s.FDRequests, ordinal(s.FDRequests-int(0.99*float64(s.FDRequests-1))))
+	for path := range HTTPAPIPaths {
+		if t := r.pathTotals(path); t.errors > 0 {
+			p("- **Errors**: %s: %d", HTTPAPIPaths[path].Name, t.errors)
 		}
-		p("### HTTP API at %s (%s)", latencyName(lr.Latency), where)
-		p("")
-		p("| path | p50 latency ms, median (range) | p99 latency ms, median (range) | p50 added to the baseline, ms | p99 added to the baseline, ms | errors |")
-		p("|---|---|---|---|---|---:|")
-		for path := range HTTPAPIPaths {
-			st := lr.stats(path)
-			added50, added99 := "–", "–"
-			if path != PathNoKeys && path != PathGet {
-				added50, added99 = spread(lr.addedByKeys(path, 0.5), "%+.1f"), spread(lr.addedByKeys(path, 0.99), "%+.1f")
-			}
-			p("| %s | %s | %s | %s | %s | %d |", st.name, spread(st.p50, "%.1f"), spread(st.p99, "%.1f"), added50, added99, st.errors)
-		}
-		p("")
 	}
-	p("GET has no baseline: it is not under executeOnce, and its point read is all it does.")
-	p("p99 of %d requests is the %s slowest; read it as the tail of this run, not a percentile of", s.FDRequests, ordinal(s.FDRequests-int(0.99*float64(s.FDRequests-1))))
-	p("production traffic. At a distance, every round trip waits that long at least: the latency is about")
-	p("the round trips times the distance, plus the emulator's own time for each.")
 	p("")
 }
 
@@ -156,29 +107,31 @@ func (r *Report) frontDoorVerdict(p func(string, ...any)) {
 	if base.requests == 0 {
 		return
 	}
-	p("| path | Cosmos round trips, before → now | %s |", strings.Join(latencyNames(r.FrontDoor), " | "))
+	p("| path | Cosmos round trips, before → now | p50 / p99 ms at %s |", strings.Join(latencyNames(r.FrontDoor), " | "))
 	p("|---|---|%s", strings.Repeat("---|", len(r.FrontDoor)))
-	for _, path := range []int{PathFirst, PathReplay, PathResent, PathTaken, PathGet} {
+	for _, path := range []int{PathNoKeys, PathFirst, PathReplay, PathResent, PathTaken, PathGet} {
 		t := r.pathTotals(path)
 		if t.requests == 0 {
 			continue
 		}
-		b := beforeIssue20[path]
+		b, known := beforeIssue20[path]
 		cells := make([]string, len(r.FrontDoor))
 		for i, lr := range r.FrontDoor {
 			st := lr.stats(path)
-			cells[i] = fmt.Sprintf("p50 %.1f → %.1f ms, p99 %.1f → %.1f ms", b.p50[lr.Latency], medianOf(st.p50), b.p99[lr.Latency], medianOf(st.p99))
+			cells[i] = fmt.Sprintf("%.1f → %.1f / %.1f → %.1f", b.p50[lr.Latency], medianOf(st.p50), b.p99[lr.Latency], medianOf(st.p99))
 			if _, ok := b.p50[lr.Latency]; !ok {
-				cells[i] = fmt.Sprintf("p50 %.1f ms, p99 %.1f ms", medianOf(st.p50), medianOf(st.p99))
+				cells[i] = fmt.Sprintf("%.1f / %.1f", medianOf(st.p50), medianOf(st.p99))
 			}
 		}
-		p("| %s | %d → %.0f | %s |", HTTPAPIPaths[path].Name, b.roundTrips, t.perRequest(), strings.Join(cells, " | "))
+		trips := fmt.Sprintf("%.0f", t.perRequest())
+		if known {
+			trips = fmt.Sprintf("%d → %s", b.roundTrips, trips)
+		}
+		p("| %s | %s | %s |", HTTPAPIPaths[path].Name, trips, strings.Join(cells, " | "))
 	}
 	p("")
-	p("Latency of the whole request (median of the rounds), before issue 20 (202 design, `make bench` of")
-	p("2026-12-01 11:29 UTC, commit e06ef17, this machine) → now. The order's batch, which the consumer")
-	p("used to make after the 202, is now inside the request: a first request makes 3 sequential Cosmos")
-	p("requests where it made 2, and answers only once the order is stored.")
+	p("Before: issue 20's 202 design (`make bench` of 2026-12-01 11:29 UTC, commit e06ef17, this machine);")
+	p("now the order's batch is inside the request. Why each path costs what it does: ADR 0012.")
 	p("")
 }
 

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,13 @@ func fakeRound(batchRate float64) []Phase {
 	return round
 }
 
+// failedOnce marks one error in the round's variant B, which the short
+// report has no per-latency table to show in.
+func failedOnce(round []Phase) []Phase {
+	round[1].Errors, round[1].FirstErr = 1, errors.New("create order ORD-1: 503")
+	return round
+}
+
 func TestReportGivesEveryLatencyAndTheBatchVerdict(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -32,13 +40,14 @@ func TestReportGivesEveryLatencyAndTheBatchVerdict(t *testing.T) {
 			r := &Report{Settings: Settings{Rounds: 1, Concurrency: 16, BatchSize: 100, BatchConcurrency: 1, BatchParallelism: 64,
 				Latencies: []time.Duration{0, 20 * time.Millisecond}},
 				Throughput: []LatencyRun{{Latency: 0, Rounds: [][]Phase{fakeRound(100)}},
-					{Latency: 20 * time.Millisecond, Rounds: [][]Phase{fakeRound(tc.batchRate)}}},
+					{Latency: 20 * time.Millisecond, Rounds: [][]Phase{failedOnce(fakeRound(tc.batchRate))}}},
 				Kept: []string{KeepBegin + "\n## Parsing\n\nkept by hand\n" + KeepEnd}}
 			var b strings.Builder
 			r.Markdown(&b)
 			doc := b.String()
-			for _, want := range []string{"| 0 ms | 20 ms |", "### At 0 ms", "### At 20 ms", "At 20 ms, " + tc.verdict,
-				"At 20 ms, 16 requests in flight allow at most 800 messages/s; `ProcessOrder` reached 100 (12 %): held down by the CPU"} {
+			for _, want := range []string{"| 0 ms | 20 ms |", "At 20 ms, " + tc.verdict,
+				"- **Errors**: variant B at 20 ms: 1, first: `create order ORD-1: 503`",
+				"At 20 ms, 16 in flight allow 800 messages/s; `ProcessOrder` reached 100 (12 %): held down by the CPU"} {
 				if !strings.Contains(doc, want) {
 					t.Errorf("report lacks %q", want)
 				}
@@ -106,17 +115,14 @@ func TestReportStatesWhatEachHTTPPathCosts(t *testing.T) {
 	r.Markdown(&b)
 	doc := b.String()
 	for _, want := range []string{
-		"| path | Cosmos round trips, before → now | 0 ms | 20 ms |",
-		"| " + HTTPAPIPaths[PathFirst].Name + " | 2 → 3 | p50 1.6 → 3.0 ms, p99 3.3 → 3.0 ms | p50 44.8 → 3.0 ms, p99 47.8 → 3.0 ms |",
-		"| " + HTTPAPIPaths[PathGet].Name + " | 1 → 1 | p50 1.0 → 3.0 ms, p99 3.5 → 3.0 ms | p50 22.9 → 3.0 ms, p99 24.5 → 3.0 ms |",
-		"| " + HTTPAPIPaths[PathNoKeys].Name + " | 16 | created 16 | 1.00 | 1 | 1.00 | 0 | read 200 ×1 |",
-		"| " + HTTPAPIPaths[PathFirst].Name + " | 16 | created 16 | 3.00 | 3 | 3.00 | 0 | read 200 ×3 |",
-		"| " + HTTPAPIPaths[PathReplay].Name + " | 16 | replayed 16 | 2.25 **(off the floor)** | 2 | 1.50 | 0 | read 200 ×2.25 |",
-		"| " + HTTPAPIPaths[PathGet].Name + " | 16 | found 16 | 1.00 | 1 | 1.00 | 0 | read 200 ×1 |",
-		"### HTTP API at 0 ms (the emulator directly)", "### HTTP API at 20 ms (through the delay proxy)",
-		"| " + HTTPAPIPaths[PathFirst].Name + " | 3.0 (2.0–10.0) | 3.0 (2.0–10.0) | +2.0 (+1.0–+9.0) | +2.0 (+1.0–+9.0) | 0 |",
-		"| " + HTTPAPIPaths[PathNoKeys].Name + " | 1.0 (1.0–1.0) | 1.0 (1.0–1.0) | – | – | 0 |",
-		"| " + HTTPAPIPaths[PathGet].Name + " | 3.0 (2.0–10.0) | 3.0 (2.0–10.0) | – | – | 0 |",
+		"| path | Cosmos round trips, before → now | p50 / p99 ms at 0 ms | 20 ms |",
+		"| " + HTTPAPIPaths[PathFirst].Name + " | 2 → 3 | 1.6 → 3.0 / 3.3 → 3.0 | 44.8 → 3.0 / 47.8 → 3.0 |",
+		"| " + HTTPAPIPaths[PathGet].Name + " | 1 → 1 | 1.0 → 3.0 / 3.5 → 3.0 | 22.9 → 3.0 / 24.5 → 3.0 |",
+		"| " + HTTPAPIPaths[PathNoKeys].Name + " | created 16 | 1.00 | 1 | 1.00 | 0 | read 200 ×1 |",
+		"| " + HTTPAPIPaths[PathFirst].Name + " | created 16 | 3.00 | 3 | 3.00 | 0 | read 200 ×3 |",
+		"| " + HTTPAPIPaths[PathReplay].Name + " | replayed 16 | 2.25 **(off the floor)** | 2 | 1.50 | 0 | read 200 ×2.25 |",
+		"| " + HTTPAPIPaths[PathGet].Name + " | found 16 | 1.00 | 1 | 1.00 | 0 | read 200 ×1 |",
+		"| " + HTTPAPIPaths[PathNoKeys].Name + " | 1 | 1.0 / 1.0 | 1.0 / 1.0 |",
 		"p99 of 4 requests is the 2nd slowest",
 	} {
 		if !strings.Contains(doc, want) {

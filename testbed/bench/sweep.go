@@ -93,14 +93,6 @@ func ParseLatencies(list string) ([]time.Duration, error) {
 	return out, nil
 }
 
-func latencyList(ds []time.Duration) string {
-	names := make([]string, len(ds))
-	for i, d := range ds {
-		names[i] = latencyName(d)
-	}
-	return strings.Join(names, ", ")
-}
-
 func latencyName(d time.Duration) string {
 	return fmt.Sprintf("%g ms", float64(d.Microseconds())/1000)
 }

@@ -22,8 +22,8 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
-// The stall of make chaos seed 278966 (docs/chaos.md, "A restart at the
-// start of a 403 window"), made to happen: the handler is killed, and the
+// The stall of make chaos seed 278966 (docs/evidence/chaos.md, "The former
+// five-minute stall"), made to happen: the handler is killed, and the
 // first document request of the restarted process reaches Cosmos DB just
 // before a 403 window opens, its answer held back (a slow answer) while the
 // requests after it are refused. The queue must move again within the

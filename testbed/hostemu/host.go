@@ -239,7 +239,7 @@ func (h *Host) listen(ctx context.Context, fn *Function) error {
 		// what can start now, one message per free slot: a burst wider than
 		// that is split, its other copies received as slots free up. Held
 		// received, its locks would run out unrenewed behind invocations
-		// that an outage keeps busy (make chaos, docs/chaos.md "Soak").
+		// that an outage keeps busy (make chaos, docs/evidence/chaos.md "Soak").
 		free := 1
 	take:
 		for free < width {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures the consumer and rewrites docs/benchmarks.md (testbed/cmd/benchreport).
+# Measures the consumer and rewrites docs/evidence/benchmarks.md (testbed/cmd/benchreport).
 #
 #   testbed/scripts/bench.sh [benchreport flags]     e.g. -rounds 9 -messages 4000
 #
@@ -24,4 +24,4 @@ if [ -z "${COSMOS_ENDPOINT:-}" ]; then
   target="local emulator @vercel/cosmosdb-server ${version} (scripts/emulator.sh), plain HTTP on 127.0.0.1, Node.js $(node --version)"
 fi
 [ -x bin/handler ] || { echo "bench: bin/handler missing; run make build" >&2; exit 1; }
-go run ./testbed/cmd/benchreport -target "$target" "${pid_flag[@]}" -bin bin/handler -out docs/benchmarks.md "$@"
+go run ./testbed/cmd/benchreport -target "$target" "${pid_flag[@]}" -bin bin/handler -out docs/evidence/benchmarks.md "$@"

@@ -5,7 +5,7 @@
 # else). Arguments go to bin/chaos (bin/chaos -h lists them). Exits non-zero
 # on any invariant violation, and then keeps the handler's log, the host
 # emulator's lines and the report in .local/logs/chaos-… (RUN_LOG_DIR
-# chooses the folder). See docs/chaos.md.
+# chooses the folder). See docs/evidence/chaos.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . testbed/scripts/runlogs.sh

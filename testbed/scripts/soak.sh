@@ -5,7 +5,7 @@
 # stops at the first run that fails, whose logs (handler, host emulator,
 # report) are kept and named. Each run prints one summary line; the last line
 # is the total. The reports and summary.txt go to SOAK_DIR (default
-# .local/soak/<UTC time>). See docs/chaos.md "Soak".
+# .local/soak/<UTC time>). See docs/evidence/chaos.md "Soak".
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

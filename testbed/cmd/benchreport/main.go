@@ -1,4 +1,4 @@
-// Command benchreport measures the consumer and writes docs/benchmarks.md:
+// Command benchreport measures the consumer and writes docs/evidence/benchmarks.md:
 // Cosmos round trips per message, throughput through the handler against a
 // plain azcosmos loop, batch against single invocations, what executeOnce
 // adds to a request of the HTTP API, CPU and allocations in process,
@@ -35,7 +35,7 @@ func main() {
 func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("benchreport", flag.ContinueOnError)
 	var (
-		out     = fs.String("out", "docs/benchmarks.md", "the Markdown file to write")
+		out     = fs.String("out", "docs/evidence/benchmarks.md", "the Markdown file to write")
 		bin     = fs.String("bin", "bin/handler", "the handler executable (make build)")
 		target  = fs.String("target", "", "what the Cosmos endpoint is, for the report")
 		only    = fs.String("only", "micro,roundtrips,throughput,httpapi,footprint", "sections to run")

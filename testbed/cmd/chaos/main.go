@@ -2,7 +2,7 @@
 // invariants held: the handler, started and killed by the local Functions
 // host emulator, writes through a fault-injecting proxy to a local Cosmos DB
 // emulator, which is also taken away for whole outage phases. See
-// docs/chaos.md.
+// docs/evidence/chaos.md.
 package main
 
 import (
