@@ -24,14 +24,14 @@ type Settings struct {
 	Latencies  []time.Duration
 	RTMessages int
 	RTBatch    int
-	// FDRounds and FDRequests are the front door's rounds and its
+	// APIRounds and APIRequests are the HTTP API's rounds and its
 	// requests per path per round.
-	FDRounds   int
-	FDRequests int
-	Starts     int
-	FPMessages int
-	MicroCount int
-	Benchtime  string
+	APIRounds   int
+	APIRequests int
+	Starts      int
+	FPMessages  int
+	MicroCount  int
+	Benchtime   string
 }
 
 // Report is everything one run of testbed/cmd/benchreport measured.
@@ -43,9 +43,9 @@ type Report struct {
 	RoundTrips        *RoundTripReport
 	// Throughput holds the rounds at each latency to Cosmos.
 	Throughput []LatencyRun
-	// FrontDoor holds the front door's rounds at each latency to Cosmos,
+	// HTTPAPI holds the HTTP API's rounds at each latency to Cosmos,
 	// their phases indexed by Path....
-	FrontDoor []LatencyRun
+	HTTPAPI   []LatencyRun
 	Footprint *FootprintReport
 	// Kept are sections of the previous docs/evidence/benchmarks.md that this run
 	// does not measure (KeptSections), written back before "Reproduce".
@@ -88,7 +88,7 @@ func (r *Report) Markdown(w io.Writer) {
 	p("This run: `-rounds %d -messages %d -concurrency %d -latencies %s -batch %d -batch-concurrency %d`",
 		s.Rounds, s.Messages, s.Concurrency, latencyFlag(s.Latencies), s.BatchSize, s.BatchConcurrency)
 	p("`-batch-parallelism %d -rt-messages %d -fd-rounds %d -fd-requests %d -starts %d -fp-messages %d -count %d -benchtime %s`.",
-		s.BatchParallelism, s.RTMessages, s.FDRounds, s.FDRequests, s.Starts, s.FPMessages, s.MicroCount, s.Benchtime)
+		s.BatchParallelism, s.RTMessages, s.APIRounds, s.APIRequests, s.Starts, s.FPMessages, s.MicroCount, s.Benchtime)
 	if len(r.Kept) > 0 {
 		p("Sections between `%s` and `%s` are not measured by `make bench`; it keeps them.", KeepBegin, KeepEnd)
 	}

@@ -79,10 +79,10 @@ func TestKeptSections(t *testing.T) {
 	}
 }
 
-// fakeFrontDoorRound is one front door round of 4 requests per path: each
+// fakeHTTPAPIRound is one HTTP API round of 4 requests per path: each
 // at its floor, taking lat(path) each, with the emulator's flat 1 RU per
 // Cosmos request.
-func fakeFrontDoorRound(lat func(path int) time.Duration) []Phase {
+func fakeHTTPAPIRound(lat func(path int) time.Duration) []Phase {
 	round := make([]Phase, numPaths)
 	for path, fp := range HTTPAPIPaths {
 		round[path] = Phase{Variant: fp.Name, Messages: 4, Elapsed: time.Second,
@@ -104,11 +104,11 @@ func TestReportStatesWhatEachHTTPPathCosts(t *testing.T) {
 			return time.Duration((1 + ms) * float64(time.Millisecond))
 		}
 	}
-	offFloor := fakeFrontDoorRound(flat(2))
+	offFloor := fakeHTTPAPIRound(flat(2))
 	offFloor[PathReplay].Requests = Counts{KindRead: 12, KindRead + " 200": 12}
-	r := &Report{Settings: Settings{FDRounds: 3, FDRequests: 4},
-		FrontDoor: []LatencyRun{
-			{Latency: 0, Rounds: [][]Phase{fakeFrontDoorRound(flat(1)), fakeFrontDoorRound(flat(2)), fakeFrontDoorRound(flat(9))}},
+	r := &Report{Settings: Settings{APIRounds: 3, APIRequests: 4},
+		HTTPAPI: []LatencyRun{
+			{Latency: 0, Rounds: [][]Phase{fakeHTTPAPIRound(flat(1)), fakeHTTPAPIRound(flat(2)), fakeHTTPAPIRound(flat(9))}},
 			{Latency: 20 * time.Millisecond, Rounds: [][]Phase{offFloor}},
 		}}
 	var b strings.Builder
@@ -133,7 +133,7 @@ func TestReportStatesWhatEachHTTPPathCosts(t *testing.T) {
 		t.Errorf("HTTP API section at %d, Reproduce at %d", f, m)
 	}
 	if strings.Contains((&Report{}).markdown(), "## HTTP API") {
-		t.Error("a report without front door rounds has the section")
+		t.Error("a report without HTTP API rounds has the section")
 	}
 }
 

@@ -53,8 +53,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	latencies := fs.String("latencies", "0,5ms,20ms", "distances to Cosmos for the throughput and HTTP API rounds (a delay proxy in front of the emulator)")
 	fs.IntVar(&s.RTMessages, "rt-messages", 20, "messages per round-trip row")
 	fs.IntVar(&s.RTBatch, "rt-batch", 100, "messages in the round-trip batch invocation")
-	fs.IntVar(&s.FDRounds, "fd-rounds", 5, "HTTP API rounds")
-	fs.IntVar(&s.FDRequests, "fd-requests", 50, "HTTP API requests per path per round, sent one at a time")
+	fs.IntVar(&s.APIRounds, "fd-rounds", 5, "HTTP API rounds")
+	fs.IntVar(&s.APIRequests, "fd-requests", 50, "HTTP API requests per path per round, sent one at a time")
 	fs.IntVar(&s.Starts, "starts", 10, "process starts timed")
 	fs.IntVar(&s.FPMessages, "fp-messages", 3000, "messages sent to the executable while its memory is sampled")
 	fs.IntVar(&s.MicroCount, "count", 5, "go test -count for the in-process benchmarks")
@@ -146,12 +146,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 	}
 	if sections["httpapi"] {
-		logf("HTTP API: %d rounds of %d requests per path, one at a time", s.FDRounds, s.FDRequests)
-		fd, err := rounds(ctx, t, s.Latencies, s.FDRounds, s.FDRequests, bench.HTTPAPIVariants, *emuPID, logf)
+		logf("HTTP API: %d rounds of %d requests per path, one at a time", s.APIRounds, s.APIRequests)
+		fd, err := rounds(ctx, t, s.Latencies, s.APIRounds, s.APIRequests, bench.HTTPAPIVariants, *emuPID, logf)
 		if err != nil {
 			return err
 		}
-		rep.FrontDoor = fd
+		rep.HTTPAPI = fd
 	}
 	if sections["footprint"] {
 		logf("footprint of %s (%d starts, %d messages under load)", *bin, s.Starts, s.FPMessages)

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// pathTotals is one front door path over every round at every latency.
+// pathTotals is one HTTP API path over every round at every latency.
 type pathTotals struct {
 	requests int
 	counts   Counts
@@ -16,7 +16,7 @@ type pathTotals struct {
 
 func (r *Report) pathTotals(path int) pathTotals {
 	t := pathTotals{counts: Counts{}, outcomes: Outcomes{}}
-	for _, lr := range r.FrontDoor {
+	for _, lr := range r.HTTPAPI {
 		for _, round := range lr.Rounds {
 			ph := round[path]
 			t.requests += ph.Messages
@@ -39,14 +39,14 @@ func (t pathTotals) perRequest() float64 {
 }
 
 func (r *Report) frontDoor(p func(string, ...any)) {
-	if len(r.FrontDoor) == 0 {
+	if len(r.HTTPAPI) == 0 {
 		return
 	}
 	s := r.Settings
 	p("## HTTP API: round trips and latency of each path")
 	p("")
-	p("`SubmitOrder` and `GetOrder` as the host sends them (`hostemu.Encoder.HTTP`), %d requests per path", s.FDRequests)
-	p("**one at a time**, %d rounds per distance. The **baseline** runs over a key store that keeps nothing.", s.FDRounds)
+	p("`SubmitOrder` and `GetOrder` as the host sends them (`hostemu.Encoder.HTTP`), %d requests per path", s.APIRequests)
+	p("**one at a time**, %d rounds per distance. The **baseline** runs over a key store that keeps nothing.", s.APIRounds)
 	p("")
 	r.frontDoorVerdict(p)
 	p("### Round trips and request charge per request")
@@ -69,7 +69,7 @@ func (r *Report) frontDoor(p func(string, ...any)) {
 	}
 	p("")
 	p("p99 of %d requests is the %s slowest: the tail of this run, not of production traffic.",
-		s.FDRequests, ordinal(s.FDRequests-int(0.99*float64(s.FDRequests-1))))
+		s.APIRequests, ordinal(s.APIRequests-int(0.99*float64(s.APIRequests-1))))
 	for path := range HTTPAPIPaths {
 		if t := r.pathTotals(path); t.errors > 0 {
 			p("- **Errors**: %s: %d", HTTPAPIPaths[path].Name, t.errors)
@@ -107,16 +107,16 @@ func (r *Report) frontDoorVerdict(p func(string, ...any)) {
 	if base.requests == 0 {
 		return
 	}
-	p("| path | Cosmos round trips, before → now | p50 / p99 ms at %s |", strings.Join(latencyNames(r.FrontDoor), " | "))
-	p("|---|---|%s", strings.Repeat("---|", len(r.FrontDoor)))
+	p("| path | Cosmos round trips, before → now | p50 / p99 ms at %s |", strings.Join(latencyNames(r.HTTPAPI), " | "))
+	p("|---|---|%s", strings.Repeat("---|", len(r.HTTPAPI)))
 	for _, path := range []int{PathNoKeys, PathFirst, PathReplay, PathResent, PathTaken, PathGet} {
 		t := r.pathTotals(path)
 		if t.requests == 0 {
 			continue
 		}
 		b, known := beforeIssue20[path]
-		cells := make([]string, len(r.FrontDoor))
-		for i, lr := range r.FrontDoor {
+		cells := make([]string, len(r.HTTPAPI))
+		for i, lr := range r.HTTPAPI {
 			st := lr.stats(path)
 			cells[i] = fmt.Sprintf("%.1f → %.1f / %.1f → %.1f", b.p50[lr.Latency], medianOf(st.p50), b.p99[lr.Latency], medianOf(st.p99))
 			if _, ok := b.p50[lr.Latency]; !ok {
