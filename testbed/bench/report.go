@@ -70,7 +70,7 @@ func (r *Report) Markdown(w io.Writer) {
 	p("")
 	r.roundTrips(p)
 	r.throughput(p)
-	r.frontDoor(p)
+	r.httpAPI(p)
 	r.micro(p)
 	r.footprint(p)
 	for _, k := range r.Kept {
