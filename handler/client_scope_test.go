@@ -86,3 +86,32 @@ func TestKeyNameComesFromTheHostsKeyIdentity(t *testing.T) {
 		})
 	}
 }
+
+// TestIdempotencyKeyCharactersAndEscapes: a key is visible ASCII from '!'
+// (0x21) to '~' (0x7E), both ends included; a quoted key (RFC 8941 §3.3.3)
+// may escape only `"` and `\`, and a backslash cannot end it.
+func TestIdempotencyKeyCharactersAndEscapes(t *testing.T) {
+	for _, tc := range []struct {
+		sent, want string // want "" means refused
+	}{
+		{"!abc~", "!abc~"},
+		{"a b", ""},
+		{"a\x7fb", ""},
+		{`"a\"b"`, `a"b`},
+		{`"a\\b"`, `a\b`},
+		{`"\\"`, `\`},
+		{`"ab\"`, ""},
+		{`"a\nb"`, ""},
+		{`"a"b"`, ""},
+	} {
+		h := http.Header{}
+		h.Set(headerIdempotencyKey, tc.sent)
+		got, err := idempotencyKey(h)
+		switch {
+		case tc.want == "" && err == nil:
+			t.Errorf("key %q: accepted as %q, want refused", tc.sent, got)
+		case tc.want != "" && (err != nil || got != tc.want):
+			t.Errorf("key %q: %q, %v; want %q", tc.sent, got, err, tc.want)
+		}
+	}
+}
