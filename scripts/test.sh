@@ -16,8 +16,6 @@ fi
 
 go test -race -count=1 -timeout 10m ./...
 
-# local/sendorder is its own module (docs/local-stack.md): keep it building on the producer package.
-(cd local/sendorder && go vet . && go build -o /dev/null .)
 
 # The HTTP API's answers with curl against the host emulator (make http-demo,
 # docs/http-api.md "Try it locally"); it holds a key's completion in a proxy in
