@@ -11,17 +11,6 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
-// httpReport is what the HTTP part of a run did (Report.HTTP).
-type httpReport struct {
-	Injected orderstream.SubmitInjected
-	Answers  SubmitCounts
-	// KeyFaults are the faults aimed at key completions that took place.
-	KeyFaults keyFaultCounts
-	// TookOver and Fenced are the requests that took a stale key over and
-	// those another attempt's take-over fenced (the handler's log).
-	TookOver, Fenced int
-}
-
 // httpPart is a run's HTTP part; nil when the run has none (its methods
 // then do nothing).
 type httpPart struct {
@@ -86,11 +75,11 @@ func (h *httpPart) started(l *rig.Live) {
 	}
 }
 
-func (h *httpPart) report(outcomes *verify.OutcomeLog) *httpReport {
+func (h *httpPart) report(outcomes *verify.OutcomeLog) *HTTPFigures {
 	if h == nil {
 		return nil
 	}
-	r := &httpReport{Injected: h.injected, Answers: h.submits.Counts(), KeyFaults: h.faults.Counts()}
+	r := &HTTPFigures{Injected: h.injected, Answers: h.submits.Counts(), KeyFaults: h.faults.Counts()}
 	r.TookOver, r.Fenced = outcomes.KeyTakeovers()
 	return r
 }

@@ -1,73 +1,346 @@
 package chaos
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/ordersink/orders-consumer/handler"
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
+	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/rig"
+	"github.com/ordersink/orders-consumer/testbed/verify"
 )
+
+// Report is what a run did and what the checks found: make chaos (Run) and
+// make run (testbed/localrun) fill it and print it the same way.
+type Report struct {
+	// What ran: the functions the queue fed, each with its trigger's shape
+	// (Batch: batches), the app's functions left out and why, the clocks.
+	Seed        uint64
+	Database    string
+	Functions   []string
+	Batch       bool
+	NotRun      []string
+	MaxDelivery int
+	Clocks      hostemu.Clocks
+	Took        time.Duration
+
+	// What was sent: the stream's faults (nil for a stream read from a
+	// file), its messages and their distinct valid orderIds.
+	Stream   *orderstream.Injected
+	Messages int
+	Orders   int
+
+	Queue          hostemu.QueueCounts
+	Worker         hostemu.WorkerStats
+	KillsRequested int
+	// Summary is what became of each message (the tracker); Contents the
+	// deliveries and parked messages by content, and the stored orders.
+	verify.Summary
+	Contents
+	// Outcomes are the invocations by handler outcome (its log).
+	Outcomes map[string]int
+
+	// The fault proxy's figures (Proxy.Requests 0 without it): the rates
+	// it injected at, what it did, and the creates Cosmos accepted whose
+	// answer was lost or late.
+	Rates         faults.Rates
+	Proxy         faults.ProxyCounts
+	UnseenCreates map[faults.Fault]int
+	Outages       []faults.OutageRecord
+
+	// HTTP is the HTTP traffic's figures (nil without); Publisher what the
+	// outbox publisher did (nil when it did not run).
+	HTTP      *HTTPFigures
+	Publisher *rig.PublisherResult
+
+	Findings *verify.Findings
+	// Files are the files the run wrote (make run's local queues).
+	Files []string
+}
+
+// HTTPFigures are what a run's HTTP traffic did.
+type HTTPFigures struct {
+	Injected orderstream.SubmitInjected
+	Answers  SubmitCounts
+	// KeyFaults are the faults aimed at key completions that took place.
+	KeyFaults keyFaultCounts
+	// TookOver and Fenced are the requests that took a stale key over and
+	// those another attempt's take-over fenced (the handler's log).
+	TookOver, Fenced int
+}
+
+// Contents are the deliveries and parked messages of a run by what their
+// content is, and the orders stored for the queue's orderIds. They judge
+// nothing: the checks (Judge) do, and the report prints both.
+type Contents struct {
+	Invocations, FailedInvocations, ProtocolErrors int
+	StoredOrders                                   int
+	// DuplicatesAbsorbed are the deliveries of a stored content beyond
+	// the one that stored it; MismatchDeliveries those of another content
+	// for a stored orderId, MismatchesParked the HashMismatch envelopes.
+	DuplicatesAbsorbed                   int
+	MismatchDeliveries, MismatchesParked int
+	// InvalidParked are the ValidationFailed and MalformedMessage
+	// envelopes, ExhaustedParked the RetryBudgetExhausted ones.
+	InvalidDeliveries, InvalidParked int
+	ExhaustedParked                  int
+	OtherTypeDeliveries              int
+	Redeliveries, LostCompletions    int
+	DeadLetters                      int
+
+	storedContentDeliveries int
+}
+
+// OK reports whether every invariant holds.
+func (r *Report) OK() bool { return r.Findings != nil && r.Findings.Violations() == 0 }
+
+// Parking reasons of docs/contract.md §6.
+const (
+	reasonHashMismatch = "HashMismatch"
+	reasonValidation   = "ValidationFailed"
+	reasonMalformed    = "MalformedMessage"
+	reasonExhausted    = "RetryBudgetExhausted"
+)
+
+// StoredOrder is the part of an order document the figures read.
+type StoredOrder struct {
+	ID          string `json:"id"`
+	OrderID     string `json:"orderId"`
+	RequestHash string `json:"requestHash"`
+}
+
+// StoredOrders reads the order documents of db.
+func StoredOrders(ctx context.Context, db *cosmostest.Database) ([]StoredOrder, error) {
+	docs, err := db.Documents(ctx, "order")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]StoredOrder, 0, len(docs))
+	for _, d := range docs {
+		var o StoredOrder
+		if err := json.Unmarshal(d, &o); err != nil {
+			return nil, fmt.Errorf("order document: %w", err)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// Count works out the figures by content from the messages delivered, the
+// invocations, the stored orders (of the queue's orderIds) and the number
+// of broker dead-letters. Envelopes count when sent to parkingQueue.
+func Count(msgs []*hostemu.Message, invs []*hostemu.Invocation, stored []StoredOrder, deadLetters int, parkingQueue string) Contents {
+	var c Contents
+	classes := make(map[*hostemu.Message]orderstream.Class, len(msgs))
+	for _, m := range msgs {
+		classes[m] = orderstream.Classify(m)
+	}
+	storedHash := map[string]string{}
+	for _, o := range stored {
+		storedHash[o.OrderID] = o.RequestHash
+	}
+	c.StoredOrders = len(storedHash)
+	for _, inv := range invs {
+		c.Invocations++
+		for i, d := range inv.Deliveries {
+			if d.DeliveryCount > 1 {
+				c.Redeliveries++
+			}
+			if i < len(inv.Settlements) && inv.Settlements[i] == hostemu.CompletionLost {
+				c.LostCompletions++
+			}
+		}
+		if !inv.OK() {
+			c.FailedInvocations++
+			if inv.Protocol {
+				c.ProtocolErrors++
+			}
+			continue
+		}
+		c.countInvocation(inv, classes, storedHash, parkingQueue)
+	}
+	c.DeadLetters = deadLetters
+	c.DuplicatesAbsorbed = c.storedContentDeliveries - c.StoredOrders
+	return c
+}
+
+// countInvocation books one successful invocation's deliveries by what their
+// content is, and its parking envelopes by reason.
+func (c *Contents) countInvocation(inv *hostemu.Invocation, classes map[*hostemu.Message]orderstream.Class, storedHash map[string]string, parkingQueue string) {
+	for _, d := range inv.Deliveries {
+		cl, ok := classes[d.Message]
+		if given, isGiven := orderstream.Unwrap(d.Message); !ok && isGiven {
+			cl = orderstream.Classify(given) // an order SubmitOrder or a batch put on the queue
+		}
+		switch {
+		case cl.OtherType:
+			c.OtherTypeDeliveries++
+		case !cl.Valid:
+			c.InvalidDeliveries++
+		case storedHash[cl.OrderID] == cl.Content:
+			c.storedContentDeliveries++
+		case storedHash[cl.OrderID] != "":
+			c.MismatchDeliveries++
+		}
+	}
+	for _, o := range inv.Outputs {
+		if o.Entity != parkingQueue || o.ContentType == "" {
+			continue
+		}
+		env, err := orderstream.ParseEnvelope(o.Text)
+		if err != nil {
+			continue // the checks name it: a parked message must be an envelope
+		}
+		switch env.Reason {
+		case reasonHashMismatch:
+			c.MismatchesParked++
+		case reasonValidation, reasonMalformed:
+			c.InvalidParked++
+		case reasonExhausted:
+			c.ExhaustedParked++
+		}
+	}
+}
+
+// SetFunctions names the functions the queue feeds, each with its
+// trigger's shape.
+func (r *Report) SetFunctions(fns []*hostemu.Function, concurrency, batchSize int) {
+	for _, fn := range fns {
+		shape := fmt.Sprintf("one message per invocation, up to %d in flight", concurrency)
+		if fn.Trigger().Many() {
+			r.Batch = true
+			shape = fmt.Sprintf("batches of up to %d messages", batchSize)
+		}
+		r.Functions = append(r.Functions, fmt.Sprintf("%s (%s)", fn.Name, shape))
+	}
+}
+
+// ParkingQueue is the queue fn's parking output binding sends to, "" without
+// one.
+func ParkingQueue(fn *hostemu.Function) string {
+	if b := fn.Binding(handler.ParkingBinding); b != nil {
+		return b.Entity()
+	}
+	return ""
+}
 
 // maxExamples bounds the violations and accounted messages printed per check.
 const maxExamples = 10
 
-// Print writes the run's figures and the checks' results.
+// Print writes the run's figures, the checks' verdicts and the verdict of
+// the run.
 func (r *Report) Print(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
-	in := r.Injected
-	p("chaos run: seed %d, database %s, %s; fault rates per document request: %s", r.Seed, r.Database, r.Took.Round(100_000_000), r.Rates)
-	p("  messages      %d (%.0f/s): %d orders (%d distinct valid orderIds), %d duplicates, %d bursts with %d concurrent copies, %d mismatches, %d invalid; %d messages lose a completion",
-		r.Messages, float64(r.Messages)/max(r.Took.Seconds(), 0.001), in.Orders, r.Orders, in.Duplicates, in.Bursts, in.BurstCopies, in.Mismatches, in.Invalid, in.LostCompletions)
-	pc := r.Proxy
-	var injected []string
-	for _, f := range faults.Faults {
-		injected = append(injected, fmt.Sprintf("%s %d", f, pc.Faults[f]))
+	row := func(name string, n any, note string) { p("  %-20s %8v   %s", name, n, note) }
+	head := []string{fmt.Sprintf("seed %d", r.Seed), "database " + r.Database}
+	if len(r.Functions) > 0 {
+		head = append([]string{strings.Join(r.Functions, " + ")}, head...)
 	}
-	p("  faults        %d of %d document requests (%d requests in all, %d account/metadata reads never faulted): %s",
-		pc.TotalFaults(), pc.Requests-pc.Metadata, pc.Requests, pc.Metadata, strings.Join(injected, ", "))
-	p("                order creates Cosmos accepted whose answer was lost: %d, answered late: %d; upstream errors: %d; requests failed by outages: %d",
-		r.UnseenCreates[faults.LostAnswer], r.UnseenCreates[faults.Slow], pc.UpstreamErrors, pc.OutageAnswers)
-	var resent []string
-	for _, f := range faults.Faults {
-		if f != faults.Slow {
-			resent = append(resent, fmt.Sprintf("after %s %d", f, pc.Resent[f]))
-		}
+	if r.MaxDelivery > 0 {
+		head = append(head, fmt.Sprintf("maxDeliveryCount %d", r.MaxDelivery))
 	}
-	p("  SDK retries   %d requests resent unchanged by the Cosmos SDK or net/http: %s", pc.TotalResent(), strings.Join(resent, ", "))
-	p("  kills         %d SIGKILLs (%d requested), %d handler starts, %d restarts after functionTimeout, %d unexpected exits",
-		r.Worker.Kills, r.KillsRequested, r.Worker.Starts, r.Worker.TimeoutRestarts, r.Worker.UnexpectedExits)
-	s := r.Settlements
-	p("  deliveries    %d: %d redeliveries (broker retries) = %d abandoned [%s] + %d lost completions + %d expired locks; %d dead-lettered",
-		r.Deliveries, r.Deliveries-r.Messages, s[hostemu.Abandoned]+s[hostemu.DeadLettered], counts(r.Failures),
-		s[hostemu.CompletionLost], s[hostemu.LockLost], s[hostemu.DeadLettered])
-	p("  outcomes      per invocation, from the handler's log: %s", counts(r.Outcomes))
+	p("%s", strings.Join(head, "; "))
+	p("clocks: %s", r.Clocks)
+	if len(r.NotRun) > 0 {
+		p("not run: %s", strings.Join(r.NotRun, ", "))
+	}
+	if r.Rates.Total() > 0 {
+		p("fault rates per document request: %s", r.Rates)
+	}
+	if in := r.Stream; in != nil {
+		p("stream: %d orders + %d duplicates + %d burst copies (%d bursts) + %d mismatches + %d invalid; %d lost completions",
+			in.Orders, in.Duplicates, in.BurstCopies, in.Bursts, in.Mismatches, in.Invalid, in.LostCompletions)
+	}
 	if h := r.HTTP; h != nil {
 		in := h.Injected
-		p("  HTTP          %d orders posted to SubmitOrder under %d keys: %d first attempts timed out early, %d keys sent %d times at once, %d keys reused with another payload, %d orders again under a new key, %d raced by another client with other content",
+		p("HTTP (POST /api/orders): %d orders under %d keys: %d first attempts timed out, %d keys sent as %d identical requests at once, %d keys reused with another payload, %d orders again under a new key, %d raced by another client with other content",
 			in.Orders, in.Keys, in.Timeouts, in.Concurrent, in.ConcurrentCopies, in.Reused, in.NewKeys, in.Races)
-		p("                answers: %s", h.Answers)
+	}
+	p("")
+	secs := max(r.Took.Seconds(), 1e-9)
+	row("messages", r.Messages, fmt.Sprintf("sent to the queue (%.0f/s), %d distinct valid orderIds", float64(r.Messages)/secs, r.Orders))
+	if r.Queue.Dropped > 0 {
+		row("dropped", r.Queue.Dropped, "by the queue's duplicate detection (same MessageId inside the window): never delivered")
+	}
+	row("invocations", r.Invocations, fmt.Sprintf("%d failed (%d broke the wire contract); by outcome (handler log): %s",
+		r.FailedInvocations, r.ProtocolErrors, counts(r.Outcomes)))
+	row("retries", r.Redeliveries, fmt.Sprintf("redeliveries: %d after lost completions, %d after expired locks, %d after failures [%s]",
+		r.LostCompletions, r.Queue.ExpiredLocks, r.Redeliveries-r.LostCompletions-r.Queue.ExpiredLocks, counts(r.Failures)))
+	row("created", r.StoredOrders, "orders in Cosmos DB for the queue's orderIds")
+	row("duplicates", r.DuplicatesAbsorbed, "deliveries of a stored content, absorbed")
+	row("mismatches parked", r.MismatchesParked, fmt.Sprintf("HashMismatch, for %d deliveries of another content", r.MismatchDeliveries))
+	row("invalid parked", r.InvalidParked, fmt.Sprintf("ValidationFailed/MalformedMessage, for %d deliveries", r.InvalidDeliveries))
+	if r.OtherTypeDeliveries > 0 {
+		row("other message types", r.OtherTypeDeliveries, "deliveries with another valid Subject (e.g. OrderStatusChanged), not checked here")
+	}
+	if r.ExhaustedParked > 0 {
+		row("exhausted parked", r.ExhaustedParked, "RetryBudgetExhausted")
+	}
+	row("broker dead-letters", r.DeadLetters, "MaxDeliveryCountExceeded")
+	row("deliveries", r.Deliveries, fmt.Sprintf("final state per message: %s; %d parking envelopes written (repeats after lost completions included)",
+		counts(r.Final), r.Envelopes))
+	if pc := r.Proxy; pc.Requests > 0 {
+		var injected, resent []string
+		for _, f := range faults.Faults {
+			injected = append(injected, fmt.Sprintf("%s %d", f, pc.Faults[f]))
+			if f != faults.Slow {
+				resent = append(resent, fmt.Sprintf("after %s %d", f, pc.Resent[f]))
+			}
+		}
+		row("faults", pc.TotalFaults(), fmt.Sprintf("of %d document requests (%d requests in all, %d account/metadata reads never faulted): %s",
+			pc.Requests-pc.Metadata, pc.Requests, pc.Metadata, strings.Join(injected, ", ")))
+		row("", "", fmt.Sprintf("order creates Cosmos accepted whose answer was lost: %d, answered late: %d; upstream errors: %d; requests failed by outages: %d",
+			r.UnseenCreates[faults.LostAnswer], r.UnseenCreates[faults.Slow], pc.UpstreamErrors, pc.OutageAnswers))
+		row("SDK retries", pc.TotalResent(), "requests resent unchanged by the Cosmos SDK or net/http: "+strings.Join(resent, ", "))
+	}
+	row("kills", r.Worker.Kills, fmt.Sprintf("SIGKILLs (%d requested); %d handler starts, %d restarts after functionTimeout, %d unexpected exits",
+		r.KillsRequested, r.Worker.Starts, r.Worker.TimeoutRestarts, r.Worker.UnexpectedExits))
+	if h := r.HTTP; h != nil {
+		row("HTTP submissions", h.Answers.Keys, h.Answers.String())
 		kf := h.KeyFaults
-		p("                key completions hit: %d handler kills between the order's batch and the completion, %d lost answers after it stored it (%d aimed but missed); %d stale keys taken over, %d requests fenced (handler log)",
-			kf.Kills, kf.LostAnswers, kf.Missed, h.TookOver, h.Fenced)
+		row("", "", fmt.Sprintf("key completions hit: %d handler kills between the order's batch and the completion, %d lost answers after it stored it (%d aimed but missed); %d stale keys taken over, %d requests fenced (handler log)",
+			kf.Kills, kf.LostAnswers, kf.Missed, h.TookOver, h.Fenced))
 		for _, s := range kf.Skipped {
-			p("                - missed: %s", s)
+			row("", "", "missed: "+s)
 		}
 	}
 	if r.Publisher != nil {
-		p("  publisher     %s", r.Publisher)
+		row("published", len(r.Publisher.Topic), r.Publisher.String())
 	}
-	p("  final state   per message: %s; %d parking envelopes written (repeats after lost completions included)",
-		counts(r.Final), r.Envelopes)
+	if f := r.Findings; f != nil {
+		row("Cosmos", "", "documents by type: "+counts(f.Documents))
+		for i, rc := range f.Recoveries {
+			row(fmt.Sprintf("outage %d", i+1), fmt.Sprintf("%.0f s", rc.End.Sub(rc.Start).Seconds()), rc.String())
+		}
+	}
+	row("elapsed", fmt.Sprintf("%.1f s", r.Took.Seconds()), "")
+	p("")
+	r.printChecks(p)
+	if r.OK() {
+		p("\nINVARIANT HOLDS")
+	} else {
+		p("\nINVARIANT VIOLATED")
+	}
+	if len(r.Files) > 0 {
+		p("files: %s", strings.Join(r.Files, ", "))
+	}
+}
+
+// printChecks writes the verdict of every check, with the first violations
+// of those that failed, and the messages given up on with a named reason.
+func (r *Report) printChecks(p func(string, ...any)) {
 	f := r.Findings
 	if f == nil {
-		p("  checks        not run")
+		p("  checks not run")
 		return
-	}
-	p("  Cosmos        %s", counts(f.Documents))
-	for i, rc := range f.Recoveries {
-		p("  outage %d      %s", i+1, rc)
 	}
 	p("  checks")
 	for _, c := range f.Checks {
@@ -76,36 +349,29 @@ func (r *Report) Print(w io.Writer) {
 			status = "FAIL"
 		}
 		p("    %s %s (%d checked, %d violations)", status, c.Name, c.Checked, len(c.Violations))
-		for i, v := range c.Violations {
-			if i == maxExamples {
-				p("           … %d more", len(c.Violations)-maxExamples)
-				break
-			}
-			p("           - %s", v)
-		}
+		examples(p, c.Violations, func(v string) string { return v })
 	}
 	p("    given up with a named reason: %d", len(f.Accounted))
-	for i, a := range f.Accounted {
-		if i == maxExamples {
-			p("           … %d more", len(f.Accounted)-maxExamples)
-			break
-		}
-		p("           - %s: %s, %s", a.MessageID, a.Reason, a.Detail)
-	}
+	examples(p, f.Accounted, func(a verify.Accounted) string { return a.MessageID + ": " + a.Reason + ", " + a.Detail })
 	if f.Atomic {
 		p("    orders without their OrderAccepted outbox event: %d (violations: the batch is atomic)", len(f.OrdersWithoutEvent))
 	} else {
 		p("    orders without their OrderAccepted outbox event: %d (reported, not counted: the local emulator does not roll a transactional batch back; on Cosmos DB the order and its event commit together or not at all)",
 			len(f.OrdersWithoutEvent))
 	}
-	for i, id := range f.OrdersWithoutEvent {
-		if i == maxExamples {
-			p("           … %d more", len(f.OrdersWithoutEvent)-maxExamples)
-			break
-		}
-		p("           - %s", id)
-	}
+	examples(p, f.OrdersWithoutEvent, func(id string) string { return id })
 	p("  invariant violations = %d", f.Violations())
+}
+
+// examples prints the first maxExamples items, then how many more.
+func examples[T any](p func(string, ...any), items []T, text func(T) string) {
+	for i, it := range items {
+		if i == maxExamples {
+			p("           … %d more", len(items)-maxExamples)
+			return
+		}
+		p("           - %s", text(it))
+	}
 }
 
 // counts prints a map of counters as "a 1, b 2", largest first.

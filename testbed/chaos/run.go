@@ -98,38 +98,6 @@ func DefaultConfig() Config {
 // request in seven gets a fault.
 var DefaultRates = faults.Rates{faults.Throttle: 0.05, faults.Unavailable: 0.02, faults.Timeout: 0.02, faults.Slow: 0.02, faults.Drop: 0.02, faults.LostAnswer: 0.03}
 
-// Report is what a run did and what the checks found.
-type Report struct {
-	Seed     uint64
-	Database string
-	Rates    faults.Rates
-	Took     time.Duration
-	Injected orderstream.Injected
-	Messages int
-	Orders   int // distinct valid orderIds
-
-	Queue       hostemu.QueueCounts
-	Deliveries  int
-	Settlements map[hostemu.Settlement]int
-	Failures    map[string]int // failed invocations by cause
-	Outcomes    map[string]int // invocations by handler outcome (its log)
-	Final       map[string]int // messages by final state
-	Envelopes   int            // parking envelopes written, repeats included
-
-	Proxy          faults.ProxyCounts
-	UnseenCreates  map[faults.Fault]int // creates Cosmos accepted whose answer was lost or late
-	Worker         hostemu.WorkerStats
-	KillsRequested int
-	// Outages are the outage phases that took place.
-	Outages []faults.OutageRecord
-	// HTTP is the HTTP part's figures (nil without one).
-	HTTP *httpReport
-	// Publisher is what the outbox publisher did (nil without it).
-	Publisher *rig.PublisherResult
-
-	Findings *verify.Findings
-}
-
 // Run performs one chaos run: a fresh database, the fault proxy in front of
 // the emulator, the handler under the host emulator with kills, the stream
 // delivered until every message is settled, then the checks.
@@ -152,7 +120,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.RecoveryBound <= 0 {
 		cfg.RecoveryBound = verify.DefaultRecoveryBound
 	}
-	rep := &Report{Seed: cfg.Seed, Rates: cfg.Rates, KillsRequested: cfg.Kills}
+	rep := &Report{Seed: cfg.Seed, Rates: cfg.Rates, KillsRequested: cfg.Kills, MaxDelivery: hostemu.DefaultMaxDeliveryCount}
 	app, err := hostemu.LoadApp(cfg.AppRoot)
 	if err != nil {
 		return nil, err
@@ -161,6 +129,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if fn == nil {
 		return nil, fmt.Errorf("%s: no ProcessOrder function", app.Root)
 	}
+	rep.SetFunctions([]*hostemu.Function{fn}, firstPositive(cfg.MaxConcurrentCalls, app.Host.MaxConcurrentCalls), app.Host.MaxMessageBatchSize)
 
 	h, err := newHTTPPart(cfg, app)
 	if err != nil {
@@ -170,14 +139,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.Injected, rep.Messages = stream.Injected, len(stream.Messages)
-	valid := map[string]bool{}
-	for _, m := range stream.Messages {
-		if c := orderstream.Classify(m); c.Valid {
-			valid[c.OrderID] = true
-		}
-	}
-	rep.Orders = len(valid)
+	rep.Stream, rep.Messages = &stream.Injected, len(stream.Messages)
+	rep.Orders = orderstream.DistinctOrders(stream.Messages)
 
 	var suffix [4]byte
 	_, _ = rand.Read(suffix[:])
@@ -223,13 +186,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	h.configure(settings)
 	tracker := verify.NewTracker(stream.Messages)
+	var invsMu sync.Mutex
+	var invs []*hostemu.Invocation
 	logf("seed %d, %d messages (%d orders), database %s, proxy -> %s, %d kills, faults %s; %s",
 		cfg.Seed, rep.Messages, rep.Orders, rep.Database, cfg.Endpoint, cfg.Kills, cfg.Rates, cfg.Clocks.Resolve(app.Host))
 	delivery := rig.Config{
 		App: app, Functions: []*hostemu.Function{fn}, Executable: exe, Settings: settings, Messages: stream.Messages,
 		MaxConcurrentCalls: cfg.MaxConcurrentCalls, Clocks: cfg.Clocks, Kills: cfg.Kills,
 		Proxy:   &faults.ProxyConfig{Rates: cfg.Rates, RetryAfter: cfg.RetryAfter, SlowMin: cfg.SlowMin, SlowMax: cfg.SlowMax, Seed: cfg.Seed},
-		Outages: cfg.Outages, HandlerOutput: outcomes, Observe: tracker.Observe,
+		Outages: cfg.Outages, HandlerOutput: outcomes, Observe: func(inv *hostemu.Invocation) {
+			tracker.Observe(inv)
+			invsMu.Lock()
+			invs = append(invs, inv)
+			invsMu.Unlock()
+		},
 		Log: func(s string) { lg.Print("hostemu: " + s) },
 		Watch: func(l *rig.Live) func() {
 			h.started(l)
@@ -250,18 +220,31 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if res == nil {
 		return nil, runErr
 	}
-	rep.Took, rep.Queue, rep.Proxy, rep.Worker, rep.Outages = res.Elapsed, res.Queue, res.Proxy, res.Worker, res.Outages
+	rep.Took, rep.Clocks, rep.Queue, rep.Proxy, rep.Worker, rep.Outages = res.Elapsed, res.Clocks, res.Queue, res.Proxy, res.Worker, res.Outages
 	rep.Outcomes = outcomes.Outcomes()
 	ledger := res.Ledger
 	rep.UnseenCreates = map[faults.Fault]int{faults.LostAnswer: ledger.Unseen(faults.LostAnswer), faults.Slow: ledger.Unseen(faults.Slow)}
-	sum := tracker.Summary()
-	rep.Settlements, rep.Failures, rep.Final, rep.Deliveries, rep.Envelopes = sum.Settlements, sum.Failures, sum.Final, sum.Deliveries, sum.Envelopes
+	rep.Summary = tracker.Summary()
 	rep.HTTP = h.report(outcomes)
 	rep.Publisher = res.Publisher
 
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	rep.Findings, err = Judge(checkCtx, db, Evidence{Evidence: verify.Evidence{Messages: slices.Concat(stream.Messages, tracker.Added()), Fates: tracker,
+	msgs := slices.Concat(stream.Messages, tracker.Added())
+	stored, err := StoredOrders(checkCtx, db)
+	if err != nil {
+		return rep, errors.Join(runErr, fmt.Errorf("read the stored orders back: %w", err))
+	}
+	if h != nil {
+		// Orders submitted over HTTP never pass through the queue: the
+		// figures are the queue's, the HTTP checks judge them.
+		api := h.submits.OrderIDs()
+		stored = slices.DeleteFunc(stored, func(o StoredOrder) bool { return api[o.OrderID] })
+	}
+	invsMu.Lock()
+	rep.Contents = Count(msgs, invs, stored, len(res.DeadLetters), ParkingQueue(fn))
+	invsMu.Unlock()
+	rep.Findings, err = Judge(checkCtx, db, Evidence{Evidence: verify.Evidence{Messages: msgs, Fates: tracker,
 		Queue: rep.Queue, Worker: rep.Worker, Dead: res.DeadLetters, Created: ledger.Created(), Atomic: cfg.Atomic,
 		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound},
 		HTTP: h.ledger(), KeyFaults: h.keyFaults(), Publisher: res.Publisher})
@@ -314,4 +297,13 @@ func progress(period time.Duration, f func()) (stop func()) {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
+}
+
+func firstPositive(vals ...int) int {
+	for _, v := range vals {
+		if v > 0 {
+			return v
+		}
+	}
+	return 0
 }

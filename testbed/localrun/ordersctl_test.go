@@ -16,6 +16,7 @@ import (
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/producer"
+	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
@@ -110,7 +111,7 @@ func TestEndToEndParkResubmitStore(t *testing.T) {
 			Settings: []string{"RETRY_BUDGET_DELIVERY_COUNT=1", "MESSAGE_DEADLINE=2s", "COSMOS_OPERATION_TIMEOUT=500ms", "COSMOS_PROBE_INTERVAL=200ms"},
 			Messages: msgs, MaxConcurrentCalls: 1, OutDir: out, Timeout: time.Minute, KeepDatabase: true}
 	}
-	deliver := func(o Options) *Report {
+	deliver := func(o Options) *chaos.Report {
 		t.Helper()
 		var log bytes.Buffer
 		o.Log = &log

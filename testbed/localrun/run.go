@@ -73,10 +73,9 @@ type Options struct {
 	// Outages are phases in which Cosmos fails every request: the handler
 	// then reaches Cosmos through the chaos fault proxy (no other faults),
 	// which needs a loopback http:// endpoint such as the local emulator.
-	Outages      []faults.Outage
-	ParkingQueue string
-	OutDir       string
-	Timeout      time.Duration
+	Outages []faults.Outage
+	OutDir  string
+	Timeout time.Duration
 
 	// HTTPAddr is where the host's HTTP listener serves the app's
 	// httpTrigger functions while the run lasts ("" : no listener);
@@ -103,12 +102,9 @@ type Options struct {
 // Run performs the run and returns its report. An error means the run could
 // not be completed; a completed run whose check failed returns a report
 // with problems and no error.
-func Run(ctx context.Context, opts Options) (*Report, error) {
+func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
-	}
-	if opts.ParkingQueue == "" {
-		opts.ParkingQueue = "orders-deadletter"
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 5 * time.Minute
@@ -135,8 +131,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	defer ss.close(opts.KeepDatabase)
 	app, fns, db, files := ss.app, ss.fns, ss.db, ss.files
 
-	rep := newReport(app, fns, opts, db)
-	rep.NotRun = notRun(app, ss.settings, fns, opts.HTTPAddr != "")
+	rep := &chaos.Report{Database: db.name, Seed: opts.Seed, Stream: opts.Injected, Messages: len(opts.Messages),
+		KillsRequested: opts.HandlerKills, MaxDelivery: firstPositive(opts.MaxDeliveryCount, hostemu.DefaultMaxDeliveryCount),
+		NotRun: notRun(app, ss.settings, fns, opts.HTTPAddr != "")}
+	rep.SetFunctions(fns, firstPositive(opts.MaxConcurrentCalls, app.Host.MaxConcurrentCalls),
+		firstPositive(opts.MaxMessageBatchSize, app.Host.MaxMessageBatchSize))
+	outcomes := verify.NewOutcomeLog(ss.handlerLog)
 	logf, logMu := ss.logf, &ss.logMu
 	var mu sync.Mutex
 	var invs []*hostemu.Invocation
@@ -152,7 +152,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
 		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
 		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Kills: opts.HandlerKills, Outages: opts.Outages,
-		HandlerOutput: ss.handlerLog, ServiceBusOut: files.serviceBus,
+		HandlerOutput: outcomes, ServiceBusOut: files.serviceBus,
 		Log: func(s string) { logf("%s", s) },
 		Observe: func(inv *hostemu.Invocation) {
 			mu.Lock()
@@ -172,14 +172,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w%s", err, tail(files.path("handler.log")))
 	}
-	rep.Clocks, rep.Elapsed, rep.Worker, rep.Queue = res.Clocks, res.Elapsed, res.Worker, res.Queue
-	rep.Publisher = res.Publisher
+	rep.Clocks, rep.Took, rep.Worker, rep.Queue, rep.Proxy, rep.Outages = res.Clocks, res.Elapsed, res.Worker, res.Queue, res.Proxy, res.Outages
+	rep.Publisher, rep.Outcomes = res.Publisher, outcomes.Outcomes()
 	if len(res.DeadLetters) > 0 {
 		if _, err := files.deadLetters(fns[0].ServiceBusQueue(), res.DeadLetters); err != nil {
 			return nil, err
 		}
 	}
-	stored, err := db.orders(ctx)
+	stored, err := chaos.StoredOrders(ctx, db.docs)
 	if err != nil {
 		return nil, fmt.Errorf("read the stored orders back: %w", err)
 	}
@@ -187,22 +187,26 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	var only map[string]bool // a resumed run counts and judges only its own orders
 	if opts.Resume {
 		only = orderIDs(msgs)
-		stored = slices.DeleteFunc(stored, func(o storedOrder) bool { return !only[o.OrderID] })
+		stored = slices.DeleteFunc(stored, func(o chaos.StoredOrder) bool { return !only[o.OrderID] })
 	}
 	var httpTraffic *chaos.SubmitLedger
 	if len(opts.Submissions) > 0 {
 		// Orders submitted over HTTP never pass through the queue: the
 		// counts are the queue's, the HTTP checks judge them.
 		api := submits.OrderIDs()
-		stored = slices.DeleteFunc(stored, func(o storedOrder) bool { return api[o.OrderID] })
-		counts := submits.Counts()
-		rep.Submits, httpTraffic = &counts, submits
+		stored = slices.DeleteFunc(stored, func(o chaos.StoredOrder) bool { return api[o.OrderID] })
+		rep.HTTP, httpTraffic = &chaos.HTTPFigures{Answers: submits.Counts()}, submits
+		if opts.SubmitInjected != nil {
+			rep.HTTP.Injected = *opts.SubmitInjected
+		}
+		rep.HTTP.TookOver, rep.HTTP.Fenced = outcomes.KeyTakeovers()
 	}
-	rep.count(msgs, invs, stored, res.DeadLetters)
+	rep.Orders = orderstream.DistinctOrders(msgs)
 	if rep.Findings, err = judge(ctx, db, tracker, msgs, invs, res, only, httpTraffic); err != nil {
 		return nil, err
 	}
-	rep.Recoveries = rep.Findings.Recoveries
+	rep.Summary = tracker.Summary()
+	rep.Contents = chaos.Count(msgs, invs, stored, len(res.DeadLetters), chaos.ParkingQueue(fns[0]))
 	if err := files.close(); err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -136,29 +135,6 @@ func openDatabase(ctx context.Context, settings *hostemu.Settings, name string, 
 		return nil, fmt.Errorf("database %s already holds %d orders; the check needs an empty one (or omit -database for a fresh one, or -resume to continue its run)", db.name, len(docs))
 	}
 	return db, nil
-}
-
-// storedOrder is the part of an order document the check reads.
-type storedOrder struct {
-	ID          string `json:"id"`
-	OrderID     string `json:"orderId"`
-	RequestHash string `json:"requestHash"`
-}
-
-func (db *ordersDB) orders(ctx context.Context) ([]storedOrder, error) {
-	docs, err := db.docs.Documents(ctx, "order")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]storedOrder, 0, len(docs))
-	for _, d := range docs {
-		var o storedOrder
-		if err := json.Unmarshal(d, &o); err != nil {
-			return nil, fmt.Errorf("order document: %w", err)
-		}
-		out = append(out, o)
-	}
-	return out, nil
 }
 
 func (db *ordersDB) close(keep bool) {

@@ -21,6 +21,17 @@ type Class struct {
 	Content string
 }
 
+// DistinctOrders is the number of distinct valid orderIds among msgs.
+func DistinctOrders(msgs []*hostemu.Message) int {
+	valid := map[string]bool{}
+	for _, m := range msgs {
+		if c := Classify(m); c.Valid {
+			valid[c.OrderID] = true
+		}
+	}
+	return len(valid)
+}
+
 // Classify decides whether a message is a valid order, by its Subject (the
 // message type) and its body, and names its content.
 func Classify(m *hostemu.Message) Class {

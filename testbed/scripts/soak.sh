@@ -39,8 +39,8 @@ for ((i = 1; i <= seeds; i++)); do
   RUN_LOG_DIR=$dir/seed-$seed.logs ./testbed/scripts/chaos.sh -seed "$seed" "${args[@]}" > "$report" 2> "$dir/seed-$seed.stderr" || rc=$?
   secs=$(( $(date +%s) - start ))
   msgs=$(field '^  messages *\([0-9]*\) .*' "$report")
-  faults=$(field '^  faults *\([0-9]*\) of .*' "$report")
-  kills=$(field '^  kills *\([0-9]*\) SIGKILLs.*' "$report")
+  faults=$(field '^  faults *\([0-9]*\) .*' "$report")
+  kills=$(field '^  kills *\([0-9]*\) .*' "$report")
   violations=$(field '^  invariant violations = \([0-9]*\)$' "$report")
   # after each outage, from Cosmos answering again to the first order created
   recovered=$(sed -n 's/^  outage [0-9].*first order created +\([^,]*\),.*/\1/p' "$report" | paste -sd/ -)

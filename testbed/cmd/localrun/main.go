@@ -143,7 +143,6 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	fs.StringVar(&opts.Database, "database", "", "Cosmos database to use; it must hold no orders (default: a fresh one, deleted afterwards)")
 	fs.BoolVar(&opts.KeepDatabase, "keep-database", false, "keep the fresh database for a look afterwards (ordersctl order show)")
 	fs.BoolVar(&opts.Resume, "resume", false, "continue the run that kept -database: deliver -stream (e.g. what ordersctl parked resubmit wrote) into it, append to the files in -out")
-	fs.StringVar(&opts.ParkingQueue, "parking-queue", "orders-deadletter", "queue of the parking output binding (docs/contract.md §1)")
 	fs.StringVar(&opts.OutDir, "out", ".local/hostemu", "folder for the parked messages, dead letters and handler output")
 	fs.DurationVar(&opts.Timeout, "timeout", 5*time.Minute, "give up after this long")
 	fs.BoolVar(&opts.Verbose, "v", false, "print the handler's Logs and every failed invocation")

@@ -1,4 +1,4 @@
-package localrun
+package chaos
 
 import (
 	"encoding/json"
@@ -35,22 +35,21 @@ func invocation(outputs []hostemu.OutputMessage, msgs ...*hostemu.Message) *host
 // original's deliveries are the mismatches, whatever order they came in.
 func TestCountWhicheverContentWins(t *testing.T) {
 	a, a2, x := &hostemu.Message{Body: []byte(bodyA)}, &hostemu.Message{Body: []byte(bodyA2)}, &hostemu.Message{Body: []byte(bodyX)}
-	storedA2 := []storedOrder{{ID: "A", OrderID: "A", RequestHash: orderstream.ContentKey([]byte(bodyA2))}}
+	storedA2 := []StoredOrder{{ID: "A", OrderID: "A", RequestHash: orderstream.ContentKey([]byte(bodyA2))}}
 	invs := []*hostemu.Invocation{
 		invocation([]hostemu.OutputMessage{parked("HashMismatch", bodyA), parked("HashMismatch", bodyA), parked("MalformedMessage", bodyX)}, a2, a, a, x),
 		invocation(nil, a2),
 	}
-	r := &Report{ParkingQueue: "orders-deadletter"}
-	r.count([]*hostemu.Message{a, a2, x}, invs, storedA2, nil)
-	want := Report{ParkingQueue: "orders-deadletter", DistinctValidOrders: 1, StoredOrders: 1, CreatedOrders: 1, Invocations: 2,
+	got := Count([]*hostemu.Message{a, a2, x}, invs, storedA2, 0, "orders-deadletter")
+	want := Contents{StoredOrders: 1, Invocations: 2,
 		MismatchDeliveries: 2, MismatchesParked: 2, InvalidDeliveries: 1, InvalidParked: 1, DuplicatesAbsorbed: 1, storedContentDeliveries: 2}
-	if !reflect.DeepEqual(*r, want) {
-		t.Errorf("figures\n got %+v\nwant %+v", *r, want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("figures\n got %+v\nwant %+v", got, want)
 	}
 }
 
-// The summary prints the verdict of every check make chaos runs, names the
-// violations, and a run with one fails.
+// The report prints the verdict of every check, names the violations, and a
+// run with one fails.
 func TestSummaryPrintsTheChecks(t *testing.T) {
 	ok := &verify.Check{Name: "nothing lost", Checked: 3}
 	bad := &verify.Check{Name: "no valid order parked RetryBudgetExhausted or dead-lettered", Checked: 3,
@@ -58,7 +57,7 @@ func TestSummaryPrintsTheChecks(t *testing.T) {
 	r := &Report{Findings: &verify.Findings{Checks: []*verify.Check{ok, bad}}}
 	var out strings.Builder
 	r.Print(&out)
-	for _, want := range []string{"nothing lost", "3 checked", "FAILED (1)", "valid message A (order A) was parked RetryBudgetExhausted", "INVARIANT VIOLATED"} {
+	for _, want := range []string{"ok   nothing lost (3 checked, 0 violations)", "FAIL no valid order parked RetryBudgetExhausted or dead-lettered (3 checked, 1 violations)", "- valid message A (order A) was parked RetryBudgetExhausted", "invariant violations = 1", "INVARIANT VIOLATED"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, out.String())
 		}
