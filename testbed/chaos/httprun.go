@@ -61,7 +61,7 @@ func (h *httpPart) rig(r *rig.Config, tracker *verify.Tracker) {
 		return
 	}
 	r.HTTPAddr, r.FunctionKeys = "127.0.0.1:0", ClientKeys
-	r.Traffic = h.submits.Traffic(ClientKeys, ReadBackSample, ReadBackPatience)
+	r.Traffic = h.submits.Traffic(ClientKeys)
 	r.Enqueued = tracker.Enqueued
 	if r.Proxy != nil {
 		r.Proxy.Pick = h.faults.Pick

@@ -28,6 +28,9 @@ type orderView struct {
 	Err         string
 	RequestHash string // of a 200
 	ProblemType string // of a problem
+	// Undone: the read-back's budget ran out before this read had an
+	// answer.
+	Undone bool
 }
 
 // ReadBack asks GetOrder for up to n of the orders answered 2xx over HTTP,
@@ -36,8 +39,9 @@ type orderView struct {
 // patience for that order runs out. Each request waits for its answer as
 // long as the host lets an invocation run: how fast the store answers is
 // the handler's SUBMIT_DEADLINE to bound, not the client's to guess. The
-// views are kept for readBackCheck.
-func (l *SubmitLedger) ReadBack(ctx context.Context, base string, keys map[string]string, n int, patience time.Duration) {
+// whole read-back takes at most budget: the reads it leaves undone are
+// named, not judged. The views are kept for readBackCheck.
+func (l *SubmitLedger) ReadBack(ctx context.Context, base string, keys map[string]string, n int, patience, budget time.Duration) {
 	owners := answeredOrders(l.Answers())
 	ids := slices.Sorted(maps.Keys(owners))
 	if len(ids) > n {
@@ -48,25 +52,39 @@ func (l *SubmitLedger) ReadBack(ctx context.Context, base string, keys map[strin
 		ids = sample
 	}
 	c := &http.Client{}
+	whole, cancelWhole := context.WithTimeout(ctx, budget)
+	defer cancelWhole()
 	for _, id := range ids {
 		for _, client := range []string{owners[id], otherClient(owners[id])} {
-			var v orderView
-			ctx, cancel := context.WithTimeout(ctx, patience)
-			faults.WaitFor(ctx, func() bool {
-				got := getOrder(ctx, c, base, keys[client], id)
-				if got.Status == 0 && ctx.Err() != nil && v.Status != 0 {
-					return false // cut by the patience: the last answer stands
-				}
-				v = got
-				return v.Status != 0 && v.Status != http.StatusServiceUnavailable
-			})
-			cancel()
+			v := readOne(whole, c, base, keys[client], id, patience)
 			v.Client, v.Owner = client, client == owners[id]
 			l.mu.Lock()
 			l.views = append(l.views, v)
 			l.mu.Unlock()
 		}
 	}
+}
+
+// readOne asks GetOrder for one order as one client until an answer that is
+// not 503, or patience runs out (the last answer stands). A read that
+// whole's end cuts before any answer is marked Undone.
+func readOne(whole context.Context, c *http.Client, base, functionKey, id string, patience time.Duration) orderView {
+	v := orderView{OrderID: id, Undone: whole.Err() != nil}
+	if v.Undone {
+		return v
+	}
+	ctx, cancel := context.WithTimeout(whole, patience)
+	defer cancel()
+	faults.WaitFor(ctx, func() bool {
+		got := getOrder(ctx, c, base, functionKey, id)
+		if got.Status == 0 && ctx.Err() != nil && v.Status != 0 {
+			return false // cut by the patience: the last answer stands
+		}
+		v = got
+		return v.Status != 0 && v.Status != http.StatusServiceUnavailable
+	})
+	v.Undone = v.Status == 0 && whole.Err() != nil
+	return v
 }
 
 // otherClient is the traffic's other client.
@@ -128,12 +146,17 @@ func getOrder(ctx context.Context, c *http.Client, base, functionKey, id string)
 // 200 with the stored fingerprint, anyone else 404 order-not-found. A view
 // whose last answer is 503 is the handler keeping its promise when the
 // store did not answer within SUBMIT_DEADLINE (a slow emulator, a loaded
-// machine): it is named, not judged. It checks nothing when no order was
+// machine): it is named, not judged; so is a read the read-back's budget
+// left undone. It checks nothing when no order was
 // read back.
 func readBackCheck(views []orderView, stored map[string]*apiOrder) *verify.Check {
 	c := &verify.Check{Name: "HTTP: GET answers an order to its owner with the stored fingerprint, 404 to another client (a sample)"}
-	unanswered := 0
+	unanswered, undone := 0, 0
 	for _, v := range views {
+		if v.Undone {
+			undone++
+			continue
+		}
 		if v.Status == http.StatusServiceUnavailable {
 			unanswered++
 			continue
@@ -159,29 +182,34 @@ func readBackCheck(views []orderView, stored map[string]*apiOrder) *verify.Check
 	if unanswered > 0 {
 		c.Name += fmt.Sprintf("; %d not judged: answered 503 to the end, the store did not answer within SUBMIT_DEADLINE", unanswered)
 	}
+	if undone > 0 {
+		c.Name += fmt.Sprintf("; %d not read: the read-back's time ran out", undone)
+	}
 	return c
 }
 
 // Traffic is a rig.Config.Traffic that runs the ledger's submissions with
-// the clients' keys and then, while the queue is still open, reads back a sample of n of
-// the orders answered 2xx through GetOrder (ReadBack, judged by
-// readBackCheck): make run's and make chaos's HTTP clients.
-func (l *SubmitLedger) Traffic(keys map[string]string, n int, patience time.Duration) func(context.Context, string, func() float64, func() bool) error {
+// the clients' keys and then, while the queue is still open, reads back
+// ReadBackSample of the orders answered 2xx through GetOrder (ReadBack,
+// judged by readBackCheck): make run's and make chaos's HTTP clients.
+func (l *SubmitLedger) Traffic(keys map[string]string) func(context.Context, string, func() float64, func() bool) error {
 	return func(ctx context.Context, base string, settled func() float64, inOutage func() bool) error {
 		if err := submit(ctx, base, keys, l, settled, inOutage); err != nil {
 			return err
 		}
-		l.ReadBack(ctx, base, keys, n, patience)
+		l.ReadBack(ctx, base, keys, ReadBackSample, ReadBackPatience, ReadBackBudget)
 		return nil
 	}
 }
 
 // ReadBackSample is how many orders answered 2xx over HTTP are read back
 // through GetOrder (twice: as the owner and as the other client);
-// ReadBackPatience bounds the read-back of one order by one client.
+// ReadBackPatience bounds the read-back of one order by one client, and
+// ReadBackBudget the whole read-back, well inside a run's own deadline.
 const (
 	ReadBackSample   = 20
 	ReadBackPatience = time.Minute
+	ReadBackBudget   = 2 * ReadBackPatience
 )
 
 // MeetOutages starts every tenth submission once an outage is on (or at the

@@ -39,11 +39,8 @@ func TestReadBackWaitsForTheHandlersDeadline(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	l := NewSubmitLedger(nil)
-	for i := range 3 {
-		l.book(Answer{Key: fmt.Sprint("k", i), OrderID: fmt.Sprintf("W-%d", i), Client: orderstream.ClientA, Status: http.StatusCreated})
-	}
-	l.ReadBack(context.Background(), srv.URL, keys, 3, 2*time.Second)
+	l := created("W", 3)
+	l.ReadBack(context.Background(), srv.URL, keys, 3, 2*time.Second, time.Minute)
 	views := l.Views()
 	if len(views) != 6 {
 		t.Fatalf("views %+v, want 6 (3 orders, each as its owner and as the other client)", views)
@@ -59,4 +56,52 @@ func TestReadBackWaitsForTheHandlersDeadline(t *testing.T) {
 	if !strings.Contains(c.Name, "1 not judged: answered 503") {
 		t.Errorf("check %q does not name the GET answered 503", c.Name)
 	}
+}
+
+// A store that answers 503 to every GET cannot stretch the read-back past
+// its budget (otherwise 40 reads of a minute each): the reads left undone
+// are named, not judged, and none fails the run.
+func TestReadBackEndsWithItsBudget(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	l := created("B", 3)
+	const patience, budget = time.Second, 1500 * time.Millisecond
+	start := time.Now()
+	l.ReadBack(context.Background(), srv.URL, nil, 3, patience, budget)
+	// Without the budget: 6 reads of a second each.
+	if took := time.Since(start); took > budget+patience {
+		t.Errorf("the read-back took %s, past its budget %s and one read's patience", took, budget)
+	}
+	views := l.Views()
+	if len(views) != 6 {
+		t.Fatalf("views %+v, want 6 (3 orders, each as its owner and as the other client)", views)
+	}
+	undone := 0
+	for _, v := range views {
+		if v.Undone {
+			undone++
+		}
+	}
+	if undone < 4 {
+		t.Errorf("%d reads undone, want at least 4 of 6 (the budget covers one and a half reads): %+v", undone, views)
+	}
+	c := readBackCheck(views, nil)
+	if len(c.Violations) != 0 || c.Checked != 0 {
+		t.Errorf("checked %d, violations %q: want nothing judged", c.Checked, c.Violations)
+	}
+	if !strings.Contains(c.Name, fmt.Sprintf("%d not read: the read-back's time ran out", undone)) {
+		t.Errorf("check %q does not name the %d reads left undone", c.Name, undone)
+	}
+}
+
+// created is a ledger of n orders <prefix>-0… answered 201 to client A.
+func created(prefix string, n int) *SubmitLedger {
+	l := NewSubmitLedger(nil)
+	for i := range n {
+		l.book(Answer{Key: fmt.Sprint("k", i), OrderID: fmt.Sprintf("%s-%d", prefix, i), Client: orderstream.ClientA, Status: http.StatusCreated})
+	}
+	return l
 }

@@ -79,7 +79,7 @@ func TestReadBackAsOwnerAndAsTheOtherClient(t *testing.T) {
 	}
 	l.book(Answer{Client: orderstream.ClientA, Key: "k0", OrderID: "W-0", Status: 201, Replayed: true})
 	l.book(Answer{Client: orderstream.ClientA, Key: "k10", OrderID: "W-X", Status: 201, Reuse: true}) // refused in a real run; never read back
-	l.ReadBack(context.Background(), srv.URL, keys, 5, time.Minute)
+	l.ReadBack(context.Background(), srv.URL, keys, 5, time.Minute, time.Minute)
 
 	var got []string
 	for _, v := range l.Views() {
@@ -106,7 +106,7 @@ func TestReadBackGivesUpAtItsPatience(t *testing.T) {
 	l := NewSubmitLedger(nil)
 	l.book(Answer{Client: orderstream.ClientA, Key: "k", OrderID: "W-1", Status: 201})
 	start := time.Now()
-	l.ReadBack(context.Background(), srv.URL, nil, 5, 200*time.Millisecond)
+	l.ReadBack(context.Background(), srv.URL, nil, 5, 200*time.Millisecond, time.Minute)
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("took %s", took)
 	}

@@ -226,7 +226,7 @@ func submitTraffic(app *hostemu.App, opts Options, ledger *chaos.SubmitLedger) (
 	if app.Function("SubmitOrder") == nil {
 		return nil, fmt.Errorf("HTTP submissions go to SubmitOrder, which %s does not have (-http-orders 0 for none)", app.Root)
 	}
-	return ledger.Traffic(chaos.ClientKeys, chaos.ReadBackSample, chaos.ReadBackPatience), nil
+	return ledger.Traffic(chaos.ClientKeys), nil
 }
 
 // delivered is the messages the queue accepted: those duplicate detection
