@@ -93,16 +93,17 @@ func TestKeyNameComesFromTheHostsKeyIdentity(t *testing.T) {
 func TestIdempotencyKeyCharactersAndEscapes(t *testing.T) {
 	for _, tc := range []struct {
 		sent, want string // want "" means refused
+		says       string // in the refusal, when set
 	}{
-		{"!abc~", "!abc~"},
-		{"a b", ""},
-		{"a\x7fb", ""},
-		{`"a\"b"`, `a"b`},
-		{`"a\\b"`, `a\b`},
-		{`"\\"`, `\`},
-		{`"ab\"`, ""},
-		{`"a\nb"`, ""},
-		{`"a"b"`, ""},
+		{"!abc~", "!abc~", ""},
+		{"a b", "", "at position 2"},
+		{"ab\x7f", "", "at position 3"},
+		{`"a\"b"`, `a"b`, ""},
+		{`"a\\b"`, `a\b`, ""},
+		{`"\\"`, `\`, ""},
+		{`"ab\"`, "", ""},
+		{`"a\nb"`, "", ""},
+		{`"a"b"`, "", ""},
 	} {
 		h := http.Header{}
 		h.Set(headerIdempotencyKey, tc.sent)
@@ -112,6 +113,8 @@ func TestIdempotencyKeyCharactersAndEscapes(t *testing.T) {
 			t.Errorf("key %q: accepted as %q, want refused", tc.sent, got)
 		case tc.want != "" && (err != nil || got != tc.want):
 			t.Errorf("key %q: %q, %v; want %q", tc.sent, got, err, tc.want)
+		case tc.says != "" && (err == nil || !strings.Contains(err.Error(), tc.says)):
+			t.Errorf("key %q: refusal %v does not say %q", tc.sent, err, tc.says)
 		}
 	}
 }
