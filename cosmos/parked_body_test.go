@@ -89,12 +89,12 @@ func TestDeleteParkedBody(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n, err := e.Store.DeleteParkedBody(ctx, id, large.SHA256)
-	if err != nil {
-		t.Fatal(err)
+	versions := bodyVersions(t, id, large.SHA256)
+	if len(versions) != 3 { // 2.8 MB in parts of 1 MB
+		t.Fatalf("versions of %d documents, want the 3 parts", len(versions))
 	}
-	if n != 3 { // 2.8 MB in parts of 1 MB
-		t.Errorf("deleted %d documents, want the 3 parts", n)
+	if n, kept, err := e.Store.DeleteParkedBody(ctx, id, versions); n != 3 || kept != 0 || err != nil {
+		t.Errorf("deleted %d, kept %d, %v; want the 3 parts deleted", n, kept, err)
 	}
 	if got := readParkedBody(t, id, other.SHA256); string(got) != string(other.Body) {
 		t.Errorf("the other body reads %q, want it kept", got)
@@ -106,7 +106,39 @@ func TestDeleteParkedBody(t *testing.T) {
 	if len(raws) != 1 {
 		t.Errorf("partition holds %d documents, want only the other body", len(raws))
 	}
-	if n, err := e.Store.DeleteParkedBody(ctx, id, large.SHA256); n != 0 || err != nil {
-		t.Errorf("deleting again: %d, %v; want 0 and no error", n, err)
+	if n, kept, err := e.Store.DeleteParkedBody(ctx, id, versions); n != 0 || kept != 0 || err != nil {
+		t.Errorf("deleting again: %d, %d, %v; want 0, 0 and no error", n, kept, err)
 	}
+}
+
+// A body parked again after ordersctl read its versions (a resubmitted
+// message parked again while its old envelope was being settled) is kept
+// whole: the new envelope points at it.
+func TestDeleteParkedBodyKeepsABodyParkedAgain(t *testing.T) {
+	e := testEnv(t)
+	ctx := context.Background()
+	id := fmt.Sprintf("ORD-PARKAGAIN-%d", time.Now().UnixNano())
+	large := orders.NewParkedBody(bytes.Repeat([]byte("\x02abc"), 700<<10), id, id, orders.HashMismatch, time.Now())
+	if err := e.Store.ParkBody(ctx, large); err != nil {
+		t.Fatal(err)
+	}
+	versions := bodyVersions(t, id, large.SHA256)
+	if err := e.Store.ParkBody(ctx, large); err != nil { // parked again
+		t.Fatal(err)
+	}
+	if n, kept, err := e.Store.DeleteParkedBody(ctx, id, versions); n != 0 || kept != 3 || err != nil {
+		t.Errorf("deleted %d, kept %d, %v; want the 3 parts kept", n, kept, err)
+	}
+	if got := readParkedBody(t, id, large.SHA256); !bytes.Equal(got, large.Body) {
+		t.Errorf("the body parked again reads %d bytes, want its %d", len(got), len(large.Body))
+	}
+}
+
+func bodyVersions(t *testing.T, partitionKey, digest string) map[string]string {
+	t.Helper()
+	v, err := testEnv(t).Store.ParkedBodyVersions(context.Background(), partitionKey, digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

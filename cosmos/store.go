@@ -208,9 +208,12 @@ func isTransient(status int) bool {
 
 // ParkBody keeps the body of a parked message whose envelope cannot carry it
 // (docs/contract.md §6), in one document or, when it is too large for one, in parts.
-// Ids derive from the body's digest, so a redelivery finds its documents
-// there already, which is fine; a part missing after a failure is written
-// by the redelivery.
+// Ids derive from the body's digest, so parking a body again (a
+// redelivery, a resubmitted message parked again) writes the same
+// documents. It writes every one of them, each time: a part missing after
+// a failure is written again, and ordersctl, which deletes a body only if
+// none of its documents changed since it looked (DeleteParkedBody), keeps a
+// body parked again while it settled the envelope that pointed at it.
 func (s *Store) ParkBody(ctx context.Context, p orders.ParkedBody) error {
 	docs, err := p.Documents()
 	if err != nil {
@@ -219,9 +222,9 @@ func (s *Store) ParkBody(ctx context.Context, p orders.ParkedBody) error {
 	pk := azcosmos.NewPartitionKeyString(p.PartitionKey)
 	for _, doc := range docs {
 		_, err = call(ctx, s, func(cc *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
-			return cc.CreateItem(ctx, pk, doc, noContent)
+			return cc.UpsertItem(ctx, pk, doc, noContent)
 		})
-		if err != nil && statusOf(err) != http.StatusConflict {
+		if err != nil {
 			return classify("park body", p.PartitionKey, err)
 		}
 	}

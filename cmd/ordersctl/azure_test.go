@@ -318,21 +318,37 @@ func (f fakePartition) PartitionDocuments(_ context.Context, pk string) ([]json.
 	return f[pk], nil
 }
 
-// DeleteParkedBody deletes the documents of pk whose bodySha256 is digest.
-func (f fakePartition) DeleteParkedBody(_ context.Context, pk, digest string) (int, error) {
-	kept := f[pk][:0:0]
+// ParkedBodyVersions lists the documents of pk whose bodySha256 is digest
+// (the fake has no _etag: every version is "1").
+func (f fakePartition) ParkedBodyVersions(_ context.Context, pk, digest string) (map[string]string, error) {
+	v := map[string]string{}
 	for _, raw := range f[pk] {
-		var d struct{ BodySha256 string }
+		var d struct{ ID, BodySha256 string }
 		if err := json.Unmarshal(raw, &d); err != nil {
-			return 0, err
+			return nil, err
 		}
-		if d.BodySha256 != digest {
-			kept = append(kept, raw)
+		if d.BodySha256 == digest {
+			v[d.ID] = "1"
 		}
 	}
-	n := len(f[pk]) - len(kept)
-	f[pk] = kept
-	return n, nil
+	return v, nil
+}
+
+// DeleteParkedBody deletes the documents of pk named in versions.
+func (f fakePartition) DeleteParkedBody(_ context.Context, pk string, versions map[string]string) (int, int, error) {
+	left := f[pk][:0:0]
+	for _, raw := range f[pk] {
+		var d struct{ ID string }
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return 0, 0, err
+		}
+		if _, ok := versions[d.ID]; !ok {
+			left = append(left, raw)
+		}
+	}
+	n := len(f[pk]) - len(left)
+	f[pk] = left
+	return n, 0, nil
 }
 
 // An envelope too large for its body points to it in Cosmos DB; the

@@ -142,6 +142,71 @@ func (failingDelete) PartitionDocuments(context.Context, string) ([]json.RawMess
 	return nil, nil
 }
 
-func (failingDelete) DeleteParkedBody(context.Context, string, string) (int, error) {
-	return 0, errors.New("503 service unavailable")
+func (failingDelete) ParkedBodyVersions(context.Context, string, string) (map[string]string, error) {
+	return map[string]string{"a": "1"}, nil
+}
+
+func (failingDelete) DeleteParkedBody(context.Context, string, map[string]string) (int, int, error) {
+	return 0, 0, errors.New("503 service unavailable")
+}
+
+// A resubmitted message the handler refuses again parks the same body
+// again, and its new envelope may reach the parking queue only after
+// ordersctl has listed it once more: the body is kept all the same, against
+// the Cosmos emulator (the re-park rewrites the body's documents, and the
+// delete removes only documents unchanged since before the settle).
+func TestResubmitKeepsABodyParkedAgainMeanwhile(t *testing.T) {
+	env := cosmosDB.Env(t)
+	ctx := context.Background()
+	id := fmt.Sprintf("ORD-AGAIN-%d", time.Now().UnixNano())
+	pb := orders.NewParkedBody([]byte(`{"orderId":"`+id+`","pad":"`+strings.Repeat("y", 300_000)+`"}`), id, id+":1", orders.HashMismatch, time.Now())
+	if err := env.Store.ParkBody(ctx, pb); err != nil {
+		t.Fatal(err)
+	}
+	q := newFakeQueue(bodyEnvelope(t, "HashMismatch", pb))
+	snd := &fakeSender{afterSend: func() {
+		// The handler receives the resubmitted message, refuses it again
+		// and parks its body before its new envelope is sent.
+		if err := env.Store.ParkBody(ctx, pb); err != nil {
+			t.Errorf("park again: %v", err)
+		}
+	}}
+	code, out, errs := ctlEnv(t, withCosmos(withAzure(t, q, newFakeQueue(), snd), env), "parked", "resubmit", "--yes", "--output", "json", id)
+	r := decodeResult(t, out)
+	if code != exitOK || len(snd.sent) != 1 || len(r.Results) != 1 {
+		t.Fatalf("resubmit: exit %d (%s), sent %d, %+v", code, errs, len(snd.sent), r.Results)
+	}
+	if r.Results[0].Body != bodyParkedAgain || strings.Contains(errs, "never expire") {
+		t.Errorf("body outcome %q, stderr %q; want %q", r.Results[0].Body, errs, bodyParkedAgain)
+	}
+	docs, err := env.Store.PartitionDocuments(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body, err := orders.JoinParkedBody(docs, pb.SHA256); err != nil || string(body) != string(pb.Body) {
+		t.Errorf("the body parked again reads %d bytes (%v), want its %d", len(body), err, len(pb.Body))
+	}
+}
+
+// A body whose documents cannot be read before the settle keeps its
+// envelope unsettled: settled, the body could stay for ever.
+func TestSettleSkipsAMessageWhoseBodyCannotBeRead(t *testing.T) {
+	pb := orders.NewParkedBody([]byte(`{"orderId":"ORD-UNREAD"}`), "ORD-UNREAD", "m1", orders.RetryBudgetExhausted, time.Now())
+	q := newFakeQueue(bodyEnvelope(t, "RetryBudgetExhausted", pb))
+	old := openBodyStore
+	openBodyStore = func(func(string) string) (parkedBodyStore, error) { return unreadableBody{}, nil }
+	t.Cleanup(func() { openBodyStore = old })
+	code, out, errs := ctlEnv(t, withAzure(t, q, newFakeQueue(), &fakeSender{}), "parked", "complete", "--yes", "--output", "json", "1")
+	r := decodeResult(t, out)
+	if code != exitError || len(q.completed) != 0 || len(r.Results) != 1 || r.Results[0].Action != "skipped" ||
+		!strings.Contains(r.Results[0].Detail, "could not be read: 503") {
+		t.Errorf("exit %d (%s), completed %v, %+v; want the message skipped, not completed", code, errs, q.completed, r.Results)
+	}
+}
+
+// unreadableBody is a store whose parked bodies cannot be read.
+type unreadableBody struct{ failingDelete }
+
+func (unreadableBody) ParkedBodyVersions(context.Context, string, string) (map[string]string, error) {
+	return nil, errors.New("503 service unavailable")
 }

@@ -131,6 +131,13 @@ func (ch *change) apply(ctx context.Context, c *cli, q queues, plan func(Parked)
 			return errDeclined
 		}
 	}
+	versions := ch.bodyVersions(ctx, steps, chosen)
+	if len(chosen) == 0 {
+		if err := report(c.stdout, ch.qf.output, steps, sum); err != nil {
+			return err
+		}
+		return incomplete(steps, verb)
+	}
 	bySeq := map[int64]*step{}
 	for i := range steps {
 		bySeq[steps[i].out.SequenceNumber] = &steps[i]
@@ -156,7 +163,7 @@ func (ch *change) apply(ctx context.Context, c *cli, q queues, plan func(Parked)
 			s.out.Action = done
 		}
 	}
-	ch.deleteBodies(ctx, c, q, steps)
+	ch.deleteBodies(ctx, c, q, steps, versions)
 	if err := report(c.stdout, ch.qf.output, steps, sum); err != nil {
 		return err
 	}
