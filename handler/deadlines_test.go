@@ -43,3 +43,20 @@ func TestEachFunctionRunsUnderItsOwnDeadline(t *testing.T) {
 		t.Errorf("single message answered after %s, want just after MESSAGE_DEADLINE %s (BATCH_DEADLINE is %s)", took, messageDeadline, batchDeadline)
 	}
 }
+
+// An unset clock (zero, as a Config without the setting has it) gets its
+// default; a set one is kept.
+func TestClockDefaultsFillOnlyTheUnset(t *testing.T) {
+	var unset Config
+	unset.setClockDefaults()
+	want := [4]time.Duration{DefaultMessageDeadline, DefaultBatchDeadline, DefaultSubmitDeadline, DefaultAuthAlarmAfter}
+	if got := [4]time.Duration{unset.MessageDeadline, unset.BatchDeadline, unset.SubmitDeadline, unset.AuthAlarmAfter}; got != want {
+		t.Errorf("unset clocks became %v, want the defaults %v", got, want)
+	}
+	set := Config{MessageDeadline: time.Second, BatchDeadline: 2 * time.Second, SubmitDeadline: 3 * time.Second, AuthAlarmAfter: 4 * time.Second}
+	set.setClockDefaults()
+	want = [4]time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second}
+	if got := [4]time.Duration{set.MessageDeadline, set.BatchDeadline, set.SubmitDeadline, set.AuthAlarmAfter}; got != want {
+		t.Errorf("set clocks became %v, want them kept: %v", got, want)
+	}
+}
