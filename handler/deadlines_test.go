@@ -1,11 +1,14 @@
 package handler
 
 import (
+	"errors"
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/orders"
 )
 
 // TestEachFunctionRunsUnderItsOwnDeadline: a ProcessOrderBatch invocation
@@ -58,5 +61,29 @@ func TestClockDefaultsFillOnlyTheUnset(t *testing.T) {
 	want = [4]time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second}
 	if got := [4]time.Duration{set.MessageDeadline, set.BatchDeadline, set.SubmitDeadline, set.AuthAlarmAfter}; got != want {
 		t.Errorf("set clocks became %v, want them kept: %v", got, want)
+	}
+}
+
+// Only a refusal of the consumer's identity (401, 403) that outlasts
+// AUTH_ALARM_AFTER is an ERROR: an operator must act. Any other outage,
+// however long, and a refusal younger than that stay WARN.
+func TestStoreDownLevel(t *testing.T) {
+	const after = time.Minute
+	for _, tc := range []struct {
+		name    string
+		err     error
+		downFor time.Duration
+		want    slog.Level
+	}{
+		{"401", &orders.StoreError{Status: http.StatusUnauthorized}, after, slog.LevelError},
+		{"403/5301", &orders.StoreError{Status: http.StatusForbidden, SubStatus: 5301}, 2 * after, slog.LevelError},
+		{"403", &orders.StoreError{Status: http.StatusForbidden}, after - time.Second, slog.LevelWarn},
+		{"503", &orders.StoreError{Status: http.StatusServiceUnavailable}, 10 * after, slog.LevelWarn},
+		{"429", &orders.StoreError{Status: http.StatusTooManyRequests}, 10 * after, slog.LevelWarn},
+		{"no answer", errors.New("dial tcp: connection refused"), 10 * after, slog.LevelWarn},
+	} {
+		if got := storeDownLevel(tc.err, tc.downFor, after); got != tc.want {
+			t.Errorf("%s down for %s: %s, want %s", tc.name, tc.downFor, got, tc.want)
+		}
 	}
 }
