@@ -82,3 +82,14 @@ func TestLoadLocalSettings(t *testing.T) {
 		t.Errorf("a non-string value: %v, want an error naming the file", err)
 	}
 }
+
+// A binding's %NAME% expressions name the app settings it reads: several in
+// one value, none in a value that is not a string, and "%%" names none.
+func TestSettingReferences(t *testing.T) {
+	b := Binding{Raw: map[string]any{"databaseName": "%COSMOS_DATABASE%", "containerName": "x-%A%-%B%", "n": 3,
+		"queueName": "a%%b-%C%", "connection": "%D%%E%", "topicName": "%unclosed"}}
+	got := strings.Join(b.SettingReferences(), ",")
+	if got != "A,B,C,COSMOS_DATABASE,D,E" {
+		t.Fatalf("SettingReferences = %s, want A,B,C,COSMOS_DATABASE,D,E", got)
+	}
+}

@@ -107,7 +107,7 @@ func (b Binding) Service() string {
 }
 
 // SettingReferences returns the app setting names a binding reads through
-// %NAME% expressions.
+// %NAME% expressions, sorted.
 func (b Binding) SettingReferences() []string {
 	var names []string
 	for _, v := range b.Raw {
@@ -124,7 +124,9 @@ func (b Binding) SettingReferences() []string {
 			if end < 0 {
 				break
 			}
-			names = append(names, s[start+1:start+1+end])
+			if end > 0 { // "%%" names no setting
+				names = append(names, s[start+1:start+1+end])
+			}
 			s = s[start+1+end+1:]
 		}
 	}

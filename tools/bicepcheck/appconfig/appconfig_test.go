@@ -152,13 +152,6 @@ func TestSettingsReadersSeeCodeAndContract(t *testing.T) {
 	}
 }
 
-func TestSettingReferences(t *testing.T) {
-	b := Binding{Raw: map[string]any{"databaseName": "%COSMOS_DATABASE%", "containerName": "x-%A%-%B%", "n": 3}}
-	got := strings.Join(b.SettingReferences(), ",")
-	if got != "A,B,COSMOS_DATABASE" {
-		t.Fatalf("SettingReferences = %s", got)
-	}
-}
 
 func ptr[T any](v T) *T { return &v }
 
