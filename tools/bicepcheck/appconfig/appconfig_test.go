@@ -152,7 +152,6 @@ func TestSettingsReadersSeeCodeAndContract(t *testing.T) {
 	}
 }
 
-
 func ptr[T any](v T) *T { return &v }
 
 func withoutFunction(fns []Function, name string) []Function {
