@@ -174,6 +174,26 @@ func TestShadowedKeys(t *testing.T) {
 	}
 }
 
+// The cheap test clears a plain ASCII body that names no key the handler
+// reads, so that most bodies skip the full parse, and sends on every body
+// with a byte past ASCII or an escape, which could spell a key.
+func TestShadowPrefilter(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		may  bool
+	}{
+		{exampleBody, false},
+		{`{"orderId":"A","note":"messageid"}`, true},
+		{`{"orderId":"A","x":"\u0041"}`, true},
+		{`{"orderId":"é"}`, true},
+		{"{\"orderId\":\"\x80\"}", true},
+	} {
+		if got := mayShadow([]byte(tc.body)); got != tc.may {
+			t.Errorf("mayShadow(%q) = %v, want %v", tc.body, got, tc.may)
+		}
+	}
+}
+
 // FuzzShadowPrefilter: the cheap test never clears a body the full check
 // would refuse.
 func FuzzShadowPrefilter(f *testing.F) {

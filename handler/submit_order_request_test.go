@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/orders"
@@ -54,6 +56,10 @@ func TestSubmitOrderRefusesBadRequestsBeforeClaimingTheKey(t *testing.T) {
 			}
 			if tc.anchor == "invalid-order" && tc.detail != "OrderAccepted event" && p.Field != tc.detail {
 				t.Errorf("422 names field %q, want %q", p.Field, tc.detail)
+			}
+			// A refusal the client must fix is not worth a retry.
+			if ra := a.Header.Get("Retry-After"); ra != "" {
+				t.Errorf("Retry-After %q on a refusal", ra)
 			}
 		})
 	}
@@ -247,6 +253,38 @@ func TestSubmitOrderLogsARefusedOrderIDCut(t *testing.T) {
 	}
 	if !strings.Contains(line, strings.Repeat("O", 100)) {
 		t.Errorf("the log line does not name the orderId's start: %.300s", line)
+	}
+}
+
+// The exchange's log line (docs/contract.md §12) says what the answer was
+// and cost: a refusal its description, a request that reached no store no
+// requestCharge, and durationMs the request's time in milliseconds.
+func TestSubmitOrderLogLineOfARefusal(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	var calls atomic.Int32
+	d := startAPI(t, func(c *Config) {
+		c.Now = func() time.Time { // the request takes 1.5 ms
+			if calls.Add(1) == 1 {
+				return t0
+			}
+			return t0.Add(1500 * time.Microsecond)
+		}
+	})
+	_, body := uniqueOrder(t)
+	a := d.submit(t, "", body)
+	wantProblem(t, a, http.StatusBadRequest, "idempotency-key-missing")
+	var line map[string]any
+	if err := json.Unmarshal([]byte(d.logsOf(a.answer)), &line); err != nil {
+		t.Fatalf("log line: %v", err)
+	}
+	if d, _ := line["description"].(string); !strings.Contains(d, "Idempotency-Key") {
+		t.Errorf("description %q, want the refusal's detail", d)
+	}
+	if _, ok := line["requestCharge"]; ok {
+		t.Errorf("requestCharge %v for a request that reached no store", line["requestCharge"])
+	}
+	if line["durationMs"] != 1.5 {
+		t.Errorf("durationMs %v, want 1.5", line["durationMs"])
 	}
 }
 
