@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -94,8 +95,8 @@ func TestGetOrderStoreDown(t *testing.T) {
 		status int
 		anchor string
 	}{
-		{"transient", &orders.StoreError{Op: "read order", Status: 503, Transient: true, Err: errors.New("503 sekrit activity 42")}, 503, "service-unavailable"},
-		{"permanent", &orders.StoreError{Op: "read order", Status: 400, Err: errors.New("400 sekrit query")}, 500, "internal-error"},
+		{"transient", &orders.StoreError{Op: "read order", Status: 503, SubStatus: 3, Transient: true, Err: errors.New("503 sekrit activity 42")}, 503, "service-unavailable"},
+		{"permanent", &orders.StoreError{Op: "read order", Status: 400, SubStatus: 1001, Err: errors.New("400 sekrit query")}, 500, "internal-error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := startAPI(t, func(c *Config) { c.Orders = failingReader{tc.err} })
@@ -106,6 +107,11 @@ func TestGetOrderStoreDown(t *testing.T) {
 			}
 			if !strings.Contains(d.logsOf(a.answer), "sekrit") {
 				t.Errorf("the log lacks the store's error: %s", d.logsOf(a.answer))
+			}
+			var se *orders.StoreError
+			errors.As(tc.err, &se)
+			if want := fmt.Sprintf(`"status":%d,"subStatus":%d`, se.Status, se.SubStatus); !strings.Contains(d.logsOf(a.answer), want) {
+				t.Errorf("the log lacks the store's %s: %s", want, d.logsOf(a.answer))
 			}
 		})
 	}
