@@ -131,8 +131,9 @@ bench: build
 fuzz:
 	./scripts/fuzz.sh $(FUZZTIME)
 
-## mutate: mutation testing (go-gremlins, pinned) of idempotency/, internal/hostjson/, orders/, retrying/,
-##         cosmos/ and handler/, one package at a time, one worker; prints each package's efficacy
+## mutate: mutation testing (go-gremlins, pinned) of every package of the deployed handler (orders/,
+##         handler/, cosmos/, idempotency/, retrying/, internal/…, cmd/handler/), one package at a
+##         time, one worker; prints each package's efficacy
 ##         and fails under its floor; a mutant that hangs is reported TIMED OUT. Not part of
 ##         make test (about an hour); docs/evidence/testing.md has the figures.
 ##         More: make mutate MUTATE_PACKAGES="idempotency orders"

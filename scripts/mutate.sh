@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Mutation testing of the product packages with go-gremlins (docs/evidence/testing.md).
+# Mutation testing of the handler's packages with go-gremlins (docs/evidence/testing.md).
 #
-#   scripts/mutate.sh [package…]     default: every product package below
+#   scripts/mutate.sh [package…]     default: every package of the deployed handler
+#                                    (internal/layout's TestMutateCoversTheDeployedHandler)
 #
 # Gremlins' timeout is the coverage run's duration times the coefficient; it
 # must cover compiling the mutated package on a busy machine, or mutants are
@@ -25,7 +26,7 @@ version=v0.6.0
 # Floors: a little under the figures in docs/evidence/testing.md, so that a new
 # survivor fails the run and noise from a loaded machine does not.
 declare -A floor=([idempotency]=90 [internal/hostjson]=90 [orders]=90 [retrying]=85 [cosmos]=85 [handler]=85
-  [internal/clocks]=85 [internal/requestcharge]=85 [internal/funcapp]=85 [cmd/handler]=85)
+  [internal/clocks]=85 [internal/requestcharge]=75 [internal/funcapp]=85 [cmd/handler]=85)
 packages=("$@")
 [ ${#packages[@]} -gt 0 ] || packages=(idempotency internal/hostjson orders retrying cosmos handler
   internal/clocks internal/requestcharge internal/funcapp cmd/handler)

@@ -8,6 +8,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -131,5 +132,37 @@ func Read() {}
 	got := testOnlyExports(fset, file)
 	if len(got) != 2 || !strings.HasSuffix(got[0], "DeleteDatabase") || !strings.HasSuffix(got[1], "Documents") {
 		t.Fatalf("found %q; want DeleteDatabase and Documents", got)
+	}
+}
+
+// TestMutateCoversTheDeployedHandler: make mutate has a floor for every
+// package the deployed handler is built from (scripts/mutate.sh), so a new
+// package does not slip past mutation testing.
+func TestMutateCoversTheDeployedHandler(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", module+"/cmd/handler").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	script, err := os.ReadFile(filepath.Join("..", "..", "scripts", "mutate.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	floors := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\[([a-z/]+)\]=[0-9]+`).FindAllStringSubmatch(string(script), -1) {
+		floors[m[1]] = true
+	}
+	deps := 0
+	for _, path := range strings.Fields(string(out)) {
+		rel, ok := strings.CutPrefix(path, module+"/")
+		if !ok {
+			continue
+		}
+		deps++
+		if !floors[rel] {
+			t.Errorf("%s is built into the handler but has no floor in scripts/mutate.sh", rel)
+		}
+	}
+	if deps < 5 {
+		t.Fatalf("the handler is built from %d project packages; the filter lost them", deps)
 	}
 }
