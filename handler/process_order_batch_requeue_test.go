@@ -116,8 +116,16 @@ func TestMessageGivenBackTwiceKeepsEveryDelivery(t *testing.T) {
 		{mateBodies[1], mates[1], orders.DefaultRetryBudget, ""}, {first, "sb-1", 2, ""}})), 5)
 	// Third life: delivery 3 of it is the eighth in all, still under the
 	// budget; delivery 4 is the ninth.
-	if a := s.invoke(t, hostInvocation(second, "sb-2", 3)); a.Status != http.StatusServiceUnavailable || a.parked(t) != nil {
-		t.Fatalf("delivery 8 in all: status %d, parked %s; want 503, retried", a.Status, describe(a.parked(t)))
+	third := s.invoke(t, hostInvocation(second, "sb-2", 3))
+	if third.Status != http.StatusServiceUnavailable || third.parked(t) != nil {
+		t.Fatalf("delivery 8 in all: status %d, parked %s; want 503, retried", third.Status, describe(third.parked(t)))
+	}
+	// Its log line counts the earlier lives and names the store's refusal.
+	if line := s.logsOf(third); !strings.Contains(line, `"priorDeliveries":5`) || !strings.Contains(line, `"status":503,"subStatus":0`) {
+		t.Errorf("delivery 8's log line lacks priorDeliveries 5 or the store's status: %s", line)
+	}
+	if line := s.logsOf(s.invoke(t, hostInvocation(body, "sb-0", 1))); strings.Contains(line, "priorDeliveries") {
+		t.Errorf("a message never given back logged priorDeliveries: %s", line)
 	}
 	a := s.invoke(t, hostInvocation(second, "sb-2", 4))
 	e := a.parked(t)
