@@ -218,6 +218,9 @@ func TestPublisherLogLine(t *testing.T) {
 			if _, ok := a.Outputs[EventsBinding]; a.Status != http.StatusOK || ok != tc.events {
 				t.Fatalf("status %d, outputs %v: want an events output %v", a.Status, a.Outputs, tc.events)
 			}
+			if _, ok := a.Outputs[ParkingBinding]; ok != (tc.unpublishable > 0) {
+				t.Errorf("outputs %v: want a parking output only for what is set aside", a.Outputs)
+			}
 			var l map[string]any
 			for _, line := range strings.Split(s.logsOf(a), "\n") {
 				if json.Unmarshal([]byte(line), &l) == nil && l["msg"] == "publish" {
