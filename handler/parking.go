@@ -38,6 +38,13 @@ type ParkingEnvelope struct {
 	InvocationID string    `json:"invocationId"`
 }
 
+// parkedAt is now in the 100 ns ticks of .NET's DateTime: the host rewrites
+// an output's dates (docs/host-wire-format.md §9), and a finer time would
+// not survive it unchanged.
+func parkedAt(now time.Time) time.Time { return now.UTC().Truncate(dotNetTick) }
+
+const dotNetTick = 100 * time.Nanosecond
+
 func (e *ParkingEnvelope) setBody(b []byte) {
 	e.BodyBytes, e.BodySHA256 = len(b), orders.BodySHA256(b)
 	if utf8.Valid(b) {

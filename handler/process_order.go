@@ -130,7 +130,7 @@ func (d delivery) envelope(res orders.Result, now time.Time) *ParkingEnvelope {
 		MessageID: d.messageID, Subject: d.subject, DeliveryCount: d.deliveryCount,
 		StoredHash: res.StoredHash, IncomingHash: res.IncomingHash,
 		EnqueuedAt: d.enqueuedAt,
-		ParkedAt:   now.UTC().Truncate(100 * time.Nanosecond), Function: d.function, InvocationID: d.invocationID,
+		ParkedAt:   parkedAt(now), Function: d.function, InvocationID: d.invocationID,
 	}
 	e.setBody(d.body)
 	return e

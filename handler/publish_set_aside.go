@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/ordersink/orders-consumer/orders"
 )
@@ -26,7 +25,7 @@ func (cfg Config) setAside(ctx context.Context, doc []byte, cause error, invocat
 	e := &ParkingEnvelope{
 		Reason: orders.Unpublishable, Description: clip("the outbox event cannot be published: " + cause.Error()),
 		OrderID: clip(head.OrderID), MessageID: clip(head.EventID),
-		ParkedAt: cfg.Now().UTC().Truncate(100 * time.Nanosecond), Function: FunctionPublishOrderEvents, InvocationID: invocationID,
+		ParkedAt: parkedAt(cfg.Now()), Function: FunctionPublishOrderEvents, InvocationID: invocationID,
 	}
 	e.setBody(doc)
 	if cfg.fitOutput(e) == nil {
