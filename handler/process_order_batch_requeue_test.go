@@ -136,6 +136,14 @@ func TestMessageGivenBackTwiceKeepsEveryDelivery(t *testing.T) {
 	if e.MessageID != id || e.Body != string(body) {
 		t.Errorf("parked as message %s with body %.60q; want the original message", e.MessageID, e.Body)
 	}
+	// and the time the original was enqueued, not the last give-back's.
+	var orig map[string]Requeued
+	if err := json.Unmarshal(first, &orig); err != nil || orig[requeueKey].EnqueuedAt == "" {
+		t.Fatalf("the first give-back %s has no enqueuedTimeUtc (%v)", first, err)
+	}
+	if e.EnqueuedAt != orig[requeueKey].EnqueuedAt {
+		t.Errorf("parked with enqueuedTimeUtc %q, want the original's %q", e.EnqueuedAt, orig[requeueKey].EnqueuedAt)
+	}
 }
 
 // deliveryCountOf is an envelope's deliveryCount, or nil without one.
