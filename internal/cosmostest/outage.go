@@ -61,7 +61,7 @@ func StartOutageProxy(upstream string) (*OutageProxy, error) {
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch Fault(p.fault.Load()) {
 		case Refused:
-			resetConnection(w)
+			CloseConnection(w, true)
 		case ForbiddenData:
 			if r.Method == http.MethodGet && r.URL.Path == "/" {
 				p.Requests.Add(1)
@@ -129,7 +129,9 @@ func (p *OutageProxy) rewriteAccount(resp *http.Response) error {
 	return nil
 }
 
-func resetConnection(w http.ResponseWriter) {
+// CloseConnection ends the client's connection without an answer: with a
+// reset (RST) when reset is true, with an orderly close (FIN) otherwise.
+func CloseConnection(w http.ResponseWriter, reset bool) {
 	hj, ok := w.(http.Hijacker)
 	if !ok {
 		panic(http.ErrAbortHandler)
@@ -138,7 +140,7 @@ func resetConnection(w http.ResponseWriter) {
 	if err != nil {
 		return
 	}
-	if tc, ok := conn.(*net.TCPConn); ok {
+	if tc, ok := conn.(*net.TCPConn); ok && reset {
 		_ = tc.SetLinger(0)
 	}
 	_ = conn.Close()

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
 )
 
 // OutageKind is how Cosmos fails while an outage lasts. Unlike a Fault,
@@ -82,7 +84,7 @@ func (p *Proxy) serveOutage(w http.ResponseWriter) bool {
 	switch OutageKind(p.outage.Load()) {
 	case Unreachable:
 		p.n.outageAnswers.Add(1)
-		closeConnection(w, true)
+		cosmostest.CloseConnection(w, true)
 		return true
 	case Forbidden:
 		p.n.outageAnswers.Add(1)

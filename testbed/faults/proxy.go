@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
 )
 
 // maxProxyBody bounds a request or answer held in memory; a Cosmos request
@@ -210,7 +212,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case Drop:
 		p.n.faults[fault].Add(1)
-		closeConnection(w, false)
+		cosmostest.CloseConnection(w, false)
 		return
 	}
 
@@ -234,7 +236,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch fault {
 	case LostAnswer:
 		p.n.faults[fault].Add(1)
-		closeConnection(w, true)
+		cosmostest.CloseConnection(w, true)
 		return
 	case Slow:
 		p.n.faults[fault].Add(1)
@@ -394,23 +396,6 @@ func writeCosmosError(w http.ResponseWriter, status int, subStatus, code, msg st
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
-}
-
-// closeConnection ends the client's connection without an answer: with a
-// reset (RST) when reset is true, with an orderly close (FIN) otherwise.
-func closeConnection(w http.ResponseWriter, reset bool) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		panic(http.ErrAbortHandler)
-	}
-	conn, _, err := hj.Hijack()
-	if err != nil {
-		return
-	}
-	if tc, ok := conn.(*net.TCPConn); ok && reset {
-		_ = tc.SetLinger(0)
-	}
-	_ = conn.Close()
 }
 
 var hopByHop = map[string]bool{
