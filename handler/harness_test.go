@@ -168,6 +168,17 @@ func (s *testServer) logsOf(a answer) string {
 	return strings.Join(own, "\n")
 }
 
+// created stores a fresh order (uniqueOrder) through ProcessOrder and
+// returns it.
+func (s *testServer) created(t *testing.T) (id string, body []byte) {
+	t.Helper()
+	id, body = uniqueOrder(t)
+	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK {
+		t.Fatalf("create %s: %d", id, a.Status)
+	}
+	return id, body
+}
+
 // uniqueOrder returns the contract's example order under a fresh orderId, so
 // tests share one database without meeting.
 func uniqueOrder(t testing.TB) (id string, body []byte) {

@@ -57,10 +57,7 @@ func mustJSON(v any) string {
 // partition, system properties included, so that a rewrite would show.
 func TestRedeliveryAndMismatchWriteNothingNew(t *testing.T) {
 	s := startServer(t, testStore(t), 0)
-	id, body := uniqueOrder(t)
-	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK {
-		t.Fatalf("create: %d", a.Status)
-	}
+	id, body := s.created(t)
 	before := docsOf(t, id)
 	tests := []struct {
 		name     string

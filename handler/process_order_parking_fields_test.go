@@ -55,10 +55,7 @@ var absent = &struct{ absent bool }{true}
 
 func TestParkingEnvelopeFieldsOfAMismatch(t *testing.T) {
 	s := startServer(t, testEnv(t).Store, 0)
-	id, body := uniqueOrder(t)
-	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK {
-		t.Fatalf("create: %d", a.Status)
-	}
+	id, body := s.created(t)
 	stored := storedOrder(t, id)
 	other := mismatchOf(body)
 	a := s.invoke(t, withSubject(t, hostInvocation(other, id, 2), "OrderPlaced"))

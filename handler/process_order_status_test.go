@@ -28,10 +28,7 @@ func storedStatus(t *testing.T, orderID string) map[string]any {
 
 func TestOrderStatusChangedAppliesOnlyNewerVersions(t *testing.T) {
 	s := startServer(t, testStore(t), 0)
-	id, body := uniqueOrder(t)
-	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK {
-		t.Fatalf("create order: %d", a.Status)
-	}
+	id, _ := s.created(t)
 	steps := []struct {
 		name          string
 		status        string

@@ -61,10 +61,7 @@ func TestProcessOrderCreatedThenDuplicates(t *testing.T) {
 
 func TestProcessOrderMismatchIsParkedAndStoredOrderUntouched(t *testing.T) {
 	s := startServer(t, testStore(t), 0)
-	id, body := uniqueOrder(t)
-	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK {
-		t.Fatalf("create: %d", a.Status)
-	}
+	id, body := s.created(t)
 	before := storedOrder(t, id)
 
 	other := bytes.Replace(body, []byte(`"quantity":1,"unitPrice":"5.00"`), []byte(`"quantity":2,"unitPrice":"5.00"`), 1)
