@@ -49,11 +49,13 @@ func readBack(ctx context.Context, db *cosmostest.Database, only map[string]bool
 
 // Judge reads a run's documents back from db (directly, not through
 // the proxy) and checks every invariant against them: the one set of rules
-// make run and make chaos both print.
-func Judge(ctx context.Context, db *cosmostest.Database, ev Evidence) (*verify.Findings, error) {
+// make run and make chaos both print. It returns the verdicts and the
+// orders stored for the queue's orderIds (not those submitted over HTTP),
+// for Count.
+func Judge(ctx context.Context, db *cosmostest.Database, ev Evidence) (*verify.Findings, []StoredOrder, error) {
 	docs, err := readBack(ctx, db, ev.OnlyOrders)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if ev.Publisher != nil {
 		docs["outboxEvent"] = ev.Publisher.WithoutPoison(docs["outboxEvent"])
@@ -67,6 +69,10 @@ func Judge(ctx context.Context, db *cosmostest.Database, ev Evidence) (*verify.F
 		// HTTP checks judge their documents.
 		docs, api = ev.HTTP.takeDocuments(docs)
 	}
+	stored, err := storedOrders(docs["order"])
+	if err != nil {
+		return nil, nil, err
+	}
 	f := verify.CheckRun(docs, ev.Evidence)
 	if ev.Publisher != nil {
 		f.Checks = append(f.Checks, ev.Publisher.Checks(all)...)
@@ -77,5 +83,5 @@ func Judge(ctx context.Context, db *cosmostest.Database, ev Evidence) (*verify.F
 	if ev.KeyFaults != nil && ev.HTTP != nil {
 		f.Checks = append(f.Checks, ev.KeyFaults.Checks(ev.HTTP.Answers())...)
 	}
-	return f, nil
+	return f, stored, nil
 }

@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/handler"
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
@@ -117,12 +115,8 @@ type StoredOrder struct {
 	RequestHash string `json:"requestHash"`
 }
 
-// StoredOrders reads the order documents of db.
-func StoredOrders(ctx context.Context, db *cosmostest.Database) ([]StoredOrder, error) {
-	docs, err := db.Documents(ctx, "order")
-	if err != nil {
-		return nil, err
-	}
+// storedOrders reads the order documents docs.
+func storedOrders(docs []json.RawMessage) ([]StoredOrder, error) {
 	out := make([]StoredOrder, 0, len(docs))
 	for _, d := range docs {
 		var o StoredOrder

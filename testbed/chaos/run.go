@@ -231,26 +231,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	msgs := slices.Concat(stream.Messages, tracker.Added())
-	stored, err := StoredOrders(checkCtx, db)
-	if err != nil {
-		return rep, errors.Join(runErr, fmt.Errorf("read the stored orders back: %w", err))
-	}
-	if h != nil {
-		// Orders submitted over HTTP never pass through the queue: the
-		// figures are the queue's, the HTTP checks judge them.
-		api := h.submits.OrderIDs()
-		stored = slices.DeleteFunc(stored, func(o StoredOrder) bool { return api[o.OrderID] })
-	}
-	invsMu.Lock()
-	rep.Contents = Count(msgs, invs, stored, len(res.DeadLetters), ParkingQueue(fn))
-	invsMu.Unlock()
-	rep.Findings, err = Judge(checkCtx, db, Evidence{Evidence: verify.Evidence{Messages: msgs, Fates: tracker,
+	findings, stored, err := Judge(checkCtx, db, Evidence{Evidence: verify.Evidence{Messages: msgs, Fates: tracker,
 		Queue: rep.Queue, Worker: rep.Worker, Dead: res.DeadLetters, Created: ledger.Created(), Atomic: cfg.Atomic,
 		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound},
 		HTTP: h.ledger(), KeyFaults: h.keyFaults(), Publisher: res.Publisher})
 	if err != nil {
 		return rep, errors.Join(runErr, err)
 	}
+	rep.Findings = findings
+	invsMu.Lock()
+	rep.Contents = Count(msgs, invs, stored, len(res.DeadLetters), ParkingQueue(fn))
+	invsMu.Unlock()
 	return rep, runErr
 }
 

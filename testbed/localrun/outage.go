@@ -21,8 +21,9 @@ var DefaultOutages = []faults.Outage{{Kind: faults.Unreachable, After: 0.25, For
 // documents read back, the fates of the messages (a verify.Tracker fed this
 // run's invocations), the broker's and the handler's counts, and the proxy's
 // ledger when the run had one (outages). only, when not nil, limits the
-// documents read back to those orderIds (a resumed run).
-func judge(ctx context.Context, db *ordersDB, t *verify.Tracker, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *rig.Result, only map[string]bool, http *chaos.SubmitLedger) (*verify.Findings, error) {
+// documents read back to those orderIds (a resumed run). It returns the
+// verdicts and the queue's stored orders (chaos.Judge).
+func judge(ctx context.Context, db *ordersDB, t *verify.Tracker, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *rig.Result, only map[string]bool, http *chaos.SubmitLedger) (*verify.Findings, []chaos.StoredOrder, error) {
 	for _, inv := range invs {
 		t.Observe(inv)
 	}
@@ -31,11 +32,11 @@ func judge(ctx context.Context, db *ordersDB, t *verify.Tracker, msgs []*hostemu
 	if res.Ledger != nil {
 		ev.Created, ev.CreatedAt = res.Ledger.Created(), res.Ledger.CreatedAt()
 	}
-	f, err := chaos.Judge(ctx, db.docs, ev)
+	f, stored, err := chaos.Judge(ctx, db.docs, ev)
 	if err != nil {
-		return nil, fmt.Errorf("read the run's documents back: %w", err)
+		return nil, nil, fmt.Errorf("read the run's documents back: %w", err)
 	}
-	return f, nil
+	return f, stored, nil
 }
 
 // orderIDs are the orderIds the messages name; a resumed run judges only

@@ -12,7 +12,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -179,22 +178,13 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 			return nil, err
 		}
 	}
-	stored, err := chaos.StoredOrders(ctx, db.docs)
-	if err != nil {
-		return nil, fmt.Errorf("read the stored orders back: %w", err)
-	}
 	msgs := append(delivered(opts.Messages, res.Dropped), tracker.Added()...)
 	var only map[string]bool // a resumed run counts and judges only its own orders
 	if opts.Resume {
 		only = orderIDs(msgs)
-		stored = slices.DeleteFunc(stored, func(o chaos.StoredOrder) bool { return !only[o.OrderID] })
 	}
 	var httpTraffic *chaos.SubmitLedger
 	if len(opts.Submissions) > 0 {
-		// Orders submitted over HTTP never pass through the queue: the
-		// counts are the queue's, the HTTP checks judge them.
-		api := submits.OrderIDs()
-		stored = slices.DeleteFunc(stored, func(o chaos.StoredOrder) bool { return api[o.OrderID] })
 		rep.HTTP, httpTraffic = &chaos.HTTPFigures{Answers: submits.Counts()}, submits
 		if opts.SubmitInjected != nil {
 			rep.HTTP.Injected = *opts.SubmitInjected
@@ -202,9 +192,11 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 		rep.HTTP.TookOver, rep.HTTP.Fenced = outcomes.KeyTakeovers()
 	}
 	rep.Orders = orderstream.DistinctOrders(msgs)
-	if rep.Findings, err = judge(ctx, db, tracker, msgs, invs, res, only, httpTraffic); err != nil {
+	findings, stored, err := judge(ctx, db, tracker, msgs, invs, res, only, httpTraffic)
+	if err != nil {
 		return nil, err
 	}
+	rep.Findings = findings
 	rep.Summary = tracker.Summary()
 	rep.Contents = chaos.Count(msgs, invs, stored, len(res.DeadLetters), chaos.ParkingQueue(fns[0]))
 	if err := files.close(); err != nil {
