@@ -139,10 +139,14 @@ func TestRunServesAndStops(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, &out) }()
 
+	// One connection per request: a pooled client can dial a connection it
+	// then leaves unused (an idle one came back first), and the server's
+	// Shutdown waits 5 s for a connection that never sent a request.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 20 * time.Second}
 	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/"
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		resp, err := http.Get(url)
+		resp, err := client.Get(url)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
@@ -160,7 +164,7 @@ func TestRunServesAndStops(t *testing.T) {
 	go func() {
 		order := `{"orderId":"ORD-1","customerId":"C","currency":"EUR","lines":[{"sku":"S","quantity":1,"unitPrice":"1.00"}],"total":"1.00","placedAt":"2026-11-29T10:00:00Z"}`
 		inv := `{"Data":{"message":"` + base64.StdEncoding.EncodeToString([]byte(order)) + `"},"Metadata":{"DeliveryCount":"1","MessageId":"\"ORD-1\""}}`
-		resp, err := http.Post(url+"ProcessOrder", "application/json", strings.NewReader(inv))
+		resp, err := client.Post(url+"ProcessOrder", "application/json", strings.NewReader(inv))
 		if err != nil {
 			held <- 0
 			return
