@@ -30,7 +30,8 @@ func (s *Store) ParkedBodyVersions(ctx context.Context, partitionKey, digest str
 			ID   string `json:"id"`
 			ETag string `json:"_etag"`
 		}
-		if err := json.Unmarshal(raw, &doc); err != nil || doc.ID == "" {
+		// Without its _etag the delete could not be made conditional.
+		if err := json.Unmarshal(raw, &doc); err != nil || doc.ID == "" || doc.ETag == "" {
 			return nil, &orders.StoreError{Op: "find parked body", OrderID: partitionKey, Err: fmt.Errorf("a document without id and _etag: %s", raw)}
 		}
 		versions[doc.ID] = doc.ETag
