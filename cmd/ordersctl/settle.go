@@ -114,11 +114,15 @@ func (ch *change) apply(ctx context.Context, c *cli, q queues, plan func(Parked)
 		}
 	}
 	sum := summary{DryRun: ch.dryRun}
-	if ch.dryRun || len(chosen) == 0 {
+	// settleNone reports the steps when nothing is to be settled.
+	settleNone := func() error {
 		if err := report(c.stdout, ch.qf.output, steps, sum); err != nil {
 			return err
 		}
 		return incomplete(steps, verb)
+	}
+	if ch.dryRun || len(chosen) == 0 {
+		return settleNone()
 	}
 	if !ch.yes {
 		if c.confirm == nil {
@@ -133,10 +137,7 @@ func (ch *change) apply(ctx context.Context, c *cli, q queues, plan func(Parked)
 	}
 	versions := ch.bodyVersions(ctx, steps, chosen)
 	if len(chosen) == 0 {
-		if err := report(c.stdout, ch.qf.output, steps, sum); err != nil {
-			return err
-		}
-		return incomplete(steps, verb)
+		return settleNone()
 	}
 	bySeq := map[int64]*step{}
 	for i := range steps {
