@@ -7,13 +7,24 @@
 // not have (and the app holds no queue role; tools/bicepcheck rule network).
 // storage.bicep and cosmos.bicep switch public network access off when this module is on.
 //
-// Service Bus stays on its public endpoint (Standard tier; private endpoints need Premium, about
-// 20 times the price: docs/deploy.md#private-networking) and accepts only Entra-authenticated
-// clients. The app reaches it through a NAT gateway on the app subnet: with VNet integration the
-// app's outbound traffic leaves through that subnet, and without an explicit outbound path it
-// depends on Azure's default outbound access, which subnets created with network API 2025-07-01
-// or later no longer have and Microsoft does not support for production; the Service Bus trigger
-// would stall silently (tools/bicepcheck rule vnet-paths).
+// Service Bus stays on its public endpoint and accepts only Entra-authenticated clients. The app
+// reaches it through a NAT gateway on the app subnet: with VNet integration the app's outbound
+// traffic leaves through that subnet, and without an explicit outbound path it depends on Azure's
+// default outbound access, which subnets created with network API 2025-07-01 or later no longer
+// have (learn.microsoft.com/azure/virtual-network/ip-services/default-outbound-access; Microsoft's
+// networking blog, "Private subnets by default", 2026) and which is not meant for production; the
+// trigger would stall silently (tools/bicepcheck rule vnet-paths).
+// Why not a private endpoint: Service Bus private endpoints need the Premium tier
+// (learn.microsoft.com/azure/service-bus-messaging/private-link-service), billed per messaging
+// unit per day, about 20 times Standard's base charge (azure.microsoft.com/pricing/details/
+// service-bus); the NAT gateway is about USD 0.045 an hour (about 33 a month) plus USD 0.045 per GB
+// processed, and its Standard public address about 3.65 a month
+// (azure.microsoft.com/pricing/details/azure-nat-gateway; the stored copies of both pages render
+// no figures, these are the list prices as third-party calculators quote them: check before
+// deciding). App Service requires storage traffic to use private endpoints when a NAT gateway is
+// on the subnet (learn.microsoft.com/azure/app-service/networking/nat-gateway-integration): blob
+// and table have them here. Microsoft's Premium plan tutorial uses the same NAT gateway
+// (learn.microsoft.com/azure/azure-functions/functions-how-to-use-nat-gateway).
 param name string
 param location string
 param tags object
