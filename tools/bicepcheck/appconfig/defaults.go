@@ -19,12 +19,12 @@ import (
 	"time"
 )
 
-// DefaultsFunc is the function of the handler's package that states every default once, most of
+// defaultsFunc is the function of the handler's package that states every default once, most of
 // them as Go constants of the packages beside it (cmd/handler's DefaultConfig).
-const DefaultsFunc = "DefaultConfig"
+const defaultsFunc = "DefaultConfig"
 
 // handlerDefaults type-checks the handler's package and evaluates the struct literal that
-// DefaultsFunc returns, as the compiler does: each field it sets, nested literals included, with
+// defaultsFunc returns, as the compiler does: each field it sets, nested literals included, with
 // its constant value, and the constant it names ("orders.DefaultRetryBudget") when it names one.
 // So the checks compare the app's settings with what the handler runs with, and no table of
 // constants is kept in step with it by hand.
@@ -47,7 +47,7 @@ func handlerDefaults(fset *token.FileSet, dir string, files []*ast.File) (map[ty
 	for _, f := range files {
 		for _, d := range f.Decls {
 			fn, ok := d.(*ast.FuncDecl)
-			if !ok || fn.Recv != nil || fn.Name.Name != DefaultsFunc || fn.Body == nil {
+			if !ok || fn.Recv != nil || fn.Name.Name != defaultsFunc || fn.Body == nil {
 				continue
 			}
 			for _, st := range fn.Body.List {
@@ -74,7 +74,7 @@ func readLiteral(fset *token.FileSet, info *types.Info, lit *ast.CompositeLit, o
 	for _, el := range lit.Elts {
 		kv, ok := el.(*ast.KeyValueExpr)
 		if !ok {
-			return fmt.Errorf("%s: %s sets a field without its name", fset.Position(el.Pos()), DefaultsFunc)
+			return fmt.Errorf("%s: %s sets a field without its name", fset.Position(el.Pos()), defaultsFunc)
 		}
 		key, _ := kv.Key.(*ast.Ident)
 		field := info.Uses[key]
@@ -86,7 +86,7 @@ func readLiteral(fset *token.FileSet, info *types.Info, lit *ast.CompositeLit, o
 		}
 		tv := info.Types[kv.Value]
 		if field == nil || tv.Value == nil {
-			return fmt.Errorf("%s: %s gives %s a value that is not a constant; the checks cannot read it", fset.Position(kv.Pos()), DefaultsFunc, exprString(kv.Key))
+			return fmt.Errorf("%s: %s gives %s a value that is not a constant; the checks cannot read it", fset.Position(kv.Pos()), defaultsFunc, exprString(kv.Key))
 		}
 		out[field] = defaultValue{value: tv.Value, named: constantNamed(info, kv.Value)}
 	}

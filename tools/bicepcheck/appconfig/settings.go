@@ -190,7 +190,7 @@ func (c *checker) settings() {
 			continue
 		}
 		if s.DefaultTag != "" {
-			c.addf(RuleSettings, s.Pos, "%s has the envconfig tag default:%q: state its default in %s only", s.Name, s.DefaultTag, DefaultsFunc)
+			c.addf(RuleSettings, s.Pos, "%s has the envconfig tag default:%q: state its default in %s only", s.Name, s.DefaultTag, defaultsFunc)
 		}
 		want := s.Default
 		if s.Required {
