@@ -31,9 +31,11 @@ param hostingPlan string = 'ElasticPremium'
 @description('Elastic Premium SKU (ignored on Flex Consumption).')
 param elasticPremiumSku string = 'EP1'
 
+// Linux Elastic Premium scales a plan out to 20 instances in every region; more needs a support
+// request (learn.microsoft.com/azure/azure-functions/functions-premium-plan#region-max-scale-out).
 @minValue(1)
-@maxValue(100)
-@description('Elastic Premium: most instances the plan may scale out to.')
+@maxValue(20)
+@description('Elastic Premium: most instances the plan may scale out to (Linux: at most 20 per plan without a support request).')
 param maximumElasticWorkerCount int = 20
 
 @allowed([
@@ -43,9 +45,12 @@ param maximumElasticWorkerCount int = 20
 @description('Flex Consumption: memory of one instance in MB.')
 param flexInstanceMemoryMB int = 2048
 
+// Flex Consumption accepts 1 to 1000 (learn.microsoft.com/azure/azure-functions/event-driven-scaling
+// #limit-scale-out, August 2026). Below 40 was rolled out region by region from January 2026
+// (Azure/azure-functions-host#10523): a region that still refuses it answers at deployment.
 @minValue(1)
 @maxValue(1000)
-@description('Flex Consumption: most instances the app may scale out to.')
+@description('Flex Consumption: most on-demand instances per function group (1 to 1000; below 40 not yet in every region).')
 param flexMaximumInstanceCount int = 40
 
 @description('Service Bus duplicate detection window on the orders queue (ISO 8601, 20 seconds to 7 days). Duplicate detection itself cannot be switched on or off after the queue exists.')
@@ -87,7 +92,7 @@ param deployerPrincipalType string = 'User'
 @description('true: ProcessOrderBatch (cardinality many) reads the orders queue and ProcessOrder is switched off. false (default): the reverse.')
 param enableBatchFunction bool = false
 
-@description('true: private networking. A virtual network with the app\'s outbound integration, private endpoints and DNS zones for the host storage (blob, queue, table) and Cosmos DB, whose public network access is then off. Service Bus stays public (Standard tier; identity-only access). Publishing and data-plane commands must then run from inside the network (docs/deploy.md#private-networking).')
+@description('true: private networking. A virtual network with the app\'s outbound integration, private endpoints and DNS zones for the host storage (blob, queue, table) and Cosmos DB, whose public network access is then off. Service Bus stays public (Standard tier; identity-only access), reached through a NAT gateway on the app subnet. Publishing and data-plane commands must then run from inside the network (docs/deploy.md#private-networking).')
 param vnetEnabled bool = false
 
 @description('HTTP API (SubmitOrder, GetOrder): Entra ID application (client) id of the API app registration callers get tokens for. Empty (default): callers authenticate with function keys only (docs/security.md#http-api). Set: App Service Authentication answers 401 to requests without a valid token, in front of the function keys, on both plans (on Flex Consumption verify it once: docs/deploy.md).')

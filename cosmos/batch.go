@@ -99,7 +99,7 @@ func (s *Store) batchCreate(ctx context.Context, op, orderID string, docs []orde
 	}
 	results := resp.OperationResults
 	if len(results) != len(docs) {
-		return false, &orders.StoreError{Op: op, OrderID: orderID, Status: resp.RawResponse.StatusCode, Transient: true,
+		return false, &orders.StoreError{Op: op, OrderID: orderID, Status: resp.RawResponse.StatusCode, IsTransient: true,
 			Err: fmt.Errorf("batch of %d operations answered %d results", len(docs), len(results))}
 	}
 	if results[0].StatusCode == http.StatusConflict {
@@ -113,11 +113,11 @@ func (s *Store) batchCreate(ctx context.Context, op, orderID string, docs []orde
 		// A conflict past the marker means a document that only this change
 		// writes exists without its marker: no redelivery can fix that.
 		transient := isTransient(status) && status != http.StatusConflict
-		return false, &orders.StoreError{Op: op, OrderID: orderID, Status: status, Transient: transient,
+		return false, &orders.StoreError{Op: op, OrderID: orderID, Status: status, IsTransient: transient,
 			Err: fmt.Errorf("batch operation %d (create %s): %d %s (Cosmos DB rolls the whole batch back)", i, docs[i].ID, status, http.StatusText(status))}
 	}
 	if !resp.Success || anyFailed(results) {
-		return false, &orders.StoreError{Op: op, OrderID: orderID, Status: resp.RawResponse.StatusCode, Transient: true,
+		return false, &orders.StoreError{Op: op, OrderID: orderID, Status: resp.RawResponse.StatusCode, IsTransient: true,
 			Err: fmt.Errorf("batch failed without a cause (operation statuses %s)", statuses(results))}
 	}
 	return false, nil

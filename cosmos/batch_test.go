@@ -144,7 +144,7 @@ func TestBatchCreateJudgesEveryOperation(t *testing.T) {
 				return
 			}
 			var se *orders.StoreError
-			if !errors.As(err, &se) || se.Transient != tc.transient || !strings.Contains(err.Error(), tc.mention) || se.OrderID != "A" {
+			if !errors.As(err, &se) || se.Transient() != tc.transient || !strings.Contains(err.Error(), tc.mention) || se.OrderID != "A" {
 				t.Errorf("error %v (%+v), want transient %v mentioning %q", err, se, tc.transient, tc.mention)
 			}
 		})

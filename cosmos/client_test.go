@@ -1,6 +1,7 @@
 package cosmos
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+
+	"github.com/ordersink/orders-consumer/orders"
 )
 
 func TestCheckEndpoint(t *testing.T) {
@@ -47,10 +50,50 @@ func TestNewClientRefusesPlainHTTPOffTheMachine(t *testing.T) {
 	}
 }
 
-func TestIsTransient(t *testing.T) {
-	for status, want := range map[int]bool{0: true, 408: true, 429: true, 449: true, 500: true, 503: true, 401: true, 403: true, 400: false, 413: false} {
-		if got := isTransient(status); got != want {
-			t.Errorf("isTransient(%d) = %v, want %v", status, got, want)
+// TestClassify: one reading of a Cosmos error serves both stores. Each
+// answer (or none) gives the order store's error and the key store's the
+// same verdict, status and sub-status, and orders.IsTransient reads the
+// verdict from either: throttling, timeouts, outages and refused
+// credentials (an operator fixes those) may pass; a request Cosmos refuses
+// as such (400, 413) will be refused again.
+func TestClassify(t *testing.T) {
+	answer := func(status int, header http.Header) error {
+		return &azcore.ResponseError{StatusCode: status, RawResponse: &http.Response{StatusCode: status, Header: header}}
+	}
+	for name, tc := range map[string]struct {
+		err               error
+		status, subStatus int
+		transient         bool
+	}{
+		"no answer":             {context.DeadlineExceeded, 0, 0, true},
+		"refused connection":    {errors.New("dial tcp: connection refused"), 0, 0, true},
+		"400":                   {answer(400, nil), 400, 0, false},
+		"401":                   {answer(401, nil), 401, 0, true},
+		"403 role not granted":  {answer(403, http.Header{"X-Ms-Substatus": {"5301"}}), 403, 5301, true},
+		"403 without a message": {&azcore.ResponseError{StatusCode: 403}, 403, 0, true},
+		"408":                   {answer(408, nil), 408, 0, true},
+		"413":                   {answer(413, nil), 413, 0, false},
+		"429":                   {answer(429, http.Header{"X-Ms-Substatus": {"3200"}}), 429, 3200, true},
+		"449":                   {answer(449, nil), 449, 0, true},
+		"500":                   {answer(500, nil), 500, 0, true},
+		"503":                   {answer(503, nil), 503, 0, true},
+	} {
+		for _, err := range []error{classify("create order", "ORD-1", tc.err), classifyKey("claim idempotency key", "k1", tc.err)} {
+			var f interface {
+				Transient() bool
+				StoreStatus() (int, int)
+			}
+			if !errors.As(err, &f) {
+				t.Fatalf("%s: %T answers neither Transient nor StoreStatus", name, err)
+			}
+			status, sub := f.StoreStatus()
+			if f.Transient() != tc.transient || orders.IsTransient(err) != tc.transient || status != tc.status || sub != tc.subStatus {
+				t.Errorf("%s: %T transient %v (IsTransient %v), status %d/%d; want %v, %d/%d",
+					name, err, f.Transient(), orders.IsTransient(err), status, sub, tc.transient, tc.status, tc.subStatus)
+			}
+			if !errors.Is(err, tc.err) {
+				t.Errorf("%s: %v does not wrap the Cosmos error", name, err)
+			}
 		}
 	}
 }

@@ -54,7 +54,7 @@ func TestOperationDeadlineEndsAHeldAccountLookup(t *testing.T) {
 			select {
 			case err := <-done:
 				var se *orders.StoreError
-				if !errors.As(err, &se) || !se.Transient || !errors.Is(err, context.DeadlineExceeded) {
+				if !errors.As(err, &se) || !se.Transient() || !errors.Is(err, context.DeadlineExceeded) {
 					t.Errorf("err %v, want a transient StoreError for the missed deadline", err)
 				}
 			case <-time.After(20 * time.Second): // the SDK's own lookup timeout is 60 s

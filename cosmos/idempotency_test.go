@@ -99,7 +99,7 @@ func TestKeyStoreErrors(t *testing.T) {
 	defer cancel()
 	_, err = keys.Claim(ctx, idempotency.Record{ID: "rec-1", State: idempotency.Started})
 	var se *idempotency.StoreError
-	if !errors.As(err, &se) || se.Transient || se.Status != 400 || errors.Is(err, idempotency.ErrExists) ||
+	if !errors.As(err, &se) || se.Transient() || se.Status != 400 || errors.Is(err, idempotency.ErrExists) ||
 		err.Error() != `claim idempotency key rec-1: 400 Bad Request: BadRequest: {"Errors":["One of the specified inputs is invalid"]} (activity faked-by-cosmostest)` {
 		t.Errorf("claim refused: %v; want a final StoreError with a one-line text", err)
 	}

@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-
-	"github.com/ordersink/orders-consumer/orders"
 )
 
 // TestRecoveryRebuildsOnlyForFailuresThatMayBeCached: until the data plane
@@ -61,26 +59,5 @@ func TestRecoveryRebuildsOnlyForFailuresThatMayBeCached(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestStoreErrorCarriesTheSubstatus: a refusal's x-ms-substatus (5301: the
-// identity has no data-plane role yet) reaches the StoreError, which the
-// store-down alarm logs; an error without an answer has none.
-func TestStoreErrorCarriesTheSubstatus(t *testing.T) {
-	refused := &azcore.ResponseError{StatusCode: http.StatusForbidden,
-		RawResponse: &http.Response{StatusCode: http.StatusForbidden, Header: http.Header{"X-Ms-Substatus": {"5301"}}}}
-	for _, tc := range []struct {
-		err  error
-		want int
-	}{
-		{refused, 5301},
-		{&azcore.ResponseError{StatusCode: http.StatusForbidden}, 0},
-		{context.DeadlineExceeded, 0},
-	} {
-		var se *orders.StoreError
-		if !errors.As(classify("create order", "ORD-1", tc.err), &se) || se.SubStatus != tc.want {
-			t.Errorf("classify(%v): %+v, want substatus %d", tc.err, se, tc.want)
-		}
 	}
 }

@@ -74,7 +74,7 @@ func (s *Store) ApplyStatus(ctx context.Context, c orders.StatusChange, messageI
 		}
 		return orders.StatusApplied{}, classify(op, c.OrderID, err)
 	}
-	return orders.StatusApplied{}, &orders.StoreError{Op: op, OrderID: c.OrderID, Status: http.StatusPreconditionFailed, Transient: true,
+	return orders.StatusApplied{}, &orders.StoreError{Op: op, OrderID: c.OrderID, Status: http.StatusPreconditionFailed, IsTransient: true,
 		Err: fmt.Errorf("version %d lost %d races against concurrent status writers", c.Version, MaxStatusAttempts)}
 }
 

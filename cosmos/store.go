@@ -150,8 +150,23 @@ func (s *Store) RecordConflict(ctx context.Context, c orders.Conflict) error {
 // classify wraps a Cosmos error as an orders.StoreError that says whether a
 // later delivery may succeed.
 func classify(op, orderID string, err error) error {
+	f := failureOf(err)
+	return &orders.StoreError{Op: op, OrderID: orderID, Status: f.status, SubStatus: f.subStatus, IsTransient: f.transient, Err: f.err}
+}
+
+// failure is the one reading of a Cosmos error, whichever store's error
+// carries it (classify, classifyKey): what Cosmos answered (status 0 when
+// nothing answered), whether a later attempt may succeed, and the error
+// in one line.
+type failure struct {
+	status, subStatus int
+	transient         bool
+	err               error
+}
+
+func failureOf(err error) failure {
 	status := statusOf(err)
-	return &orders.StoreError{Op: op, OrderID: orderID, Status: status, SubStatus: subStatusOf(err), Err: concise(err), Transient: isTransient(status)}
+	return failure{status: status, subStatus: subStatusOf(err), transient: isTransient(status), err: concise(err)}
 }
 
 // conciseError keeps the SDK's error for errors.As while its text stays on

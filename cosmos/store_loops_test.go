@@ -72,7 +72,7 @@ func TestFingerprintReadAfterAConflictIsRetriedBriefly(t *testing.T) {
 		switch {
 		case tc.found && (err != nil || fp == nil || fp.Hash != o.Hash):
 			t.Errorf("%d misses: fingerprint %+v, err %v; want the stored one", tc.misses, fp, err)
-		case !tc.found && (!errors.As(err, &se) || !se.Transient || se.Status != http.StatusNotFound):
+		case !tc.found && (!errors.As(err, &se) || !se.Transient() || se.Status != http.StatusNotFound):
 			t.Errorf("%d misses: err %v; want a transient 404", tc.misses, err)
 		}
 		if n := len(tr.Exchanges("READ")) - before; n != tc.reads {
@@ -110,7 +110,7 @@ func TestStatusWriteSurvivesLostRacesUpToTheBound(t *testing.T) {
 	answerFirst(tr, "REPLACE", cosmos.MaxStatusAttempts, http.StatusPreconditionFailed, lost)
 	_, err = store.ApplyStatus(ctx, change(3), "m3", at)
 	var se *orders.StoreError
-	if !errors.As(err, &se) || !se.Transient || !strings.Contains(err.Error(), fmt.Sprintf("lost %d races", cosmos.MaxStatusAttempts)) {
+	if !errors.As(err, &se) || !se.Transient() || !strings.Contains(err.Error(), fmt.Sprintf("lost %d races", cosmos.MaxStatusAttempts)) {
 		t.Errorf("err %v: want a transient error after %d lost races", err, cosmos.MaxStatusAttempts)
 	}
 }

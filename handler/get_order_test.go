@@ -96,7 +96,7 @@ func TestGetOrderStoreDown(t *testing.T) {
 		status int
 		anchor string
 	}{
-		{"transient", &orders.StoreError{Op: "read order", Status: 503, SubStatus: 3, Transient: true, Err: errors.New("503 sekrit activity 42")}, 503, "service-unavailable"},
+		{"transient", &orders.StoreError{Op: "read order", Status: 503, SubStatus: 3, IsTransient: true, Err: errors.New("503 sekrit activity 42")}, 503, "service-unavailable"},
 		{"permanent", &orders.StoreError{Op: "read order", Status: 400, SubStatus: 1001, Err: errors.New("400 sekrit query")}, 500, "internal-error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

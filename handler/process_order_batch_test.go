@@ -151,7 +151,7 @@ type flakyStore struct {
 
 func (f flakyStore) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
 	if f.failing[b.OrderID] {
-		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Status: http.StatusServiceUnavailable, Transient: true,
+		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Status: http.StatusServiceUnavailable, IsTransient: true,
 			Err: errors.New("503 Service Unavailable")}
 	}
 	return f.readableStore.CreateOrder(ctx, b)

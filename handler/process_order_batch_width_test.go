@@ -52,7 +52,7 @@ func (g *gateStore) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) 
 	case <-g.open:
 		return g.MemStore.CreateOrder(ctx, b)
 	case <-time.After(g.deadline):
-		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Transient: true,
+		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, IsTransient: true,
 			Err: fmt.Errorf("gate: fewer than %d creates in flight after %s", g.want, g.deadline)}
 	}
 }

@@ -176,7 +176,7 @@ func TestParkingEnvelopeOverBudgetWithoutOrderID(t *testing.T) {
 // fragment: the broker keeps it and redelivers it.
 func TestParkingEnvelopeOverBudgetStoreDownIsRetried(t *testing.T) {
 	store := orderstest.NewMemStore()
-	store.Fail = &orders.StoreError{Op: "park body", Transient: true, Err: fmt.Errorf("503 Service Unavailable")}
+	store.Fail = &orders.StoreError{Op: "park body", IsTransient: true, Err: fmt.Errorf("503 Service Unavailable")}
 	s := budgetServer(t, Config{Processor: &orders.Processor{Store: store}})
 	body := escapingBody("ORD-DOWN", 100<<10)
 	a := s.invoke(t, hostInvocation(body, "ORD-DOWN", 1))

@@ -175,7 +175,7 @@ func TestPublisherFailsWhenTheSetAsideBodyIsNotKept(t *testing.T) {
 	long := outboxDocWith("L", 1, strings.Repeat("n", 300<<10))
 	for name, store := range map[string]bodyStoreFunc{
 		"refused": func(context.Context, orders.ParkedBody) error {
-			return &orders.StoreError{Op: "park body", Status: http.StatusServiceUnavailable, Transient: true, Err: errors.New("503 Service Unavailable")}
+			return &orders.StoreError{Op: "park body", Status: http.StatusServiceUnavailable, IsTransient: true, Err: errors.New("503 Service Unavailable")}
 		},
 		"no answer": func(ctx context.Context, _ orders.ParkedBody) error {
 			dl, ok := ctx.Deadline()

@@ -280,7 +280,7 @@ func (x *exchange) storeFailed(err error) {
 		x.retryAfter = time.Second
 		return
 	}
-	if transient(err) {
+	if orders.IsTransient(err) {
 		x.refuse("unavailable", problemUnavailable, "The orders store cannot be reached just now. "+x.retryHint())
 		x.retryAfter = unavailableRetryAfter
 		return

@@ -103,7 +103,7 @@ type failingKeys struct {
 func (f failingKeys) Claim(ctx context.Context, r idempotency.Record) (string, error) {
 	if f.hang {
 		<-ctx.Done()
-		return "", &idempotency.StoreError{Op: "claim idempotency key", Key: r.ID, Transient: true, Err: ctx.Err()}
+		return "", &idempotency.StoreError{Op: "claim idempotency key", Key: r.ID, IsTransient: true, Err: ctx.Err()}
 	}
 	return "", f.err
 }
@@ -116,11 +116,11 @@ func TestSubmitOrderStoreFailures(t *testing.T) {
 		anchor string
 	}{
 		{"throttled or down", func(k keyStore) failingKeys {
-			return failingKeys{keyStore: k, err: &idempotency.StoreError{Op: "claim idempotency key", Status: 503, Transient: true,
+			return failingKeys{keyStore: k, err: &idempotency.StoreError{Op: "claim idempotency key", Status: 503, IsTransient: true,
 				Err: errors.New("503 Service Unavailable: sekrit (activity 5e1f)")}}
 		}, 503, "service-unavailable"},
 		{"no answer", func(k keyStore) failingKeys {
-			return failingKeys{keyStore: k, err: &idempotency.StoreError{Op: "claim idempotency key", Transient: true, Err: errors.New("dial tcp: sekrit refused")}}
+			return failingKeys{keyStore: k, err: &idempotency.StoreError{Op: "claim idempotency key", IsTransient: true, Err: errors.New("dial tcp: sekrit refused")}}
 		}, 503, "service-unavailable"},
 		{"refused for good", func(k keyStore) failingKeys {
 			return failingKeys{keyStore: k, err: &idempotency.StoreError{Op: "claim idempotency key", Status: 400, Err: errors.New("400 Bad Request: sekrit")}}
@@ -175,14 +175,14 @@ type dyingKeys struct {
 
 func (k *dyingKeys) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
 	if r.State == idempotency.Succeeded && k.died.CompareAndSwap(false, true) {
-		return "", &idempotency.StoreError{Op: "replace idempotency key", Key: r.ID, Transient: true, Err: errors.New("connection reset")}
+		return "", &idempotency.StoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: errors.New("connection reset")}
 	}
 	return k.keyStore.Replace(ctx, r, etag)
 }
 
 func (k *dyingKeys) Release(ctx context.Context, id, etag string) error {
 	if k.died.Load() && k.buried.CompareAndSwap(false, true) {
-		return &idempotency.StoreError{Op: "release idempotency key", Key: id, Transient: true, Err: errors.New("connection reset")}
+		return &idempotency.StoreError{Op: "release idempotency key", Key: id, IsTransient: true, Err: errors.New("connection reset")}
 	}
 	return k.keyStore.Release(ctx, id, etag)
 }
@@ -260,13 +260,13 @@ type deadProcess struct{ keyStore }
 
 func (k *deadProcess) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
 	if r.State != idempotency.Started {
-		return "", &idempotency.StoreError{Op: "replace idempotency key", Key: r.ID, Transient: true, Err: context.Canceled}
+		return "", &idempotency.StoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: context.Canceled}
 	}
 	return k.keyStore.Replace(ctx, r, etag)
 }
 
 func (k *deadProcess) Release(_ context.Context, id, _ string) error {
-	return &idempotency.StoreError{Op: "release idempotency key", Key: id, Transient: true, Err: context.Canceled}
+	return &idempotency.StoreError{Op: "release idempotency key", Key: id, IsTransient: true, Err: context.Canceled}
 }
 
 // A request in flight answers within SUBMIT_DEADLINE (and the few seconds
@@ -303,7 +303,7 @@ type failingOrders struct {
 
 func (f *failingOrders) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
 	if f.failed.CompareAndSwap(false, true) {
-		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Status: 503, Transient: true, Err: errors.New("503 sekrit")}
+		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Status: 503, IsTransient: true, Err: errors.New("503 sekrit")}
 	}
 	return f.readableStore.CreateOrder(ctx, b)
 }

@@ -1,19 +1,18 @@
 package idempotency
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // StoreError is an error from the key store with enough context to decide
-// between retrying and giving up.
+// between retrying and giving up. It answers as orders.StoreError does, by
+// its Transient and StoreStatus methods, so that a caller of both stores asks
+// once (orders.IsTransient); this package imports no other of the project.
 type StoreError struct {
-	Op        string // "claim idempotency key", "read idempotency key", ...
-	Key       string // the key record's id (Scope.ID)
-	Status    int    // HTTP status from the store, 0 when there was no answer
-	SubStatus int    // the store's sub-status, when it gave one
-	Transient bool   // retrying later may succeed (throttling, outage, timeout)
-	Err       error
+	Op          string // "claim idempotency key", "read idempotency key", ...
+	Key         string // the key record's id (Scope.ID)
+	Status      int    // HTTP status from the store, 0 when there was no answer
+	SubStatus   int    // the store's sub-status, when it gave one
+	IsTransient bool   // retrying later may succeed (throttling, outage, timeout)
+	Err         error
 }
 
 func (e *StoreError) Error() string {
@@ -22,13 +21,9 @@ func (e *StoreError) Error() string {
 
 func (e *StoreError) Unwrap() error { return e.Err }
 
-// IsTransient reports whether a retry of the request may succeed, as far as
-// the key store can tell: a StoreError says so; other errors (the work's
-// own, which carry their own verdict) count as transient here.
-func IsTransient(err error) bool {
-	var se *StoreError
-	if errors.As(err, &se) {
-		return se.Transient
-	}
-	return true
-}
+// Transient reports whether retrying later may succeed.
+func (e *StoreError) Transient() bool { return e.IsTransient }
+
+// StoreStatus is the status and sub-status the store answered, 0 when it
+// gave no answer.
+func (e *StoreError) StoreStatus() (status, subStatus int) { return e.Status, e.SubStatus }

@@ -65,7 +65,7 @@ func NewService(store Store, lease, ttl time.Duration) (*Service, error) {
 // record was stored with.
 //
 // Errors are values with context: a store's [StoreError] says whether
-// a retry may help ([IsTransient]); an error wrapping [ErrFenced]
+// a retry may help ([StoreError.Transient]); an error wrapping [ErrFenced]
 // means the work ran but another attempt owns the key now, so its answer
 // was not stored (a retry gets the owner's answer); the work's own errors
 // are returned wrapped, after the key was released.
@@ -79,7 +79,7 @@ func (s *Service) Execute(ctx context.Context, scope Scope, fp Fingerprint, work
 	id := scope.ID()
 	for judgement := range maxJudgements {
 		if err := vanishedPause(ctx, judgement); err != nil {
-			return Result{}, &StoreError{Op: "claim idempotency key", Key: id, Transient: true, Err: err}
+			return Result{}, &StoreError{Op: "claim idempotency key", Key: id, IsTransient: true, Err: err}
 		}
 		now := s.now()
 		rec := Record{ID: id, Client: scope.Client, Operation: scope.Operation, Key: scope.Key,
@@ -117,7 +117,7 @@ func (s *Service) Execute(ctx context.Context, scope Scope, fp Fingerprint, work
 		}
 		return s.run(ctx, rec, etag, work, true)
 	}
-	return Result{}, &StoreError{Op: "claim idempotency key", Key: id, Transient: true,
+	return Result{}, &StoreError{Op: "claim idempotency key", Key: id, IsTransient: true,
 		Err: fmt.Errorf("the record changed %d times while it was judged", maxJudgements)}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/idempotency/idemtest"
+	"github.com/ordersink/orders-consumer/orders"
 )
 
 var (
@@ -118,13 +119,13 @@ func (s failing) Replace(ctx context.Context, r idempotency.Record, etag string)
 // key is released, so the client's retry runs the work again at once
 // instead of meeting a started record (409) until the lease ends.
 func TestFailedCompletionFreesTheKey(t *testing.T) {
-	throttled := &idempotency.StoreError{Op: "complete idempotency key", Key: scope.ID(), Status: 429, Transient: true, Err: errors.New("429 Too Many Requests")}
+	throttled := &idempotency.StoreError{Op: "complete idempotency key", Key: scope.ID(), Status: 429, IsTransient: true, Err: errors.New("429 Too Many Requests")}
 	mem := idemtest.NewMemStore()
 	now := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
 	runs := 0
 	work := func(context.Context) (idempotency.Response, error) { runs++; return ok, nil }
 	first := &idempotency.Service{Store: failing{Store: mem, replace: throttled}, Now: func() time.Time { return now }}
-	if _, err := first.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, work); !idempotency.IsTransient(err) {
+	if _, err := first.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, work); !orders.IsTransient(err) {
 		t.Fatalf("first: %v, want the transient completion failure", err)
 	}
 	if _, err := mem.Read(context.Background(), scope.ID()); !errors.Is(err, idempotency.ErrNotFound) {
@@ -140,7 +141,7 @@ func TestFailedCompletionFreesTheKey(t *testing.T) {
 // TestExecuteStoreFailures: what the store could not do is returned as its
 // error, and the work does not run unless the key is claimed.
 func TestExecuteStoreFailures(t *testing.T) {
-	throttled := &idempotency.StoreError{Op: "claim idempotency key", Key: scope.ID(), Status: 429, Transient: true, Err: errors.New("429 Too Many Requests")}
+	throttled := &idempotency.StoreError{Op: "claim idempotency key", Key: scope.ID(), Status: 429, IsTransient: true, Err: errors.New("429 Too Many Requests")}
 	claimed := func() idempotency.Store {
 		m := idemtest.NewMemStore()
 		if _, err := m.Claim(context.Background(), idempotency.Record{ID: scope.ID(), RequestHash: fp, State: idempotency.Started}); err != nil {
@@ -166,7 +167,7 @@ func TestExecuteStoreFailures(t *testing.T) {
 				ran = true
 				return ok, nil
 			})
-			if err == nil || idempotency.IsTransient(err) != tc.transient || !strings.Contains(err.Error(), tc.wantText) ||
+			if err == nil || orders.IsTransient(err) != tc.transient || !strings.Contains(err.Error(), tc.wantText) ||
 				!strings.Contains(err.Error(), scope.ID()) || res.Outcome != 0 {
 				t.Errorf("%+v, %v; want an error saying %q and naming the key record", res, err, tc.wantText)
 			}
@@ -191,7 +192,7 @@ func TestExecuteRefusesCorruptRecords(t *testing.T) {
 		}
 		s := &idempotency.Service{Store: store}
 		res, err := s.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, okWork)
-		if err == nil || idempotency.IsTransient(err) || res.Outcome != 0 {
+		if err == nil || orders.IsTransient(err) || res.Outcome != 0 {
 			t.Errorf("%s: %+v, %v; want a final error", name, res, err)
 		}
 	}
@@ -252,7 +253,7 @@ func (s *timingOutCompletion) Replace(ctx context.Context, r idempotency.Record,
 		return s.Store.Replace(ctx, r, etag)
 	}
 	<-ctx.Done()
-	return "", &idempotency.StoreError{Op: "replace idempotency key", Key: r.ID, Transient: true, Err: ctx.Err()}
+	return "", &idempotency.StoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: ctx.Err()}
 }
 
 func (s *timingOutCompletion) Release(ctx context.Context, id, etag string) error {
@@ -272,7 +273,7 @@ func TestReleaseAfterATimedOutCompletionHasItsOwnDeadline(t *testing.T) {
 	store := &timingOutCompletion{Store: mem}
 	s := &idempotency.Service{Store: store}
 	_, err := s.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, okWork)
-	if !idempotency.IsTransient(err) {
+	if !orders.IsTransient(err) {
 		t.Fatalf("Execute: %v, want the completion's transient error", err)
 	}
 	if store.releaseErr != nil || store.releaseLeft < idempotency.SettleTimeout/2 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/idempotency/idemtest"
+	"github.com/ordersink/orders-consumer/orders"
 )
 
 // releasing answers every Release with err.
@@ -25,7 +26,7 @@ func (s releasing) Release(context.Context, string, string) error { return s.err
 // key then stays started until its lease ends), and says nothing more when
 // the release was fenced (another attempt's record stands).
 func TestFailedCompletionThenRelease(t *testing.T) {
-	throttled := &idempotency.StoreError{Op: "complete idempotency key", Key: scope.ID(), Status: 429, Transient: true, Err: errors.New("429 Too Many Requests")}
+	throttled := &idempotency.StoreError{Op: "complete idempotency key", Key: scope.ID(), Status: 429, IsTransient: true, Err: errors.New("429 Too Many Requests")}
 	for _, tc := range []struct {
 		name        string
 		releaseErr  error
@@ -76,13 +77,13 @@ func TestVanishingRecordIsClaimedAgainThenAfterPauses(t *testing.T) {
 	cancel()
 	store := &vanishing{}
 	_, err := (&idempotency.Service{Store: store}).Execute(ended, scope, idempotency.Fingerprint{Hash: fp}, okWork)
-	if !idempotency.IsTransient(err) || !errors.Is(err, context.Canceled) || store.claims != 2 {
+	if !orders.IsTransient(err) || !errors.Is(err, context.Canceled) || store.claims != 2 {
 		t.Errorf("ended context: %v after %d claims; want a transient error for the ended context after 2", err, store.claims)
 	}
 	store = &vanishing{}
 	start := time.Now()
 	_, err = (&idempotency.Service{Store: store}).Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, okWork)
-	if !idempotency.IsTransient(err) || store.claims != 4 {
+	if !orders.IsTransient(err) || store.claims != 4 {
 		t.Errorf("live context: %v after %d claims; want a transient error after 4", err, store.claims)
 	}
 	// The third and fourth claims wait 25 and 50 ms; a loaded machine only

@@ -29,14 +29,19 @@ func invalid(field, format string, args ...any) *RejectError {
 }
 
 // StoreError is an error from the order store with enough context to decide
-// between retrying and giving up.
+// between retrying and giving up. The key store's error,
+// idempotency.StoreError, answers the same two questions through the same
+// methods, Transient and StoreStatus, so a caller that meets both stores
+// asks the behaviour once, as net.Error's Timeout is asked of *net.OpError
+// and *url.Error alike. The types stay two because neither package may
+// import the other, nor a third (internal/layering).
 type StoreError struct {
-	Op        string // "create order", "read order", ...
-	OrderID   string
-	Status    int  // HTTP status from the store, 0 when there was no answer
-	SubStatus int  // the store's sub-status, when it gave one (403/5301: role not yet granted)
-	Transient bool // retrying later may succeed (throttling, outage, timeout)
-	Err       error
+	Op          string // "create order", "read order", ...
+	OrderID     string
+	Status      int  // HTTP status from the store, 0 when there was no answer
+	SubStatus   int  // the store's sub-status, when it gave one (403/5301: role not yet granted)
+	IsTransient bool // retrying later may succeed (throttling, outage, timeout)
+	Err         error
 }
 
 func (e *StoreError) Error() string {
@@ -45,13 +50,21 @@ func (e *StoreError) Error() string {
 
 func (e *StoreError) Unwrap() error { return e.Err }
 
-// IsTransient reports whether err is worth retrying by redelivery. Errors that
-// are not StoreErrors are treated as transient: when in doubt, the broker keeps
-// the message rather than losing it.
+// Transient reports whether retrying later may succeed.
+func (e *StoreError) Transient() bool { return e.IsTransient }
+
+// StoreStatus is the status and sub-status the store answered, 0 when it
+// gave no answer.
+func (e *StoreError) StoreStatus() (status, subStatus int) { return e.Status, e.SubStatus }
+
+// IsTransient reports whether err is worth retrying by redelivery: the
+// verdict of the first error in its chain with a Transient method, whichever
+// store's it is. Other errors count as transient: when in doubt, the broker
+// keeps the message rather than losing it.
 func IsTransient(err error) bool {
-	var se *StoreError
-	if errors.As(err, &se) {
-		return se.Transient
+	var t interface{ Transient() bool }
+	if errors.As(err, &t) {
+		return t.Transient()
 	}
 	return true
 }

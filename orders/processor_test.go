@@ -57,7 +57,7 @@ func TestProcessorOutcomes(t *testing.T) {
 }
 
 func TestProcessorStoreFailures(t *testing.T) {
-	throttled := &StoreError{Op: "create order", OrderID: "ORD-2026-000123", Status: 429, Transient: true, Err: errors.New("429 Too Many Requests")}
+	throttled := &StoreError{Op: "create order", OrderID: "ORD-2026-000123", Status: 429, IsTransient: true, Err: errors.New("429 Too Many Requests")}
 	tooLarge := &StoreError{Op: "create order", OrderID: "ORD-2026-000123", Status: 413, Err: errors.New("413 Request Entity Too Large")}
 	tests := []struct {
 		name     string
@@ -145,7 +145,7 @@ type conflictFails struct {
 func (c conflictFails) RecordConflict(context.Context, Conflict) error { return c.err }
 
 func TestMismatchWhoseRecordCannotBeWritten(t *testing.T) {
-	throttled := &StoreError{Op: "record conflict", OrderID: "ORD-2026-000123", Status: 429, Transient: true, Err: errors.New("429 Too Many Requests")}
+	throttled := &StoreError{Op: "record conflict", OrderID: "ORD-2026-000123", Status: 429, IsTransient: true, Err: errors.New("429 Too Many Requests")}
 	store := conflictFails{MemStore: orderstest.NewMemStore(), err: throttled}
 	p := &Processor{Store: store}
 	ctx := context.Background()

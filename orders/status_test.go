@@ -104,7 +104,7 @@ func TestProcessorStatusChanges(t *testing.T) {
 		}
 	}
 
-	store.Fail = &StoreError{Op: "apply status", OrderID: "ORD-1", Transient: true, Err: errors.New("503")}
+	store.Fail = &StoreError{Op: "apply status", OrderID: "ORD-1", IsTransient: true, Err: errors.New("503")}
 	if r := p.Process(ctx, msg("Delivered", 5, 1)); r.Outcome != Transient {
 		t.Errorf("store down: %+v", r)
 	}

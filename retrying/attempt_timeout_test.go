@@ -16,7 +16,7 @@ type hangingOnce struct{ calls atomic.Int32 }
 func (s *hangingOnce) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
 	if s.calls.Add(1) == 1 {
 		<-ctx.Done()
-		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Transient: true, Err: ctx.Err()}
+		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, IsTransient: true, Err: ctx.Err()}
 	}
 	return nil, nil
 }
@@ -54,7 +54,7 @@ type hanging struct{}
 
 func (hanging) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
 	<-ctx.Done()
-	return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Transient: true, Err: ctx.Err()}
+	return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, IsTransient: true, Err: ctx.Err()}
 }
 
 func (hanging) RecordConflict(context.Context, orders.Conflict) error { return nil }

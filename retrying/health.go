@@ -181,7 +181,7 @@ func StoreDown(err error) bool {
 	if !errors.As(err, &se) {
 		return true
 	}
-	if !se.Transient {
+	if !se.Transient() {
 		return false
 	}
 	switch {

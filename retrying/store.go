@@ -108,7 +108,7 @@ func (r *Store) gaveUp(op, orderID string, last, waitErr error) error {
 		return last
 	}
 	_, since := r.health().Down()
-	return &orders.StoreError{Op: op, OrderID: orderID, Transient: true,
+	return &orders.StoreError{Op: op, OrderID: orderID, IsTransient: true,
 		Err: fmt.Errorf("not attempted: the store has been down since %s: %w", since.UTC().Format(time.RFC3339), waitErr)}
 }
 

@@ -33,7 +33,7 @@ func (s *outageStore) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch
 		for m := s.maxDown.Load(); n > m && !s.maxDown.CompareAndSwap(m, n); m = s.maxDown.Load() {
 		}
 		time.Sleep(2 * time.Millisecond) // a refused connection is not instant
-		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Status: s.status, Transient: true, Err: errors.New("down")}
+		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Status: s.status, IsTransient: true, Err: errors.New("down")}
 	}
 	if _, loaded := s.created.LoadOrStore(b.OrderID, true); loaded {
 		return &orders.StoredFingerprint{Hash: "sha256:x", Version: orders.HashVersion}, nil
@@ -114,7 +114,7 @@ func TestRetryingGivesUpAtTheDeadline(t *testing.T) {
 	start := time.Now()
 	_, err := r.CreateOrder(ctx, testOrder("ORD-1"))
 	var se *orders.StoreError
-	if !errors.As(err, &se) || !se.Transient || se.Status != http.StatusServiceUnavailable {
+	if !errors.As(err, &se) || !se.Transient() || se.Status != http.StatusServiceUnavailable {
 		t.Fatalf("err = %v, want the store's last transient error", err)
 	}
 	if took := time.Since(start); took < 250*time.Millisecond || took > time.Second {
@@ -129,7 +129,7 @@ func TestRetryingGivesUpAtTheDeadline(t *testing.T) {
 func TestRetryingNotAttemptedWhileDown(t *testing.T) {
 	store := &outageStore{status: 0}
 	h := &Health{ProbeInterval: time.Hour}
-	h.observe(false, &orders.StoreError{Transient: true, Err: errors.New("refused")})
+	h.observe(false, &orders.StoreError{IsTransient: true, Err: errors.New("refused")})
 	r := &Store{Store: store, Health: h}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -172,7 +172,7 @@ func TestStoreDown(t *testing.T) {
 		{0, true, true}, {401, true, true}, {403, true, true}, {408, true, true}, {500, true, true}, {503, true, true},
 		{429, true, false}, {404, true, false}, {412, true, false}, {400, false, false}, {413, false, false},
 	} {
-		err := &orders.StoreError{Status: tc.status, Transient: tc.transient, Err: errors.New("x")}
+		err := &orders.StoreError{Status: tc.status, IsTransient: tc.transient, Err: errors.New("x")}
 		if got := StoreDown(err); got != tc.want {
 			t.Errorf("StoreDown(%d) = %v, want %v", tc.status, got, tc.want)
 		}

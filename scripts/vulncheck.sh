@@ -8,8 +8,10 @@
 #
 # Everything is cached under .local/ (git-ignored): the tools in
 # .local/vulncheck/bin, the database in .local/vulndb/<vulndb version>.
-# The database is as of the pinned module's commit date; docs/security.md says
-# how to move it forward.
+# The database is as of the pinned module's commit date. To move it forward:
+# set VULNDB_VERSION to a newer pseudo-version (`go mod download -json
+# golang.org/x/vulndb@<commit>` prints it), run make vulncheck, fix or accept
+# what it reports, and update the date in docs/security.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -12,6 +12,7 @@ resolve_app() {
   APP=$1
   RG=${2:-}
   command -v az >/dev/null || die "the Azure CLI (az) is required"
+  command -v jq >/dev/null || die "jq is required (it reads Azure's JSON errors)"
   if [ -z "$RG" ]; then
     RG=$(az functionapp list --query "[?name=='$APP'].resourceGroup | [0]" -o tsv)
     [ -n "$RG" ] || die "function app $APP not found in the current subscription (az account show)"
@@ -32,17 +33,61 @@ activate_package() {
   sync_triggers
 }
 
-# retry_auth WHAT COMMAND... runs COMMAND and, while it fails with 401/403, runs it again with
-# back-off (10 s doubling to 60 s) for at most ROLE_WAIT_SECONDS (default 600) of waiting.
-# Right after `az deployment group create` or `azd provision` the role assignments the same
-# deployment made (Storage Blob Data Contributor for you, Blob Data Owner for the app) take
+# azure_errors FILE prints each Azure error FILE holds, one per line: its code, a tab, its message.
+# It reads the error's structured fields only, never digits in free text (a request or activity
+# id such as ...-412f-... or ...403... is not a status): the JSON the Azure CLI prints after
+# "ERROR: " (ARM's error and every nested one under details; a message that is itself JSON is
+# read too), azure-core's "Code: <code>" line and Azure Storage's "ErrorCode:<code>" line.
+azure_errors() {
+  local json
+  json=$(sed -n '/{/,$p' "$1" | sed '1s/^[^{]*//')
+  if [ -n "$json" ]; then
+    jq -r 'def errors: .. | objects | select(.code | type == "string") | [.code, (.message // "" | tostring)];
+      (errors), (.. | objects | .message? | strings | fromjson? | errors) | @tsv' <<<"$json" 2>/dev/null || true
+  fi
+  sed -nE 's/^[[:space:]]*(Code|ErrorCode):[[:space:]]*([A-Za-z]+)[[:space:]]*$/\2\t/p' "$1"
+}
+
+# error_matches FILE AWK-CONDITION: some error of FILE (azure_errors; $1 its code, $2 its
+# message in lower case) satisfies the condition.
+error_matches() {
+  local condition=$2
+  azure_errors "$1" | awk -F '\t' '{ $2 = tolower($2) } '"$condition"' { found = 1 } END { exit !found }'
+}
+
+# principal_not_found FILE: Entra ID does not know a new identity yet. ARM answers
+# PrincipalNotFound; Cosmos DB's sqlRoleAssignments answer BadRequest "The provided principal ID
+# [...] was not found in the AAD tenant(s)".
+principal_not_found() {
+  error_matches "$1" '$1 == "PrincipalNotFound" || ($1 == "BadRequest" && $2 ~ /principal id .*(was not found|does not exist)/)'
+}
+
+# cosmos_busy FILE: Cosmos DB refused an operation because another one held the account's
+# exclusive lock: PreconditionFailed, or Conflict "There is already an operation in progress
+# which requires an exclusive lock".
+cosmos_busy() {
+  error_matches "$1" '$1 == "PreconditionFailed" || ($1 == "Conflict" && $2 ~ /exclusive lock/)'
+}
+
+# authorization_refused FILE: the 401/403 of a role assignment still propagating, by its code:
+# ARM's AuthorizationFailed, Storage's AuthorizationPermissionMismatch or AuthorizationFailure,
+# or the HTTP status name Core Tools prints in parentheses, "(Forbidden)" or "(Unauthorized)".
+authorization_refused() {
+  error_matches "$1" '$1 ~ /^(AuthorizationFailed|AuthorizationPermissionMismatch|AuthorizationFailure|Forbidden|Unauthorized)$/' ||
+    grep -Eq '\((Forbidden|Unauthorized)\)' "$1"
+}
+
+# retry_auth WHAT COMMAND... runs COMMAND and, while it fails with 401/403 (authorization_refused),
+# runs it again with back-off (10 s doubling to 60 s) for at most ROLE_WAIT_SECONDS (default 600)
+# of waiting. Right after `az deployment group create` or `azd provision` the role assignments the
+# same deployment made (Storage Blob Data Contributor for you, Blob Data Owner for the app) take
 # minutes to reach the data plane, which answers 403 meanwhile. Any other failure stops at once.
 retry_auth() {
   local what=$1 waited=0 delay=10 budget=${ROLE_WAIT_SECONDS:-600} err
   shift
   err=$(mktemp)
   until "$@" 2>"$err"; do
-    if ! grep -Eqi 'AuthorizationPermissionMismatch|AuthorizationFailure|Forbidden|Unauthorized|(^|[^0-9])40[13]([^0-9]|$)' "$err"; then
+    if ! authorization_refused "$err"; then
       cat "$err" >&2
       rm -f "$err"
       die "$what failed (not an authorization error, so not retried)"

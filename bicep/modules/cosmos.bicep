@@ -45,12 +45,18 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
     // Point-in-time restore of any second of the last 30 days into a new account (a deleted
     // container, orders overwritten by a bug); USD 0.20/GB-month, ADR 0014 weighs it against 7
     // days. Restore: docs/runbook.md#restore-orders-from-continuous-backup.
+    // Changing the tier: Azure refuses a PUT that changes it together with any other account
+    // property ("Cannot update continuous backup mode and other properties at the same time",
+    // Azure/bicep#15109). Deploy the tier change alone first, then the other changes.
     backupPolicy: {
       type: 'Continuous'
       continuousModeProperties: {
         tier: 'Continuous30Days'
       }
     }
+    // One region. A serverless account cannot have another (learn.microsoft.com/azure/cosmos-db/
+    // serverless; tools/bicepcheck rule cosmos-regions); a read region needs provisioned
+    // throughput and what it buys and costs is in docs/adr/0014-single-write-region.md.
     locations: [
       {
         locationName: location

@@ -12,14 +12,14 @@ import (
 
 // hostClocks are the platform's time limits an invocation lives under
 // (docs/contract.md §2). Unset, the first two come from host.json and the
-// lock duration is the queue's default of bicep/.
+// lock duration is the queue's default of bicep/ (DefaultConfig).
 type hostClocks struct {
 	// HostJSON is the host.json the deployment runs with; the handler
 	// starts in the app's root, where it is.
-	HostJSON        string        `envconfig:"HOST_JSON" default:"host.json"`
+	HostJSON        string        `envconfig:"HOST_JSON"`
 	FunctionTimeout time.Duration `envconfig:"HOST_FUNCTION_TIMEOUT"`
 	LockRenewal     time.Duration `envconfig:"HOST_MAX_AUTO_LOCK_RENEWAL"`
-	LockDuration    time.Duration `envconfig:"QUEUE_LOCK_DURATION" default:"1m"`
+	LockDuration    time.Duration `envconfig:"QUEUE_LOCK_DURATION"`
 }
 
 // The platform's defaults when neither a setting nor host.json says.

@@ -9,42 +9,45 @@ import (
 	"github.com/kelseyhightower/envconfig"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/internal/clocks"
+	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/retrying"
 )
 
 // config is read from the environment (app settings in Azure, Values in
 // local.settings.json under Core Tools). Names follow docs/contract.md §2.
 type config struct {
-	Port            string `envconfig:"FUNCTIONS_CUSTOMHANDLER_PORT" default:"8080"`
+	Port            string `envconfig:"FUNCTIONS_CUSTOMHANDLER_PORT"`
 	CosmosEndpoint  string `envconfig:"COSMOS_ENDPOINT" required:"true"`
 	CosmosKey       string `envconfig:"COSMOS_KEY"`
-	CosmosDatabase  string `envconfig:"COSMOS_DATABASE" default:"shop"`
-	CosmosContainer string `envconfig:"COSMOS_CONTAINER" default:"orders"`
+	CosmosDatabase  string `envconfig:"COSMOS_DATABASE"`
+	CosmosContainer string `envconfig:"COSMOS_CONTAINER"`
 	// RetryBudget is the DeliveryCount from which a transient failure is
 	// parked (RetryBudgetExhausted) rather than retried; keep it below the
 	// queue's maxDeliveryCount.
-	RetryBudget int `envconfig:"RETRY_BUDGET_DELIVERY_COUNT" default:"9"`
+	RetryBudget int `envconfig:"RETRY_BUDGET_DELIVERY_COUNT"`
 	// MaxRequestBytes bounds one invocation request held in memory. A
 	// request over it is failed (the message stays in the broker), so it
 	// must exceed the largest message the queue takes, as the host encodes
 	// it: about 14 times its size at worst for a string trigger.
-	MaxRequestBytes int64 `envconfig:"MAX_REQUEST_BYTES" default:"4194304"`
-	// MaxMessageBytes is the Service Bus limit for one message (262144 for
-	// Standard; Premium up to 100 MB, as set on the entities). Every output
+	MaxRequestBytes int64 `envconfig:"MAX_REQUEST_BYTES"`
+	// MaxMessageBytes is the Service Bus limit for one message (Standard's
+	// by default; Premium up to 100 MB, as set on the entities). Every output
 	// (parking envelope, event) is kept within it as the host sends it.
-	MaxMessageBytes int `envconfig:"SERVICEBUS_MAX_MESSAGE_BYTES" default:"262144"`
+	MaxMessageBytes int `envconfig:"SERVICEBUS_MAX_MESSAGE_BYTES"`
 	// OperationTimeout bounds one attempt of one Cosmos operation, SDK
 	// retries included; past it the attempt is retried within the deadline.
-	OperationTimeout time.Duration `envconfig:"COSMOS_OPERATION_TIMEOUT" default:"4s"`
+	OperationTimeout time.Duration `envconfig:"COSMOS_OPERATION_TIMEOUT"`
 	// MessageDeadline: how long a ProcessOrder invocation retries a
 	// failing store before the message goes back to the broker.
-	MessageDeadline time.Duration `envconfig:"MESSAGE_DEADLINE" default:"4m"`
+	MessageDeadline time.Duration `envconfig:"MESSAGE_DEADLINE"`
 	// BatchDeadline: the same for a whole ProcessOrderBatch invocation.
-	BatchDeadline time.Duration `envconfig:"BATCH_DEADLINE" default:"40s"`
+	BatchDeadline time.Duration `envconfig:"BATCH_DEADLINE"`
 	// ProbeInterval: the longest pause between two probes of a store that
 	// is down, and between two retries of one operation.
-	ProbeInterval time.Duration `envconfig:"COSMOS_PROBE_INTERVAL" default:"1s"`
+	ProbeInterval time.Duration `envconfig:"COSMOS_PROBE_INTERVAL"`
 	// EasyAuth is set by the platform when App Service Authentication runs
 	// in front of the app: only then do SubmitOrder and GetOrder take the
 	// client from X-MS-CLIENT-PRINCIPAL-ID, which the platform then strips
@@ -53,35 +56,64 @@ type config struct {
 	// SubmitDeadline bounds a SubmitOrder or GetOrder invocation: the
 	// caller has its answer by then. Below functionTimeout and the
 	// idempotency lease, so that a live attempt is never taken over.
-	SubmitDeadline time.Duration `envconfig:"SUBMIT_DEADLINE" default:"20s"`
+	SubmitDeadline time.Duration `envconfig:"SUBMIT_DEADLINE"`
 	// AuthAlarmAfter: 401/403 answers that last longer are logged at ERROR.
-	AuthAlarmAfter time.Duration `envconfig:"AUTH_ALARM_AFTER" default:"1m"`
+	AuthAlarmAfter time.Duration `envconfig:"AUTH_ALARM_AFTER"`
 	// Host holds the platform's clocks the deadlines must fit in.
 	Host hostClocks
 	// BatchParallelism bounds the messages of one ProcessOrderBatch
 	// invocation processed at once; each holds a Cosmos connection, so it
 	// may not exceed MaxConns.
-	BatchParallelism int `envconfig:"BATCH_PARALLELISM" default:"100"`
+	BatchParallelism int `envconfig:"BATCH_PARALLELISM"`
 	// MaxBatchRequestBytes bounds one batch or change-feed invocation.
-	MaxBatchRequestBytes int64 `envconfig:"MAX_BATCH_REQUEST_BYTES" default:"67108864"`
+	MaxBatchRequestBytes int64 `envconfig:"MAX_BATCH_REQUEST_BYTES"`
 	// MaxConns sizes the Cosmos connection pool (>= maxConcurrentCalls, and
 	// >= BatchParallelism). Idle connections are only kept, never opened
 	// ahead, so a large pool costs nothing to ProcessOrder.
-	MaxConns int      `envconfig:"COSMOS_MAX_CONNS" default:"100"`
-	LogLevel logLevel `envconfig:"LOG_LEVEL" default:"info"`
+	MaxConns int      `envconfig:"COSMOS_MAX_CONNS"`
+	LogLevel logLevel `envconfig:"LOG_LEVEL"`
 	// KeyContainer holds SubmitOrder's idempotency key records, apart from
 	// the orders (cosmos.KeyStore says why).
-	KeyContainer string `envconfig:"IDEMPOTENCY_CONTAINER" default:"idempotency-keys"`
+	KeyContainer string `envconfig:"IDEMPOTENCY_CONTAINER"`
 	// KeyTTL is how long a key's record lives after its last write: a
 	// retry within it is answered from the record.
-	KeyTTL time.Duration `envconfig:"IDEMPOTENCY_KEY_TTL" default:"24h"`
+	KeyTTL time.Duration `envconfig:"IDEMPOTENCY_KEY_TTL"`
 	// KeyLease is how long a request owns a key it claimed; after it,
 	// another request with that key takes it over and runs the work again.
-	KeyLease time.Duration `envconfig:"IDEMPOTENCY_LEASE" default:"60s"`
+	KeyLease time.Duration `envconfig:"IDEMPOTENCY_LEASE"`
+}
+
+// DefaultConfig is the configuration with no setting given: each default
+// is stated here once, a Go constant where the code beside it has one.
+// loadConfig overrides what the environment sets: envconfig leaves the
+// field of an unset variable alone, and reads one that is set, even to "".
+func DefaultConfig() config {
+	return config{
+		Port:                 "8080",
+		CosmosDatabase:       "shop",
+		CosmosContainer:      "orders",
+		RetryBudget:          orders.DefaultRetryBudget,
+		MaxRequestBytes:      handler.DefaultMaxRequestBytes,
+		MaxMessageBytes:      handler.DefaultMaxMessageBytes,
+		OperationTimeout:     4 * time.Second,
+		MessageDeadline:      handler.DefaultMessageDeadline,
+		BatchDeadline:        handler.DefaultBatchDeadline,
+		ProbeInterval:        retrying.DefaultProbeInterval,
+		SubmitDeadline:       handler.DefaultSubmitDeadline,
+		AuthAlarmAfter:       handler.DefaultAuthAlarmAfter,
+		Host:                 hostClocks{HostJSON: "host.json", LockDuration: clocks.QueueLockDuration},
+		BatchParallelism:     handler.DefaultBatchParallelism,
+		MaxBatchRequestBytes: handler.DefaultMaxBatchRequestBytes,
+		MaxConns:             100,
+		LogLevel:             logLevel(slog.LevelInfo),
+		KeyContainer:         cosmos.KeyContainer,
+		KeyTTL:               idempotency.DefaultTTL,
+		KeyLease:             idempotency.DefaultLease,
+	}
 }
 
 func loadConfig() (config, error) {
-	var c config
+	c := DefaultConfig()
 	if err := envconfig.Process("", &c); err != nil {
 		return c, fmt.Errorf("configuration: %w", err)
 	}

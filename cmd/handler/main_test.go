@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -87,12 +88,20 @@ func unsetConfig(t *testing.T) {
 	}
 }
 
+// TestLoadConfigDefaults: with no setting given, the configuration is
+// DefaultConfig's, the host clocks filled from host.json's defaults.
 func TestLoadConfigDefaults(t *testing.T) {
 	unsetConfig(t)
 	t.Setenv("COSMOS_ENDPOINT", "http://127.0.0.1:8081/")
 	c, err := loadConfig()
 	if err != nil {
 		t.Fatal(err)
+	}
+	want := DefaultConfig()
+	want.CosmosEndpoint = "http://127.0.0.1:8081/"
+	want.Host.FunctionTimeout, want.Host.LockRenewal = defaultFunctionTimeout, defaultLockRenewal
+	if c != want {
+		t.Errorf("loaded %+v\nwant    %+v", c, want)
 	}
 	if c.CosmosDatabase != "shop" || c.CosmosContainer != "orders" || c.RetryBudget != 9 || c.CosmosKey != "" || c.MaxMessageBytes != 262144 ||
 		c.BatchParallelism != 100 || c.MaxConns != 100 {
@@ -105,6 +114,25 @@ func TestLoadConfigDefaults(t *testing.T) {
 	if c.tolerated() < 30*time.Minute {
 		t.Errorf("defaults tolerate an outage of %s, want at least 30m", c.tolerated())
 	}
+}
+
+// TestDefaultsHaveOneHome: DefaultConfig states every default; an
+// envconfig `default:"…"` tag would be a second home, which nothing keeps in
+// step with the first.
+func TestDefaultsHaveOneHome(t *testing.T) {
+	var walk func(reflect.Type, string)
+	walk = func(typ reflect.Type, path string) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if d, ok := f.Tag.Lookup("default"); ok {
+				t.Errorf("%s%s has the default tag %q: state its default in DefaultConfig only", path, f.Name, d)
+			}
+			if f.Type.Kind() == reflect.Struct && f.Tag.Get("envconfig") == "" {
+				walk(f.Type, path+f.Name+".")
+			}
+		}
+	}
+	walk(reflect.TypeFor[config](), "config.")
 }
 
 // The deployed host.json is the one the defaults must fit.

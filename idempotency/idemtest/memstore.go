@@ -119,5 +119,5 @@ func (s *MemStore) put(id string, doc json.RawMessage) string {
 // storeError is the transient error of a call whose context ended, as
 // cosmos.KeyStore reports it.
 func storeError(op, id string, err error) error {
-	return &idempotency.StoreError{Op: op, Key: id, Transient: true, Err: err}
+	return &idempotency.StoreError{Op: op, Key: id, IsTransient: true, Err: err}
 }

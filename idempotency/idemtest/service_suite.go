@@ -150,14 +150,14 @@ var errDied = errors.New("the process died")
 
 func (s *dying) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
 	if s.dead.Load() {
-		return "", &idempotency.StoreError{Op: "replace idempotency key", Key: r.ID, Transient: true, Err: errDied}
+		return "", &idempotency.StoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: errDied}
 	}
 	return s.Store.Replace(ctx, r, etag)
 }
 
 func (s *dying) Release(ctx context.Context, id, etag string) error {
 	if s.dead.Load() {
-		return &idempotency.StoreError{Op: "release idempotency key", Key: id, Transient: true, Err: errDied}
+		return &idempotency.StoreError{Op: "release idempotency key", Key: id, IsTransient: true, Err: errDied}
 	}
 	return s.Store.Release(ctx, id, etag)
 }
@@ -292,7 +292,7 @@ func testDeadAfterEffect(t *testing.T, h *harness) {
 		h.dying.dead.Store(true)
 		return resp, err
 	})
-	if !errors.Is(err, errDied) || errors.Is(err, idempotency.ErrFenced) || !idempotency.IsTransient(err) {
+	if !errors.Is(err, errDied) || errors.Is(err, idempotency.ErrFenced) || !orders.IsTransient(err) {
 		t.Fatalf("execute of a dying worker: %v; want the transient store error", err)
 	}
 	h.dying.dead.Store(false) // the retry reaches another, living instance
@@ -393,7 +393,7 @@ func testClientError(t *testing.T, h *harness) {
 }
 
 func testTransientError(t *testing.T, h *harness) {
-	outage := &orders.StoreError{Op: "create order", OrderID: h.orderID, Status: 503, Transient: true, Err: errors.New("503 Service Unavailable")}
+	outage := &orders.StoreError{Op: "create order", OrderID: h.orderID, Status: 503, IsTransient: true, Err: errors.New("503 Service Unavailable")}
 	_, err := h.execute(t, h.fp, func(context.Context) (idempotency.Response, error) {
 		h.ran.Add(1)
 		return idempotency.Response{}, outage

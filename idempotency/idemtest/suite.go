@@ -337,7 +337,7 @@ func testEndedContext(t *testing.T, s Backend, _ Features) {
 	_, readErr := s.Read(ctx, r.ID)
 	for what, err := range map[string]error{"claim": claimErr, "read": readErr} {
 		var se *idempotency.StoreError
-		if !errors.As(err, &se) || !se.Transient || !strings.Contains(err.Error(), r.ID) {
+		if !errors.As(err, &se) || !se.Transient() || !strings.Contains(err.Error(), r.ID) {
 			t.Errorf("%s under an ended context: %v (%T); want a transient *idempotency.StoreError naming %s", what, err, err, r.ID)
 		}
 	}

@@ -196,7 +196,7 @@ func (s *MemStore) failure(ctx context.Context, op, orderID string) error {
 		return s.Fail
 	}
 	if err := ctx.Err(); err != nil {
-		return &orders.StoreError{Op: op, OrderID: orderID, Transient: true, Err: err}
+		return &orders.StoreError{Op: op, OrderID: orderID, IsTransient: true, Err: err}
 	}
 	return nil
 }

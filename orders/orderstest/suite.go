@@ -138,7 +138,7 @@ func wantStoreError(t *testing.T, err error, orderID string, transient bool) {
 	if !errors.As(err, &se) {
 		t.Fatalf("error %v (%T), want an *orders.StoreError", err, err)
 	}
-	if se.OrderID != orderID || se.Transient != transient || !strings.Contains(err.Error(), orderID) {
-		t.Errorf("error %q: OrderID %q, Transient %v; want %q, %v", err, se.OrderID, se.Transient, orderID, transient)
+	if se.OrderID != orderID || se.Transient() != transient || !strings.Contains(err.Error(), orderID) {
+		t.Errorf("error %q: OrderID %q, Transient %v; want %q, %v", err, se.OrderID, se.Transient(), orderID, transient)
 	}
 }

@@ -53,7 +53,7 @@ func TestProxyWithTheCosmosSDK(t *testing.T) {
 	lost := testOrder(t, "CHAOS-SDK-2")
 	_, err = store.CreateOrder(ctx, orderstest.Batch(t, lost, acc))
 	var se *orders.StoreError
-	if !errors.As(err, &se) || !se.Transient {
+	if !errors.As(err, &se) || !se.Transient() {
 		t.Fatalf("create with its answer lost: %v, want a transient store error", err)
 	}
 	if err := p.SetRates(faults.Rates{}); err != nil {

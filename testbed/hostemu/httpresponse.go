@@ -48,6 +48,7 @@ func httpResponse(value json.RawMessage, present bool) (HTTPResponse, error) {
 		value = json.RawMessage(strings.TrimSpace(s))
 	}
 	if len(value) == 0 || value[0] != '{' || !json.Valid(value) {
+		//lint:ignore ST1005 the host's own message, word for word (GetHttpOutputBindingResponse), as a log of the real host reads
 		return resp, fmt.Errorf("Failed while trying to Deserialize to httpOutputBindingResponse. Output is not in expected format: %s", truncate(string(value), 100))
 	}
 	members, err := objectMembers(value)

@@ -16,13 +16,19 @@ import (
 // checks), the retries and back-off, and the package contents are checked without Azure.
 // FAKE_* variables script the answers: FAKE_DENY_UPLOADS uploads fail first (with
 // FAKE_UPLOAD_ERROR, a 403 by default), FAKE_DENY_PUBLISH Core Tools publishes fail with
-// Forbidden, FAKE_PRINCIPAL_NOT_FOUND deployments fail with
-// PrincipalNotFound (FAKE_DEPLOY_ERROR replaces that text), FAKE_HEALTH lists the home page's
-// status codes in turn (the last one repeats), FAKE_FUNCTIONS is how many functions the
-// platform lists (by default, as many as the app has). sleep returns at once.
+// Forbidden (FAKE_PUBLISH_ERROR replaces that text), FAKE_PRINCIPAL_NOT_FOUND deployments fail
+// with PrincipalNotFound (FAKE_DEPLOY_ERROR replaces that text), FAKE_GROUP_EXISTS is what `az
+// group exists` answers (true), FAKE_HEALTH lists the home page's status codes in turn (the last
+// one repeats), FAKE_FUNCTIONS is how many functions the platform lists (by default, as many as
+// the app has). sleep returns at once; jq is the real one.
 
 const fakeTool = `#!/usr/bin/env bash
 echo "$(basename "$0") $*" >>"$FAKE_LOG"
+# What az prints for a deployment that failed on a principal Entra ID does not know yet.
+principal_not_found='ERROR: {"status":"Failed","error":{"code":"DeploymentFailed","message":"At least one resource deployment operation failed.","details":[{"code":"PrincipalNotFound","message":"Principal 1234 does not exist in the directory 5678."}]}}'
+# What az storage prints while the uploader's Blob Data Contributor role is propagating
+# (printed with printf %b: \n is a line break).
+upload_refused='ERROR: This request is not authorized to perform this operation using this permission.\nRequestId:7c1e2d3a-301e-0042-5b4a-1f2e3d4c5b6a\nTime:2026-11-30T10:00:00.0000000Z\nErrorCode:AuthorizationPermissionMismatch'
 # take NAME: how many times NAME happened, this time included.
 take() { local f="$FAKE_DIR/count-$1" n; n=$(( $(cat "$f" 2>/dev/null || echo 0) + 1 )); echo "$n" >"$f"; echo "$n"; }
 case "$(basename "$0") $*" in
@@ -32,7 +38,7 @@ case "$(basename "$0") $*" in
   n=$(take curl); i=$(( n <= ${#codes[@]} ? n - 1 : ${#codes[@]} - 1 ))
   printf '%s' "${codes[$i]}" ;;
 "func azure functionapp publish"*)
-  if [ "$(take func)" -le "${FAKE_DENY_PUBLISH:-0}" ]; then echo "Error uploading archive (Forbidden)." >&2; exit 1; fi ;;
+  if [ "$(take func)" -le "${FAKE_DENY_PUBLISH:-0}" ]; then printf '%b\n' "${FAKE_PUBLISH_ERROR:-Error uploading archive (Forbidden).}" >&2; exit 1; fi ;;
 "az functionapp list"*) echo rg-test ;;
 "az functionapp show"*defaultHostName*) echo func-x.azurewebsites.net ;;
 "az functionapp show"*orders-http-auth*) echo "${FAKE_HTTP_AUTH:-FunctionKeys}" ;;
@@ -40,14 +46,15 @@ case "$(basename "$0") $*" in
 "az functionapp function list"*) for i in $(seq "${FAKE_FUNCTIONS:-$(cd "$FAKE_DIR" && ls -d ./*/function.json | wc -l)}"); do echo "func-x/F$i"; done ;;
 "az deployment group create"*)
   if [ "$(take deploy)" -le "${FAKE_PRINCIPAL_NOT_FOUND:-0}" ]; then
-    echo "${FAKE_DEPLOY_ERROR:-ERROR: PrincipalNotFound: Principal 1234 does not exist in the directory 5678.}" >&2; exit 1
+    printf '%b\n' "${FAKE_DEPLOY_ERROR:-$principal_not_found}" >&2; exit 1
   fi ;;
+"az group exists"*) echo "${FAKE_GROUP_EXISTS:-true}" ;;
 "az deployment group show"*) echo func-x ;;
 "az cloud show"*) echo https://management.azure.com/ ;;
 "az storage blob list"*) printf 'releases/20260101T000000Z-abc1234.zip\n' ;;
 "az storage blob upload"*)
   if [ "$(take upload)" -le "${FAKE_DENY_UPLOADS:-0}" ]; then
-    echo "${FAKE_UPLOAD_ERROR:-ErrorCode:AuthorizationPermissionMismatch (HTTP 403) This request is not authorized to perform this operation using this permission.}" >&2; exit 1
+    printf '%b\n' "${FAKE_UPLOAD_ERROR:-$upload_refused}" >&2; exit 1
   fi
   while [ $# -gt 0 ]; do [ "$1" = --file ] && cp "$2" "$FAKE_DIR/uploaded-$(basename "$2")"; shift; done ;;
 "az storage blob download"*)
@@ -68,8 +75,10 @@ type deployRun struct {
 func newDeployRun(t *testing.T) *deployRun {
 	t.Helper()
 	t.Parallel()
-	if _, err := exec.LookPath("zip"); err != nil {
-		t.Skip("zip is not installed")
+	for _, tool := range []string{"zip", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
 	}
 	dir := t.TempDir()
 	copyFile(t, filepath.Join(repoRoot, "host.json"), filepath.Join(dir, "host.json"))
@@ -77,9 +86,11 @@ func newDeployRun(t *testing.T) *deployRun {
 	for _, fn := range fns {
 		copyFile(t, fn, filepath.Join(dir, filepath.Base(filepath.Dir(fn)), "function.json"))
 	}
-	for _, s := range []string{"lib.sh", "publish.sh", "rollback.sh", "deploy.sh"} {
+	for _, s := range []string{"lib.sh", "publish.sh", "rollback.sh", "deploy.sh", "azd-provision.sh"} {
 		copyFile(t, filepath.Join(repoRoot, "bicep", "deploy", s), filepath.Join(dir, "bicep", "deploy", s))
 	}
+	copyFile(t, filepath.Join(repoRoot, "bicep", "main.parameters.json"), filepath.Join(dir, "bicep", "main.parameters.json"))
+	copyFile(t, filepath.Join(repoRoot, "azure.yaml"), filepath.Join(dir, "azure.yaml"))
 	fake := filepath.Join(dir, "fake")
 	for _, tool := range []string{"az", "go", "git", "func", "curl", "sleep"} {
 		if err := os.MkdirAll(fake, 0o755); err != nil {

@@ -1,6 +1,7 @@
 package bicepcheck
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -8,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -20,55 +20,53 @@ import (
 	"github.com/ordersink/orders-consumer/tools/bicepcheck/appconfig"
 )
 
-// TestHandlerDefaultsAreTheirConstants: an envconfig `default:"…"` tag cannot name a Go
-// constant, so each tag that restates one is compared with it here.
+// TestHandlerDefaultsAreTheirConstants: a default that has a Go constant is that constant, named
+// in cmd/handler's DefaultConfig (as the type checker reads it), never a literal that restates
+// it: a second home nothing keeps in step.
 func TestHandlerDefaultsAreTheirConstants(t *testing.T) {
 	settings, err := appconfig.HandlerSettings(filepath.Join(repoRoot, "cmd", "handler"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tags := map[string]string{}
+	read := map[string]appconfig.Setting{}
 	for _, s := range settings {
-		tags[s.Name] = s.Default
+		read[s.Name] = s
 	}
-	for setting, home := range map[string]any{
-		"RETRY_BUDGET_DELIVERY_COUNT":  orders.DefaultRetryBudget,
-		"MAX_REQUEST_BYTES":            handler.DefaultMaxRequestBytes,
-		"MAX_BATCH_REQUEST_BYTES":      handler.DefaultMaxBatchRequestBytes,
-		"SERVICEBUS_MAX_MESSAGE_BYTES": handler.DefaultMaxMessageBytes,
-		"BATCH_PARALLELISM":            handler.DefaultBatchParallelism,
-		"MESSAGE_DEADLINE":             handler.DefaultMessageDeadline,
-		"BATCH_DEADLINE":               handler.DefaultBatchDeadline,
-		"SUBMIT_DEADLINE":              handler.DefaultSubmitDeadline,
-		"AUTH_ALARM_AFTER":             handler.DefaultAuthAlarmAfter,
-		"IDEMPOTENCY_LEASE":            idempotency.DefaultLease,
-		"IDEMPOTENCY_KEY_TTL":          idempotency.DefaultTTL,
-		"QUEUE_LOCK_DURATION":          clocks.QueueLockDuration,
-		"COSMOS_PROBE_INTERVAL":        retrying.DefaultProbeInterval,
+	for setting, home := range map[string]struct {
+		name  string
+		value any
+	}{
+		"RETRY_BUDGET_DELIVERY_COUNT":  {"orders.DefaultRetryBudget", orders.DefaultRetryBudget},
+		"MAX_REQUEST_BYTES":            {"handler.DefaultMaxRequestBytes", handler.DefaultMaxRequestBytes},
+		"MAX_BATCH_REQUEST_BYTES":      {"handler.DefaultMaxBatchRequestBytes", handler.DefaultMaxBatchRequestBytes},
+		"SERVICEBUS_MAX_MESSAGE_BYTES": {"handler.DefaultMaxMessageBytes", handler.DefaultMaxMessageBytes},
+		"BATCH_PARALLELISM":            {"handler.DefaultBatchParallelism", handler.DefaultBatchParallelism},
+		"MESSAGE_DEADLINE":             {"handler.DefaultMessageDeadline", handler.DefaultMessageDeadline},
+		"BATCH_DEADLINE":               {"handler.DefaultBatchDeadline", handler.DefaultBatchDeadline},
+		"SUBMIT_DEADLINE":              {"handler.DefaultSubmitDeadline", handler.DefaultSubmitDeadline},
+		"AUTH_ALARM_AFTER":             {"handler.DefaultAuthAlarmAfter", handler.DefaultAuthAlarmAfter},
+		"IDEMPOTENCY_LEASE":            {"idempotency.DefaultLease", idempotency.DefaultLease},
+		"IDEMPOTENCY_KEY_TTL":          {"idempotency.DefaultTTL", idempotency.DefaultTTL},
+		"QUEUE_LOCK_DURATION":          {"clocks.QueueLockDuration", clocks.QueueLockDuration},
+		"COSMOS_PROBE_INTERVAL":        {"retrying.DefaultProbeInterval", retrying.DefaultProbeInterval},
 	} {
-		tag, ok := tags[setting]
-		if !ok {
+		s, ok := read[setting]
+		switch {
+		case !ok:
 			t.Errorf("cmd/handler reads no setting %s", setting)
-			continue
-		}
-		if d, isDuration := home.(time.Duration); isDuration {
-			if got, err := time.ParseDuration(tag); err != nil || got != d {
-				t.Errorf("%s: default tag %q, want %s (its Go constant)", setting, tag, d)
-			}
-		} else if got, err := strconv.ParseInt(tag, 10, 64); err != nil || strconv.FormatInt(got, 10) != toString(home) {
-			t.Errorf("%s: default tag %q, want %s (its Go constant)", setting, tag, toString(home))
+		case s.DefaultConstant != home.name:
+			t.Errorf("%s: DefaultConfig gives %q (%s), want the constant %s, its one home", setting, s.Default, orLiteral(s.DefaultConstant), home.name)
+		case !s.Means(fmt.Sprint(home.value)):
+			t.Errorf("%s: default %q, want %v (%s)", setting, s.Default, home.value, home.name)
 		}
 	}
 }
 
-func toString(v any) string {
-	switch n := v.(type) {
-	case int:
-		return strconv.Itoa(n)
-	case int64:
-		return strconv.FormatInt(n, 10)
+func orLiteral(constant string) string {
+	if constant == "" {
+		return "a literal"
 	}
-	return "?"
+	return constant
 }
 
 // tunable is a number or rule with one home. Its literal, written from the constant, is
@@ -110,7 +108,6 @@ func tunables() []tunable {
 		{"Service Bus message size", "handler/budget.go",
 			regexp.MustCompile(`\b256\s*<<\s*10\b|\b` + strconv.Itoa(handler.DefaultMaxMessageBytes) + `\b`),
 			map[string]string{
-				"cmd/handler/config.go":                        "envconfig default tag, compared by TestHandlerDefaultsAreTheirConstants",
 				"cmd/handler/main_test.go":                     "asserts the defaults the handler loads",
 				"testbed/hostemu/outputs.go":                   "the emulated platform's own limit, kept apart so the emulator catches a wrong handler constant",
 				"tools/bicepcheck/appconfig/settings.go":       "parses docs/contract.md §2's cells; the example is one of them",
@@ -124,7 +121,7 @@ func tunables() []tunable {
 			}},
 		{"request sizes", "handler/server.go, handler/process_order_batch.go",
 			regexp.MustCompile(`\b(` + strconv.Itoa(handler.DefaultMaxRequestBytes) + `|` + strconv.Itoa(handler.DefaultMaxBatchRequestBytes) + `)\b`),
-			map[string]string{"cmd/handler/config.go": "envconfig default tags, compared by TestHandlerDefaultsAreTheirConstants"}},
+			map[string]string{"cmd/handler/main_test.go": "asserts the defaults the handler loads"}},
 	}
 }
 

@@ -118,10 +118,11 @@ type Variable struct {
 
 // Param is one parameter declaration; Default is nil without a default value.
 type Param struct {
-	Name    string
-	Type    string
-	Default *Value
-	Line    int
+	Name       string
+	Type       string
+	Default    *Value
+	Decorators []string // e.g. @minValue(1), @allowed([...]) as written
+	Line       int
 }
 
 // File is one parsed Bicep file.

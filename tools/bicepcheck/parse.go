@@ -81,7 +81,7 @@ func (r *reader) declarations(root *sitter.Node) {
 		case "comment":
 			continue
 		case "parameter_declaration":
-			p := Param{Name: r.childText(n, "identifier"), Type: r.childText(n, "type"), Line: line(n)}
+			p := Param{Name: r.childText(n, "identifier"), Type: r.childText(n, "type"), Decorators: decorators, Line: line(n)}
 			if v := lastValueChild(n); v != nil {
 				p.Default = r.value(v)
 			}

@@ -48,14 +48,51 @@ func TestPublishGivesUpWhenTheRoleNeverArrives(t *testing.T) {
 	}
 }
 
+// Only an error's code says 401/403: digits inside a request or activity id (…-403b-…, …401…)
+// are not a status, and an error they appear in is not retried.
 func TestPublishDoesNotRetryOtherFailures(t *testing.T) {
-	r := newDeployRun(t)
-	out, err := r.runEnv([]string{"FAKE_DENY_UPLOADS=1", "FAKE_UPLOAD_ERROR=ErrorCode:ContainerNotFound (HTTP 404)"}, "ElasticPremium", "publish.sh", "func-x")
-	if err == nil || !strings.Contains(out, "not an authorization error") {
-		t.Fatalf("err %v, output:\n%s", err, out)
+	for name, c := range map[string]struct{ plan, env string }{
+		"storage 404, request id with 403": {"ElasticPremium",
+			`FAKE_UPLOAD_ERROR=ERROR: The specified container does not exist.\nRequestId:5a1c0e2f-403b-0011-2a3b-401c4d5e6f70\nTime:2026-11-30T10:00:00.4030000Z\nErrorCode:ContainerNotFound`},
+		"storage 404, code in the message text": {"ElasticPremium",
+			`FAKE_UPLOAD_ERROR=ERROR: The container does not exist; an earlier AuthorizationPermissionMismatch (403) was logged.\nErrorCode:ContainerNotFound`},
+		"core tools, activity id with 403": {"FlexConsumption",
+			`FAKE_PUBLISH_ERROR=Deployment failed. Activity id: 0e8f1d2c-403a-4e1b-9c2d-4010aa0b1c2d. Status: BadRequest`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newDeployRun(t)
+			out, err := r.runEnv([]string{"FAKE_DENY_UPLOADS=1", "FAKE_DENY_PUBLISH=1", c.env}, c.plan, "publish.sh", "func-x", "rg-test")
+			if err == nil || !strings.Contains(out, "not an authorization error") {
+				t.Fatalf("err %v, output:\n%s", err, out)
+			}
+			if got := len(r.calls("az storage blob upload", "func azure")); got != 1 {
+				t.Errorf("%d attempts, want 1: nothing in the error says 401/403", got)
+			}
+			if len(r.calls("sleep")) != 0 {
+				t.Error("waited before giving up on an error that is not an authorization error")
+			}
+		})
 	}
-	if got := len(r.calls("az storage blob upload")); got != 1 {
-		t.Errorf("%d upload attempts for a 404, want 1", got)
+}
+
+// The codes of role propagation, each in the form its tool prints it.
+func TestPublishRetriesEveryAuthorizationCode(t *testing.T) {
+	for name, env := range map[string]string{
+		"storage ErrorCode":  `FAKE_UPLOAD_ERROR=ERROR: Server failed to authenticate the request.\nRequestId:1\nErrorCode:AuthorizationFailure`,
+		"azure-core Code":    `FAKE_UPLOAD_ERROR=ERROR: (AuthorizationFailed) The client does not have authorization.\nCode: AuthorizationFailed\nMessage: The client does not have authorization.`,
+		"ARM JSON, nested":   `FAKE_UPLOAD_ERROR=ERROR: {"error":{"code":"LinkedAuthorizationFailed","message":"x","details":[{"code":"AuthorizationFailed","message":"y"}]}}`,
+		"storage 403 status": `FAKE_UPLOAD_ERROR=ERROR: This request is not authorized to perform this operation using this permission.\nErrorCode:AuthorizationPermissionMismatch`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newDeployRun(t)
+			out, err := r.runEnv([]string{"FAKE_DENY_UPLOADS=1", env}, "ElasticPremium", "publish.sh", "func-x")
+			if err != nil {
+				t.Fatalf("publish.sh: %v\n%s", err, out)
+			}
+			if got := strings.Join(r.calls("sleep"), ","); !strings.HasPrefix(got, "sleep 10") {
+				t.Errorf("sleeps %q: the refusal was not retried", got)
+			}
+		})
 	}
 }
 
@@ -139,14 +176,16 @@ func TestPublishHealthBehindAppServiceAuthentication(t *testing.T) {
 	})
 }
 
-// The two spellings of a principal Entra ID does not know yet: ARM's for role assignments and
-// Cosmos DB's for sqlRoleAssignments (which take no principalType that would make ARM wait).
+// The spellings of a principal Entra ID does not know yet: ARM's PrincipalNotFound (as the Azure
+// CLI prints a failed deployment's JSON, and as azure-core prints it) and Cosmos DB's BadRequest
+// for sqlRoleAssignments (which take no principalType that would make ARM wait).
 func TestDeployRetriesOnceOnPrincipalNotFound(t *testing.T) {
-	for _, msg := range []string{
-		"ERROR: PrincipalNotFound: Principal 1234 does not exist in the directory 5678.",
-		"ERROR: BadRequest: The provided principal ID [0c7b2f6a-5d1e-4c9a-9d4e-3f2a1b0c9d8e] was not found in the AAD tenant(s) [5678] which are associated with the customer's subscription.",
+	for name, msg := range map[string]string{
+		"ARM JSON":   `ERROR: {"status":"Failed","error":{"code":"DeploymentFailed","message":"At least one resource deployment operation failed.","details":[{"code":"PrincipalNotFound","message":"Principal 0c7b2f6a5d1e4c9a9d4e3f2a1b0c9d8e does not exist in the directory 5678."}]}}`,
+		"azure-core": "ERROR: (DeploymentFailed) At least one resource deployment operation failed.\\nCode: DeploymentFailed\\nMessage: At least one resource deployment operation failed.\\nException Details:\\t(PrincipalNotFound) Principal 1234 does not exist in the directory 5678.\\n\\tCode: PrincipalNotFound\\n\\tMessage: Principal 1234 does not exist in the directory 5678.",
+		"Cosmos DB":  `ERROR: {"status":"Failed","error":{"code":"DeploymentFailed","message":"At least one resource deployment operation failed.","details":[{"code":"BadRequest","message":"The provided principal ID [0c7b2f6a-5d1e-4c9a-9d4e-3f2a1b0c9d8e] was not found in the AAD tenant(s) [5678] which are associated with the customer's subscription."}]}}`,
 	} {
-		t.Run(msg[7:24], func(t *testing.T) { deployRetriesOnceOn(t, msg, "principal not found") })
+		t.Run(name, func(t *testing.T) { deployRetriesOnceOn(t, msg, "principal not found") })
 	}
 }
 
@@ -154,10 +193,31 @@ func TestDeployRetriesOnceOnPrincipalNotFound(t *testing.T) {
 // private endpoint connections, backup-policy changes) and refuses a concurrent one with 412.
 func TestDeployRetriesOnceOnCosmosExclusiveLock(t *testing.T) {
 	for name, msg := range map[string]string{
-		"status":  `ERROR: {"code": "PreconditionFailed", "message": "Operation failed (412)."}`,
-		"message": "ERROR: Conflict: There is already an operation in progress which requires an exclusive lock on this service.",
+		"status":  `ERROR: {"status":"Failed","error":{"code":"DeploymentFailed","message":"x","details":[{"code":"PreconditionFailed","message":"Operation failed."}]}}`,
+		"message": `ERROR: {"code":"Conflict","message":"There is already an operation in progress which requires an exclusive lock on this service."}`,
 	} {
 		t.Run(name, func(t *testing.T) { deployRetriesOnceOn(t, msg, "412, exclusive lock") })
+	}
+}
+
+// A failure is retried for its codes only: a tracking id with 412 or 403 in it, or the words of a
+// retried failure inside another error's message, are not the failure.
+func TestDeployDoesNotRetryOnIdsAndWords(t *testing.T) {
+	for name, msg := range map[string]string{
+		"ids with 412": `ERROR: {"status":"Failed","error":{"code":"DeploymentFailed","message":"Tracking id 3f2a1b0c-412f-4c9a-9d4e-412000000412.","details":[{"code":"InvalidTemplate","message":"Deployment template validation failed at line 412. Correlation id 1c2d-0412-aa."}]}}`,
+		"words":        `ERROR: {"status":"Failed","error":{"code":"DeploymentFailed","message":"x","details":[{"code":"ResourceNotFound","message":"Not found after PreconditionFailed; principal not found; exclusive lock."}]}}`,
+		"plain text":   "ERROR: Deployment failed (412). Correlation ID: 0412-412f.",
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newDeployRun(t)
+			out, err := r.runEnv([]string{"FAKE_PRINCIPAL_NOT_FOUND=1", "FAKE_DEPLOY_ERROR=" + msg}, "ElasticPremium", "deploy.sh", "rg-test", "dev")
+			if err == nil || !strings.Contains(out, "so not retried") {
+				t.Fatalf("err %v, output:\n%s", err, out)
+			}
+			if got := len(r.calls("az deployment group create")); got != 1 {
+				t.Errorf("%d deployments, want 1", got)
+			}
+		})
 	}
 }
 

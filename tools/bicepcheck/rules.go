@@ -68,6 +68,9 @@ var Rules = []Rule{
 	{RuleScaleMonitoring, "a VNet-integrated site sets functionsRuntimeScaleMonitoringEnabled in its Elastic Premium siteConfig (never on Flex Consumption)", checkScaleMonitoring},
 	{RuleCosmosDurability, "the Cosmos DB account has continuous backup and enableMultipleWriteLocations: false (one write region keeps create-as-claim a uniqueness check)", checkCosmosDurability},
 	{RuleLocalStack, "local/compose.yaml parses and runs every emulator on loopback; the Service Bus emulator declares every Bicep queue and topic with the same duplicate detection, delivery count and lock, and every function.json entity", checkLocalStack},
+	{RuleParamBounds, "every parameter that feeds a bounded platform property (Flex maximum instances, Linux Elastic Premium workers, Flex instance memory, Elastic Premium SKU, Cosmos DB autoscale maximum, Log Analytics retention) declares bounds within Azure's, and its default lies within them", checkParamBounds},
+	{RuleCosmosRegions, "a Cosmos DB account that may be serverless declares exactly one location: a serverless account cannot have a read region", checkCosmosRegions},
+	{RuleVNetPaths, "with VNet integration every trigger source (Service Bus for serviceBusTrigger, Cosmos DB for cosmosDBTrigger, host storage) has a path from the integration subnet: a private endpoint (Service Bus: Premium only), or its public endpoint, open in VNet mode, through a NAT gateway on that subnet", checkVNetPaths},
 }
 
 func checkSyntax(p *Project) []Finding {

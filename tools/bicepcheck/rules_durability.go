@@ -27,3 +27,17 @@ func checkCosmosDurability(p *Project) []Finding {
 	}
 	return out
 }
+
+// Notes are what someone editing the template must know and no rule can check before Azure
+// answers; bicepcheck prints them without failing.
+func (p *Project) Notes() []Finding {
+	var out []Finding
+	for _, a := range p.resources(typeCosmosAccount) {
+		tier := a.File.Literal(a.Body.Get("properties", "backupPolicy", "continuousModeProperties", "tier"))
+		if tier == "" {
+			continue
+		}
+		out = append(out, a.finding(RuleCosmosDurability, "note: Cosmos DB account %s keeps backup tier %s. Azure refuses a PUT that changes the tier together with any other account property (\"Cannot update continuous backup mode and other properties at the same time\", Azure/bicep#15109): change the tier in a deployment that changes nothing else on the account, then the rest", a.Symbol, tier))
+	}
+	return out
+}

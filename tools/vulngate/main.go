@@ -60,7 +60,7 @@ type frame struct {
 
 // called is a vulnerability the code reaches, per module version.
 type called struct {
-	id, module, version, fixed, summary, example string
+	id, module, version, fixed, example string
 }
 
 func (c called) key() string { return c.id + " " + c.module + "@" + c.version }

@@ -113,6 +113,7 @@ func TestCheckCatchesEachBreak(t *testing.T) {
 			a.Contract = append(a.Contract, Documented{Names: []string{"SUBMIT_TIMEOUT"}, Default: "`20s`"})
 		}},
 		{"documented default differs", RuleSettings, func(a *App) { a.HandlerSetting("MESSAGE_DEADLINE").Default = "5m" }},
+		{"default restated in a tag", RuleSettings, func(a *App) { a.HandlerSetting("MESSAGE_DEADLINE").DefaultTag = "4m" }},
 		{"required setting documented with a default", RuleSettings, func(a *App) { a.HandlerSetting("COSMOS_DATABASE").Required = true }},
 	}
 	for _, tc := range cases {
@@ -137,7 +138,8 @@ func TestSettingsReadersSeeCodeAndContract(t *testing.T) {
 		t.Fatalf("read %d envconfig tags and %d contract rows; the readers lost track", len(app.Handler), len(app.Contract))
 	}
 	endpoint, deadline := app.HandlerSetting("COSMOS_ENDPOINT"), app.HandlerSetting("MESSAGE_DEADLINE")
-	if endpoint == nil || !endpoint.Required || deadline == nil || deadline.Default != "4m" || deadline.Type != "time.Duration" {
+	if endpoint == nil || !endpoint.Required || deadline == nil || deadline.Default != "4m0s" || deadline.Type != "time.Duration" ||
+		deadline.DefaultConstant != "handler.DefaultMessageDeadline" {
 		t.Fatalf("COSMOS_ENDPOINT = %+v, MESSAGE_DEADLINE = %+v", endpoint, deadline)
 	}
 	if !app.IsDocumented("HOST_MAX_AUTO_LOCK_RENEWAL") {

@@ -23,13 +23,20 @@ const (
 )
 
 // Setting is one environment setting the handler reads: an `envconfig:"NAME"` struct tag in
-// cmd/handler (the tags are the only place the names exist in code).
+// cmd/handler (the tags are the only place the names exist in code), with the default its
+// DefaultConfig gives the field.
 type Setting struct {
-	Name     string
-	Type     string // the field's Go type as written: string, int, int64, time.Duration, ...
-	Default  string // the `default:"..."` tag; empty when none
-	Required bool   // `required:"true"`
-	Pos      string // file:line of the field
+	Name    string
+	Type    string // the field's Go type as written: string, int, int64, time.Duration, ...
+	Default string // the field's value in DefaultConfig (see defaultValue.text); empty when none
+	// DefaultConstant is the Go constant DefaultConfig names for it ("orders.DefaultRetryBudget"),
+	// empty when it writes a literal.
+	DefaultConstant string
+	// DefaultTag is a `default:"..."` tag on the field, which envconfig would apply instead:
+	// a second home for the default, which rule settings refuses.
+	DefaultTag string
+	Required   bool   // `required:"true"`
+	Pos        string // file:line of the field
 }
 
 // Documented is one row of docs/contract.md §2's table: the names of its first cell and its
@@ -39,16 +46,17 @@ type Documented struct {
 	Default string
 }
 
-// HandlerSettings reads every envconfig tag of the non-test Go files under dir. A missing
-// folder is no error (an app root without the handler's sources, as in fixtures): nil.
+// HandlerSettings reads every envconfig tag of the non-test Go files under dir, and the defaults
+// of the package's DefaultConfig (handlerDefaults). A folder without Go files is no error (an
+// app root without the handler's sources, as in fixtures): nil.
 func HandlerSettings(dir string) ([]Setting, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return nil, err
 	}
 	fset := token.NewFileSet()
-	var out []Setting
-	for _, path := range files {
+	var files []*ast.File
+	for _, path := range paths {
 		if strings.HasSuffix(path, "_test.go") {
 			continue
 		}
@@ -56,6 +64,17 @@ func HandlerSettings(dir string) ([]Setting, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read the handler's settings: %w", err)
 		}
+		files = append(files, f)
+	}
+	if len(files) == 0 {
+		return nil, nil
+	}
+	defaults, info, err := handlerDefaults(fset, dir, files)
+	if err != nil {
+		return nil, fmt.Errorf("read the handler's defaults: %w", err)
+	}
+	var out []Setting
+	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			field, ok := n.(*ast.Field)
 			if !ok || field.Tag == nil {
@@ -70,13 +89,17 @@ func HandlerSettings(dir string) ([]Setting, error) {
 			if !ok || name == "" || name == "-" {
 				return true
 			}
-			out = append(out, Setting{
-				Name:     name,
-				Type:     exprString(field.Type),
-				Default:  tag.Get("default"),
-				Required: tag.Get("required") == "true",
-				Pos:      fset.Position(field.Pos()).String(),
-			})
+			s := Setting{
+				Name:       name,
+				Type:       exprString(field.Type),
+				DefaultTag: tag.Get("default"),
+				Required:   tag.Get("required") == "true",
+				Pos:        fset.Position(field.Pos()).String(),
+			}
+			if d, ok := defaults[info.Defs[field.Names[0]]]; ok && len(field.Names) == 1 {
+				s.Default, s.DefaultConstant = d.text(s.Type), d.named
+			}
+			out = append(out, s)
 			return true
 		})
 	}
@@ -166,11 +189,14 @@ func (c *checker) settings() {
 			c.addf(RuleSettings, contract, "%s (read by %s) is not in the table of §2", s.Name, s.Pos)
 			continue
 		}
+		if s.DefaultTag != "" {
+			c.addf(RuleSettings, s.Pos, "%s has the envconfig tag default:%q: state its default in %s only", s.Name, s.DefaultTag, defaultsFunc)
+		}
 		want := s.Default
 		if s.Required {
 			want = "required"
 		}
-		if got := row.DocumentedDefault(); got != "" && got != want {
+		if got := row.DocumentedDefault(); got != "" && got != want && (s.Required || !s.Means(got)) {
 			c.addf(RuleSettings, contract, "§2 gives %s the default %q, the handler %q (%s)", s.Name, got, want, s.Pos)
 		}
 	}

@@ -53,6 +53,9 @@ func run(args []string, stdout io.Writer) error {
 		fmt.Fprintln(stdout, f)
 		problems++
 	}
+	for _, n := range project.Notes() {
+		fmt.Fprintln(stdout, n)
+	}
 	if problems > 0 {
 		return fmt.Errorf("%d problem(s)", problems)
 	}

@@ -1,0 +1,3 @@
+// want: param flexMaximumInstanceCount: declares no @maxValue
+@minValue(1)
+param flexMaximumInstanceCount int = 40
