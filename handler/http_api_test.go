@@ -174,7 +174,7 @@ func (d *api) wantOrder(t *testing.T, a callerAnswer, status int, orderID string
 // storedOrder is the order document of orderID as the store holds it.
 func (d *api) storedOrder(t *testing.T, orderID string) json.RawMessage {
 	t.Helper()
-	doc, err := d.store.(OrderReader).ReadOrder(context.Background(), orderID)
+	doc, err := d.store.(orders.OrderReader).ReadOrder(context.Background(), orderID)
 	if err != nil || doc == nil {
 		t.Fatalf("read order %s: %s, %v", orderID, doc, err)
 	}

@@ -75,7 +75,7 @@ func (cfg Config) httpFunction(function string, serve func(context.Context, *exc
 // Config already names.
 func (cfg *Config) setHTTPDefaults() {
 	if cfg.Orders == nil {
-		cfg.Orders, _ = cfg.Processor.Store.(OrderReader)
+		cfg.Orders, _ = cfg.Processor.Store.(orders.OrderReader)
 	}
 }
 
