@@ -171,7 +171,11 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 		{"GET of an unknown orderId", FunctionGetOrder, getCall(id + "-unknown"), 404, false},
 		{"GET of an orderId to escape", FunctionGetOrder, getCall("ORD 1?#%"), 404, false},
 		{"GET with a default key", FunctionGetOrder, getCall(id).by("default"), 403, false},
-		{"GET with a body too large", FunctionGetOrder, func() httpCall { c := getCall(id); c.body = bytes.Repeat([]byte("x"), maxHTTPInvocationBytes); return c }(), 413, false},
+		{"GET with a body too large", FunctionGetOrder, func() httpCall {
+			c := getCall(id)
+			c.body = bytes.Repeat([]byte("x"), maxHTTPInvocationBytes)
+			return c
+		}(), 413, false},
 	})
 
 	t.Run("in flight", func(t *testing.T) {
