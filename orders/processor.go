@@ -174,10 +174,11 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 // acceptance builds what accepting the order writes, once per delivery
 // (a retrying store resends the same batch), and refuses an order whose
 // OrderAccepted event could never be published: the publisher would have to
-// set it aside. Duplicates pass here too, because the create is the duplicate
-// check and its batch carries the documents, and because a resend whose event
-// breaks the budget is refused rather than completed (docs/contract.md §3,
-// event size; docs/adr/0009-output-size-budgets.md).
+// set it aside (docs/contract.md §3, event size;
+// docs/adr/0009-output-size-budgets.md). Duplicates pass here too, because
+// the create is the duplicate check and its batch carries the documents; a
+// resend whose event breaks a budget lowered since is a duplicate all the
+// same (refused, then found stored).
 func (p *Processor) acceptance(o *Order, a Acceptance) (*AcceptanceBatch, error) {
 	b, err := o.AcceptanceDocuments(a)
 	if err != nil {
