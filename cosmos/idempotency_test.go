@@ -57,7 +57,7 @@ func TestKeyStoreRoundTrips(t *testing.T) {
 		{"mismatch", "fp-2", []string{"CREATE", "READ"}},
 	} {
 		before := len(tr.Exchanges())
-		if _, err := svc.Execute(ctx, scope, path.fp, ok); err != nil {
+		if _, err := svc.Execute(ctx, scope, idempotency.Fingerprint{Hash: path.fp}, ok); err != nil {
 			t.Fatalf("%s: %v", path.name, err)
 		}
 		var kinds []string
@@ -115,7 +115,7 @@ func BenchmarkKeyStoreExecute(b *testing.B) {
 		return idempotency.Response{Status: 201, Body: []byte(`{"orderId":"ORD-1","requestHash":"sha256:0f"}`)}, nil
 	}
 	scope := idempotency.Scope{Client: "anonymous", Operation: "SubmitOrder", Key: b.Name() + time.Now().Format(time.RFC3339Nano)}
-	if _, err := svc.Execute(ctx, scope, "fp-1", work); err != nil {
+	if _, err := svc.Execute(ctx, scope, idempotency.Fingerprint{Hash: "fp-1"}, work); err != nil {
 		b.Fatal(err)
 	}
 	for _, path := range []struct {
@@ -129,7 +129,7 @@ func BenchmarkKeyStoreExecute(b *testing.B) {
 				if path.outcome == idempotency.Executed {
 					s.Key = fmt.Sprintf("%s-%d", scope.Key, i)
 				}
-				if res, err := svc.Execute(ctx, s, path.fp, work); err != nil || res.Outcome != path.outcome {
+				if res, err := svc.Execute(ctx, s, idempotency.Fingerprint{Hash: path.fp}, work); err != nil || res.Outcome != path.outcome {
 					b.Fatalf("%+v, %v; want %s", res, err, path.outcome)
 				}
 			}

@@ -63,7 +63,7 @@ func (s *Store) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*or
 
 // ReadOrder returns the stored order document of orderID, nil when there is
 // none: one point read (id = partition key = orderId), GetOrder's only
-// request (handler.OrderReader).
+// request (orders.OrderReader).
 func (s *Store) ReadOrder(ctx context.Context, orderID string) (json.RawMessage, error) {
 	doc, err := pointRead(s.loopback, func() (azcosmos.ItemResponse, error) {
 		return call(ctx, s, func(c *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {

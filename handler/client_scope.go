@@ -90,11 +90,21 @@ func unquoteSFString(s string) (string, error) {
 // caller presented as an identity of its own in the request's Identities
 // (docs/host-wire-format.md §6.1; azure-functions-host
 // AuthenticationLevelHandler): authentication type keyAuthenticationType,
-// with the key's name as the claim keyNameClaim.
+// the key's level as the claim keyLevelClaim and its name as keyNameClaim.
 const (
 	keyAuthenticationType = "WebJobsAuthLevel"
+	keyLevelClaim         = "http://schemas.microsoft.com/2017/07/functions/claims/authlevel"
 	keyNameClaim          = "http://schemas.microsoft.com/2017/07/functions/claims/keyid"
 )
+
+// functionKey is the key the host authenticated a request with: its name and
+// level (Function for host and function keys alike, Admin for the master
+// key, System for extensions' keys). The host gives a host key and a
+// function key of one name the same claims, so the name alone stands for a
+// client: names are unique by rule (docs/runbook.md, "Onboard a partner").
+type functionKey struct {
+	Name, Level string
+}
 
 // clientScope names who sent a request, so that two callers never share a
 // key space or an order (docs/http-api.md, "Keys and scope"). Every HTTP function
@@ -102,15 +112,37 @@ const (
 // runs in front (easyAuth) and so vouches for the header; else the name of
 // the function key the host authenticated the caller with: a name survives
 // the key's rotation, and is no secret (the key's value is never read);
-// else "anonymous", for local runs where nothing is enforced.
-func clientScope(r *httpRequest, easyAuth bool) string {
+// else "anonymous", for local runs where nothing is enforced. byKey tells
+// that the key's name is the client.
+func clientScope(r *httpRequest, easyAuth bool) (scope string, byKey bool) {
 	if id := strings.TrimSpace(r.Header.Get(headerPrincipalID)); id != "" && easyAuth {
-		return "principal:" + id
+		return "principal:" + id, false
 	}
-	if r.KeyName != "" {
-		return "key:" + r.KeyName
+	if r.Key.Name != "" {
+		return "key:" + r.Key.Name, true
 	}
-	return "anonymous"
+	return "anonymous", false
+}
+
+// sharedKeyName is the name the platform gives the function key it creates
+// for every function, and the host key it creates for the app.
+const sharedKeyName = "default"
+
+// keyOfNoClient says why the key k cannot stand for one client, "" when it
+// can: the platform's default keys are shared by whoever they are handed
+// to, the master key (Admin) and the extensions' system keys belong to the
+// platform and its operators. The clients of such keys would share one
+// another's idempotency keys and orders.
+func keyOfNoClient(k functionKey) string {
+	switch {
+	case k.Level == "Admin":
+		return "The master key is the app's administration key, not a client's."
+	case k.Level == "System":
+		return "A system key belongs to an extension of the platform, not to a client."
+	case strings.EqualFold(k.Name, sharedKeyName):
+		return `The function key named "default" is created by the platform for every function and app, so it cannot stand for one client.`
+	}
+	return ""
 }
 
 // wireIdentity is one serialised ClaimsIdentity of Data.<trigger>.Identities
@@ -124,22 +156,29 @@ type wireIdentity struct {
 	} `json:"Claims"`
 }
 
-// keyName returns the name of the function key the host authenticated the
-// request with, "" when none. Only the host's key identity counts: another
-// identity (Easy Auth's, whose claims come from an identity provider) cannot
-// name a key.
-func keyName(ids []wireIdentity) string {
+// keyOf returns the function key the host authenticated the request with,
+// zero when none. Only the host's key identity counts: another identity
+// (Easy Auth's, whose claims come from an identity provider) cannot name a
+// key.
+func keyOf(ids []wireIdentity) functionKey {
 	for _, id := range ids {
 		if !id.IsAuthenticated || id.AuthenticationType == nil || *id.AuthenticationType != keyAuthenticationType {
 			continue
 		}
+		var k functionKey
 		for _, c := range id.Claims {
-			if c.Type == keyNameClaim && c.Value != "" {
-				return c.Value
+			switch c.Type {
+			case keyNameClaim:
+				k.Name = c.Value
+			case keyLevelClaim:
+				k.Level = c.Value
 			}
 		}
+		if k.Name != "" {
+			return k
+		}
 	}
-	return ""
+	return functionKey{}
 }
 
 // shortSHA256 is the first 16 hex digits of the SHA-256 of s: enough to tell

@@ -50,12 +50,13 @@ func TestClientScope(t *testing.T) {
 		{"Easy Auth without a principal", true, "", "", "anonymous"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &httpRequest{Header: http.Header{}, KeyName: tc.keyName}
+			r := &httpRequest{Header: http.Header{}, Key: functionKey{Name: tc.keyName, Level: "Function"}}
 			if tc.principal != "" {
 				r.Header.Set(headerPrincipalID, tc.principal)
 			}
-			if got := clientScope(r, tc.easyAuth); got != tc.want {
-				t.Errorf("scope %q, want %q", got, tc.want)
+			got, byKey := clientScope(r, tc.easyAuth)
+			if got != tc.want || byKey != strings.HasPrefix(tc.want, "key:") {
+				t.Errorf("scope %q (by key %v), want %q", got, byKey, tc.want)
 			}
 		})
 	}
@@ -69,8 +70,8 @@ func TestKeyNameComesFromTheHostsKeyIdentity(t *testing.T) {
 	for _, tc := range []struct {
 		name, identities, want string
 	}{
-		{"the host's key identity", keyIdentities(partnerA), partnerA},
-		{"Easy Auth's identity first, then the key's", "[" + easyAuth + "," + strings.Trim(keyIdentities(partnerA), "[]") + "]", partnerA},
+		{"the host's key identity", keyIdentities(partnerA, "Function"), partnerA},
+		{"Easy Auth's identity first, then the key's", "[" + easyAuth + "," + strings.Trim(keyIdentities(partnerA, "Function"), "[]") + "]", partnerA},
 		{"a keyid claim in Easy Auth's identity", "[" + easyAuth + "]", ""},
 		{"an unauthenticated key identity", "[" + unauthenticated + "]", ""},
 		{"anonymous", anonymousIdentities, ""},
@@ -80,8 +81,8 @@ func TestKeyNameComesFromTheHostsKeyIdentity(t *testing.T) {
 			if err := json.Unmarshal([]byte(tc.identities), &ids); err != nil {
 				t.Fatal(err)
 			}
-			if got := keyName(ids); got != tc.want {
-				t.Errorf("key name %q, want %q", got, tc.want)
+			if got := keyOf(ids); got.Name != tc.want || (got.Name != "" && got.Level != "Function") {
+				t.Errorf("key %+v, want name %q at level Function", got, tc.want)
 			}
 		})
 	}
@@ -117,4 +118,49 @@ func TestIdempotencyKeyCharactersAndEscapes(t *testing.T) {
 			t.Errorf("key %q: refusal %v does not say %q", tc.sent, err, tc.says)
 		}
 	}
+}
+
+// A key that cannot stand for one client is refused by both functions before
+// anything is read or written (docs/runbook.md, "Onboard a partner"): the
+// host gives a host key and a function key of one name the same claims, and
+// names every key it creates "default", so partners handed default keys
+// would share one another's orders and idempotency keys.
+func TestKeysOfNoClientAreRefused(t *testing.T) {
+	d := startAPI(t)
+	id, body := uniqueOrder(t)
+	d.wantOrder(t, d.submit(t, "k-"+id, body), http.StatusCreated, id)
+	for _, tc := range []struct {
+		name, keyName, level, says string
+	}{
+		{"the default function or host key", "default", "Function", `"default"`},
+		{"any spelling of default", "Default", "Function", `"default"`},
+		{"the master key", "_master", "Admin", "master key"},
+		{"a system key", "durabletask_extension", "System", "system key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for function, c := range map[string]httpCall{
+				FunctionSubmitOrder: submitCall("k-"+tc.keyName+"-"+id, body).by(tc.keyName),
+				FunctionGetOrder:    getCall(id).by(tc.keyName),
+			} {
+				c.keyLevel = tc.level
+				a := d.call(t, function, c)
+				p := wantProblem(t, a, http.StatusForbidden, "shared-function-key")
+				if !strings.Contains(p.Detail, tc.says) || !strings.Contains(p.Detail, "function key of your own name") {
+					t.Errorf("%s: detail %q; want it to name the %s and ask for a key of one's own", function, p.Detail, tc.says)
+				}
+				if line := d.logsOf(a.answer); !strings.Contains(line, `"outcome":"sharedKey"`) {
+					t.Errorf("%s: log line %s, want outcome sharedKey", function, line)
+				}
+			}
+		})
+	}
+	// Behind App Service Authentication the principal is the client: the
+	// key is only the host's gate then.
+	d = startAPI(t, func(c *Config) { c.EasyAuth = true })
+	c := submitCall("k-principal-"+id, body).by("default")
+	c.header.Set(headerPrincipalID, "0b6f2c1e-dddd")
+	if a := d.call(t, FunctionSubmitOrder, c); a.StatusCode != http.StatusOK {
+		t.Errorf("a principal calling with the default key: %d %s; want the order (200, not its owner's view)", a.StatusCode, a.Body)
+	}
+	wantWritten(t, id)
 }

@@ -14,8 +14,8 @@ import (
 // with what the log line of docs/contract.md §12 says about it.
 type exchange struct {
 	function, invocationID string
-	// instance is the request's path, without the query (which may carry
-	// the function key): the problem's "instance".
+	// instance is the request's path, escaped, without the query (which may
+	// carry the function key): the problem's "instance".
 	instance string
 	client   string // the client scope (clientScope)
 	keyID    string // the idempotency key's record id: a hash, never the key
@@ -38,7 +38,11 @@ func (x *exchange) readRequest(w http.ResponseWriter, r *http.Request, limit int
 	inv, err := readInvocation(w, r, limit)
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		x.refuse("tooLarge", problemTooLarge, fmt.Sprintf("The request, as the Functions host forwards it, is larger than %d bytes. Send an order of at most %d bytes.", limit, MaxSubmitBytes))
+		if x.function == FunctionSubmitOrder {
+			x.refuse("tooLarge", problemTooLarge, fmt.Sprintf("The request, as the Functions host forwards it, is larger than %d bytes. Send an order of at most %d bytes.", limit, MaxSubmitBytes))
+		} else {
+			x.refuse("tooLarge", problemRequestTooLarge, fmt.Sprintf("The request, as the Functions host forwards it, is larger than %d bytes. A GET takes no body.", limit))
+		}
 		return nil, false
 	}
 	if err == nil {
@@ -49,8 +53,10 @@ func (x *exchange) readRequest(w http.ResponseWriter, r *http.Request, limit int
 		x.fail(err)
 		return nil, false
 	}
+	// The path as the caller wrote it, percent-encoding kept (RFC 3986): the
+	// decoded one ("/api/orders/a?b") is no URI reference.
 	if u, err := url.Parse(req.URL); err == nil && u.Path != "" {
-		x.instance = u.Path
+		x.instance = u.EscapedPath()
 	}
 	return req, true
 }
@@ -84,7 +90,9 @@ func (x *exchange) retryHint() string {
 	return "Retry after Retry-After seconds."
 }
 
-// finish answers the host and logs the exchange.
+// finish answers the host and logs the exchange. Every answer is for its
+// caller alone (RFC 9111 §5.2.2.5, no-store): a shared cache must keep
+// neither an order nor a refusal.
 func (cfg Config) finish(w http.ResponseWriter, x *exchange, start time.Time) {
 	if p := x.problem; p != nil {
 		var h [][2]string
@@ -94,10 +102,14 @@ func (cfg Config) finish(w http.ResponseWriter, x *exchange, start time.Time) {
 		a := p.answer(h...)
 		x.res = httpResponse{StatusCode: a.Status, Headers: a.Headers, Body: string(a.Body)}
 	}
+	if x.res.Headers == nil {
+		x.res.Headers = map[string]string{}
+	}
+	x.res.Headers["Cache-Control"] = "no-store"
 	cfg.logExchange(x, cfg.Now().Sub(start))
 	line := fmt.Sprintf("%s: %d %s", x.function, x.res.StatusCode, x.outcome)
 	if x.orderID != "" {
-		line += " " + x.orderID
+		line += " " + logValue(x.orderID)
 	}
 	respond(w, cfg.Logger, x.res, line)
 }

@@ -2,21 +2,11 @@ package handler
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 
 	"github.com/ordersink/orders-consumer/orders"
 )
-
-// OrderReader reads one stored order document: GetOrder's one point read
-// (id = partition key = orderId). cosmos.Store and orderstest.MemStore
-// implement it.
-type OrderReader interface {
-	// ReadOrder returns the order document of orderID as stored, nil when
-	// there is none.
-	ReadOrder(ctx context.Context, orderID string) (json.RawMessage, error)
-}
 
 // handleGetOrder is GET /api/orders/{orderId} (docs/http-api.md): one point
 // read of the order, answered only to the client that owns it.

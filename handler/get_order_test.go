@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -45,11 +46,11 @@ func TestGetOrderAnswersOnlyTheOwner(t *testing.T) {
 func wantSame404(t *testing.T, a, b callerAnswer, idA, idB string) {
 	t.Helper()
 	pa, pb := wantProblem(t, a, http.StatusNotFound, "order-not-found"), wantProblem(t, b, http.StatusNotFound, "order-not-found")
-	if pa.Instance != ordersPath+"/"+idA || pb.Instance != ordersPath+"/"+idB {
+	if pa.Instance != ordersPath+"/"+url.PathEscape(idA) || pb.Instance != ordersPath+"/"+url.PathEscape(idB) {
 		t.Errorf("instances %q, %q; want the paths", pa.Instance, pb.Instance)
 	}
 	normal := func(c callerAnswer, p problem, id string) string {
-		return strings.NewReplacer(id, "{orderId}", c.InvocationID, "{invocationId}").Replace(string(c.Body))
+		return strings.NewReplacer(url.PathEscape(id), "{orderId}", c.InvocationID, "{invocationId}").Replace(string(c.Body))
 	}
 	if x, y := normal(a, pa, idA), normal(b, pb, idB); x != y {
 		t.Errorf("the 404s differ:\n%s\n%s", x, y)

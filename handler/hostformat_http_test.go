@@ -26,6 +26,9 @@ type httpCall struct {
 	// keyName is the name of the function key the host authenticated the
 	// caller with; "" when none (an anonymous function, or Core Tools).
 	keyName string
+	// keyLevel is that key's level: Function (host and function keys) when
+	// "", Admin for the master key, System for an extension's.
+	keyLevel string
 	// chunked sends the body without Content-Length: the host forwards no
 	// body then.
 	chunked bool
@@ -40,10 +43,11 @@ const anonymousIdentities = `[{"AuthenticationType":null,"IsAuthenticated":false
 	`"RoleClaimType":"http://schemas.microsoft.com/ws/2008/06/identity/claims/role"}]`
 
 // keyIdentities is Data.req.Identities of a caller the host authenticated
-// with the function key named name: the identity AuthenticationLevelHandler
-// builds (scheme WebJobsAuthLevel; claims authlevel, invoke, keyid), each
-// claim as Newtonsoft serialises a Claim (its Subject dropped as a loop).
-func keyIdentities(name string) string {
+// with the key named name at level (Function, Admin, System): the identity
+// AuthenticationLevelHandler builds (scheme WebJobsAuthLevel; claims
+// authlevel, invoke, keyid), each claim as Newtonsoft serialises a Claim (its
+// Subject dropped as a loop).
+func keyIdentities(name, level string) string {
 	claim := func(typ, value string) string {
 		v, _ := json.Marshal(value)
 		return `{"Issuer":"LOCAL AUTHORITY","OriginalIssuer":"LOCAL AUTHORITY","Properties":{},` +
@@ -51,7 +55,7 @@ func keyIdentities(name string) string {
 			`,"ValueType":"http://www.w3.org/2001/XMLSchema#string"}`
 	}
 	return `[{"AuthenticationType":"WebJobsAuthLevel","IsAuthenticated":true,"Actor":null,"BootstrapContext":null,"Claims":[` +
-		claim("authlevel", "Function") + "," + claim("invoke", "true") + "," + claim("keyid", name) +
+		claim("authlevel", level) + "," + claim("invoke", "true") + "," + claim("keyid", name) +
 		`],"Label":null,"Name":null,"NameClaimType":"http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name",` +
 		`"RoleClaimType":"http://schemas.microsoft.com/ws/2008/06/identity/claims/role"}]`
 }
@@ -85,7 +89,11 @@ func hostHTTPInvocation(function string, c httpCall) []byte {
 	}
 	identities := anonymousIdentities
 	if c.keyName != "" {
-		identities = keyIdentities(c.keyName)
+		level := c.keyLevel
+		if level == "" {
+			level = "Function"
+		}
+		identities = keyIdentities(c.keyName, level)
 	}
 	req := map[string]any{
 		"Url": u.String(), "Method": c.method, "Query": query, "Headers": headers,

@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"strings"
@@ -53,9 +54,25 @@ func TestHTTPAPIRoundTrips(t *testing.T) {
 		// stored order costs a read before the key is completed.
 		{"resend under a new key", func() callerAnswer { return d.submit(t, "new-"+key, body) }, []string{"CREATE", "BATCH", "READ", "REPLACE"},
 			func(a callerAnswer) { d.wantOrder(t, a, http.StatusOK, id) }},
-		{"orderId taken", func() callerAnswer { return d.call(t, FunctionSubmitOrder, submitCall(key, body).by(partnerB)) },
+		{"known to another client", func() callerAnswer { return d.call(t, FunctionSubmitOrder, submitCall(key, body).by(partnerB)) },
 			[]string{"CREATE", "BATCH", "READ", "REPLACE"},
+			func(a callerAnswer) { wantReceipt(t, a, id) }},
+		{"orderId taken", func() callerAnswer {
+			return d.submit(t, "taken-"+key, bytes.Replace(body, []byte(`"CUST-42"`), []byte(`"CUST-43"`), 1))
+		}, []string{"CREATE", "BATCH", "READ", "REPLACE"},
 			func(a callerAnswer) { wantProblem(t, a, http.StatusConflict, "order-id-taken") }},
+		// A body the rules refuse is refused once, for its key: the claim,
+		// the read of its orderId (an order accepted before keeps its
+		// answer), the stored refusal.
+		{"invalid order", func() callerAnswer {
+			return d.submit(t, "invalid-"+key, bytes.Replace(body, []byte(`"EUR"`), []byte(`"euro"`), 1))
+		}, []string{"CREATE", "READ", "REPLACE"},
+			func(a callerAnswer) { wantProblem(t, a, http.StatusUnprocessableEntity, "invalid-order") }},
+		{"malformed order", func() callerAnswer { return d.submit(t, "malformed-"+key, []byte(`{"orderId":`)) },
+			[]string{"CREATE", "REPLACE"},
+			func(a callerAnswer) { wantProblem(t, a, http.StatusBadRequest, "malformed-order") }},
+		{"a request refused before its key", func() callerAnswer { return d.submit(t, "", body) }, nil,
+			func(a callerAnswer) { wantProblem(t, a, http.StatusBadRequest, "idempotency-key-missing") }},
 	} {
 		before := len(tr.Exchanges())
 		a := step.call()

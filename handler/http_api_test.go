@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -52,7 +53,13 @@ const (
 // the Config (a wrapped key store, a deadline) before it starts.
 func startAPI(t *testing.T, configure ...func(*Config)) *api {
 	t.Helper()
-	keys, store := testKeyStore(t), testStore(t)
+	return startAPIOver(t, testKeyStore(t), testStore(t), configure...)
+}
+
+// startAPIOver is startAPI over given stores: two handlers over one
+// database, as two releases or two instances of the app are.
+func startAPIOver(t *testing.T, keys keyStore, store readableStore, configure ...func(*Config)) *api {
+	t.Helper()
 	cfg := Config{Processor: &orders.Processor{Store: store}, Idempotency: &idempotency.Service{Store: keys}, Orders: store}
 	for _, c := range configure {
 		c(&cfg)
@@ -70,9 +77,10 @@ func submitCall(key string, body []byte) httpCall {
 	return httpCall{method: http.MethodPost, target: ordersPath, header: h, body: body, keyName: partnerA}
 }
 
-// getCall is GET /api/orders/{orderId} by partner A.
+// getCall is GET /api/orders/{orderId} by partner A, the orderId escaped
+// in the path as a client sends it.
 func getCall(orderID string) httpCall {
-	return httpCall{method: http.MethodGet, target: ordersPath + "/" + orderID, keyName: partnerA,
+	return httpCall{method: http.MethodGet, target: ordersPath + "/" + url.PathEscape(orderID), keyName: partnerA,
 		header: http.Header{"X-Functions-Key": {partnerKey}}, params: map[string]string{"orderId": orderID}}
 }
 
@@ -109,6 +117,7 @@ func wantProblem(t *testing.T, a callerAnswer, status int, anchor string) proble
 	if ct := a.Header.Get("Content-Type"); ct != "application/problem+json" {
 		t.Errorf("Content-Type %q, want application/problem+json", ct)
 	}
+	wantNoStore(t, a)
 	var p problem
 	if err := json.Unmarshal(a.Body, &p); err != nil {
 		t.Fatalf("problem body is not JSON: %s", a.Body)
@@ -137,6 +146,7 @@ func (d *api) wantOrder(t *testing.T, a callerAnswer, status int, orderID string
 	if ct := a.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type %q, want application/json", ct)
 	}
+	wantNoStore(t, a)
 	view, err := orders.PublicView(d.storedOrder(t, orderID))
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +174,7 @@ func (d *api) wantOrder(t *testing.T, a callerAnswer, status int, orderID string
 // storedOrder is the order document of orderID as the store holds it.
 func (d *api) storedOrder(t *testing.T, orderID string) json.RawMessage {
 	t.Helper()
-	doc, err := d.store.(OrderReader).ReadOrder(context.Background(), orderID)
+	doc, err := d.store.(orders.OrderReader).ReadOrder(context.Background(), orderID)
 	if err != nil || doc == nil {
 		t.Fatalf("read order %s: %s, %v", orderID, doc, err)
 	}
@@ -192,5 +202,14 @@ func wantWritten(t *testing.T, orderID string) {
 	if len(docs) != 2 || len(documentsOfType(docs, orders.TypeOrder)) != 1 || len(documentsOfType(docs, orders.TypeOutboxEvent)) != 1 {
 		t.Errorf("partition %s holds %d documents (%d orders, %d events); want the order and its event, nothing else",
 			orderID, len(docs), len(documentsOfType(docs, orders.TypeOrder)), len(documentsOfType(docs, orders.TypeOutboxEvent)))
+	}
+}
+
+// wantNoStore checks that an answer forbids every cache to keep it: each is
+// for its caller alone (RFC 9111 §5.2.2.5).
+func wantNoStore(t *testing.T, a callerAnswer) {
+	t.Helper()
+	if cc := a.Header.Values("Cache-Control"); len(cc) != 1 || cc[0] != "no-store" {
+		t.Errorf("Cache-Control %q, want no-store", cc)
 	}
 }

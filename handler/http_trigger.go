@@ -32,9 +32,9 @@ type httpRequest struct {
 	// keeps names as the caller spelled them (lower case over HTTP/2).
 	Header http.Header
 	Params map[string]string
-	// KeyName is the name of the function key the host authenticated the
-	// caller with ([keyName]); "" when none.
-	KeyName string
+	// Key is the function key the host authenticated the caller with
+	// ([keyOf]); zero when none.
+	Key functionKey
 	// Body is the request body; nil when the caller sent none (the host
 	// leaves Body out when Content-Length is 0 or absent).
 	Body []byte
@@ -75,7 +75,7 @@ func (inv *invocation) httpTrigger(binding string) (*httpRequest, error) {
 		return nil, fmt.Errorf("%w: Data.%s is not an HTTP request object with a Method (%v)", errEnvelope, binding, err)
 	}
 	r := &httpRequest{URL: w.URL, Method: strings.ToUpper(w.Method), Header: http.Header{},
-		Query: scalars(w.Query), Params: scalars(w.Params), KeyName: keyName(w.Identities)}
+		Query: scalars(w.Query), Params: scalars(w.Params), Key: keyOf(w.Identities)}
 	for name, v := range w.Headers {
 		values, err := headerValues(v)
 		if err != nil {

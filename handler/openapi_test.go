@@ -87,19 +87,23 @@ type failingReads struct{ err error }
 
 func (f failingReads) ReadOrder(context.Context, string) (json.RawMessage, error) { return nil, f.err }
 
-// apiExchange is one request to a function and the status it must get.
+// apiExchange is one request to a function and the status it must get;
+// replayed when the answer is a stored one given again.
 type apiExchange struct {
 	name     string
 	function string
 	call     httpCall
 	status   int
+	replayed bool
 }
 
 // TestAnswersMatchTheOpenAPIDocument produces every answer of the HTTP API
 // through the real handler, from host-format envelopes, and validates each
 // (status, headers, body) against docs/openapi.yaml; every answer the
 // document declares must be among them, so that neither can drift from
-// the other.
+// the other. The headers each answer promises are checked one by one
+// (promisedHeaders): the validator checks a header's value, not always that
+// a required one is there.
 func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 	doc, v := openAPI(t)
 	seen := map[string]bool{}
@@ -117,6 +121,7 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 			t.Errorf("%s answer %d does not match %s:%s\nheaders %s; body %s", x.function, a.StatusCode, openAPIDocument,
 				describeValidation(errs), a.headerNames(), a.Body)
 		}
+		promisedHeaders(t, x, a)
 		path := map[string]string{FunctionSubmitOrder: "/orders", FunctionGetOrder: "/orders/{orderId}"}[x.function]
 		seen[fmt.Sprintf("%s %s %d", x.call.method, path, a.StatusCode)] = true
 	}
@@ -138,26 +143,39 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 	otherClient.header.Set(headerIdempotencyKey, key+"-b")
 	tooLarge := append([]byte(`{"pad":"`), bytes.Repeat([]byte("x"), MaxSubmitBytes)...)
 	tooLarge = append(tooLarge, `"}`...)
+	invalid := bytes.Replace(body, []byte(`"EUR"`), []byte(`"euro"`), 1)
 	// In order: later answers depend on what earlier ones stored.
 	run(t, startAPI(t), []apiExchange{
-		{"created", FunctionSubmitOrder, submitCall(key, body), 201},
-		{"created, replayed", FunctionSubmitOrder, submitCall(key, body), 201},
-		{"resent under a new key", FunctionSubmitOrder, submitCall(key+"-again", body), 200},
-		{"resent under a new key, replayed", FunctionSubmitOrder, submitCall(key+"-again", body), 200},
-		{"taken by another client", FunctionSubmitOrder, otherClient, 409},
-		{"taken with other content, told to its owner", FunctionSubmitOrder, submitCall(key+"-other", other), 409},
-		{"taken, replayed", FunctionSubmitOrder, submitCall(key+"-other", other), 409},
-		{"no Content-Length", FunctionSubmitOrder, chunked, 411},
-		{"no Idempotency-Key", FunctionSubmitOrder, submitCall("", body), 400},
-		{"malformed Idempotency-Key", FunctionSubmitOrder, badKey, 400},
-		{"no body", FunctionSubmitOrder, submitCall(key+"-empty", nil), 400},
-		{"not an order", FunctionSubmitOrder, submitCall(key+"-malformed", []byte(`{"orderId":`)), 400},
-		{"too large", FunctionSubmitOrder, submitCall(key+"-large", tooLarge), 413},
-		{"invalid order", FunctionSubmitOrder, submitCall(key+"-invalid", bytes.Replace(body, []byte(`"EUR"`), []byte(`"euro"`), 1)), 422},
-		{"key reused", FunctionSubmitOrder, submitCall(key, other), 422},
-		{"GET by its owner", FunctionGetOrder, getCall(id), 200},
-		{"GET by another client", FunctionGetOrder, getCall(id).by(partnerB), 404},
-		{"GET of an unknown orderId", FunctionGetOrder, getCall(id + "-unknown"), 404},
+		{"created", FunctionSubmitOrder, submitCall(key, body), 201, false},
+		{"created, replayed", FunctionSubmitOrder, submitCall(key, body), 201, true},
+		{"resent under a new key", FunctionSubmitOrder, submitCall(key+"-again", body), 200, false},
+		{"resent under a new key, replayed", FunctionSubmitOrder, submitCall(key+"-again", body), 200, true},
+		{"the receipt of another client's order", FunctionSubmitOrder, submitCall(key+"-receipt", body).by(partnerB), 200, false},
+		{"the receipt, replayed", FunctionSubmitOrder, submitCall(key+"-receipt", body).by(partnerB), 200, true},
+		{"taken by another client", FunctionSubmitOrder, otherClient, 409, false},
+		{"taken with other content, told to its owner", FunctionSubmitOrder, submitCall(key+"-other", other), 409, false},
+		{"taken, replayed", FunctionSubmitOrder, submitCall(key+"-other", other), 409, true},
+		{"a default key", FunctionSubmitOrder, submitCall(key, body).by("default"), 403, false},
+		{"no Content-Length", FunctionSubmitOrder, chunked, 411, false},
+		{"no Idempotency-Key", FunctionSubmitOrder, submitCall("", body), 400, false},
+		{"malformed Idempotency-Key", FunctionSubmitOrder, badKey, 400, false},
+		{"no body", FunctionSubmitOrder, submitCall(key+"-empty", nil), 400, false},
+		{"not an order", FunctionSubmitOrder, submitCall(key+"-malformed", []byte(`{"orderId":`)), 400, false},
+		{"not an order, replayed", FunctionSubmitOrder, submitCall(key+"-malformed", []byte(`{"orderId":`)), 400, true},
+		{"too large", FunctionSubmitOrder, submitCall(key+"-large", tooLarge), 413, false},
+		{"invalid order", FunctionSubmitOrder, submitCall(key+"-invalid", invalid), 422, false},
+		{"invalid order, replayed", FunctionSubmitOrder, submitCall(key+"-invalid", invalid), 422, true},
+		{"key reused", FunctionSubmitOrder, submitCall(key, other), 422, false},
+		{"GET by its owner", FunctionGetOrder, getCall(id), 200, false},
+		{"GET by another client", FunctionGetOrder, getCall(id).by(partnerB), 404, false},
+		{"GET of an unknown orderId", FunctionGetOrder, getCall(id + "-unknown"), 404, false},
+		{"GET of an orderId to escape", FunctionGetOrder, getCall("ORD 1?#%"), 404, false},
+		{"GET with a default key", FunctionGetOrder, getCall(id).by("default"), 403, false},
+		{"GET with a body too large", FunctionGetOrder, func() httpCall {
+			c := getCall(id)
+			c.body = bytes.Repeat([]byte("x"), maxHTTPInvocationBytes)
+			return c
+		}(), 413, false},
 	})
 
 	t.Run("in flight", func(t *testing.T) {
@@ -168,7 +186,7 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 		})
 		id, body := uniqueOrder(t)
 		firstDone, release := d.holdFirst(t, gate, "in-flight-"+id, body)
-		run(t, d, []apiExchange{{"request in progress", FunctionSubmitOrder, submitCall("in-flight-"+id, body), 409}})
+		run(t, d, []apiExchange{{"request in progress", FunctionSubmitOrder, submitCall("in-flight-"+id, body), 409, false}})
 		release()
 		<-firstDone
 	})
@@ -187,8 +205,8 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 			})
 			id, body := uniqueOrder(t)
 			run(t, d, []apiExchange{
-				{"submit", FunctionSubmitOrder, submitCall("k-"+id, body), f.status},
-				{"get", FunctionGetOrder, getCall(id), f.status},
+				{"submit", FunctionSubmitOrder, submitCall("k-"+id, body), f.status, false},
+				{"get", FunctionGetOrder, getCall(id), f.status, false},
 			})
 		})
 	}
@@ -200,5 +218,29 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 		if !seen[answer] {
 			t.Errorf("%s declares %s, which no request here produced", openAPIDocument, answer)
 		}
+	}
+}
+
+// promisedHeaders checks the headers an answer promises, each of which a
+// client acts on: every answer Cache-Control: no-store; a 201 its Location;
+// a stored answer given again Idempotent-Replayed: true, and no other answer;
+// a 503, a 500 and a 409 request-in-progress Retry-After, and no refusal the
+// client must fix.
+func promisedHeaders(t *testing.T, x apiExchange, a callerAnswer) {
+	t.Helper()
+	if got := a.Header.Get("Cache-Control"); got != "no-store" {
+		t.Errorf("Cache-Control %q, want no-store", got)
+	}
+	if got := a.Header.Get("Location"); (a.StatusCode == http.StatusCreated) != (got != "") {
+		t.Errorf("%d with Location %q: a 201 has one, no other answer", a.StatusCode, got)
+	}
+	if got := a.Header.Get(headerReplayed); x.replayed != (got == "true") || (got != "" && got != "true") {
+		t.Errorf("%s %q on an answer that is replayed: %v", headerReplayed, got, x.replayed)
+	}
+	var p problem
+	_ = json.Unmarshal(a.Body, &p)
+	retry := a.StatusCode >= 500 || p.Type == ProblemTypeBase+problemInFlight.anchor
+	if got := a.Header.Get("Retry-After"); retry != (got != "") {
+		t.Errorf("%d %s with Retry-After %q: want one exactly on a 5xx and request-in-progress", a.StatusCode, p.Type, got)
 	}
 }

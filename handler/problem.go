@@ -21,19 +21,21 @@ type problemType struct {
 
 // The problem types of docs/http-api.md; the anchors are part of the contract.
 var (
-	problemKeyMissing     = problemType{"idempotency-key-missing", "Idempotency-Key header required", http.StatusBadRequest}
-	problemKeyMalformed   = problemType{"idempotency-key-malformed", "Idempotency-Key header malformed", http.StatusBadRequest}
-	problemBodyMissing    = problemType{"body-missing", "Request body required", http.StatusBadRequest}
-	problemLengthRequired = problemType{"length-required", "Content-Length required", http.StatusLengthRequired}
-	problemMalformed      = problemType{"malformed-order", "Request body is not an order document", http.StatusBadRequest}
-	problemInvalid        = problemType{"invalid-order", "Order breaks a rule", http.StatusUnprocessableEntity}
-	problemTooLarge       = problemType{"order-too-large", "Order too large", http.StatusRequestEntityTooLarge}
-	problemKeyReused      = problemType{"idempotency-key-reused", "Idempotency-Key reused with another payload", http.StatusUnprocessableEntity}
-	problemInFlight       = problemType{"request-in-progress", "A request with this Idempotency-Key is in progress", http.StatusConflict}
-	problemOrderIDTaken   = problemType{"order-id-taken", "orderId already taken", http.StatusConflict}
-	problemUnavailable    = problemType{"service-unavailable", "Service temporarily unavailable", http.StatusServiceUnavailable}
-	problemNotFound       = problemType{"order-not-found", "Order not found", http.StatusNotFound}
-	problemInternal       = problemType{"internal-error", "Internal error", http.StatusInternalServerError}
+	problemKeyMissing      = problemType{"idempotency-key-missing", "Idempotency-Key header required", http.StatusBadRequest}
+	problemKeyMalformed    = problemType{"idempotency-key-malformed", "Idempotency-Key header malformed", http.StatusBadRequest}
+	problemBodyMissing     = problemType{"body-missing", "Request body required", http.StatusBadRequest}
+	problemLengthRequired  = problemType{"length-required", "Content-Length required", http.StatusLengthRequired}
+	problemMalformed       = problemType{"malformed-order", "Request body is not an order document", http.StatusBadRequest}
+	problemInvalid         = problemType{"invalid-order", "Order breaks a rule", http.StatusUnprocessableEntity}
+	problemTooLarge        = problemType{"order-too-large", "Order too large", http.StatusRequestEntityTooLarge}
+	problemKeyReused       = problemType{"idempotency-key-reused", "Idempotency-Key reused with another payload", http.StatusUnprocessableEntity}
+	problemInFlight        = problemType{"request-in-progress", "A request with this Idempotency-Key is in progress", http.StatusConflict}
+	problemOrderIDTaken    = problemType{"order-id-taken", "orderId already taken", http.StatusConflict}
+	problemUnavailable     = problemType{"service-unavailable", "Service temporarily unavailable", http.StatusServiceUnavailable}
+	problemNotFound        = problemType{"order-not-found", "Order not found", http.StatusNotFound}
+	problemRequestTooLarge = problemType{"request-too-large", "Request too large", http.StatusRequestEntityTooLarge}
+	problemSharedKey       = problemType{"shared-function-key", "Function key not assigned to one client", http.StatusForbidden}
+	problemInternal        = problemType{"internal-error", "Internal error", http.StatusInternalServerError}
 )
 
 // problem is an RFC 9457 problem details object. Detail speaks to the

@@ -137,18 +137,18 @@ func (d delivery) envelope(res orders.Result, now time.Time) *ParkingEnvelope {
 }
 
 func (d delivery) humanLine(res orders.Result) string {
-	id := res.OrderID
-	if id == "" {
-		id = "message " + d.messageID
+	id := logValue(res.OrderID)
+	if res.OrderID == "" {
+		id = "message " + logValue(d.messageID)
 	}
 	if res.Kind == orders.OrderStatusChanged {
 		id += fmt.Sprintf(" status v%d", res.Version)
 	}
 	line := fmt.Sprintf("%s: %s %s (delivery %d)", d.function, res.Outcome, id, d.deliveryCount)
 	if res.Reason != "" {
-		line += fmt.Sprintf(", parked as %s: %s", res.Reason, res.Description)
+		line += fmt.Sprintf(", parked as %s: %s", res.Reason, logText(res.Description))
 	} else if res.Outcome == orders.Transient || res.Outcome == requeued {
-		line += ", will be retried: " + res.Description
+		line += ", will be retried: " + logText(res.Description)
 	}
 	return line
 }

@@ -89,11 +89,11 @@ func TestOrderWhoseEventWouldNotFitIsRefused(t *testing.T) {
 	}
 }
 
-// A resend of an accepted order meets the event-size rule like a new order
-// (docs/contract.md §3, event size): with the limit lowered below its event
-// it is parked as ValidationFailed, not completed as a duplicate, and the
-// stored order and event stay as they were.
-func TestResendWhoseEventNoLongerFitsIsRefused(t *testing.T) {
+// A resend of an accepted order is judged by its key, the orderId, first
+// (docs/adr/0015-the-key-first.md): with the limit lowered below its event it
+// is still a duplicate, not parked as ValidationFailed, and the stored order
+// and event stay as they were; a new order of that size is refused.
+func TestResendWhoseEventNoLongerFitsIsADuplicate(t *testing.T) {
 	id := fmt.Sprintf("ORD-EVENT-RESEND-%d", time.Now().UnixNano())
 	body := orderWithArray(id, 2000)
 	size := eventSize(t, body, id)
@@ -104,17 +104,18 @@ func TestResendWhoseEventNoLongerFitsIsRefused(t *testing.T) {
 		t.Fatalf("first delivery: status %d, %v", a.Status, a.Logs)
 	}
 	before := partition(t, id)
-	if a := wide.invoke(t, hostInvocation(body, id, 2)); a.Status != http.StatusOK || a.outcome() != "duplicate" {
-		t.Fatalf("resend within the limit: status %d, %v; want a duplicate", a.Status, a.Logs)
+	for delivery, s := range []*testServer{wide, narrow} {
+		a := s.invoke(t, hostInvocation(body, id, delivery+2))
+		if a.Status != http.StatusOK || a.outcome() != "duplicate" || a.parked(t) != nil {
+			t.Errorf("resend %d (event %d bytes): status %d, %v, parked %s; want a duplicate", delivery+2, size, a.Status, a.Logs, describe(a.parked(t)))
+		}
 	}
-	a := narrow.invoke(t, hostInvocation(body, id, 3))
-	e := a.parked(t)
-	if a.Status != http.StatusOK || e == nil || e.Reason != orders.ValidationFailed ||
-		!strings.Contains(e.Description, fmt.Sprintf("OrderAccepted event would be %d bytes", size)) {
-		t.Fatalf("resend with its event %d bytes over a budget of %d: status %d, %s", size, size-1, a.Status, describe(e))
+	if after := partition(t, id); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the resend changed the partition:\n%v\nwas\n%v", after, before)
 	}
-	after := partition(t, id)
-	if fmt.Sprint(after) != fmt.Sprint(before) {
-		t.Errorf("the refused resend changed the partition:\n%v\nwas\n%v", after, before)
+	newID := id + "-NEW"
+	a := narrow.invoke(t, hostInvocation(orderWithArray(newID, 2000), newID, 1))
+	if e := a.parked(t); e == nil || e.Reason != orders.ValidationFailed || !strings.Contains(e.Description, "OrderAccepted event would be") {
+		t.Errorf("a new order of that size: %s; want it parked as ValidationFailed", describe(e))
 	}
 }

@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -177,7 +178,8 @@ func TestParkingEnvelopeOverBudgetWithoutOrderID(t *testing.T) {
 func TestParkingEnvelopeOverBudgetStoreDownIsRetried(t *testing.T) {
 	store := orderstest.NewMemStore()
 	store.Fail = &orders.StoreError{Op: "park body", IsTransient: true, Err: fmt.Errorf("503 Service Unavailable")}
-	s := budgetServer(t, Config{Processor: &orders.Processor{Store: store}})
+	// The orderId holds no order: the refusal goes on to park the body.
+	s := budgetServer(t, Config{Processor: &orders.Processor{Store: store, Reader: noOrders{}}})
 	body := escapingBody("ORD-DOWN", 100<<10)
 	a := s.invoke(t, hostInvocation(body, "ORD-DOWN", 1))
 	if a.Status/100 == 2 {
@@ -187,6 +189,11 @@ func TestParkingEnvelopeOverBudgetStoreDownIsRetried(t *testing.T) {
 		t.Errorf("the log does not say why: %s", s.logs.String())
 	}
 }
+
+// noOrders is an order reader that finds no order.
+type noOrders struct{}
+
+func (noOrders) ReadOrder(context.Context, string) (json.RawMessage, error) { return nil, nil }
 
 func TestOversizedRequestStaysWholeInTheBroker(t *testing.T) {
 	const limit = 64 << 10

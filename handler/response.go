@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"unicode"
 )
 
 // invocationResult is the answer the host expects. Outputs is keyed by output
@@ -31,4 +33,31 @@ func encode(w http.ResponseWriter, log *slog.Logger, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// logValue is a caller's value (an orderId, a MessageId) as a line of the
+// host's Logs shows it: as sent when it is printable and holds no space or
+// quote, else Go-quoted, so that no value can end the line, start one of
+// its own or pass for another field.
+func logValue(s string) string {
+	if s == "" {
+		return `""`
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) || unicode.IsSpace(r) || r == '"' || r == '\\' {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+// logText is a description that may quote a caller's value: as is unless it
+// holds a character that is not printable (a line break), then Go-quoted.
+func logText(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) && r != ' ' {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }

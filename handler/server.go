@@ -81,7 +81,7 @@ type Config struct {
 	Idempotency *idempotency.Service
 	// Orders reads orders for GetOrder; nil means Processor.Store, when it
 	// is an OrderReader.
-	Orders OrderReader
+	Orders orders.OrderReader
 	// EasyAuth says that App Service Authentication runs in front of the
 	// app (WEBSITE_AUTH_ENABLED): only then is X-MS-CLIENT-PRINCIPAL-ID the
 	// platform's, and the client scope of an Idempotency-Key; without it the
@@ -118,10 +118,15 @@ func NewServer(cfg Config) http.Handler {
 	if cfg.Bodies == nil {
 		cfg.Bodies, _ = cfg.Processor.Store.(BodyStore)
 	}
-	if cfg.Processor.EventBudget == nil {
+	if cfg.Processor.EventBudget == nil || (cfg.Processor.Reader == nil && cfg.Orders != nil) {
 		// A copy: the caller's Processor is not ours to change.
 		p := *cfg.Processor
-		p.EventBudget = func(e json.RawMessage) error { return cfg.fitOutput(e) }
+		if p.EventBudget == nil {
+			p.EventBudget = func(e json.RawMessage) error { return cfg.fitOutput(e) }
+		}
+		if p.Reader == nil {
+			p.Reader = cfg.Orders
+		}
 		cfg.Processor = &p
 	}
 	r := chi.NewRouter()

@@ -2,6 +2,7 @@ package handler
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -47,7 +48,8 @@ func handleSubmitOrder(cfg Config) http.HandlerFunc {
 
 // httpFunction serves one HTTP function: it reads the invocation's request,
 // has serve answer it within cfg.SubmitDeadline, and answers the host with
-// the answer serve leaves in x, the request charge counted.
+// the answer serve leaves in x, the request charge counted. A caller whose
+// function key cannot stand for one client is refused before serve runs.
 func (cfg Config) httpFunction(function string, serve func(context.Context, *exchange, *httpRequest)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := cfg.Now()
@@ -56,8 +58,13 @@ func (cfg Config) httpFunction(function string, serve func(context.Context, *exc
 		defer cancel()
 		ctx, charge := requestcharge.With(ctx)
 		if req, ok := x.readRequest(w, r, maxHTTPInvocationBytes); ok {
-			x.client = clientScope(req, cfg.EasyAuth)
-			serve(ctx, &x, req)
+			var byKey bool
+			x.client, byKey = clientScope(req, cfg.EasyAuth)
+			if why := keyOfNoClient(req.Key); byKey && why != "" {
+				x.refuse("sharedKey", problemSharedKey, why+` Ask the operator for a function key of your own name (docs/runbook.md, "Onboard a partner").`)
+			} else {
+				serve(ctx, &x, req)
+			}
 		}
 		x.requestCharge = charge.Units()
 		cfg.finish(w, &x, start)
@@ -68,7 +75,7 @@ func (cfg Config) httpFunction(function string, serve func(context.Context, *exc
 // Config already names.
 func (cfg *Config) setHTTPDefaults() {
 	if cfg.Orders == nil {
-		cfg.Orders, _ = cfg.Processor.Store.(OrderReader)
+		cfg.Orders, _ = cfg.Processor.Store.(orders.OrderReader)
 	}
 }
 
@@ -103,19 +110,17 @@ func (cfg Config) submit(ctx context.Context, x *exchange, req *httpRequest) {
 		x.refuse("tooLarge", problemTooLarge, fmt.Sprintf("The order is %d bytes; at most %d are accepted. Send a smaller order.", len(req.Body), MaxSubmitBytes))
 		return
 	}
+	// The key first: the payload is read for its fingerprint alone, and the
+	// rules judge it inside the key's work, once. A retry is answered what
+	// its key's first request was, whatever the rules, the settings or the
+	// clock say by then.
+	pl := orders.ReadPayload(req.Body)
+	x.orderID = clip(pl.OrderID)
 	sub := orders.Submission{Owner: x.client, ID: x.keyID}
-	o, batch, ok := cfg.admit(x, req.Body, sub)
-	if !ok {
-		return
-	}
-	decide := func(ctx context.Context) (idempotency.Response, error) {
-		r, err := cfg.Processor.Submit(ctx, o, batch, sub)
-		if err != nil {
-			return idempotency.Response{}, err
-		}
-		return x.submitted(o, r)
-	}
-	res, err := cfg.Idempotency.Execute(ctx, scope, o.Hash, decide)
+	fp := idempotency.Fingerprint{Hash: pl.Hash, Version: orders.HashVersion, Under: pl.HashUnder}
+	res, err := cfg.Idempotency.Execute(ctx, scope, fp, func(ctx context.Context) (idempotency.Response, error) {
+		return cfg.decide(ctx, x, pl, sub)
+	})
 	x.judged(res, err)
 	if err == nil && res.Outcome == idempotency.InFlight {
 		// A live first request answers within its deadline (and settles its
@@ -125,59 +130,101 @@ func (cfg Config) submit(ctx context.Context, x *exchange, req *httpRequest) {
 	}
 }
 
-// admit applies the queue path's rules to the body (docs/contract.md §3,
-// event size included) and builds what accepting it writes. ok is false
-// when the order is refused; nothing has been claimed then: the same body is
-// refused on every retry, so there is no answer worth storing.
-func (cfg Config) admit(x *exchange, body []byte, sub orders.Submission) (*orders.Order, *orders.AcceptanceBatch, bool) {
-	o, batch, err := cfg.Processor.Admit(body, sub)
-	// Cut: a refused orderId may be as long as the request, and is logged
-	// twice (the log line, the host's Logs). Only a refused body is decoded
-	// again to find it.
-	if o != nil {
-		x.orderID = clip(o.ID)
-	} else {
-		x.orderID = clip(orders.PeekOrderID(body))
+// decide is the work of a submission's key (docs/contract.md §13): the rules
+// of §3, the event size included, then the order and its event in one
+// transactional batch. Its answer is stored with the key and replayed to
+// every retry, a refusal included: the same payload gets the same answer.
+func (cfg Config) decide(ctx context.Context, x *exchange, pl *orders.Payload, sub orders.Submission) (idempotency.Response, error) {
+	o, batch, err := cfg.Processor.Admit(pl, sub)
+	if err != nil {
+		return cfg.refused(ctx, x, pl, sub, err)
 	}
+	r, err := cfg.Processor.Submit(ctx, o, batch, sub)
+	if err != nil {
+		return idempotency.Response{}, err
+	}
+	return x.submitted(o.ID, o.Hash, r)
+}
+
+// refused answers a body the rules refuse, unless the orderId holds this
+// very content: an order accepted before (by an attempt of this key that
+// died before its answer was stored, by the queue, under another key) is
+// answered as accepted whatever the rules say now, so that a tightened rule
+// or a lowered setting never tells a client to change an order it has.
+// Only a body that is an order object can be such content.
+func (cfg Config) refused(ctx context.Context, x *exchange, pl *orders.Payload, sub orders.Submission, err error) (idempotency.Response, error) {
 	var re *orders.RejectError
-	switch {
-	case errors.As(err, &re) && re.Reason == orders.MalformedMessage:
-		x.refuse("malformed", problemMalformed, "The body is not an order document: "+re.Error()+".")
-		return nil, nil, false
-	case errors.As(err, &re):
-		x.refuse("invalid", problemInvalid, re.Error()+".")
-		x.problem.Field = re.Field
-		return nil, nil, false
-	case err != nil:
-		x.fail(err)
-		return nil, nil, false
+	if !errors.As(err, &re) {
+		return idempotency.Response{}, err
 	}
-	return o, batch, true
+	if re.Reason == orders.MalformedMessage {
+		x.refuse("malformed", problemMalformed, "The body is not an order document: "+re.Error()+".")
+		return idempotency.Response{}, idempotency.ClientError(x.problem.answer())
+	}
+	if cfg.Orders != nil && orders.CheckOrderID(pl.OrderID) == nil {
+		doc, err := cfg.Orders.ReadOrder(ctx, pl.OrderID)
+		if err != nil {
+			return idempotency.Response{}, err
+		}
+		if doc != nil {
+			if r, err := pl.Against(doc, sub); err == nil && r.Outcome != orders.SubmitTaken {
+				return x.submitted(pl.OrderID, pl.Hash, r)
+			}
+		}
+	}
+	x.refuse("invalid", problemInvalid, re.Error()+".")
+	x.problem.Field = re.Field
+	return idempotency.Response{}, idempotency.ClientError(x.problem.answer())
 }
 
 // submitted is the answer to store for what Submit decided: the order as
 // stored for its owner (201 when this submission created it, 200 for a
-// resend under a new key), else 409 order-id-taken as a client error, so
-// that a retry of this key is told the same.
-func (x *exchange) submitted(o *orders.Order, r orders.Submitted) (idempotency.Response, error) {
+// resend under a new key), its receipt to a client that does not own it
+// (200), else 409 order-id-taken as a client error, so that a retry of
+// this key is told the same. requestHash is the submission's fingerprint.
+func (x *exchange) submitted(orderID, requestHash string, r orders.Submitted) (idempotency.Response, error) {
 	switch r.Outcome {
 	case orders.SubmitCreated, orders.SubmitResumed:
 		x.outcome = "created"
 		if r.Outcome == orders.SubmitResumed {
 			x.outcome = "resumed"
 		}
-		return orderAnswer(http.StatusCreated, o.ID, r.Document)
+		return orderAnswer(http.StatusCreated, orderID, r.Document)
 	case orders.SubmitResent:
 		x.outcome = "resent"
-		return orderAnswer(http.StatusOK, o.ID, r.Document)
+		return orderAnswer(http.StatusOK, orderID, r.Document)
+	case orders.SubmitKnown:
+		x.outcome = "known"
+		return receiptAnswer(orderID, r)
 	}
 	x.outcome = "taken"
-	p := x.newProblem(problemOrderIDTaken, "This orderId is already used for another order. Send the order under an orderId of its own.")
+	p := x.newProblem(problemOrderIDTaken, "This orderId holds another order. If yours is a different order, send it under an orderId of its own; "+
+		"if it is this order changed, it is stored as first sent and sending it again does not change it.")
 	if r.SameOwner {
-		p.Detail = "You already sent an order with this orderId and other content. Send the new order under an orderId of its own; read the stored one with GET " + ordersPath + "/" + url.PathEscape(o.ID) + "."
-		p.StoredHash, p.RequestHash = r.StoredHash, o.Hash
+		p.Detail = "You already sent an order with this orderId and other content; it is stored as first sent and sending it again does not change it. " +
+			"Read it with GET " + ordersPath + "/" + url.PathEscape(orderID) + "; send a different order under an orderId of its own."
+		p.StoredHash, p.RequestHash = r.StoredHash, requestHash
 	}
 	return idempotency.Response{}, idempotency.ClientError(p.answer())
+}
+
+// receipt is the body of a 200 to a client that does not own the order it
+// sent: the order exists with the content this client sent (its
+// fingerprint), accepted another way. It shows nothing the client did not
+// send: not the stored meta, not when or by whom it was accepted.
+type receipt struct {
+	HashVersion int    `json:"hashVersion"`
+	OrderID     string `json:"orderId"`
+	RequestHash string `json:"requestHash"`
+}
+
+// receiptAnswer is the 200 of [orders.SubmitKnown].
+func receiptAnswer(orderID string, r orders.Submitted) (idempotency.Response, error) {
+	b, err := json.Marshal(receipt{HashVersion: r.HashVersion, OrderID: orderID, RequestHash: r.StoredHash})
+	if err != nil {
+		return idempotency.Response{}, fmt.Errorf("answer order %s: %w", orderID, err)
+	}
+	return idempotency.Response{Status: http.StatusOK, Headers: map[string]string{"Content-Type": "application/json"}, Body: b}, nil
 }
 
 // orderAnswer is an answer carrying a stored order document's public view.

@@ -15,9 +15,10 @@ import (
 )
 
 // Requests that are not submissions are refused before anything is claimed
-// or written, and every refusal is the same on every retry.
+// or written: without a length, a key or a body, or over the size that bounds
+// what fingerprinting a body costs, a request has nothing to be judged by.
 func TestSubmitOrderRefusesBadRequestsBeforeClaimingTheKey(t *testing.T) {
-	d := startAPI(t, func(c *Config) { c.MaxMessageBytes = 64 << 10 })
+	d := startAPI(t)
 	id, body := uniqueOrder(t)
 	key := "k-" + id
 	for _, tc := range []struct {
@@ -35,15 +36,8 @@ func TestSubmitOrderRefusesBadRequestsBeforeClaimingTheKey(t *testing.T) {
 		{"empty quoted key", submitCall(`""`, body), 400, "idempotency-key-malformed", "empty"},
 		{"bad sf-string", submitCall(`"a\x"`, body), 400, "idempotency-key-malformed", "escape"},
 		{"Content-Length: 0", submitCall(key, nil), 400, "body-missing", "JSON object"},
-		{"not JSON", submitCall(key, []byte(`{"orderId":`)), 400, "malformed-order", "not an order document"},
-		{"duplicate member", submitCall(key, []byte(`{"orderId":"a","orderId":"b"}`)), 400, "malformed-order", "not an order document"},
-		{"rule broken", submitCall(key, bytes.Replace(body, []byte(`"EUR"`), []byte(`"euro"`), 1)), 422, "invalid-order", "currency"},
-		{"total wrong", submitCall(key, bytes.Replace(body, []byte(`"44.98"`), []byte(`"44.99"`), 1)), 422, "invalid-order", "total"},
-		{"owner in the body", submitCall(key, bytes.Replace(body, []byte(`"total"`), []byte(`"owner":"key:partner-b","total"`), 1)), 422, "invalid-order", "owner"},
 		{"over the submit limit", submitCall(key, orderOfSize(t, id, MaxSubmitBytes+1)), 413, "order-too-large", "at most 1048576"},
-		// The queue path's rule of docs/contract.md §3 "event size": the
-		// host indents each array element on a line of its own.
-		{"event too large", submitCall(key, orderWithArray(id, 9000)), 422, "invalid-order", "OrderAccepted event"},
+		{"the platform's default key", submitCall(key, body).by("default"), 403, "shared-function-key", `"default"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := d.call(t, FunctionSubmitOrder, tc.call)
@@ -53,9 +47,6 @@ func TestSubmitOrderRefusesBadRequestsBeforeClaimingTheKey(t *testing.T) {
 			}
 			if p.Instance != ordersPath {
 				t.Errorf("instance %q, want %s", p.Instance, ordersPath)
-			}
-			if tc.anchor == "invalid-order" && tc.detail != "OrderAccepted event" && p.Field != tc.detail {
-				t.Errorf("422 names field %q, want %q", p.Field, tc.detail)
 			}
 			// A refusal the client must fix is not worth a retry.
 			if ra := a.Header.Get("Retry-After"); ra != "" {
@@ -67,8 +58,58 @@ func TestSubmitOrderRefusesBadRequestsBeforeClaimingTheKey(t *testing.T) {
 	if docs := partition(t, id); len(docs) != 0 {
 		t.Errorf("refusals wrote %v", docs)
 	}
-	// The key stays free for the corrected order.
+	// The key stays free for the corrected request.
 	d.wantOrder(t, d.submit(t, key, body), http.StatusCreated, id)
+}
+
+// A body the rules refuse is judged inside its key's work: the refusal is the
+// key's first answer, stored and replayed byte for byte to a retry of the
+// same key and payload, and the key stays bound to that payload: the
+// corrected order goes under a new key (docs/http-api.md, rule 3).
+func TestSubmitOrderRefusesABadBodyOnceForItsKey(t *testing.T) {
+	d := startAPI(t, func(c *Config) { c.MaxMessageBytes = 64 << 10 })
+	id, body := uniqueOrder(t)
+	for _, tc := range []struct {
+		name   string
+		body   []byte
+		status int
+		anchor string
+		detail string
+	}{
+		{"not JSON", []byte(`{"orderId":`), 400, "malformed-order", "not an order document"},
+		{"duplicate member", []byte(`{"orderId":"a","orderId":"b"}`), 400, "malformed-order", "not an order document"},
+		{"rule broken", bytes.Replace(body, []byte(`"EUR"`), []byte(`"euro"`), 1), 422, "invalid-order", "currency"},
+		{"total wrong", bytes.Replace(body, []byte(`"44.98"`), []byte(`"44.99"`), 1), 422, "invalid-order", "total"},
+		{"owner in the body", bytes.Replace(body, []byte(`"total"`), []byte(`"owner":"key:partner-b","total"`), 1), 422, "invalid-order", "owner"},
+		// The queue path's rule of docs/contract.md §3 "event size": the
+		// host indents each array element on a line of its own.
+		{"event too large", orderWithArray(id, 9000), 422, "invalid-order", "OrderAccepted event"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := "bad-" + strings.ReplaceAll(tc.name, " ", "-") + "-" + id
+			a := d.submit(t, key, tc.body)
+			p := wantProblem(t, a, tc.status, tc.anchor)
+			if !strings.Contains(p.Detail, tc.detail) {
+				t.Errorf("detail %q does not mention %q", p.Detail, tc.detail)
+			}
+			if tc.anchor == "invalid-order" && tc.detail != "OrderAccepted event" && p.Field != tc.detail {
+				t.Errorf("422 names field %q, want %q", p.Field, tc.detail)
+			}
+			if ra := a.Header.Get("Retry-After"); ra != "" {
+				t.Errorf("Retry-After %q on a refusal", ra)
+			}
+			again := d.submit(t, key, tc.body)
+			if again.StatusCode != a.StatusCode || !bytes.Equal(again.Body, a.Body) || again.Header.Get(headerReplayed) != "true" {
+				t.Errorf("retry: %d %s (%s %q); want the first answer replayed: %d %s", again.StatusCode, again.Body,
+					headerReplayed, again.Header.Get(headerReplayed), a.StatusCode, a.Body)
+			}
+			wantProblem(t, d.submit(t, key, body), http.StatusUnprocessableEntity, "idempotency-key-reused")
+		})
+	}
+	if docs := partition(t, id); len(docs) != 0 {
+		t.Errorf("refusals wrote %v", docs)
+	}
+	d.wantOrder(t, d.submit(t, "good-"+id, body), http.StatusCreated, id)
 }
 
 // orderOfSize is an order of exactly n bytes, padded in meta (which

@@ -20,29 +20,29 @@ func BenchmarkExecute(b *testing.B) {
 	b.Run("first", func(b *testing.B) {
 		s := &idempotency.Service{Store: idemtest.NewMemStore()}
 		for i := 0; b.Loop(); i++ {
-			if _, err := s.Execute(ctx, idempotency.Scope{Client: "anonymous", Operation: "SubmitOrder", Key: strconv.Itoa(i)}, fp, work); err != nil {
+			if _, err := s.Execute(ctx, idempotency.Scope{Client: "anonymous", Operation: "SubmitOrder", Key: strconv.Itoa(i)}, idempotency.Fingerprint{Hash: fp}, work); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("replay", func(b *testing.B) {
 		s := &idempotency.Service{Store: idemtest.NewMemStore()}
-		if _, err := s.Execute(ctx, scope, fp, work); err != nil {
+		if _, err := s.Execute(ctx, scope, idempotency.Fingerprint{Hash: fp}, work); err != nil {
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			if res, err := s.Execute(ctx, scope, fp, work); err != nil || res.Outcome != idempotency.Replayed {
+			if res, err := s.Execute(ctx, scope, idempotency.Fingerprint{Hash: fp}, work); err != nil || res.Outcome != idempotency.Replayed {
 				b.Fatal(res, err)
 			}
 		}
 	})
 	b.Run("mismatch", func(b *testing.B) {
 		s := &idempotency.Service{Store: idemtest.NewMemStore()}
-		if _, err := s.Execute(ctx, scope, fp, work); err != nil {
+		if _, err := s.Execute(ctx, scope, idempotency.Fingerprint{Hash: fp}, work); err != nil {
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			if res, err := s.Execute(ctx, scope, "other", work); err != nil || res.Outcome != idempotency.Mismatch {
+			if res, err := s.Execute(ctx, scope, idempotency.Fingerprint{Hash: "other"}, work); err != nil || res.Outcome != idempotency.Mismatch {
 				b.Fatal(res, err)
 			}
 		}

@@ -51,6 +51,34 @@ type Result struct {
 	TookOver bool
 }
 
+// Fingerprint identifies a request's payload under a versioned rule. A
+// record keeps the version it was stored with, and a retry is compared
+// under that version: a release that changes the rule still recognises the
+// retries of keys its predecessor stored, rather than refusing every one of
+// them as a [Mismatch].
+type Fingerprint struct {
+	Hash string
+	// Version of the rule Hash was computed with; 0 means 1, the first.
+	Version int
+	// Under computes the payload's fingerprint under another version of the
+	// rule; nil when the caller knows no other.
+	Under func(version int) (string, error)
+}
+
+// matches reports whether a record stored with hash under version was
+// stored for this payload.
+func (f Fingerprint) matches(hash string, version int) bool {
+	version = max(version, 1) // a record without a version was stored under the first
+	if version == max(f.Version, 1) {
+		return hash == f.Hash
+	}
+	if f.Under == nil {
+		return false
+	}
+	h, err := f.Under(version)
+	return err == nil && h == hash
+}
+
 // Work runs the side effect a key guards. It returns the response to store
 // and give: (resp, nil) completes the key as [Succeeded]; an error made by
 // [ClientError] completes it as [Failed] with that error's response, which

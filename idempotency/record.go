@@ -35,7 +35,10 @@ type Record struct {
 	// RequestHash is the fingerprint of the request's payload: a retry
 	// with another payload is a [Mismatch].
 	RequestHash string `json:"requestHash"`
-	State       State  `json:"state"`
+	// HashVersion is the rule RequestHash was computed with ([Fingerprint]);
+	// 0 in a record stored before versions were kept: the first.
+	HashVersion int   `json:"hashVersion,omitempty"`
+	State       State `json:"state"`
 	// Owner is a random token of the attempt that claimed or took over the
 	// key, for logs and investigations; fencing is by ETag, not by owner.
 	Owner string `json:"owner"`

@@ -40,7 +40,7 @@ func TestRecordsCarryTheServicesTTL(t *testing.T) {
 			died := errors.New("the process died")
 			dying := &releaseFails{Store: store, err: died}
 			s.Store = dying
-			_, err := s.Execute(context.Background(), scope, fp, func(ctx context.Context) (idempotency.Response, error) {
+			_, err := s.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, func(ctx context.Context) (idempotency.Response, error) {
 				wantTTL(ctx, "claimed")
 				return idempotency.Response{}, died
 			})
@@ -49,7 +49,7 @@ func TestRecordsCarryTheServicesTTL(t *testing.T) {
 			}
 			s.Store = store
 			clock.Advance(tc.lease)
-			res, err := s.Execute(context.Background(), scope, fp, func(ctx context.Context) (idempotency.Response, error) {
+			res, err := s.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, func(ctx context.Context) (idempotency.Response, error) {
 				wantTTL(ctx, "taken over")
 				return ok, nil
 			})

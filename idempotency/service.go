@@ -60,19 +60,20 @@ func NewService(store Store, lease, ttl time.Duration) (*Service, error) {
 
 // Execute runs work unless the key of scope has been used already: then it
 // answers with the stored response (Replayed), refuses another payload
-// (Mismatch) or tells the caller to come back (InFlight). fingerprint
-// identifies the request's payload.
+// (Mismatch) or tells the caller to come back (InFlight). fp identifies
+// the request's payload; a record is compared with it under the version the
+// record was stored with.
 //
 // Errors are values with context: a store's [StoreError] says whether
 // a retry may help ([StoreError.Transient]); an error wrapping [ErrFenced]
 // means the work ran but another attempt owns the key now, so its answer
 // was not stored (a retry gets the owner's answer); the work's own errors
 // are returned wrapped, after the key was released.
-func (s *Service) Execute(ctx context.Context, scope Scope, fingerprint string, work Work) (Result, error) {
+func (s *Service) Execute(ctx context.Context, scope Scope, fp Fingerprint, work Work) (Result, error) {
 	if err := scope.check(); err != nil {
 		return Result{}, err
 	}
-	if fingerprint == "" {
+	if fp.Hash == "" {
 		return Result{}, errors.New("idempotency: empty fingerprint")
 	}
 	id := scope.ID()
@@ -82,7 +83,7 @@ func (s *Service) Execute(ctx context.Context, scope Scope, fingerprint string, 
 		}
 		now := s.now()
 		rec := Record{ID: id, Client: scope.Client, Operation: scope.Operation, Key: scope.Key,
-			RequestHash: fingerprint, State: Started, Owner: newOwner(),
+			RequestHash: fp.Hash, HashVersion: max(fp.Version, 1), State: Started, Owner: newOwner(),
 			LeaseUntil: now.Add(s.lease()), CreatedAt: now, UpdatedAt: now, TTL: s.ttlSeconds()}
 		etag, err := s.Store.Claim(ctx, rec)
 		if err == nil {
@@ -102,7 +103,7 @@ func (s *Service) Execute(ctx context.Context, scope Scope, fingerprint string, 
 		if err != nil {
 			return Result{}, err
 		}
-		res, takeOver, err := judge(stored, fingerprint, now)
+		res, takeOver, err := judge(stored, fp, now)
 		if !takeOver {
 			return res, err
 		}
@@ -139,8 +140,8 @@ func vanishedPause(ctx context.Context, n int) error {
 
 // judge decides what a request makes of the stored record of its key, or
 // that the record is a Started one whose lease has ended (takeOver).
-func judge(stored Record, fingerprint string, now time.Time) (res Result, takeOver bool, err error) {
-	if stored.RequestHash != fingerprint {
+func judge(stored Record, fp Fingerprint, now time.Time) (res Result, takeOver bool, err error) {
+	if !fp.matches(stored.RequestHash, stored.HashVersion) {
 		return Result{Outcome: Mismatch}, false, nil
 	}
 	switch stored.State {

@@ -56,7 +56,7 @@ func TestExecuteRefusesIncompleteRequests(t *testing.T) {
 		"no fingerprint": {scope, ""},
 	} {
 		ran := false
-		_, err := s.Execute(context.Background(), tc.scope, tc.fp, func(context.Context) (idempotency.Response, error) {
+		_, err := s.Execute(context.Background(), tc.scope, idempotency.Fingerprint{Hash: tc.fp}, func(context.Context) (idempotency.Response, error) {
 			ran = true
 			return ok, nil
 		})
@@ -72,7 +72,7 @@ func TestExecuteDefaults(t *testing.T) {
 	store := idemtest.NewMemStore()
 	clock := idemtest.NewClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	s := &idempotency.Service{Store: store, Now: clock.Now}
-	_, err := s.Execute(context.Background(), scope, fp, func(ctx context.Context) (idempotency.Response, error) {
+	_, err := s.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, func(ctx context.Context) (idempotency.Response, error) {
 		deadline, has := ctx.Deadline()
 		if left := time.Until(deadline); !has || left > idempotency.DefaultLease || left < idempotency.DefaultLease-5*time.Second {
 			t.Errorf("work deadline in %s, want one lease (%s)", left, idempotency.DefaultLease)
@@ -125,14 +125,14 @@ func TestFailedCompletionFreesTheKey(t *testing.T) {
 	runs := 0
 	work := func(context.Context) (idempotency.Response, error) { runs++; return ok, nil }
 	first := &idempotency.Service{Store: failing{Store: mem, replace: throttled}, Now: func() time.Time { return now }}
-	if _, err := first.Execute(context.Background(), scope, fp, work); !orders.IsTransient(err) {
+	if _, err := first.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, work); !orders.IsTransient(err) {
 		t.Fatalf("first: %v, want the transient completion failure", err)
 	}
 	if _, err := mem.Read(context.Background(), scope.ID()); !errors.Is(err, idempotency.ErrNotFound) {
 		t.Fatalf("the key record after a failed completion: %v, want it released", err)
 	}
 	retry := &idempotency.Service{Store: mem, Now: func() time.Time { return now.Add(time.Second) }}
-	res, err := retry.Execute(context.Background(), scope, fp, work)
+	res, err := retry.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, work)
 	if err != nil || res.Outcome != idempotency.Executed || runs != 2 {
 		t.Fatalf("retry: %+v, %v after %d runs; want it executed at once", res, err, runs)
 	}
@@ -163,7 +163,7 @@ func TestExecuteStoreFailures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := &idempotency.Service{Store: tc.store, Now: func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }}
 			ran := false
-			res, err := s.Execute(context.Background(), scope, fp, func(context.Context) (idempotency.Response, error) {
+			res, err := s.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, func(context.Context) (idempotency.Response, error) {
 				ran = true
 				return ok, nil
 			})
@@ -191,7 +191,7 @@ func TestExecuteRefusesCorruptRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := &idempotency.Service{Store: store}
-		res, err := s.Execute(context.Background(), scope, fp, okWork)
+		res, err := s.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, okWork)
 		if err == nil || orders.IsTransient(err) || res.Outcome != 0 {
 			t.Errorf("%s: %+v, %v; want a final error", name, res, err)
 		}
@@ -214,7 +214,7 @@ func TestSettlesAfterTheRequestEnded(t *testing.T) {
 	store := idemtest.NewMemStore()
 	s := &idempotency.Service{Store: store}
 	ctx, cancel := context.WithCancel(context.Background())
-	res, err := s.Execute(ctx, scope, fp, func(context.Context) (idempotency.Response, error) {
+	res, err := s.Execute(ctx, scope, idempotency.Fingerprint{Hash: fp}, func(context.Context) (idempotency.Response, error) {
 		cancel() // the caller hung up, after the effect
 		return ok, nil
 	})
@@ -227,7 +227,7 @@ func TestSettlesAfterTheRequestEnded(t *testing.T) {
 
 	other := idempotency.Scope{Client: scope.Client, Operation: scope.Operation, Key: "k-2"}
 	ctx, cancel = context.WithCancel(context.Background())
-	_, err = s.Execute(ctx, other, fp, func(ctx context.Context) (idempotency.Response, error) {
+	_, err = s.Execute(ctx, other, idempotency.Fingerprint{Hash: fp}, func(ctx context.Context) (idempotency.Response, error) {
 		cancel() // the caller hung up, before the effect
 		return idempotency.Response{}, ctx.Err()
 	})
@@ -272,7 +272,7 @@ func TestReleaseAfterATimedOutCompletionHasItsOwnDeadline(t *testing.T) {
 	mem := idemtest.NewMemStore()
 	store := &timingOutCompletion{Store: mem}
 	s := &idempotency.Service{Store: store}
-	_, err := s.Execute(context.Background(), scope, fp, okWork)
+	_, err := s.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, okWork)
 	if !orders.IsTransient(err) {
 		t.Fatalf("Execute: %v, want the completion's transient error", err)
 	}

@@ -38,7 +38,7 @@ func TestFailedCompletionThenRelease(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := idemtest.NewMemStore()
 			s := &idempotency.Service{Store: releasing{Store: failing{Store: mem, replace: throttled}, err: tc.releaseErr}}
-			_, err := s.Execute(context.Background(), scope, fp, okWork)
+			_, err := s.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, okWork)
 			if !errors.Is(err, throttled) {
 				t.Fatalf("execute: %v, want the completion's error", err)
 			}
@@ -76,13 +76,13 @@ func TestVanishingRecordIsClaimedAgainThenAfterPauses(t *testing.T) {
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
 	store := &vanishing{}
-	_, err := (&idempotency.Service{Store: store}).Execute(ended, scope, fp, okWork)
+	_, err := (&idempotency.Service{Store: store}).Execute(ended, scope, idempotency.Fingerprint{Hash: fp}, okWork)
 	if !orders.IsTransient(err) || !errors.Is(err, context.Canceled) || store.claims != 2 {
 		t.Errorf("ended context: %v after %d claims; want a transient error for the ended context after 2", err, store.claims)
 	}
 	store = &vanishing{}
 	start := time.Now()
-	_, err = (&idempotency.Service{Store: store}).Execute(context.Background(), scope, fp, okWork)
+	_, err = (&idempotency.Service{Store: store}).Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, okWork)
 	if !orders.IsTransient(err) || store.claims != 4 {
 		t.Errorf("live context: %v after %d claims; want a transient error after 4", err, store.claims)
 	}

@@ -30,6 +30,19 @@ type Acceptance struct {
 	Submission Submission
 }
 
+// instantLayout writes an instant in RFC 3339 at one width, all nine
+// fraction digits kept: time.RFC3339Nano drops trailing zeros, so its
+// length, and with it the size of an OrderAccepted event, would depend on
+// the instant, and an order at the event's size budget would be refused or
+// accepted by the clock (docs/contract.md §3, event size). Nine digits are
+// also more than the Functions host reads as a date, so it sends the
+// instant as written rather than re-printed.
+const instantLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+// FormatInstant writes t as acceptedAt is stored and published: UTC, RFC
+// 3339, nine fraction digits.
+func FormatInstant(t time.Time) string { return t.UTC().Format(instantLayout) }
+
 // Document is the stored order (docs/contract.md §5): every member of the message as
 // sent, plus id, type, requestHash, hashVersion, messageId and acceptedAt,
 // and for an order of the HTTP API its owner and submissionId.
@@ -40,7 +53,7 @@ func (o *Order) Document(a Acceptance) ([]byte, error) {
 		"requestHash": o.Hash,
 		"hashVersion": HashVersion,
 		"messageId":   a.MessageID,
-		"acceptedAt":  a.AcceptedAt.UTC().Format(time.RFC3339Nano),
+		"acceptedAt":  FormatInstant(a.AcceptedAt),
 	}
 	if s := a.Submission; s.Owner != "" {
 		extra["owner"], extra["submissionId"] = s.Owner, s.ID

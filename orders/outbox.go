@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"time"
 )
 
 // TypeOutboxEvent marks an event document waiting in the orders container for
@@ -136,7 +135,7 @@ func (o *Order) AcceptedEvent(a Acceptance) (*OutboxEvent, error) {
 	// event's encoding compacts the members as sent.
 	p, err := mergeObject(copied, map[string]any{
 		"messageId":  a.MessageID,
-		"acceptedAt": a.AcceptedAt.UTC().Format(time.RFC3339Nano),
+		"acceptedAt": FormatInstant(a.AcceptedAt),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode %s payload of %s: %w", EventOrderAccepted, o.ID, err)
@@ -144,7 +143,7 @@ func (o *Order) AcceptedEvent(a Acceptance) (*OutboxEvent, error) {
 	id := EventID(o.ID, EventOrderAccepted)
 	return &OutboxEvent{
 		OrderID: o.ID, EventID: id, IdempotencyKey: id, EventType: EventOrderAccepted,
-		OccurredAt:  a.AcceptedAt.UTC().Format(time.RFC3339Nano),
+		OccurredAt:  FormatInstant(a.AcceptedAt),
 		RequestHash: o.Hash, Payload: p,
 	}, nil
 }

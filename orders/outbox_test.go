@@ -31,7 +31,7 @@ func TestAcceptanceDocuments(t *testing.T) {
 	id := "ORD-2026-000123:event:OrderAccepted"
 	if docs[1].ID != id || e["id"] != id || e["eventId"] != id || e["idempotencyKey"] != id || e["orderId"] != o.ID ||
 		e["type"] != TypeOutboxEvent || e["eventType"] != EventOrderAccepted || e["requestHash"] != o.Hash ||
-		e["occurredAt"] != "2026-11-29T10:00:02.0000005Z" || e["ttl"] != float64(OutboxEventTTL) {
+		e["occurredAt"] != "2026-11-29T10:00:02.000000500Z" || e["ttl"] != float64(OutboxEventTTL) {
 		t.Errorf("event = %v", e)
 	}
 	p := e["payload"].(map[string]any)
@@ -151,5 +151,32 @@ func TestPublishableEvent(t *testing.T) {
 	old, err := PublishableEvent([]byte(`{"id":"A:event:X","orderId":"A","type":"outboxEvent","eventId":"A:event:X","eventType":"X","payload":{}}`))
 	if err != nil || old.IdempotencyKey != "A:event:X" {
 		t.Errorf("%+v, %v", old, err)
+	}
+}
+
+// No verdict depends on the instant (docs/contract.md §3, event size): the
+// OrderAccepted event has one length at every instant of acceptance, so an
+// order at the event's budget is accepted or refused alike whenever it
+// comes, and a resend is judged as its first delivery was.
+func TestEventSizeDoesNotDependOnTheInstant(t *testing.T) {
+	o, err := ParseOrder([]byte(exampleBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[int][]string{}
+	for _, ns := range []int{0, 100_000_000, 120_000_000, 123_456_789, 999_999_999, 1} {
+		at := time.Date(2026, 11, 29, 10, 0, 2, ns, time.UTC)
+		b, err := o.AcceptanceDocuments(Acceptance{MessageID: "MSG-1", AcceptedAt: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes[len(b.Event)] = append(sizes[len(b.Event)], at.Format(time.RFC3339Nano))
+		zero, err := o.Document(Acceptance{MessageID: "MSG-1"})
+		if err != nil || len(b.Documents[0].Body) != len(zero) {
+			t.Errorf("the order document's length depends on the instant %s (%v)", at.Format(time.RFC3339Nano), err)
+		}
+	}
+	if len(sizes) != 1 {
+		t.Errorf("event lengths by instant: %v; want one length", sizes)
 	}
 }

@@ -66,6 +66,15 @@ type Store interface {
 	RecordConflict(ctx context.Context, c Conflict) error
 }
 
+// OrderReader reads the order stored under an orderId: the HTTP API's
+// GetOrder, and the processor's look at an order accepted before when the
+// rules refuse a body. cosmos.Store and orderstest.MemStore implement it.
+type OrderReader interface {
+	// ReadOrder returns the order document of orderID as stored, nil when
+	// there is none.
+	ReadOrder(ctx context.Context, orderID string) (json.RawMessage, error)
+}
+
 // DefaultRetryBudget is the DeliveryCount from which a transient failure is
 // parked instead of retried: one below the queue's default maxDeliveryCount
 // of 10, so the consumer parks with a reason before the broker dead-letters
@@ -79,6 +88,11 @@ type Processor struct {
 	// Statuses applies OrderStatusChanged messages; nil means Store, when it
 	// is a [StatusStore] too.
 	Statuses StatusStore
+	// Reader, when set, reads the order stored under a refused body's
+	// orderId: a message whose content is stored (a resend, a redelivery
+	// after a rule was tightened or a setting lowered) is a duplicate, not a
+	// refusal (docs/adr/0015-the-key-first.md).
+	Reader OrderReader
 	// RetryBudget: a transient failure at DeliveryCount >= RetryBudget is
 	// parked as Exhausted. Zero means DefaultRetryBudget.
 	RetryBudget int
@@ -112,12 +126,12 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 	}
 	o, err := ParseOrder(m.Body)
 	if err != nil {
-		return rejected(err, m.Body)
+		return p.refused(ctx, m, err)
 	}
 	a := Acceptance{MessageID: m.MessageID, AcceptedAt: p.now()}
 	b, err := p.acceptance(o, a)
 	if err != nil {
-		return rejected(err, m.Body)
+		return p.refused(ctx, m, err)
 	}
 	r := Result{Kind: OrderPlaced, OrderID: o.ID, IncomingHash: o.Hash, MessageIDDiffers: messageIDDiffers(m, o.ID)}
 
@@ -160,10 +174,11 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 // acceptance builds what accepting the order writes, once per delivery
 // (a retrying store resends the same batch), and refuses an order whose
 // OrderAccepted event could never be published: the publisher would have to
-// set it aside. Duplicates pass here too, because the create is the duplicate
-// check and its batch carries the documents, and because a resend whose event
-// breaks the budget is refused rather than completed (docs/contract.md §3,
-// event size; docs/adr/0009-output-size-budgets.md).
+// set it aside (docs/contract.md §3, event size;
+// docs/adr/0009-output-size-budgets.md). Duplicates pass here too, because
+// the create is the duplicate check and its batch carries the documents; a
+// resend whose event breaks a budget lowered since is a duplicate all the
+// same (refused, then found stored).
 func (p *Processor) acceptance(o *Order, a Acceptance) (*AcceptanceBatch, error) {
 	b, err := o.AcceptanceDocuments(a)
 	if err != nil {
@@ -182,6 +197,36 @@ func (p *Processor) acceptance(o *Order, a Acceptance) (*AcceptanceBatch, error)
 // the current one (MessageID) nor the first version's plain orderId.
 func messageIDDiffers(m Message, orderID string) bool {
 	return m.MessageID != "" && m.MessageID != orderID && m.MessageID != MessageID(orderID, m.Body)
+}
+
+// refused is the result of a body the rules refuse: Invalid, unless its
+// orderId holds this very content, which the rules accepted when it came
+// first: then it is a Duplicate, as its first delivery's redelivery would
+// have been. The judgement of an order already stored never depends on a
+// rule or setting that changed since. A failed read is a store failure:
+// the message is retried rather than parked.
+func (p *Processor) refused(ctx context.Context, m Message, err error) Result {
+	res := rejected(err, m.Body)
+	if p.Reader == nil || res.Reason != ValidationFailed || CheckOrderID(res.OrderID) != nil {
+		return res
+	}
+	doc, rerr := p.Reader.ReadOrder(ctx, res.OrderID)
+	if rerr != nil {
+		return p.failed(Result{Kind: OrderPlaced, OrderID: res.OrderID}, m, rerr)
+	}
+	if doc == nil {
+		return res
+	}
+	stored, perr := ParseStoredFingerprint(doc)
+	if perr != nil {
+		return res
+	}
+	pl := ReadPayload(m.Body)
+	if same, _ := sameHash(pl.Hash, pl.HashUnder, stored); !same {
+		return res
+	}
+	return Result{Kind: OrderPlaced, Outcome: Duplicate, OrderID: res.OrderID, IncomingHash: pl.Hash, StoredHash: stored.Hash,
+		MessageIDDiffers: messageIDDiffers(m, res.OrderID), DuplicateCause: duplicateCause(m, Acceptance{MessageID: m.MessageID}, stored)}
 }
 
 // rejected is the Invalid result for a body that will be refused on every

@@ -24,18 +24,18 @@ type Submission struct {
 	ID string
 }
 
-// Admit judges a body as [Processor.Process] does before it writes anything:
-// the rules of docs/contract.md §3, the event size included, for the order
-// as a producer sends it (MessageId by [MessageID]). SubmitOrder admits its
-// bodies with it, so an order is refused alike whichever way it comes in.
-// It returns the order and what accepting it for s writes. The error is a
+// Admit applies the rules of docs/contract.md §3 to a submitted payload as
+// [Processor.Process] does to a message before it writes anything, the
+// event size included, for the order as a producer sends it (MessageId by
+// [MessageID]); so an order is refused alike whichever way it comes in. It
+// returns the order and what accepting it for s writes. The error is a
 // *[RejectError], as ParseOrder's.
-func (p *Processor) Admit(body []byte, s Submission) (*Order, *AcceptanceBatch, error) {
-	o, err := ParseOrder(body)
+func (p *Processor) Admit(pl *Payload, s Submission) (*Order, *AcceptanceBatch, error) {
+	o, err := pl.order()
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := p.acceptance(o, Acceptance{MessageID: MessageID(o.ID, body), AcceptedAt: p.now(), Submission: s})
+	b, err := p.acceptance(o, Acceptance{MessageID: MessageID(o.ID, pl.body), AcceptedAt: p.now(), Submission: s})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -56,8 +56,13 @@ const (
 	// SubmitResent: the order exists with this owner and content, from
 	// another submission (a resend under a new key). Nothing was written.
 	SubmitResent
-	// SubmitTaken: the orderId is held by another client, by the queue
-	// path, or by this owner with other content. Nothing was written.
+	// SubmitKnown: the order exists with this content and another owner:
+	// the queue path accepted it (a producer that fell back from the queue
+	// to the HTTP API), or a client whose scope changed since (a renamed
+	// key, authentication switched on) sent it. The real-world order is
+	// stored once; nothing was written.
+	SubmitKnown
+	// SubmitTaken: the orderId holds other content. Nothing was written.
 	SubmitTaken
 )
 
@@ -65,54 +70,82 @@ const (
 type Submitted struct {
 	Outcome SubmitOutcome
 	// Document is the stored order document: the one written
-	// (SubmitCreated) or the one found; never shown for SubmitTaken.
+	// (SubmitCreated) or the one found; shown only to its owner.
 	Document json.RawMessage
-	// StoredHash is the stored order's fingerprint (SubmitTaken).
+	// StoredHash is the stored order's fingerprint.
 	StoredHash string
+	// HashVersion is the rule StoredHash was computed with.
+	HashVersion int
 	// SameOwner: the stored order belongs to the submitting client.
 	SameOwner bool
 }
 
 // Submit creates an admitted order (o, b from [Processor.Admit]) for s in
 // one transactional batch, as [Processor.Process] does for the queue path,
-// and decides from the stored order when it exists: there is no read before
-// the create. Unlike the queue path, nothing is recorded for another
-// client's order or other content: the answer tells the caller, who is
-// there to read it. The error is the store's.
+// and decides from the stored order when it exists ([Payload.Against]):
+// there is no read before the create. Unlike the queue path, nothing is
+// recorded for other content: the answer tells the caller, who is there to
+// read it. The error is the store's.
 func (p *Processor) Submit(ctx context.Context, o *Order, b *AcceptanceBatch, s Submission) (Submitted, error) {
 	stored, err := p.Store.CreateOrder(ctx, b)
 	if err != nil {
 		return Submitted{}, err
 	}
 	if stored == nil {
-		return Submitted{Outcome: SubmitCreated, Document: b.Documents[0].Body}, nil
+		return Submitted{Outcome: SubmitCreated, Document: b.Documents[0].Body, StoredHash: o.Hash, HashVersion: HashVersion, SameOwner: true}, nil
 	}
-	r := Submitted{Outcome: SubmitTaken, Document: stored.Document, StoredHash: stored.Hash, SameOwner: stored.Owner != "" && stored.Owner == s.Owner}
-	if !r.SameOwner {
-		return r, nil
+	return against(o.Hash, func(v int) (string, error) { return fingerprint(o.fields, v) }, stored, s), nil
+}
+
+// Against decides a submission from the order stored under its orderId
+// (doc as the store returns it): the same content is the same real-world
+// order whoever stored it (resumed, resent or known), other content is
+// taken. SubmitOrder asks it when the rules refuse a body, so that an order
+// accepted before is answered as accepted whatever the rules say now.
+func (pl *Payload) Against(doc json.RawMessage, s Submission) (Submitted, error) {
+	stored, err := ParseStoredFingerprint(doc)
+	if err != nil {
+		return Submitted{}, err
 	}
-	if same, err := sameFingerprint(o, stored); err != nil || !same {
-		return r, nil // content that cannot be compared is not the same
+	return against(pl.Hash, pl.HashUnder, stored, s), nil
+}
+
+// against is the decision of Against and Submit: hash is the submission's
+// fingerprint under HashVersion, under computes it under another version.
+func against(hash string, under func(int) (string, error), stored *StoredFingerprint, s Submission) Submitted {
+	r := Submitted{Outcome: SubmitTaken, Document: stored.Document, StoredHash: stored.Hash,
+		HashVersion: max(stored.Version, 1), SameOwner: stored.Owner != "" && stored.Owner == s.Owner}
+	if same, err := sameHash(hash, under, stored); err != nil || !same {
+		return r // content that cannot be compared is not the same
 	}
-	if stored.SubmissionID == s.ID {
+	switch {
+	case !r.SameOwner:
+		r.Outcome = SubmitKnown
+	case stored.SubmissionID == s.ID:
 		r.Outcome = SubmitResumed
-	} else {
+	default:
 		r.Outcome = SubmitResent
 	}
-	return r, nil
+	return r
 }
 
 // sameFingerprint compares an order with a stored fingerprint under the
 // rule version the stored one was computed with.
 func sameFingerprint(o *Order, stored *StoredFingerprint) (bool, error) {
+	return sameHash(o.Hash, func(v int) (string, error) { return fingerprint(o.fields, v) }, stored)
+}
+
+// sameHash compares a fingerprint (hash under HashVersion, under for any
+// other version) with a stored one under the stored one's version.
+func sameHash(hash string, under func(int) (string, error), stored *StoredFingerprint) (bool, error) {
 	if stored.Hash == "" {
 		return false, fmt.Errorf("the stored document has no requestHash: it was not written by this consumer")
 	}
 	// Version 0 is a document without hashVersion: the first rule is meant.
 	if stored.Version == HashVersion || stored.Version == 0 {
-		return stored.Hash == o.Hash, nil
+		return stored.Hash == hash, nil
 	}
-	h, err := fingerprint(o.fields, stored.Version)
+	h, err := under(stored.Version)
 	if err != nil {
 		return false, err
 	}

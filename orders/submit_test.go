@@ -34,7 +34,7 @@ func TestAdmitJudgesAsProcess(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := []byte(strings.Replace(tc.body, orderstest.ExampleOrderID, "ORD-ADMIT-"+strings.ReplaceAll(tc.name, " ", "-"), 1))
-			o, _, err := p.Admit(body, orders.Submission{})
+			o, _, err := p.Admit(orders.ReadPayload(body), orders.Submission{})
 			var re *orders.RejectError
 			if tc.reason == "" {
 				if err != nil || o == nil || o.ID == "" {
@@ -69,7 +69,7 @@ func TestSubmitDecidesFromTheStoredOrder(t *testing.T) {
 	a := orders.Submission{Owner: "key:partner-a", ID: "rec-1"}
 	submit := func(body []byte, s orders.Submission) orders.Submitted {
 		t.Helper()
-		o, b, err := p.Admit(body, s)
+		o, b, err := p.Admit(orders.ReadPayload(body), s)
 		if err != nil {
 			t.Fatalf("Admit: %v", err)
 		}
@@ -98,7 +98,10 @@ func TestSubmitDecidesFromTheStoredOrder(t *testing.T) {
 		{"other meta, same submission", otherMeta, a, orders.SubmitResumed, true},
 		{"the same order under a new key", body, orders.Submission{Owner: a.Owner, ID: "rec-2"}, orders.SubmitResent, true},
 		{"other content, same owner", otherContent, a, orders.SubmitTaken, true},
-		{"another client", body, orders.Submission{Owner: "key:partner-b", ID: "rec-3"}, orders.SubmitTaken, false},
+		{"another client, other content", otherContent, orders.Submission{Owner: "key:partner-b", ID: "rec-3"}, orders.SubmitTaken, false},
+		// The same real-world order, stored by another client or before
+		// this client's scope changed: no conflict.
+		{"another client, the same content", body, orders.Submission{Owner: "key:partner-b", ID: "rec-3"}, orders.SubmitKnown, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := submit(tc.body, tc.s)
@@ -114,13 +117,18 @@ func TestSubmitDecidesFromTheStoredOrder(t *testing.T) {
 	if len(docs) != 2 {
 		t.Errorf("partition holds %d documents, want the order and its event only", len(docs))
 	}
-	// The queue path's order has no owner: taken for every client.
+	// The queue path's order has no owner: known to every client that sends
+	// its content, taken for any other content.
 	queued := orderstest.ExampleBodyWithID("ORD-SUBMIT-Q")
 	if r := p.Process(ctx, orders.Message{Body: queued, DeliveryCount: 1}); r.Outcome != orders.Created {
 		t.Fatalf("queue path: %v", r.Outcome)
 	}
-	if r := submit(queued, orders.Submission{Owner: "anonymous", ID: "rec-4"}); r.Outcome != orders.SubmitTaken || r.SameOwner {
-		t.Errorf("a queued order submitted through the API: %v sameOwner %v, want taken", r.Outcome, r.SameOwner)
+	if r := submit(queued, orders.Submission{Owner: "anonymous", ID: "rec-4"}); r.Outcome != orders.SubmitKnown || r.SameOwner {
+		t.Errorf("a queued order submitted through the API: %v sameOwner %v, want known", r.Outcome, r.SameOwner)
+	}
+	changed := []byte(strings.Replace(string(queued), `"CUST-42"`, `"CUST-43"`, 1))
+	if r := submit(changed, orders.Submission{Owner: "anonymous", ID: "rec-5"}); r.Outcome != orders.SubmitTaken || r.SameOwner {
+		t.Errorf("other content for a queued order: %v sameOwner %v, want taken", r.Outcome, r.SameOwner)
 	}
 }
 

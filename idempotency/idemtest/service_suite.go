@@ -103,7 +103,7 @@ func (h *harness) execute(t *testing.T, fp string, work idempotency.Work) (idemp
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return h.svc.Execute(ctx, h.scope, fp, work)
+	return h.svc.Execute(ctx, h.scope, idempotency.Fingerprint{Hash: fp}, work)
 }
 
 // want checks an Execute's answer.
@@ -255,7 +255,7 @@ func testConcurrentSameKey(t *testing.T, h *harness) {
 	)
 	for range n {
 		wg.Go(func() {
-			res, err := h.svc.Execute(ctx, h.scope, h.fp, work)
+			res, err := h.svc.Execute(ctx, h.scope, idempotency.Fingerprint{Hash: h.fp}, work)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -434,7 +434,7 @@ func testRoundTrips(t *testing.T, h *harness) {
 			scope.Key += "-" + key
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			_, _ = h.svc.Execute(ctx, scope, fp, work)
+			_, _ = h.svc.Execute(ctx, scope, idempotency.Fingerprint{Hash: fp}, work)
 		}
 	}
 	fail := func(context.Context) (idempotency.Response, error) {

@@ -67,8 +67,9 @@ wait_for() {
 
 KEY_A=demo-partner-a-function-key
 KEY_B=demo-partner-b-function-key
+KEY_DEFAULT=demo-default-function-key
 ./bin/localrun -serve -http-addr 127.0.0.1:0 -hold-key-completions 10s -out "$work/out" \
-  -function-key "partner-a=$KEY_A" -function-key "partner-b=$KEY_B" \
+  -function-key "partner-a=$KEY_A" -function-key "partner-b=$KEY_B" -function-key "default=$KEY_DEFAULT" \
   >"$work/serve.out" 2>"$work/host.log" &
 localrun_pid=$!
 wait_for "$work/serve.out" '^serving ' 60
@@ -172,6 +173,13 @@ show taken "5. partner B sends another order with this orderId: 409 order-id-tak
 problem taken 409 order-id-taken
 expect_no_body taken 'Hash'
 
+show known "5b. partner B sends this very order (a fall-back, a renamed key): 200, its receipt, nothing written" \
+  '-X POST "$API/orders" -H "x-functions-key: $KEY_B" -H "Idempotency-Key: $KEY-b2" '"$json"' --data-binary @order.json'
+expect_status known 200
+expect_header known Cache-Control no-store
+expect_body known "{\"hashVersion\":1,\"orderId\":\"$ORDER\",\"requestHash\":\"sha256:"
+expect_no_body known '"acceptedAt"'
+
 show reused "6. partner A's key with another payload: 422 idempotency-key-reused" \
   '-X POST "$API/orders" -H "x-functions-key: $KEY_A" -H "Idempotency-Key: $KEY" '"$json"' --data-binary @changed.json'
 problem reused 422 idempotency-key-reused
@@ -191,6 +199,10 @@ problem unknown 404 order-not-found
 sed 's/"instance":"[^"]*"//; s/"invocationId":"[^"]*"//' notyours.body >notyours.norm
 sed 's/"instance":"[^"]*"//; s/"invocationId":"[^"]*"//' unknown.body >unknown.norm
 cmp -s notyours.norm unknown.norm || fail "notyours: the 404 differs from that of an unknown orderId"
+
+show shared "10. the platform's default key names no client: 403 shared-function-key" \
+  '-X POST "$API/orders" -H "x-functions-key: $KEY_DEFAULT" -H "Idempotency-Key: $KEY-d" '"$json"' --data-binary @order.json'
+problem shared 403 shared-function-key
 
 if [ "$failed" -ne 0 ]; then
   echo "http-demo: some answers differ from docs/http-api.md" >&2
