@@ -22,6 +22,7 @@ const KeyContainer = "idempotency-keys"
 // the outbox publisher for every key record, whose documents live for good
 // where key records expire after a day, and whose partition key is the
 // orderId, which a key does not have before the request is read.
+// Pattern: Standard package layout (docs/design-patterns.md#standard-package-layout).
 type KeyStore struct {
 	store       *Store
 	containerID string
@@ -41,6 +42,7 @@ func (s *Store) KeyStore(container string) *KeyStore {
 var withContent = &azcosmos.ItemOptions{EnableContentResponseOnWrite: true}
 
 // Claim creates the record; ErrExists when one with its id exists.
+// Pattern: Create as claim (docs/design-patterns.md#create-as-claim).
 func (k *KeyStore) Claim(ctx context.Context, r idempotency.Record) (string, error) {
 	const op = "claim idempotency key"
 	doc, err := json.Marshal(r)
@@ -81,6 +83,7 @@ func (k *KeyStore) Read(ctx context.Context, id string) (idempotency.Record, err
 
 // Replace writes r over the record if its ETag is still etag (If-Match);
 // ErrFenced when it is not (412) or when the record is gone (404).
+// Pattern: Conditional write by ETag (docs/design-patterns.md#conditional-write-by-etag).
 func (k *KeyStore) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
 	const op = "replace idempotency key"
 	doc, err := json.Marshal(r)
@@ -103,6 +106,7 @@ func (k *KeyStore) Replace(ctx context.Context, r idempotency.Record, etag strin
 }
 
 // Release deletes the record of id if its ETag is still etag.
+// Pattern: Conditional write by ETag (docs/design-patterns.md#conditional-write-by-etag).
 func (k *KeyStore) Release(ctx context.Context, id, etag string) error {
 	match := azcore.ETag(etag)
 	_, err := k.do(ctx, func(cc *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {

@@ -28,6 +28,7 @@ const MaxStatusAttempts = 8
 // The create comes first, and not a read, because most orders get their
 // first status before any other: then the create is the whole write (one
 // request), where a read first would cost a 404 and the create (two).
+// Pattern: Conditional write by ETag (docs/design-patterns.md#conditional-write-by-etag).
 func (s *Store) ApplyStatus(ctx context.Context, c orders.StatusChange, messageID string, at time.Time) (orders.StatusApplied, error) {
 	const op = "apply status"
 	doc, err := c.Document(messageID, at)

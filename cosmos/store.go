@@ -18,6 +18,7 @@ import (
 )
 
 // Store keeps orders in one container whose partition key path is /orderId.
+// Pattern: Standard package layout (docs/design-patterns.md#standard-package-layout).
 type Store struct {
 	database, containerID string
 	dial                  func() (*azcosmos.Client, error)
@@ -53,6 +54,7 @@ var noContent = &azcosmos.ItemOptions{EnableContentResponseOnWrite: false}
 // order. When the order exists the batch fails on its first operation and
 // writes nothing; Cosmos returns no body on conflict, so the stored
 // fingerprint costs one point read.
+// Pattern: Create as claim (docs/design-patterns.md#create-as-claim).
 func (s *Store) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*orders.StoredFingerprint, error) {
 	exists, err := s.batchCreate(ctx, "create order", b.OrderID, b.Documents)
 	if err != nil || !exists {

@@ -90,6 +90,7 @@ func (inv *invocation) triggerText(binding string) (body []byte, copied bool, er
 // top-level members into Metadata: it does so when the trigger value is a
 // string holding a JSON object ("dataType" string or unset), not for base64
 // ("dataType": "binary").
+// Pattern: Tolerant reader (docs/design-patterns.md#tolerant-reader).
 func decodeTriggerValue(raw json.RawMessage) (body []byte, copied bool, err error) {
 	raw = bytes.TrimSpace(raw)
 	switch {

@@ -11,6 +11,7 @@ import (
 // ParkingEnvelope is the message written to the parking queue (docs/contract.md §6).
 // It is always sent as a JSON object: the host base64-decodes output strings
 // that happen to be valid base64.
+// Pattern: Parking with a reason (docs/design-patterns.md#parking-with-a-reason).
 type ParkingEnvelope struct {
 	Reason      orders.Reason `json:"reason"`
 	Description string        `json:"description"`

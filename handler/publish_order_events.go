@@ -22,6 +22,7 @@ import (
 // lease after a failure), so the function answers 200 whenever it can and
 // leaves deduplication to consumers: a replayed batch republishes the same
 // messages, byte for byte, with the same eventId.
+// Pattern: Transactional outbox (docs/design-patterns.md#transactional-outbox).
 func handlePublishOrderEvents(cfg Config) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := cfg.Now()

@@ -59,6 +59,7 @@ type Record struct {
 // exists, Replace and Release act only on the version the caller read or
 // wrote (its ETag). Errors other than the sentinels say whether a retry may
 // help as a [StoreError] does.
+// Pattern: Standard package layout (docs/design-patterns.md#standard-package-layout).
 type Store interface {
 	// Claim creates the record and returns its ETag, or ErrExists when a
 	// record with its id exists (whatever its state).

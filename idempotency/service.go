@@ -30,6 +30,7 @@ const SettleTimeout = 5 * time.Second
 
 // Service runs work at most once per key and payload (executeOnce); see the
 // package documentation for the protocol.
+// Pattern: executeOnce with lease and fencing (docs/design-patterns.md#executeonce-with-lease-and-fencing).
 type Service struct {
 	Store Store
 	// Lease is how long an attempt owns a Started key; a Started record

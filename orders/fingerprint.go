@@ -18,6 +18,7 @@ const HashVersion = 1
 // Fingerprint computes the request fingerprint of a body under the given rule
 // version. Version 1 is "sha256:" + hex SHA-256 of the RFC 8785 (JCS) canonical
 // form of the body without its top-level "meta" member.
+// Pattern: Request fingerprint (docs/design-patterns.md#request-fingerprint).
 func Fingerprint(body []byte, version int) (string, error) {
 	fields, err := decodeObject(body)
 	if err != nil {

@@ -27,6 +27,7 @@ const (
 // orderId longer than 96 characters becomes its first 80, "~" and 16 hex digits
 // of its own SHA-256. Equal bytes give equal ids; a change to any byte, meta
 // included, gives another id, which the consumer then judges by fingerprint.
+// Pattern: Broker duplicate detection (docs/design-patterns.md#broker-duplicate-detection).
 func MessageID(orderID string, body []byte) string {
 	return orderPart(orderID) + ":" + shortHash(body)
 }

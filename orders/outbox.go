@@ -41,6 +41,7 @@ func EventID(orderID, eventType string) string {
 // (docs/contract.md §9), and the processor first checks Event against the
 // events topic's size budget (docs/contract.md §3, event size), so the event
 // that is checked is the event that is written.
+// Pattern: Transactional outbox (docs/design-patterns.md#transactional-outbox).
 type AcceptanceBatch struct {
 	// OrderID is the partition every document belongs to.
 	OrderID string

@@ -52,6 +52,7 @@ func ParseStoredFingerprint(doc []byte) (*StoredFingerprint, error) {
 }
 
 // Store is what the consumer needs from the database.
+// Pattern: Standard package layout (docs/design-patterns.md#standard-package-layout).
 type Store interface {
 	// CreateOrder writes the documents of b (the order, then its
 	// OrderAccepted outbox event) as they are, all or nothing, unless the
@@ -83,6 +84,7 @@ type OrderReader interface {
 const DefaultRetryBudget = 9
 
 // Processor turns one message into one Result (docs/contract.md §5).
+// Pattern: Idempotent receiver (docs/design-patterns.md#idempotent-receiver).
 type Processor struct {
 	Store Store
 	// Statuses applies OrderStatusChanged messages; nil means Store, when it
@@ -258,6 +260,7 @@ func (p *Processor) failed(r Result, m Message, err error) Result {
 
 // LastAttempt reports whether a transient failure at this DeliveryCount is
 // parked as Exhausted rather than retried.
+// Pattern: Parking with a reason (docs/design-patterns.md#parking-with-a-reason).
 func (p *Processor) LastAttempt(deliveryCount int) bool { return deliveryCount >= p.budget() }
 
 func (p *Processor) budget() int {

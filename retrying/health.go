@@ -18,6 +18,7 @@ import (
 // Cosmos DB that is down sees one request per probe interval, not one per
 // held invocation, and a Cosmos DB that is back serves them all within one
 // probe interval (docs/adr/0007-holding-through-outages.md).
+// Pattern: Circuit breaker (docs/design-patterns.md#circuit-breaker).
 type Health struct {
 	// ProbeInterval is the longest pause between two probes; the pauses grow
 	// from a tenth of it. Zero means DefaultProbeInterval.
@@ -193,6 +194,7 @@ func StoreDown(err error) bool {
 }
 
 // Backoff is capped exponential back-off with jitter.
+// Pattern: Retry with back-off and deadline (docs/design-patterns.md#retry-with-back-off-and-deadline).
 type Backoff struct {
 	Initial, Max time.Duration
 }

@@ -14,6 +14,7 @@ import (
 // platform clock the invocation lives under (docs/adr/0007-holding-through-outages.md). Every
 // write it retries is idempotent by orderId, so a retry after an attempt
 // whose answer was lost finds the order there: a duplicate, never a double.
+// Pattern: Retry with back-off and deadline (docs/design-patterns.md#retry-with-back-off-and-deadline).
 type Store struct {
 	Store orders.Store
 	// Statuses applies status changes; nil means Store, when it is one.

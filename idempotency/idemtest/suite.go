@@ -34,6 +34,7 @@ type Features struct {
 // TestStore runs the suite every [idempotency.Store] must pass against the
 // store newStore returns (it may share one store between tests: every test
 // uses its own ids).
+// Pattern: One contract suite, every store (docs/design-patterns.md#one-contract-suite-every-store).
 func TestStore(t *testing.T, f Features, newStore func(t *testing.T) Backend) {
 	tests := []struct {
 		name string

@@ -1,7 +1,9 @@
 // Package doclinks checks that what the repository's Markdown pages point a
 // reader to exists: every relative link names a file or directory, every #anchor
 // a heading (or an explicit <a id>) of the page it points to, slugged the way
-// GitHub renders it, and every `make` target named in code is in the Makefile.
+// GitHub renders it, and every `make` target named in code is in the Makefile;
+// and that the patterns of docs/design-patterns.md and the code's Pattern:
+// comments name each other (patterns_test.go).
 package doclinks
 
 import (
@@ -60,24 +62,32 @@ func skipDir(name string) bool {
 		name == "bin" || name == "node_modules" || name == "testdata" || name == "vendor"
 }
 
+// walkFiles calls visit with every file under root whose name ends in
+// suffix, outside the directories skipDir names.
+func walkFiles(root, suffix string, visit func(path string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && skipDir(d.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(d.Name(), suffix) {
+			return nil
+		}
+		return visit(path)
+	})
+}
+
 // loadPages reads every Markdown file of the repository, by slash path
 // relative to its root.
 func loadPages(t *testing.T) map[string]*page {
 	t.Helper()
 	pages := map[string]*page{}
-	err := filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != repoRoot && skipDir(d.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(d.Name(), ".md") {
-			return nil
-		}
+	err := walkFiles(repoRoot, ".md", func(path string) error {
 		rel, err := filepath.Rel(repoRoot, path)
 		if err != nil {
 			return err

@@ -36,6 +36,7 @@ type Features struct {
 // newStore returns (it may share one store between tests: every test uses
 // its own orderIds). It is the pattern of watermill's universal pub/sub
 // tests: one suite, every backend, switched by [Features].
+// Pattern: One contract suite, every store (docs/design-patterns.md#one-contract-suite-every-store).
 func TestStore(t *testing.T, f Features, newStore func(t *testing.T) Backend) {
 	tests := []struct {
 		name string
