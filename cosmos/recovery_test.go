@@ -34,12 +34,7 @@ func TestAnswerOnAReplacedClientLeavesNoCachedRefusal(t *testing.T) {
 		release := make(chan struct{})
 		var first atomic.Bool
 		n := &pipetest.Network{}
-		t.Cleanup(func() {
-			n.Close()
-			// What the SDK still does detached (its account reads, its retries)
-			// ends on the bubble's clock before the bubble may end.
-			time.Sleep(time.Hour)
-		})
+		t.Cleanup(n.Drain)
 		ln, err := n.Listen("tcp", "127.0.0.1:8081")
 		if err != nil {
 			t.Fatal(err)

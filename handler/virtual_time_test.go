@@ -31,7 +31,7 @@ func startServerIn(t *testing.T, cfg Config) *testServer {
 	logs := &orderstest.Buffer{}
 	cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 	n := &pipetest.Network{}
-	t.Cleanup(n.Close)
+	t.Cleanup(n.Drain)
 	ln, err := n.Listen("tcp", "127.0.0.1:7000")
 	if err != nil {
 		t.Fatal(err)

@@ -69,17 +69,10 @@ func (c *heldCosmos) arrivals() []time.Time {
 }
 
 // inMemory is a network in memory for a test in a synctest bubble that runs
-// the program. When the test ends, after everything on the network is
-// closed, the bubble's clock moves on until what the program left running
-// detached is done: azcosmos goes on retrying an attempt its caller gave
-// up on (its retry policy, seconds to minutes), and a bubble may not end
-// with it asleep.
+// the program; it drains when the test ends (pipetest.Network.Drain).
 func inMemory(t *testing.T) *pipetest.Network {
 	n := &pipetest.Network{}
-	t.Cleanup(func() {
-		n.Close()
-		time.Sleep(time.Hour)
-	})
+	t.Cleanup(n.Drain)
 	return n
 }
 

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // Network holds listeners by address and every connection made on it.
@@ -103,6 +104,18 @@ func (n *Network) Close() {
 	for _, c := range conns {
 		_ = c.Close()
 	}
+}
+
+// Drain closes the network, then lets the bubble's clock run on for an
+// hour, so that what served or dialled on it has stopped before the bubble
+// ends (goroutines asleep must not outlive it): net/http sleeps 500 ms
+// before it drops a connection it hung up, azcosmos goes on retrying a
+// request its caller gave up on. Call it only inside a synctest bubble,
+// where the hour takes no time; a test registers it first (t.Cleanup), so
+// that it runs after the servers' own cleanups.
+func (n *Network) Drain() {
+	n.Close()
+	time.Sleep(time.Hour)
 }
 
 // Listener is a net.Listener on a Network.
