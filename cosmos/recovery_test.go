@@ -35,11 +35,7 @@ func TestAnswerOnAReplacedClientLeavesNoCachedRefusal(t *testing.T) {
 		var first atomic.Bool
 		n := &pipetest.Network{}
 		t.Cleanup(n.Drain)
-		ln, err := n.Listen("tcp", "127.0.0.1:8081")
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		endpoint := n.Serve(t, "127.0.0.1:8081", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			isAccount := r.Method == http.MethodGet && r.URL.Path == "/"
 			if isAccount {
@@ -70,10 +66,8 @@ func TestAnswerOnAReplacedClientLeavesNoCachedRefusal(t *testing.T) {
 			default:
 				http.NotFound(w, r)
 			}
-		})}
-		go func() { _ = srv.Serve(ln) }()
-		t.Cleanup(func() { _ = srv.Close() })
-		store, err := cosmos.Open(cosmos.Options{Endpoint: "http://127.0.0.1:8081/", Key: "a2V5", Transport: n.Transport()}, "shop", "orders")
+		}))
+		store, err := cosmos.Open(cosmos.Options{Endpoint: endpoint + "/", Key: "a2V5", Transport: n.Transport()}, "shop", "orders")
 		if err != nil {
 			t.Fatal(err)
 		}

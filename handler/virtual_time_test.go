@@ -32,14 +32,7 @@ func startServerIn(t *testing.T, cfg Config) *testServer {
 	cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 	n := &pipetest.Network{}
 	t.Cleanup(n.Drain)
-	ln, err := n.Listen("tcp", "127.0.0.1:7000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: NewServer(cfg)}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return &testServer{url: "http://127.0.0.1:7000", logs: logs, client: n.Client()}
+	return &testServer{url: n.Serve(t, "127.0.0.1:7000", NewServer(cfg)), logs: logs, client: n.Client()}
 }
 
 // The production clocks of cmd/handler's defaults around a store:

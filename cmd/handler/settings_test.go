@@ -31,13 +31,10 @@ type heldCosmos struct {
 // holdingCosmos serves a heldCosmos on n.
 func holdingCosmos(t *testing.T, n *pipetest.Network, holdAccount bool) *heldCosmos {
 	t.Helper()
-	c := &heldCosmos{url: "http://127.0.0.1:8081/"}
+	c := &heldCosmos{}
 	release := make(chan struct{})
-	ln, err := n.Listen("tcp", "127.0.0.1:8081")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	t.Cleanup(func() { close(release) }) // when the test ends, after the server closes
+	c.url = n.Serve(t, "127.0.0.1:8081", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Path == "/" && !holdAccount {
 			loc := []map[string]string{{"name": "local", "databaseAccountEndpoint": "http://" + r.Host + "/"}}
 			w.Header().Set("Content-Type", "application/json")
@@ -52,12 +49,7 @@ func holdingCosmos(t *testing.T, n *pipetest.Network, holdAccount bool) *heldCos
 		case <-r.Context().Done():
 		case <-release:
 		}
-	})}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() {
-		close(release)
-		_ = srv.Close()
-	})
+	})) + "/"
 	return c
 }
 

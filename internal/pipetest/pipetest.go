@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -104,6 +105,20 @@ func (n *Network) Close() {
 	for _, c := range conns {
 		_ = c.Close()
 	}
+}
+
+// Serve serves h on addr (host:port) until the test ends, and returns its
+// base URL, http://addr. A test in a bubble registers Drain before it.
+func (n *Network) Serve(t testing.TB, addr string, h http.Handler) string {
+	t.Helper()
+	ln, err := n.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return "http://" + addr
 }
 
 // Drain closes the network, then lets the bubble's clock run on for an

@@ -283,14 +283,7 @@ func bubbleServer(t *testing.T, h http.Handler) (Endpointer, http.RoundTripper) 
 	t.Helper()
 	n := &pipetest.Network{}
 	t.Cleanup(n.Drain)
-	ln, err := n.Listen("tcp", "127.0.0.1:7000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return FixedEndpoint("http://127.0.0.1:7000"), n.Transport()
+	return FixedEndpoint(n.Serve(t, "127.0.0.1:7000", h)), n.Transport()
 }
 
 func httptestServer(t *testing.T, h http.Handler) Endpointer {
