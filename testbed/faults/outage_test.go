@@ -74,6 +74,31 @@ func TestOutageSchedule(t *testing.T) {
 	})
 }
 
+// A phase with Until lasts until it is closed, however long that takes,
+// and a phase without a length or Until is refused. On virtual time.
+func TestOutageUntilAnEvent(t *testing.T) {
+	if err := (Outage{Kind: Unreachable}).Validate(); err == nil {
+		t.Error("an outage without a length or an event to end it: accepted")
+	}
+	p := startProxy(t, ProxyConfig{Upstream: newUpstream(t).URL})
+	synctest.Test(t, func(t *testing.T) {
+		until := make(chan struct{})
+		o := Outage{Kind: Forbidden, Until: until}
+		if err := o.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		s := StartOutages(context.Background(), []Outage{o}, p, func() float64 { return 0 }, func(string, ...any) {})
+		time.Sleep(24 * time.Hour)
+		if k := OutageKind(p.outage.Load()); k != Forbidden {
+			t.Fatalf("outage %s after a day, want %s until the event", k, Forbidden)
+		}
+		close(until)
+		if recs := s.Wait(); len(recs) != 1 || recs[0].End.Sub(recs[0].Start) != 24*time.Hour {
+			t.Errorf("records %+v, want one of a day", recs)
+		}
+	})
+}
+
 // A phase due at once is on when StartOutages returns: the run's first
 // delivery, which starts right after, meets it.
 func TestOutageDueAtOnceStartsBeforeDelivery(t *testing.T) {
