@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -141,4 +144,44 @@ func bodyVersions(t *testing.T, partitionKey, digest string) map[string]string {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestParkedBodyVersionsRefusesADocumentWithoutETag: a version without its
+// _etag would send DeleteParkedBody's delete with an empty If-Match, which
+// leaves its condition to the server; ParkedBodyVersions refuses it, and a
+// document without its id. The emulators always send both, so the query's
+// answer is a double's.
+func TestParkedBodyVersionsRefusesADocumentWithoutETag(t *testing.T) {
+	tr := cosmostest.NewTransport()
+	store, err := testEnv(t).StoreVia(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, doc string
+		refused   bool
+	}{
+		{"with its id and _etag", `{"id":"P-1:body","_etag":"\"0a00\""}`, false},
+		{"without an _etag", `{"id":"P-1:body"}`, true},
+		{"with an empty _etag", `{"id":"P-1:body","_etag":""}`, true},
+		{"without an id", `{"_etag":"\"0a00\""}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr.Before(func(kind string, r *http.Request) *http.Response {
+				if kind != "QUERY" {
+					return nil
+				}
+				return cosmostest.Answer(r, http.StatusOK, `{"_rid":"faked","Documents":[`+tc.doc+`],"_count":1}`)
+			})
+			defer tr.Before(nil)
+			v, err := store.ParkedBodyVersions(context.Background(), "P-1", "sha256:faked")
+			var se *orders.StoreError
+			switch {
+			case tc.refused && (!errors.As(err, &se) || se.Transient() || !strings.Contains(err.Error(), "without id and _etag")):
+				t.Errorf("versions %v, %v; want a permanent error naming the document", v, err)
+			case !tc.refused && (err != nil || v["P-1:body"] != `"0a00"`):
+				t.Errorf("versions %v, %v; want P-1:body at its _etag", v, err)
+			}
+		})
+	}
 }

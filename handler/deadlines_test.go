@@ -5,46 +5,40 @@ import (
 	"log/slog"
 	"net/http"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // TestEachFunctionRunsUnderItsOwnDeadline: a ProcessOrderBatch invocation
-// answers by BATCH_DEADLINE, which stays below the queue's one-minute lock
-// that is never renewed for a batch, not by the single-message
+// answers at BATCH_DEADLINE, which stays below the queue's one-minute lock
+// that is never renewed for a batch, not at the single-message
 // MESSAGE_DEADLINE (minutes, under a renewed lock); and a ProcessOrder
 // invocation holds for its own deadline, not the batch's. Against a Cosmos
-// DB that never answers, through the production wiring (the outage bench:
-// a retrying.Store with one Health), with the two deadlines far apart.
+// DB that never answers, through the production wiring and clocks
+// (cmd/handler's defaults), on virtual time: the deadlines are met exactly.
 func TestEachFunctionRunsUnderItsOwnDeadline(t *testing.T) {
-	const messageDeadline, batchDeadline = 4 * time.Second, 600 * time.Millisecond
-	b := startOutageBenchWith(t, cosmostest.Silent, true, messageDeadline, batchDeadline)
+	synctest.Test(t, func(t *testing.T) {
+		b := startServerIn(t, productionWiring(newOutageStore(cosmostest.Silent)))
+		ids, bodies := [2]string{"ORD-DEADLINE-1", "ORD-DEADLINE-2"}, [2][]byte{}
+		for i, id := range ids {
+			bodies[i] = orderstest.ExampleBodyWithID(id)
+		}
+		start := time.Now()
+		a := b.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{bodies[0], ids[0], 1, ""}, {bodies[1], ids[1], 2, ""}}))
+		if took := time.Since(start); a.Status != http.StatusServiceUnavailable || took != DefaultBatchDeadline {
+			t.Errorf("batch: status %d after %s, want 503 at BATCH_DEADLINE %s (MESSAGE_DEADLINE is %s)", a.Status, took, DefaultBatchDeadline, DefaultMessageDeadline)
+		}
 
-	ids, bodies := [2]string{}, [2][]byte{}
-	for i := range ids {
-		ids[i], bodies[i] = uniqueOrder(t)
-	}
-	start := time.Now()
-	a := b.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{bodies[0], ids[0], 1, ""}, {bodies[1], ids[1], 2, ""}}))
-	took := time.Since(start)
-	if a.Status != http.StatusServiceUnavailable {
-		t.Fatalf("batch: status %d after %s, want 503", a.Status, took)
-	}
-	if took < batchDeadline || took > messageDeadline/2 {
-		t.Errorf("batch answered after %s, want just after BATCH_DEADLINE %s (MESSAGE_DEADLINE is %s)", took, batchDeadline, messageDeadline)
-	}
-
-	start = time.Now()
-	a = b.invoke(t, hostInvocation(bodies[0], ids[0], 2))
-	took = time.Since(start)
-	if a.Status != http.StatusServiceUnavailable {
-		t.Fatalf("single message: status %d after %s, want 503", a.Status, took)
-	}
-	if took < messageDeadline || took > messageDeadline+3*time.Second {
-		t.Errorf("single message answered after %s, want just after MESSAGE_DEADLINE %s (BATCH_DEADLINE is %s)", took, messageDeadline, batchDeadline)
-	}
+		start = time.Now()
+		a = b.invoke(t, hostInvocation(bodies[0], ids[0], 2))
+		if took := time.Since(start); a.Status != http.StatusServiceUnavailable || took != DefaultMessageDeadline {
+			t.Errorf("single message: status %d after %s, want 503 at MESSAGE_DEADLINE %s (BATCH_DEADLINE is %s)", a.Status, took, DefaultMessageDeadline, DefaultBatchDeadline)
+		}
+	})
 }
 
 // An unset clock (zero, as a Config without the setting has it) gets its

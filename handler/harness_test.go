@@ -73,6 +73,9 @@ func storedOrder(t *testing.T, orderID string) map[string]any {
 type testServer struct {
 	url  string
 	logs *orderstest.Buffer
+	// client sends the invocations: nil is http.DefaultClient, one over a
+	// network in memory for a server in a synctest bubble (startServerIn).
+	client *http.Client
 }
 
 func startServer(t *testing.T, store orders.Store, timeout time.Duration) *testServer {
@@ -118,7 +121,11 @@ func (s *testServer) call(function string, request []byte) (answer, error) {
 	invocationID := fmt.Sprintf("inv-%d-%08d", time.Now().UnixNano(), invocations.Add(1))
 	req.Header.Set("X-Azure-Functions-InvocationId", invocationID)
 	req.Header.Set("User-Agent", "Azure-Functions-Host/4.1037.1.1")
-	resp, err := http.DefaultClient.Do(req)
+	client := s.client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return answer{}, fmt.Errorf("invoke: %w", err)
 	}

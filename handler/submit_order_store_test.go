@@ -9,11 +9,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/idempotency/idemtest"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // gatedKeys holds the completion of every key (a Replace to Succeeded)
@@ -149,20 +151,22 @@ func TestSubmitOrderStoreFailures(t *testing.T) {
 	}
 }
 
+// TestSubmitOrderAnswersBeforeItsDeadline: a key store that never answers
+// holds a SubmitOrder request until SUBMIT_DEADLINE, then 503. On virtual
+// time, over the in-memory stores: at the deadline exactly.
 func TestSubmitOrderAnswersBeforeItsDeadline(t *testing.T) {
-	const deadline = 300 * time.Millisecond
-	d := startAPI(t, func(c *Config) {
-		c.SubmitDeadline = deadline
-		c.Idempotency = &idempotency.Service{Store: failingKeys{keyStore: c.Idempotency.Store.(keyStore), hang: true}}
+	synctest.Test(t, func(t *testing.T) {
+		const deadline = 300 * time.Millisecond
+		keys, store := idemtest.NewMemStore(), orderstest.NewMemStore()
+		d := &api{keys: keys, store: store, testServer: startServerIn(t, Config{Processor: &orders.Processor{Store: store}, Orders: store,
+			SubmitDeadline: deadline, Idempotency: &idempotency.Service{Store: failingKeys{keyStore: keys, hang: true}}})}
+		start := time.Now()
+		a := d.submit(t, "k-ORD-DEADLINE-1", orderstest.ExampleBodyWithID("ORD-DEADLINE-1"))
+		wantProblem(t, a, http.StatusServiceUnavailable, "service-unavailable")
+		if took := time.Since(start); took != deadline {
+			t.Errorf("answered after %s, want at the deadline of %s", took, deadline)
+		}
 	})
-	id, body := uniqueOrder(t)
-	start := time.Now()
-	a := d.submit(t, "k-"+id, body)
-	took := time.Since(start)
-	wantProblem(t, a, http.StatusServiceUnavailable, "service-unavailable")
-	if took < deadline || took > deadline+2*time.Second {
-		t.Errorf("answered after %s, want just after the deadline of %s", took, deadline)
-	}
 }
 
 // dyingKeys loses the first completion of a key and the release that

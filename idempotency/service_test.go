@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ordersink/orders-consumer/idempotency"
@@ -67,25 +68,27 @@ func TestExecuteRefusesIncompleteRequests(t *testing.T) {
 }
 
 // TestExecuteDefaults: a zero Service has a 60 s lease and a 24 h TTL, and
-// the work runs under a deadline of one lease.
+// the work runs under a deadline of one lease (exactly: virtual time).
 func TestExecuteDefaults(t *testing.T) {
-	store := idemtest.NewMemStore()
-	clock := idemtest.NewClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
-	s := &idempotency.Service{Store: store, Now: clock.Now}
-	_, err := s.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, func(ctx context.Context) (idempotency.Response, error) {
-		deadline, has := ctx.Deadline()
-		if left := time.Until(deadline); !has || left > idempotency.DefaultLease || left < idempotency.DefaultLease-5*time.Second {
-			t.Errorf("work deadline in %s, want one lease (%s)", left, idempotency.DefaultLease)
+	synctest.Test(t, func(t *testing.T) {
+		store := idemtest.NewMemStore()
+		clock := idemtest.NewClock(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+		s := &idempotency.Service{Store: store, Now: clock.Now}
+		_, err := s.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, func(ctx context.Context) (idempotency.Response, error) {
+			deadline, has := ctx.Deadline()
+			if left := time.Until(deadline); !has || left != idempotency.DefaultLease {
+				t.Errorf("work deadline in %s, want one lease (%s)", left, idempotency.DefaultLease)
+			}
+			r, err := store.Read(ctx, scope.ID())
+			if err != nil || !r.LeaseUntil.Equal(clock.Now().Add(idempotency.DefaultLease)) || r.TTL != 86400 {
+				t.Errorf("claimed record %+v, %v; want a lease of 60 s and a TTL of 86400 s", r, err)
+			}
+			return ok, nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		r, err := store.Read(ctx, scope.ID())
-		if err != nil || !r.LeaseUntil.Equal(clock.Now().Add(idempotency.DefaultLease)) || r.TTL != 86400 {
-			t.Errorf("claimed record %+v, %v; want a lease of 60 s and a TTL of 86400 s", r, err)
-		}
-		return ok, nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // failing fails every call of one kind with err.
@@ -267,19 +270,25 @@ func (s *timingOutCompletion) Release(ctx context.Context, id, etag string) erro
 // TestReleaseAfterATimedOutCompletionHasItsOwnDeadline: the completion spent
 // its SettleTimeout; the release that frees the key gets a fresh one, so it
 // reaches the store and the retry runs at once instead of waiting out the
-// lease.
+// lease. On virtual time: the completion is cut at exactly SettleTimeout.
 func TestReleaseAfterATimedOutCompletionHasItsOwnDeadline(t *testing.T) {
-	mem := idemtest.NewMemStore()
-	store := &timingOutCompletion{Store: mem}
-	s := &idempotency.Service{Store: store}
-	_, err := s.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, okWork)
-	if !orders.IsTransient(err) {
-		t.Fatalf("Execute: %v, want the completion's transient error", err)
-	}
-	if store.releaseErr != nil || store.releaseLeft < idempotency.SettleTimeout/2 {
-		t.Fatalf("release ran with %s left (%v), want a fresh SettleTimeout (%s)", store.releaseLeft, store.releaseErr, idempotency.SettleTimeout)
-	}
-	if _, err := mem.Read(context.Background(), scope.ID()); !errors.Is(err, idempotency.ErrNotFound) {
-		t.Errorf("key record after the release: %v, want none", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		mem := idemtest.NewMemStore()
+		store := &timingOutCompletion{Store: mem}
+		s := &idempotency.Service{Store: store}
+		start := time.Now()
+		_, err := s.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, okWork)
+		if !orders.IsTransient(err) {
+			t.Fatalf("Execute: %v, want the completion's transient error", err)
+		}
+		if took := time.Since(start); took != idempotency.SettleTimeout {
+			t.Errorf("Execute returned after %s, want the completion cut at SettleTimeout (%s)", took, idempotency.SettleTimeout)
+		}
+		if store.releaseErr != nil || store.releaseLeft != idempotency.SettleTimeout {
+			t.Fatalf("release ran with %s left (%v), want a fresh SettleTimeout (%s)", store.releaseLeft, store.releaseErr, idempotency.SettleTimeout)
+		}
+		if _, err := mem.Read(context.Background(), scope.ID()); !errors.Is(err, idempotency.ErrNotFound) {
+			t.Errorf("key record after the release: %v, want none", err)
+		}
+	})
 }

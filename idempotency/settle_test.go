@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ordersink/orders-consumer/idempotency"
@@ -71,24 +72,24 @@ func (s *vanishing) Read(context.Context, string) (idempotency.Record, error) {
 // later attempt first pauses (for a replica to catch up), and a request
 // whose context has ended stops there, with a transient error, rather than
 // hammering the store; a live one gives up after a bounded number of
-// judgements.
+// judgements. On virtual time: the pauses are exactly 25 and 50 ms.
 func TestVanishingRecordIsClaimedAgainThenAfterPauses(t *testing.T) {
-	ended, cancel := context.WithCancel(context.Background())
-	cancel()
-	store := &vanishing{}
-	_, err := (&idempotency.Service{Store: store}).Execute(ended, scope, idempotency.Fingerprint{Hash: fp}, okWork)
-	if !orders.IsTransient(err) || !errors.Is(err, context.Canceled) || store.claims != 2 {
-		t.Errorf("ended context: %v after %d claims; want a transient error for the ended context after 2", err, store.claims)
-	}
-	store = &vanishing{}
-	start := time.Now()
-	_, err = (&idempotency.Service{Store: store}).Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, okWork)
-	if !orders.IsTransient(err) || store.claims != 4 {
-		t.Errorf("live context: %v after %d claims; want a transient error after 4", err, store.claims)
-	}
-	// The third and fourth claims wait 25 and 50 ms; a loaded machine only
-	// makes that longer.
-	if took := time.Since(start); took < 75*time.Millisecond {
-		t.Errorf("live context: gave up after %s; want pauses of 25 and 50 ms before the last two claims", took)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ended, cancel := context.WithCancel(context.Background())
+		cancel()
+		store := &vanishing{}
+		_, err := (&idempotency.Service{Store: store}).Execute(ended, scope, idempotency.Fingerprint{Hash: fp}, okWork)
+		if !orders.IsTransient(err) || !errors.Is(err, context.Canceled) || store.claims != 2 {
+			t.Errorf("ended context: %v after %d claims; want a transient error for the ended context after 2", err, store.claims)
+		}
+		store = &vanishing{}
+		start := time.Now()
+		_, err = (&idempotency.Service{Store: store}).Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, okWork)
+		if !orders.IsTransient(err) || store.claims != 4 {
+			t.Errorf("live context: %v after %d claims; want a transient error after 4", err, store.claims)
+		}
+		if took := time.Since(start); took != 75*time.Millisecond {
+			t.Errorf("live context: gave up after %s; want pauses of 25 and 50 ms before the last two claims", took)
+		}
+	})
 }

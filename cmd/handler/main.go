@@ -30,6 +30,14 @@ func main() {
 	}
 }
 
+// The network run serves on and reaches Cosmos DB through: the machine's, or
+// in tests one in memory, whose connections let the program run on virtual
+// time (testing/synctest); nil cosmosTransport is cosmos.Open's own.
+var (
+	listen          = net.Listen
+	cosmosTransport http.RoundTripper
+)
+
 // run starts the handler and serves until ctx ends. Configuration comes from
 // the environment.
 func run(ctx context.Context, stdout io.Writer) error {
@@ -39,7 +47,8 @@ func run(ctx context.Context, stdout io.Writer) error {
 	}
 	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: slog.Level(cfg.LogLevel)}))
 
-	store, err := cosmos.Open(cosmos.Options{Endpoint: cfg.CosmosEndpoint, Key: cfg.CosmosKey, MaxConnsPerHost: cfg.MaxConns},
+	store, err := cosmos.Open(cosmos.Options{Endpoint: cfg.CosmosEndpoint, Key: cfg.CosmosKey, MaxConnsPerHost: cfg.MaxConns,
+		Transport: cosmosTransport},
 		cfg.CosmosDatabase, cfg.CosmosContainer)
 	if err != nil {
 		return err
@@ -77,7 +86,7 @@ func run(ctx context.Context, stdout io.Writer) error {
 		BaseContext: func(net.Listener) context.Context { return ctx },
 	}
 	// The host always dials 127.0.0.1; nothing else needs to reach us.
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", cfg.Port))
+	ln, err := listen("tcp", net.JoinHostPort("127.0.0.1", cfg.Port))
 	if err != nil {
 		return fmt.Errorf("listen on FUNCTIONS_CUSTOMHANDLER_PORT %s: %w", cfg.Port, err)
 	}

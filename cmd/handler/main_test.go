@@ -6,13 +6,12 @@ import (
 	"net/http"
 	"os"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
-	"github.com/ordersink/orders-consumer/internal/loopback"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
@@ -150,72 +149,68 @@ func TestLoadConfigReadsTheAppsHostJSON(t *testing.T) {
 }
 
 // TestRunServesAndStops starts the whole program in process: it must answer
-// the host's readiness probe without touching Cosmos, and stop cleanly and
-// at once, even with an invocation held by an unreachable Cosmos DB.
+// the host's readiness probe at once without touching Cosmos, and stop
+// cleanly and at once, even with an invocation held by an unreachable
+// Cosmos DB: the held invocation ends with the signal, not with the 20 s
+// shutdown grace. On virtual time, on a network in memory where nothing
+// listens at Cosmos DB's address.
 func TestRunServesAndStops(t *testing.T) {
-	unsetConfig(t)
-	port, err := loopback.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("FUNCTIONS_CUSTOMHANDLER_PORT", strconv.Itoa(port))
-	t.Setenv("COSMOS_ENDPOINT", "http://127.0.0.1:1/") // never dialled by GET /
-	t.Setenv("COSMOS_KEY", "a2V5")
+	synctest.Test(t, func(t *testing.T) {
+		n := inMemory(t)
+		setNetwork(t, n.Listen, n.Transport())
+		unsetConfig(t)
+		t.Setenv("FUNCTIONS_CUSTOMHANDLER_PORT", "7000")
+		t.Setenv("COSMOS_ENDPOINT", "http://127.0.0.1:1/") // never dialled by GET /
+		t.Setenv("COSMOS_KEY", "a2V5")
 
-	ctx, cancel := context.WithCancel(context.Background())
-	var out orderstest.Buffer
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, &out) }()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var out orderstest.Buffer
+		done := make(chan error, 1)
+		go func() { done <- run(ctx, &out) }()
+		synctest.Wait() // it listens
 
-	// One connection per request: a pooled client can dial a connection it
-	// then leaves unused (an idle one came back first), and the server's
-	// Shutdown waits 5 s for a connection that never sent a request.
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 20 * time.Second}
-	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/"
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+		client := n.Client()
+		url := "http://127.0.0.1:7000/"
+		start := time.Now()
 		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("GET / = %d", resp.StatusCode)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no answer on %s: %v", url, err)
-		}
-		time.Sleep(25 * time.Millisecond) // the host polls every 25 ms too
-	}
-	held := make(chan int, 1)
-	var answeredAt time.Time
-	go func() {
-		order := `{"orderId":"ORD-1","customerId":"C","currency":"EUR","lines":[{"sku":"S","quantity":1,"unitPrice":"1.00"}],"total":"1.00","placedAt":"2026-11-29T10:00:00Z"}`
-		inv := `{"Data":{"message":"` + base64.StdEncoding.EncodeToString([]byte(order)) + `"},"Metadata":{"DeliveryCount":"1","MessageId":"\"ORD-1\""}}`
-		resp, err := client.Post(url+"ProcessOrder", "application/json", strings.NewReader(inv))
 		if err != nil {
-			held <- 0
-			return
+			t.Fatalf("GET /: %v", err)
 		}
 		resp.Body.Close()
-		answeredAt = time.Now()
-		held <- resp.StatusCode
-	}()
-	time.Sleep(300 * time.Millisecond) // the invocation is held: nothing listens on 127.0.0.1:1
-	stopped := time.Now()
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	if status := <-held; status != http.StatusServiceUnavailable || answeredAt.Before(stopped) {
-		t.Errorf("held invocation: status %d at %s, want 503 after the signal (%s)", status, answeredAt, stopped)
-	}
-	if took := time.Since(stopped); took > 5*time.Second {
-		t.Errorf("stopped %s after the signal, with an invocation held", took)
-	}
-	if s := out.String(); !strings.Contains(s, `"msg":"listening"`) || strings.Contains(s, "a2V5") {
-		t.Errorf("startup log = %s (must say listening and never show the key)", s)
-	}
+		if resp.StatusCode != http.StatusOK || time.Since(start) != 0 {
+			t.Fatalf("GET / = %d after %s, want 200 at once", resp.StatusCode, time.Since(start))
+		}
+		held := make(chan int, 1)
+		var answeredAt time.Time
+		go func() {
+			order := `{"orderId":"ORD-1","customerId":"C","currency":"EUR","lines":[{"sku":"S","quantity":1,"unitPrice":"1.00"}],"total":"1.00","placedAt":"2026-11-29T10:00:00Z"}`
+			inv := `{"Data":{"message":"` + base64.StdEncoding.EncodeToString([]byte(order)) + `"},"Metadata":{"DeliveryCount":"1","MessageId":"\"ORD-1\""}}`
+			resp, err := client.Post(url+"ProcessOrder", "application/json", strings.NewReader(inv))
+			if err != nil {
+				held <- 0
+				return
+			}
+			resp.Body.Close()
+			answeredAt = time.Now()
+			held <- resp.StatusCode
+		}()
+		time.Sleep(time.Minute) // the invocation is held: nothing listens at 127.0.0.1:1
+		stopped := time.Now()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		if took := time.Since(stopped); took >= time.Second {
+			t.Errorf("stopped %s after the signal, with an invocation held", took)
+		}
+		if status := <-held; status != http.StatusServiceUnavailable || answeredAt.Before(stopped) {
+			t.Errorf("held invocation: status %d at %s, want 503 after the signal (%s)", status, answeredAt, stopped)
+		}
+		if s := out.String(); !strings.Contains(s, `"msg":"listening"`) || strings.Contains(s, "a2V5") {
+			t.Errorf("startup log = %s (must say listening and never show the key)", s)
+		}
+	})
 }
 
 // TestKeyServiceFollowsSettings: the executeOnce service main builds has

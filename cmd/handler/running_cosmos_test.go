@@ -46,8 +46,9 @@ func programSettings(env *cosmostest.Env, endpoint string, more map[string]strin
 // TestOperationTimeoutCutsAHungAttempt: COSMOS_OPERATION_TIMEOUT bounds one
 // attempt of a Cosmos operation, and the attempt after it runs. With the
 // first Cosmos request of the order's create held unanswered, the delivery
-// is answered with the order created, about one operation timeout later:
-// long before MESSAGE_DEADLINE, and the SDK's own 65 s per try.
+// is answered with the order created: an attempt left to run would hold
+// the delivery until MESSAGE_DEADLINE, which answers 503. (The cut itself is
+// timed on virtual time by retrying's TestRetryingCutsAHungAttempt.)
 func TestOperationTimeoutCutsAHungAttempt(t *testing.T) {
 	env := cosmosEnv(t)
 	proxy, err := cosmostest.StartOutageProxy(env.Endpoint)
@@ -56,22 +57,17 @@ func TestOperationTimeoutCutsAHungAttempt(t *testing.T) {
 	}
 	t.Cleanup(proxy.Close)
 	const messageDeadline = 10 * time.Second
-	url := startProgram(t, programSettings(env, proxy.URL(), map[string]string{
+	p := startProgram(t, programSettings(env, proxy.URL(), map[string]string{
 		"COSMOS_OPERATION_TIMEOUT": "500ms",
 		"MESSAGE_DEADLINE":         messageDeadline.String(),
 	}))
 	proxy.Set(cosmostest.SilentOnce)
-	start := time.Now()
-	status, reason, _ := invokeProcessOrder(t, url, 1)
-	took := time.Since(start)
+	status, reason, _ := invokeProcessOrder(t, p, 1)
 	if status != http.StatusOK || reason != "" {
-		t.Fatalf("status %d, parked %q after %s; want the order created by the attempt after the hung one", status, reason, took)
+		t.Fatalf("status %d, parked %q; want the order created by the attempt after the hung one", status, reason)
 	}
 	if held := proxy.Held.Load(); held != 1 {
 		t.Fatalf("%d requests held, want 1: the test did not hang an attempt", held)
-	}
-	if took > messageDeadline/2 {
-		t.Errorf("answered after %s: the hung attempt was not cut at COSMOS_OPERATION_TIMEOUT", took)
 	}
 	docs, err := env.Store.PartitionDocuments(context.Background(), "ORD-SET-1")
 	if err != nil || len(docs) != 2 {
@@ -84,13 +80,13 @@ func TestOperationTimeoutCutsAHungAttempt(t *testing.T) {
 // through the program's own configuration and wiring.
 func TestKeyTTLReachesTheRecord(t *testing.T) {
 	env := cosmosEnv(t)
-	url := startProgram(t, programSettings(env, env.Endpoint, map[string]string{"IDEMPOTENCY_KEY_TTL": "2h"}))
+	p := startProgram(t, programSettings(env, env.Endpoint, map[string]string{"IDEMPOTENCY_KEY_TTL": "2h"}))
 	const key = "k-ttl-1"
 	body := `{"orderId":"ORD-TTL-1","customerId":"CUST-42","currency":"EUR","lines":[{"sku":"SKU-1","quantity":1,"unitPrice":"5.00"}],"total":"5.00","placedAt":"2026-11-29T10:00:00Z"}`
 	req := map[string]any{"Url": "http://127.0.0.1:7071/api/orders", "Method": "POST", "Query": map[string]string{},
 		"Headers": map[string][]string{"Idempotency-Key": {key}, "Content-Type": {"application/json"}, "Content-Length": {strconv.Itoa(len(body))}}, "Body": body}
 	inv, _ := json.Marshal(map[string]any{"Data": map[string]any{"req": req}, "Metadata": map[string]any{}})
-	resp, err := (&http.Client{Timeout: 20 * time.Second}).Post(url+"/"+handler.FunctionSubmitOrder, "application/json", bytes.NewReader(inv))
+	resp, err := p.client.Post(p.url+"/"+handler.FunctionSubmitOrder, "application/json", bytes.NewReader(inv))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -68,17 +70,38 @@ type serviceBus struct{ namespace, connectionString string }
 const emulatorConnectionString = "Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;"
 
 // checkConnectionString lets the SDK parse cs (NewClientFromConnectionString
-// dials nothing) and refuses one that is not the emulator's: in Azure no key
-// works (disableLocalAuth, docs/adr/0005-identity-only.md), so a key an
-// operator pasted would only be a secret in the shell's history.
+// dials nothing) and refuses one that is not the emulator's: as the SDK
+// reads it (names in any case, the last value of a name wins), it must say
+// UseDevelopmentEmulator=true and name an endpoint on this machine. In
+// Azure no key works (disableLocalAuth, docs/adr/0005-identity-only.md), so
+// a key an operator pasted would only be a secret in the shell's history.
 func checkConnectionString(cs string) error {
 	if _, err := azservicebus.NewClientFromConnectionString(cs, nil); err != nil {
 		return err
 	}
-	if !strings.Contains(strings.ToLower(cs), "usedevelopmentemulator=true") {
-		return errors.New("ordersctl takes the Service Bus emulator's connection string only (UseDevelopmentEmulator=true); Azure: --namespace, with Microsoft Entra ID")
+	emulator, host := false, ""
+	for _, part := range strings.Split(cs, ";") {
+		name, value, _ := strings.Cut(part, "=")
+		switch {
+		case strings.EqualFold(name, "UseDevelopmentEmulator"):
+			emulator, _ = strconv.ParseBool(value)
+		case strings.EqualFold(name, "Endpoint"):
+			host = ""
+			if u, err := url.Parse(value); err == nil {
+				host = u.Hostname()
+			}
+		}
+	}
+	if !emulator || !onThisMachine(host) {
+		return errors.New("ordersctl takes the Service Bus emulator's connection string only (UseDevelopmentEmulator=true, an endpoint on this machine); Azure: --namespace, with Microsoft Entra ID")
 	}
 	return nil
+}
+
+// onThisMachine reports whether host is localhost or a loopback address.
+func onThisMachine(host string) bool {
+	ip := net.ParseIP(host)
+	return strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()
 }
 
 // newAzureQueues opens the queues with Microsoft Entra ID (az login, a

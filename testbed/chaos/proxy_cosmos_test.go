@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,7 +79,22 @@ func TestProxyWithTheCosmosSDK(t *testing.T) {
 // redelivery; a 429 is retried inside the SDK, honouring x-ms-retry-after-ms.
 func TestProxyFaultsAsTheStoreSeesThem(t *testing.T) {
 	e := cosmosEnv(t)
-	p := startProxy(t, faults.ProxyConfig{Upstream: e.Endpoint, SlowMin: 300 * time.Millisecond, SlowMax: 300 * time.Millisecond})
+	// A slow answer is held back until the proxy closes, and the client
+	// gives up once the proxy holds it (an event, where a deadline of 100 ms
+	// against a hold of 300 ms raced on a loaded machine); the proxy's
+	// Observe, which comes before the hold, counts it.
+	var slow atomic.Int64
+	heldBack := make(chan struct{}, 1)
+	p := startProxy(t, faults.ProxyConfig{Upstream: e.Endpoint, SlowMin: time.Hour, SlowMax: time.Hour,
+		Observe: func(x faults.Exchange) {
+			if x.Fault == faults.Slow {
+				slow.Add(1)
+				select {
+				case heldBack <- struct{}{}:
+				default:
+				}
+			}
+		}})
 	store, err := cosmos.Open(cosmos.Options{Endpoint: p.URL(), Key: e.Key}, e.Database, e.Container)
 	if err != nil {
 		t.Fatal(err)
@@ -93,18 +109,26 @@ func TestProxyFaultsAsTheStoreSeesThem(t *testing.T) {
 			if err := p.SetRates(only(f)); err != nil {
 				t.Fatal(err)
 			}
-			before := p.Counts().Faults[f]
-			// The slow answer comes after the deadline.
+			before, slowBefore := p.Counts().Faults[f], slow.Load()
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			if f == faults.Slow {
-				ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
-			}
 			defer cancel()
+			if f == faults.Slow {
+				go func() {
+					select {
+					case <-heldBack:
+						cancel()
+					case <-ctx.Done():
+					}
+				}()
+			}
 			_, err := store.CreateOrder(ctx, orderstest.Batch(t, testOrder(t, "CHAOS-FAULT-"+f.String()), acc))
 			if !orders.IsTransient(err) || err == nil {
 				t.Errorf("CreateOrder under %s: %v, want a transient error", f, err)
 			}
 			injected := p.Counts().Faults[f] - before
+			if f == faults.Slow {
+				injected = slow.Load() - slowBefore
+			}
 			want := int64(1)
 			if f == faults.Throttle {
 				want = 4 // the first try and the SDK's 3 retries

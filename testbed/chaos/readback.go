@@ -51,7 +51,7 @@ func (l *SubmitLedger) ReadBack(ctx context.Context, base string, keys map[strin
 		}
 		ids = sample
 	}
-	c := &http.Client{}
+	c := &http.Client{Transport: readBackTransport}
 	whole, cancelWhole := context.WithTimeout(ctx, budget)
 	defer cancelWhole()
 	for _, id := range ids {
@@ -64,6 +64,10 @@ func (l *SubmitLedger) ReadBack(ctx context.Context, base string, keys map[strin
 		}
 	}
 }
+
+// readBackTransport carries the read-back's requests: nil is net/http's
+// default; a test on virtual time gives one over a network in memory.
+var readBackTransport http.RoundTripper
 
 // readOne asks GetOrder for one order as one client until an answer that is
 // not 503, or patience runs out (the last answer stands). A read that

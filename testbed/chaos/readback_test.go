@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
@@ -99,19 +100,22 @@ func TestReadBackAsOwnerAndAsTheOtherClient(t *testing.T) {
 }
 
 func TestReadBackGivesUpAtItsPatience(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}))
-	defer srv.Close()
-	l := NewSubmitLedger(nil)
-	l.book(Answer{Client: orderstream.ClientA, Key: "k", OrderID: "W-1", Status: 201})
-	start := time.Now()
-	l.ReadBack(context.Background(), srv.URL, nil, 5, 200*time.Millisecond, time.Minute)
-	if took := time.Since(start); took > 5*time.Second {
-		t.Errorf("took %s", took)
-	}
-	c := readBackCheck(l.Views(), map[string]*apiOrder{"W-1": {orders: 1, requestHash: "sha256:aa"}})
-	if c.Checked != 0 || len(c.Violations) != 0 || !strings.Contains(c.Name, "2 not judged: answered 503") {
-		t.Errorf("check %q: checked %d, violations %q; want both reads, still 503, named and not judged", c.Name, c.Checked, c.Violations)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		base := serveReadBack(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}))
+		l := NewSubmitLedger(nil)
+		l.book(Answer{Client: orderstream.ClientA, Key: "k", OrderID: "W-1", Status: 201})
+		const patience = 200 * time.Millisecond
+		start := time.Now()
+		l.ReadBack(context.Background(), base, nil, 5, patience, time.Minute)
+		// Each of the two reads asks until its patience runs out.
+		if took := time.Since(start); took != 2*patience {
+			t.Errorf("took %s, want the patience of two reads (%s)", took, 2*patience)
+		}
+		c := readBackCheck(l.Views(), map[string]*apiOrder{"W-1": {orders: 1, requestHash: "sha256:aa"}})
+		if c.Checked != 0 || len(c.Violations) != 0 || !strings.Contains(c.Name, "2 not judged: answered 503") {
+			t.Errorf("check %q: checked %d, violations %q; want both reads, still 503, named and not judged", c.Name, c.Checked, c.Violations)
+		}
+	})
 }

@@ -39,11 +39,14 @@ func (k OutageKind) String() string {
 }
 
 // Outage is one phase of a run: Cosmos fails as Kind for For, starting once
-// After of the messages (a fraction, 0 to 1) are settled.
+// After of the messages (a fraction, 0 to 1) are settled. Until, when not
+// nil, ends the phase when it is closed instead: an outage that lasts until
+// something has happened (a test's; the command lines take lengths).
 type Outage struct {
 	Kind  OutageKind
 	After float64
 	For   time.Duration
+	Until <-chan struct{}
 }
 
 // DefaultOutages are the phases of `make chaos`: Cosmos unreachable for a
@@ -60,7 +63,7 @@ func (o Outage) Validate() error {
 	if o.Kind != Unreachable && o.Kind != Forbidden {
 		return fmt.Errorf("outage kind %d: want %s or %s", int(o.Kind), Unreachable, Forbidden)
 	}
-	if o.After < 0 || o.After >= 1 || o.For <= 0 {
+	if o.After < 0 || o.After >= 1 || o.For <= 0 && o.Until == nil {
 		return fmt.Errorf("outage %s after %g for %s: want a start in [0,1) and a positive length", o.Kind, o.After, o.For)
 	}
 	return nil
@@ -126,9 +129,15 @@ func StartOutages(ctx context.Context, phases []Outage, p *Proxy, settled func()
 				start = time.Now()
 				p.SetOutage(o.Kind)
 			}
-			logf("outage: Cosmos %s for %s (%.0f%% of the messages settled)", o.Kind, o.For, 100*settled())
+			var over <-chan time.Time // nil: until Until is closed
+			length := "as long as the run asks"
+			if o.Until == nil {
+				over, length = time.After(o.For), o.For.String()
+			}
+			logf("outage: Cosmos %s for %s (%.0f%% of the messages settled)", o.Kind, length, 100*settled())
 			select {
-			case <-time.After(o.For):
+			case <-over:
+			case <-o.Until:
 			case <-ctx.Done():
 			}
 			p.SetOutage(0)

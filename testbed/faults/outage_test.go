@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -38,34 +39,64 @@ func TestProxyOutage(t *testing.T) {
 }
 
 // The schedule starts each phase when enough messages are settled and ends
-// it on time, or at once when the run ends.
+// it on time, or at once when the run ends. On virtual time (the proxy,
+// which listens on loopback, is started outside the bubble; the schedule
+// only switches it): the first phase lasts its 100 ms exactly.
 func TestOutageSchedule(t *testing.T) {
 	p := startProxy(t, ProxyConfig{Upstream: newUpstream(t).URL})
-	var settled atomic.Int64 // in percent
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	phases := []Outage{{Kind: Forbidden, After: 0.2, For: 100 * time.Millisecond}, {Kind: Unreachable, After: 0.5, For: time.Hour}}
-	s := StartOutages(ctx, phases, p, func() float64 { return float64(settled.Load()) / 100 }, func(string, ...any) {})
-	time.Sleep(120 * time.Millisecond)
-	if k := OutageKind(p.outage.Load()); k != 0 {
-		t.Fatalf("outage %s before any message settled", k)
+	synctest.Test(t, func(t *testing.T) {
+		var settled atomic.Int64 // in percent
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		phases := []Outage{{Kind: Forbidden, After: 0.2, For: 100 * time.Millisecond}, {Kind: Unreachable, After: 0.5, For: time.Hour}}
+		s := StartOutages(ctx, phases, p, func() float64 { return float64(settled.Load()) / 100 }, func(string, ...any) {})
+		time.Sleep(time.Minute)
+		if k := OutageKind(p.outage.Load()); k != 0 {
+			t.Fatalf("outage %s before any message settled", k)
+		}
+		settled.Store(30)
+		if !WaitFor(ctxTimeout(t, 5*time.Second), func() bool { return OutageKind(p.outage.Load()) == Forbidden }) {
+			t.Fatal("the first outage did not start")
+		}
+		settled.Store(60)
+		if !WaitFor(ctxTimeout(t, 5*time.Second), func() bool { return OutageKind(p.outage.Load()) == Unreachable }) {
+			t.Fatal("the second outage did not start")
+		}
+		time.Sleep(time.Minute)
+		cancel()
+		recs := s.Wait()
+		if len(recs) != 2 || recs[0].End.Sub(recs[0].Start) != 100*time.Millisecond || recs[1].End.Sub(recs[1].Start) >= time.Hour {
+			t.Errorf("records %+v; want the first to last its 100 ms, the second cut short of its hour by the end of the run", recs)
+		}
+		if k := OutageKind(p.outage.Load()); k != 0 {
+			t.Errorf("outage %s after the run", k)
+		}
+	})
+}
+
+// A phase with Until lasts until it is closed, however long that takes,
+// and a phase without a length or Until is refused. On virtual time.
+func TestOutageUntilAnEvent(t *testing.T) {
+	if err := (Outage{Kind: Unreachable}).Validate(); err == nil {
+		t.Error("an outage without a length or an event to end it: accepted")
 	}
-	settled.Store(30)
-	if !WaitFor(ctxTimeout(t, 5*time.Second), func() bool { return OutageKind(p.outage.Load()) == Forbidden }) {
-		t.Fatal("the first outage did not start")
-	}
-	settled.Store(60)
-	if !WaitFor(ctxTimeout(t, 5*time.Second), func() bool { return OutageKind(p.outage.Load()) == Unreachable }) {
-		t.Fatal("the second outage did not start")
-	}
-	cancel()
-	recs := s.Wait()
-	if len(recs) != 2 || recs[0].End.Sub(recs[0].Start) < 100*time.Millisecond || recs[1].End.Sub(recs[1].Start) > time.Minute {
-		t.Errorf("records %+v; want the first to last its 100 ms, the second cut short by the end of the run", recs)
-	}
-	if k := OutageKind(p.outage.Load()); k != 0 {
-		t.Errorf("outage %s after the run", k)
-	}
+	p := startProxy(t, ProxyConfig{Upstream: newUpstream(t).URL})
+	synctest.Test(t, func(t *testing.T) {
+		until := make(chan struct{})
+		o := Outage{Kind: Forbidden, Until: until}
+		if err := o.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		s := StartOutages(context.Background(), []Outage{o}, p, func() float64 { return 0 }, func(string, ...any) {})
+		time.Sleep(24 * time.Hour)
+		if k := OutageKind(p.outage.Load()); k != Forbidden {
+			t.Fatalf("outage %s after a day, want %s until the event", k, Forbidden)
+		}
+		close(until)
+		if recs := s.Wait(); len(recs) != 1 || recs[0].End.Sub(recs[0].Start) != 24*time.Hour {
+			t.Errorf("records %+v, want one of a day", recs)
+		}
+	})
 }
 
 // A phase due at once is on when StartOutages returns: the run's first

@@ -7,12 +7,17 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/ordersink/orders-consumer/internal/pipetest"
 )
 
 // The platform's clocks, scaled down: a lock of 300 ms instead of a minute,
 // a renewal of 1 s and a function timeout of 2 s instead of five minutes.
-// The rules are the same; only the durations shrink.
+// The rules are the same; only the durations shrink. The tests of the
+// host's clocks run on virtual time (testing/synctest), the handler served
+// on a network in memory: their bounds are exact on any machine.
 const (
 	testLock    = 300 * time.Millisecond
 	testRenewal = time.Second
@@ -62,106 +67,178 @@ func byDelivery(t *testing.T, invs []*Invocation, id string, count int) *Invocat
 }
 
 func TestBatchLockIsNeverRenewed(t *testing.T) {
-	srv := httptestServer(t, sleepyHandler(map[string]time.Duration{"a": 3 * testLock}))
-	q := lockedQueue(msg("a"), msg("b"))
-	invs := runQueue(t, srv, batchFunction(), Options{MaxMessageBatchSize: 10, MaxAutoLockRenewalDuration: time.Minute}, q)
-	if len(invs) == 0 {
-		t.Fatal("no invocation")
-	}
-	first := invs[0]
-	if !first.OK() || len(first.Deliveries) != 2 {
-		t.Fatalf("first batch: ok=%v, %d messages (%s)", first.OK(), len(first.Deliveries), first.Failure)
-	}
-	for i, s := range first.Settlements {
-		if s != LockLost {
-			t.Errorf("first batch, message %s: %s, want %s: a batch that outlives the lock cannot complete",
-				first.Deliveries[i].Message.MessageID, s, LockLost)
+	synctest.Test(t, func(t *testing.T) {
+		srv, tr := bubbleServer(t, sleepyHandler(map[string]time.Duration{"a": 3 * testLock}))
+		q := lockedQueue(msg("a"), msg("b"))
+		invs := runQueue(t, srv, batchFunction(), Options{MaxMessageBatchSize: 10, MaxAutoLockRenewalDuration: time.Minute, Transport: tr}, q)
+		if len(invs) == 0 {
+			t.Fatal("no invocation")
 		}
-	}
-	again := byDelivery(t, invs, "a", 2)
-	if again.Settlements[0] != Completed {
-		t.Errorf("delivery 2: %s, want completed", again.Settlements[0])
-	}
-	if c := q.Counts(); c.ExpiredLocks != 2 || c.Completed != 2 || c.DeadLettered != 0 {
-		t.Errorf("queue counts %+v, want 2 expired locks and both completed once", c)
-	}
+		first := invs[0]
+		if !first.OK() || len(first.Deliveries) != 2 {
+			t.Fatalf("first batch: ok=%v, %d messages (%s)", first.OK(), len(first.Deliveries), first.Failure)
+		}
+		for i, s := range first.Settlements {
+			if s != LockLost {
+				t.Errorf("first batch, message %s: %s, want %s: a batch that outlives the lock cannot complete",
+					first.Deliveries[i].Message.MessageID, s, LockLost)
+			}
+		}
+		again := byDelivery(t, invs, "a", 2)
+		if again.Settlements[0] != Completed {
+			t.Errorf("delivery 2: %s, want completed", again.Settlements[0])
+		}
+		if c := q.Counts(); c.ExpiredLocks != 2 || c.Completed != 2 || c.DeadLettered != 0 {
+			t.Errorf("queue counts %+v, want 2 expired locks and both completed once", c)
+		}
+	})
 }
 
 func TestSingleLockIsRenewedUpToMaxAutoLockRenewal(t *testing.T) {
-	srv := httptestServer(t, sleepyHandler(map[string]time.Duration{
-		"renewed": 3 * testLock,             // past the lock, within the renewal
-		"expired": testRenewal + 3*testLock, // past the renewal and the last lock
-	}))
-	q := lockedQueue(msg("renewed"), msg("expired"))
-	invs := runQueue(t, srv, singleFunction(), Options{MaxConcurrentCalls: 4, MaxAutoLockRenewalDuration: testRenewal}, q)
+	synctest.Test(t, func(t *testing.T) {
+		srv, tr := bubbleServer(t, sleepyHandler(map[string]time.Duration{
+			"renewed": 3 * testLock,             // past the lock, within the renewal
+			"expired": testRenewal + 3*testLock, // past the renewal and the last lock
+		}))
+		q := lockedQueue(msg("renewed"), msg("expired"))
+		invs := runQueue(t, srv, singleFunction(), Options{MaxConcurrentCalls: 4, MaxAutoLockRenewalDuration: testRenewal, Transport: tr}, q)
 
-	if inv := byDelivery(t, invs, "renewed", 1); inv.Settlements[0] != Completed {
-		t.Errorf("renewed: %s, want completed at delivery 1: the host renews a single message's lock", inv.Settlements[0])
-	}
-	slow := byDelivery(t, invs, "expired", 1)
-	again := byDelivery(t, invs, "expired", 2)
-	if slow.Settlements[0] != LockLost || again.Settlements[0] != Completed {
-		t.Errorf("expired: delivery 1 %s, delivery 2 %s; want %s then completed", slow.Settlements[0], again.Settlements[0], LockLost)
-	}
-	// The expiry gives the message back while its first invocation still
-	// runs: the redelivery starts before that invocation ends.
-	if end := slow.Started.Add(slow.Took); !again.Started.Before(end) {
-		t.Errorf("delivery 2 started %s after delivery 1 ended; want it in flight beside the lost one",
-			again.Started.Sub(end))
-	}
-	// Renewals stop at testRenewal; the last lock runs out at most one lock
-	// later (a little more leaves room for a loaded machine's timers).
-	if held := again.Started.Sub(slow.Started); held < testRenewal || held > testRenewal+2*testLock+testLock/2 {
-		t.Errorf("the lock was lost after %s; want between the renewal (%s) and one lock more", held, testRenewal)
-	}
-	if c := q.Counts(); c.ExpiredLocks != 1 || c.Completed != 2 {
-		t.Errorf("queue counts %+v, want 1 expired lock, 2 completed", c)
-	}
+		if inv := byDelivery(t, invs, "renewed", 1); inv.Settlements[0] != Completed {
+			t.Errorf("renewed: %s, want completed at delivery 1: the host renews a single message's lock", inv.Settlements[0])
+		}
+		slow := byDelivery(t, invs, "expired", 1)
+		again := byDelivery(t, invs, "expired", 2)
+		if slow.Settlements[0] != LockLost || again.Settlements[0] != Completed {
+			t.Errorf("expired: delivery 1 %s, delivery 2 %s; want %s then completed", slow.Settlements[0], again.Settlements[0], LockLost)
+		}
+		// The expiry gives the message back while its first invocation still
+		// runs: the redelivery starts before that invocation ends.
+		if end := slow.Started.Add(slow.Took); !again.Started.Before(end) {
+			t.Errorf("delivery 2 started %s after delivery 1 ended; want it in flight beside the lost one",
+				again.Started.Sub(end))
+		}
+		// Renewals stop at testRenewal; the last lock runs out at most one lock
+		// later.
+		if held := again.Started.Sub(slow.Started); held < testRenewal || held > testRenewal+testLock {
+			t.Errorf("the lock was lost after %s; want between the renewal (%s) and one lock more", held, testRenewal)
+		}
+		if c := q.Counts(); c.ExpiredLocks != 1 || c.Completed != 2 {
+			t.Errorf("queue counts %+v, want 1 expired lock, 2 completed", c)
+		}
+	})
 }
 
 func TestLockExpiryAtTheLastDeliveryDeadLetters(t *testing.T) {
-	srv := httptestServer(t, sleepyHandler(map[string]time.Duration{"late": 3 * testLock}))
-	q := NewQueue("orders", 1)
-	q.LockDuration = testLock
-	q.Send(msg("late"))
-	invs := runQueue(t, srv, batchFunction(), Options{}, q)
-	if len(invs) != 1 || invs[0].Settlements[0] != DeadLettered {
-		var settlements [][]Settlement
-		for _, inv := range invs {
-			settlements = append(settlements, inv.Settlements)
+	synctest.Test(t, func(t *testing.T) {
+		srv, tr := bubbleServer(t, sleepyHandler(map[string]time.Duration{"late": 3 * testLock}))
+		q := NewQueue("orders", 1)
+		q.LockDuration = testLock
+		q.Send(msg("late"))
+		invs := runQueue(t, srv, batchFunction(), Options{Transport: tr}, q)
+		if len(invs) != 1 || invs[0].Settlements[0] != DeadLettered {
+			var settlements [][]Settlement
+			for _, inv := range invs {
+				settlements = append(settlements, inv.Settlements)
+			}
+			t.Fatalf("invocations %d, settlements %v; want one, the expiry of the last delivery dead-lettering it", len(invs), settlements)
 		}
-		t.Fatalf("invocations %d, settlements %v; want one, the expiry of the last delivery dead-lettering it", len(invs), settlements)
-	}
-	if dl := q.DeadLetters(); len(dl) != 1 || !strings.Contains(dl[0].Description, "lock expired") {
-		t.Errorf("dead letters %+v", dl)
-	}
+		if dl := q.DeadLetters(); len(dl) != 1 || !strings.Contains(dl[0].Description, "lock expired") {
+			t.Errorf("dead letters %+v", dl)
+		}
+	})
 }
 
+// TestFunctionTimeoutRestartsTheHandlerAndFailsEveryInvocation: an
+// invocation past functionTimeout fails as timed out, exactly at the
+// timeout, and the host replaces the handler, which fails every other
+// invocation in flight on it (slow-1, sent later, well inside its own
+// timeout), once; both are delivered again and completed. On virtual time,
+// the handler in process on a network in memory, replaced as the host
+// replaces its process: the connections of the old one end.
 func TestFunctionTimeoutRestartsTheHandlerAndFailsEveryInvocation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &replaceable{h: sleepyHandler(map[string]time.Duration{"hang-1": time.Hour, "slow-1": 5 * time.Second})}
+		h.start(t)
+		const timeout = testTimeout
+		q := NewQueue("orders", 0)
+		q.Send(msg("hang-1"))
+		time.AfterFunc(timeout*2/5, func() { q.Send(msg("slow-1")) })
+		invs := runQueue(t, FixedEndpoint("http://127.0.0.1:7000"), singleFunction(),
+			Options{MaxConcurrentCalls: 2, FunctionTimeout: timeout, Restart: h.Restart, Transport: h.net.Transport()}, q)
+
+		hang := byDelivery(t, invs, "hang-1", 1)
+		if !hang.TimedOut || hang.Took != timeout || !strings.Contains(hang.Failure, "Timeout value of 00:00:02 exceeded by function 'Functions.ProcessOrder'") {
+			t.Errorf("hang-1: timedOut=%v after %s, failure %q; want timed out at %s", hang.TimedOut, hang.Took, hang.Failure, timeout)
+		}
+		slow := byDelivery(t, invs, "slow-1", 1)
+		if slow.OK() || slow.TimedOut || !strings.HasPrefix(slow.Failure, "no answer") {
+			t.Errorf("slow-1: ok=%v timedOut=%v failure %q; want it failed by the restart, not by its own timeout", slow.OK(), slow.TimedOut, slow.Failure)
+		}
+		for _, id := range []string{"hang-1", "slow-1"} {
+			if inv := byDelivery(t, invs, id, 2); inv.Settlements[0] != Completed {
+				t.Errorf("%s delivery 2: %s (%s)", id, inv.Settlements[0], inv.Failure)
+			}
+		}
+		if len(h.restarts) != 1 {
+			t.Errorf("%d restarts (%q), want one after the timeout", len(h.restarts), h.restarts)
+		}
+	})
+}
+
+// replaceable serves h on a network in memory, at one address, and
+// Restart replaces it as the host replaces a handler process: every
+// connection of the old one ends, so every invocation in flight fails.
+type replaceable struct {
+	h        http.Handler
+	net      *pipetest.Network
+	mu       sync.Mutex
+	srv      *http.Server
+	restarts []string
+}
+
+func (r *replaceable) start(t *testing.T) {
+	r.net = &pipetest.Network{}
+	t.Cleanup(r.net.Drain)
+	r.serve()
+	t.Cleanup(func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		_ = r.srv.Close()
+	})
+}
+
+func (r *replaceable) serve() {
+	ln, err := r.net.Listen("tcp", "127.0.0.1:7000")
+	if err != nil {
+		panic(err) // the old server closed its listener first
+	}
+	r.srv = &http.Server{Handler: r.h}
+	go func() { _ = r.srv.Serve(ln) }()
+}
+
+// Restart replaces the server.
+func (r *replaceable) Restart(reason string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.restarts = append(r.restarts, reason)
+	_ = r.srv.Close()
+	r.serve()
+	return nil
+}
+
+// TestFunctionTimeoutRestartsTheHandlerProcess: with a Worker, the restart
+// after functionTimeout replaces the handler's process (the test binary as
+// a fake handler), and the message is completed by the new one.
+func TestFunctionTimeoutRestartsTheHandlerProcess(t *testing.T) {
 	w := startFake(t, "ok", WorkerConfig{})
-	// hang-1 passes the timeout; slow-1 is sent a while later, so it is in
-	// flight, well inside its own timeout, when hang-1's restarts the handler.
-	const timeout = testTimeout
 	q := NewQueue("orders", 0)
 	q.Send(msg("hang-1"))
-	time.AfterFunc(timeout*2/5, func() { q.Send(msg("slow-1")) })
-	invs := runQueue(t, w, singleFunction(), Options{MaxConcurrentCalls: 2, FunctionTimeout: timeout, Restart: w.Restart}, q)
-
-	hang := byDelivery(t, invs, "hang-1", 1)
-	if !hang.TimedOut || !strings.Contains(hang.Failure, "Timeout value of 00:00:02 exceeded by function 'Functions.ProcessOrder'") {
-		t.Errorf("hang-1: timedOut=%v failure %q", hang.TimedOut, hang.Failure)
+	invs := runQueue(t, w, singleFunction(), Options{FunctionTimeout: testTimeout, Restart: w.Restart}, q)
+	if hang := byDelivery(t, invs, "hang-1", 1); !hang.TimedOut {
+		t.Errorf("hang-1: timedOut=%v, failure %q", hang.TimedOut, hang.Failure)
 	}
-	if hang.Took > timeout+time.Second {
-		t.Errorf("hang-1 failed after %s, want at the timeout (%s)", hang.Took, timeout)
-	}
-	slow := byDelivery(t, invs, "slow-1", 1)
-	if slow.OK() || slow.TimedOut || !strings.HasPrefix(slow.Failure, "no answer") {
-		t.Errorf("slow-1: ok=%v timedOut=%v failure %q; want it failed by the restart, not by its own timeout", slow.OK(), slow.TimedOut, slow.Failure)
-	}
-	for _, id := range []string{"hang-1", "slow-1"} {
-		if inv := byDelivery(t, invs, id, 2); inv.Settlements[0] != Completed {
-			t.Errorf("%s delivery 2: %s (%s)", id, inv.Settlements[0], inv.Failure)
-		}
+	if inv := byDelivery(t, invs, "hang-1", 2); inv.Settlements[0] != Completed {
+		t.Errorf("hang-1 delivery 2: %s (%s)", inv.Settlements[0], inv.Failure)
 	}
 	if s := w.Stats(); s.TimeoutRestarts != 1 || s.Starts != 2 || s.UnexpectedExits != 0 || s.StartErrors != 0 {
 		t.Errorf("worker stats %+v, want one restart after the timeout and no error", s)
@@ -198,6 +275,15 @@ func TestExitCodes(t *testing.T) {
 			t.Errorf("queue %+v after %d invocations, want the message completed once the handler is back", c, len(invs))
 		}
 	})
+}
+
+// bubbleServer serves h on a network in memory for a test in a synctest
+// bubble, and returns it with the transport the host must reach it by.
+func bubbleServer(t *testing.T, h http.Handler) (Endpointer, http.RoundTripper) {
+	t.Helper()
+	n := &pipetest.Network{}
+	t.Cleanup(n.Drain)
+	return FixedEndpoint(n.Serve(t, "127.0.0.1:7000", h)), n.Transport()
 }
 
 func httptestServer(t *testing.T, h http.Handler) Endpointer {

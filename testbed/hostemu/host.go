@@ -38,6 +38,10 @@ type Options struct {
 	Functions []*Function
 	Queue     *Queue
 	Handler   Endpointer
+	// Transport carries the invocations to Handler; nil is the host's own
+	// over loopback TCP (a test on virtual time gives one over a network
+	// in memory, internal/pipetest).
+	Transport http.RoundTripper
 	Encoder   *Encoder // nil: a default one
 
 	// MaxConcurrentCalls bounds single-message invocations in flight per
@@ -182,6 +186,9 @@ func New(opts Options) (*Host, error) {
 	}
 	if opts.Log == nil {
 		opts.Log = func(string) {}
+	}
+	if opts.Transport != nil {
+		return &Host{opts: opts, client: &http.Client{Transport: opts.Transport}}, nil
 	}
 	conns := opts.MaxConcurrentCalls*len(opts.Functions) + opts.BatchesInFlight
 	t := http.DefaultTransport.(*http.Transport).Clone()

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -110,14 +111,25 @@ type httpRig struct {
 
 func newHTTPRig(t *testing.T, opts Options, hopts HTTPOptions, answers map[string]string) *httpRig {
 	t.Helper()
+	return buildHTTPRig(t, opts, hopts, answers, func(h http.Handler) (Endpointer, http.RoundTripper) { return httptestServer(t, h), nil })
+}
+
+// newHTTPRigIn is newHTTPRig for a test in a synctest bubble: the custom
+// handler is served on a network in memory.
+func newHTTPRigIn(t *testing.T, opts Options, hopts HTTPOptions, answers map[string]string) *httpRig {
+	t.Helper()
+	return buildHTTPRig(t, opts, hopts, answers, func(h http.Handler) (Endpointer, http.RoundTripper) { return bubbleServer(t, h) })
+}
+
+func buildHTTPRig(t *testing.T, opts Options, hopts HTTPOptions, answers map[string]string, serve func(http.Handler) (Endpointer, http.RoundTripper)) *httpRig {
+	t.Helper()
 	app, err := LoadApp(filepath.Join("testdata", "httpapp"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rig := &httpRig{app: app, handler: &customHandler{t: t, answers: answers}, queue: NewQueue("orders", 0), invs: make(chan *Invocation, 100)}
-	srv := httptest.NewServer(rig.handler)
-	t.Cleanup(srv.Close)
-	opts.Functions, opts.Queue, opts.Handler = []*Function{app.Function("ProcessOrder")}, rig.queue, FixedEndpoint(srv.URL)
+	opts.Handler, opts.Transport = serve(rig.handler)
+	opts.Functions, opts.Queue = []*Function{app.Function("ProcessOrder")}, rig.queue
 	if opts.Encoder == nil {
 		opts.Encoder = refEncoder("2026-12-01T10:05:00.0012345Z", "9b8a7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d")
 	}
@@ -494,24 +506,30 @@ func TestHTTPResponseMapping(t *testing.T) {
 	}
 }
 
+// TestHTTPFunctionTimeoutAnswers500AndRestarts: an HTTP invocation past
+// functionTimeout answers the caller 500 at the timeout, and the host
+// restarts the handler. On virtual time.
 func TestHTTPFunctionTimeoutAnswers500AndRestarts(t *testing.T) {
-	restarts := make(chan string, 1)
-	opts := Options{FunctionTimeout: 200 * time.Millisecond, Restart: func(reason string) error { restarts <- reason; return nil }}
-	rig := newHTTPRig(t, opts, HTTPOptions{}, nil)
-	start := time.Now()
-	w := rig.do("POST", "/api/orders", "{}", http.Header{"X-Test-Answer": {"sleep"}})
-	inv := <-rig.invs
-	if w.Code != 500 || !inv.TimedOut || time.Since(start) > 5*time.Second {
-		t.Fatalf("status %d, timed out %v after %s", w.Code, inv.TimedOut, time.Since(start))
-	}
-	select {
-	case reason := <-restarts:
-		if !strings.Contains(reason, "Timeout value of 00:00:00.200 exceeded by function 'Functions.SubmitOrder'") {
-			t.Errorf("restart reason %q", reason)
+	synctest.Test(t, func(t *testing.T) {
+		restarts := make(chan string, 1)
+		const timeout = 200 * time.Millisecond
+		opts := Options{FunctionTimeout: timeout, Restart: func(reason string) error { restarts <- reason; return nil }}
+		rig := newHTTPRigIn(t, opts, HTTPOptions{}, nil)
+		start := time.Now()
+		w := rig.do("POST", "/api/orders", "{}", http.Header{"X-Test-Answer": {"sleep"}})
+		inv := <-rig.invs
+		if w.Code != 500 || !inv.TimedOut || time.Since(start) != timeout {
+			t.Fatalf("status %d, timed out %v after %s; want 500 at the timeout (%s)", w.Code, inv.TimedOut, time.Since(start), timeout)
 		}
-	default:
-		t.Error("the handler was not restarted")
-	}
+		select {
+		case reason := <-restarts:
+			if !strings.Contains(reason, "Timeout value of 00:00:00.200 exceeded by function 'Functions.SubmitOrder'") {
+				t.Errorf("restart reason %q", reason)
+			}
+		default:
+			t.Error("the handler was not restarted")
+		}
+	})
 }
 
 func TestHTTPBodyLimits(t *testing.T) {

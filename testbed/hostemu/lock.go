@@ -2,9 +2,9 @@ package hostemu
 
 import "time"
 
-// lock is the broker's peek-lock on one delivery of a message. The clock is
-// the real one: a test shortens LockDuration, it never fakes time, so what it
-// sees is what a slow invocation meets in Azure.
+// lock is the broker's peek-lock on one delivery of a message, on the
+// process's clock: a run shortens LockDuration and meets it in real time; the
+// emulator's own tests meet it on virtual time (testing/synctest).
 type lock struct {
 	token string // the delivery holding the lock; "" when none does
 	until time.Time

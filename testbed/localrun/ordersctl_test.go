@@ -123,13 +123,15 @@ func TestEndToEndParkResubmitStore(t *testing.T) {
 	}
 
 	// Run 1, one message at a time: C while Cosmos is unreachable for
-	// longer than C's budget (it is parked at 2 s, Cosmos is back at 2.5 s),
-	// then A (held until Cosmos is back, well inside its own 2 s), B, and B
+	// longer than C's budget (Cosmos is back once C is parked and settled:
+	// an event, where a wall-clock outage raced C's start), then A, B, and B
 	// with other content.
 	bodyC := orderBody("ORD-E2E-C", "3.00")
 	first := opts([]*hostemu.Message{producerMessage(t, bodyC), producerMessage(t, orderBody("ORD-E2E-A", "1.00")),
 		producerMessage(t, orderBody("ORD-E2E-B", "2.00")), producerMessage(t, orderBody("ORD-E2E-B", "2.50"))})
-	first.Outages = []faults.Outage{{Kind: faults.Unreachable, After: 0, For: 2500 * time.Millisecond}}
+	parkedC := make(chan struct{})
+	first.Outages = []faults.Outage{{Kind: faults.Unreachable, After: 0, Until: parkedC}}
+	first.Watch = closeWhen(parkedC, func(q hostemu.QueueCounts) bool { return q.Completed+q.DeadLettered > 0 })
 	rep := deliver(first)
 	store, err := cosmostest.OpenDatabase(cosmos.Options{Endpoint: env.Endpoint, Key: env.Key}, rep.Database, "orders")
 	if err != nil {

@@ -93,6 +93,11 @@ type Options struct {
 	// must stay below SUBMIT_DEADLINE.
 	HoldKeyCompletions time.Duration
 
+	// Watch, when set, is given the run once delivery starts, as
+	// rig.Config.Watch (a test ends an outage on what the queue saw); the
+	// func it returns is called when delivery ends.
+	Watch func(*rig.Live) (stop func())
+
 	Verbose  bool      // print each invocation's Logs and failures
 	Progress io.Writer // progress bar target, nil for none
 	Log      io.Writer // host lines and, with Verbose, invocation logs
@@ -163,7 +168,13 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 				logMu.Unlock()
 			}
 		},
-		Watch: func(l *rig.Live) func() { return showProgress(opts.Progress, l.Queue) },
+		Watch: func(l *rig.Live) func() {
+			stopProgress, stopWatch := showProgress(opts.Progress, l.Queue), func() {}
+			if opts.Watch != nil {
+				stopWatch = opts.Watch(l)
+			}
+			return func() { stopWatch(); stopProgress() }
+		},
 	}
 	ss.listen(&rc, opts)
 	addPublisher(&rc, opts)

@@ -16,6 +16,7 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/rig"
 )
 
 var (
@@ -190,18 +191,22 @@ func TestEndToEndOutage(t *testing.T) {
 // a minute (QUEUE_LOCK_DURATION) while the queue's is 2 s, the batch
 // function holds its batches through an outage past the lock; every
 // delivery whose lock expired comes back, the idempotent consumer absorbs
-// them, and only the clock check sees it.
+// them, and only the clock check sees it. The outage lasts until a lock
+// has expired (an event: an outage of 5 s could end before the first batch
+// outlived its lock when the handler was slow to start).
 func TestEndToEndBatchPastItsLock(t *testing.T) {
 	root := endToEnd(t)
 	s, err := orderstream.Generate(orderstream.Options{Orders: 100, Seed: 17})
 	if err != nil {
 		t.Fatal(err)
 	}
+	expired := make(chan struct{})
 	rep := deliver(t, root, s, 17, Options{Functions: []string{"ProcessOrderBatch"}, MaxMessageBatchSize: 20,
 		Settings: []string{"QUEUE_LOCK_DURATION=1m"}, Clocks: hostemu.Clocks{LockDuration: 2 * time.Second},
 		// From the start: on a fast store the whole stream can settle
 		// before an outage due later has begun.
-		Outages: []faults.Outage{{Kind: faults.Unreachable, After: 0, For: 5 * time.Second}}})
+		Outages: []faults.Outage{{Kind: faults.Unreachable, After: 0, Until: expired}},
+		Watch:   closeWhen(expired, func(q hostemu.QueueCounts) bool { return q.ExpiredLocks > 0 })})
 	if rep.Queue.ExpiredLocks == 0 || rep.StoredOrders != 100 {
 		t.Fatalf("expired locks %d, stored %d; want batches past their lock and every order stored once", rep.Queue.ExpiredLocks, rep.StoredOrders)
 	}
@@ -251,5 +256,24 @@ func TestEndToEndHTTPSubmissions(t *testing.T) {
 		t.Errorf("counted %d stored orders, want the stream's 100 (the HTTP orders are judged apart)", rep.StoredOrders)
 	case c.ByStatus[201] == 0 || c.ByStatus[200] == 0 || c.ByStatus[409] < in.Races || c.ByStatus[422] < in.Reused || c.Replays == 0:
 		t.Errorf("figures %s: want every injected fault seen", c)
+	}
+}
+
+// closeWhen is a Watch that closes ch once the run's queue counts meet
+// cond: it ends an outage (faults.Outage.Until) on what happened.
+func closeWhen(ch chan struct{}, cond func(hostemu.QueueCounts) bool) func(*rig.Live) func() {
+	return func(l *rig.Live) func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if faults.WaitFor(ctx, func() bool { return cond(l.Queue.Counts()) }) {
+				close(ch)
+			}
+		}()
+		return func() {
+			cancel()
+			<-done
+		}
 	}
 }
