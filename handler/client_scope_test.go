@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 )
 
 // Behind App Service Authentication every HTTP function derives the client
@@ -12,7 +14,7 @@ import (
 // else's, whichever function key the callers present.
 func TestEveryHTTPFunctionDerivesTheSameClientBehindEasyAuth(t *testing.T) {
 	d := startAPI(t, func(c *Config) { c.EasyAuth = true })
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	as := func(c httpCall, principal string) httpCall {
 		c.header = c.header.Clone()
 		if principal != "" {
@@ -127,7 +129,7 @@ func TestIdempotencyKeyCharactersAndEscapes(t *testing.T) {
 // would share one another's orders and idempotency keys.
 func TestKeysOfNoClientAreRefused(t *testing.T) {
 	d := startAPI(t)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	d.wantOrder(t, d.submit(t, "k-"+id, body), http.StatusCreated, id)
 	for _, tc := range []struct {
 		name, keyName, level, says string

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -146,7 +147,7 @@ func TestBadInputCorpus(t *testing.T) {
 				if e != nil {
 					t.Fatalf("parked %+v, want created", e)
 				}
-				if n := len(documentsOfType(partition(t, id), "order")); n != 1 {
+				if n := len(handlertest.DocumentsOfType(partition(t, id), "order")); n != 1 {
 					t.Errorf("partition holds %d orders, want 1", n)
 				}
 			case "invalid":
@@ -160,7 +161,7 @@ func TestBadInputCorpus(t *testing.T) {
 					t.Error("the envelope lost the message")
 				}
 				docs := partition(t, id)
-				if n := len(docs) - len(documentsOfType(docs, orders.TypeParkedBody)); n != 0 {
+				if n := len(docs) - len(handlertest.DocumentsOfType(docs, orders.TypeParkedBody)); n != 0 {
 					t.Errorf("invalid input wrote %d documents besides its parked body", n)
 				}
 			case "retried":
@@ -203,8 +204,8 @@ func TestBadInputCorpusBothRoutesAgree(t *testing.T) {
 			if es := batch.parkedAll(t); len(es) == 1 {
 				reasons[1] = es[0].Reason
 			}
-			if single.outcome() != strings.Join(batch.outcomes(), " ") || reasons[0] != reasons[1] {
-				t.Errorf("single %s %s, batch %v %s", single.outcome(), reasons[0], batch.outcomes(), reasons[1])
+			if single.Outcome() != strings.Join(batch.outcomes(), " ") || reasons[0] != reasons[1] {
+				t.Errorf("single %s %s, batch %v %s", single.Outcome(), reasons[0], batch.outcomes(), reasons[1])
 			}
 		})
 	}

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 )
 
 // A problem's instance is the path as the caller wrote it, escaped (RFC
@@ -35,7 +37,7 @@ func TestProblemInstanceIsTheEscapedPath(t *testing.T) {
 func TestCallerValuesCannotForgeALogLine(t *testing.T) {
 	d := startAPI(t)
 	forged := "ORD-1\nSubmitOrder: 201 created ORD-FAKE"
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	withForged := bytes.Replace(body, []byte(`"orderId":"`+id+`"`), []byte(`"orderId":"ORD-1\nSubmitOrder: 201 created ORD-FAKE"`), 1)
 	for name, a := range map[string]callerAnswer{
 		"SubmitOrder": d.submit(t, "forge-"+id, withForged),
@@ -67,7 +69,7 @@ func TestCallerValuesCannotForgeALogLine(t *testing.T) {
 // too large to read is refused with the declared 413 request-too-large.
 func TestGetOrderBody(t *testing.T) {
 	d := startAPI(t)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	d.wantOrder(t, d.submit(t, "k-"+id, body), http.StatusCreated, id)
 	c := getCall(id)
 	c.body = []byte(`{"ignored":true}`)

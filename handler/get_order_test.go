@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -18,7 +19,7 @@ import (
 // unknown orderId, so the answer never tells that an orderId exists.
 func TestGetOrderAnswersOnlyTheOwner(t *testing.T) {
 	d := startAPI(t)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	created := d.submit(t, "k-"+id, body)
 	d.wantOrder(t, created, http.StatusCreated, id)
 
@@ -64,7 +65,7 @@ func wantSame404(t *testing.T, a, b callerAnswer, idA, idB string) {
 // them with ordersctl.
 func TestGetOrderOfTheQueuePathIsNotFound(t *testing.T) {
 	d := startAPI(t)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	if r := d.invoke(t, hostInvocation(body, id, 1)); !strings.Contains(r.Logs[0], "created "+id) {
 		t.Fatalf("ProcessOrder: %q", r.Logs[0])
 	}

@@ -108,16 +108,6 @@ func statusInvocation(t *testing.T, orderID, status string, version int64, deliv
 	return withSubject(t, hostInvocation(statusBody(orderID, status, version), id, deliveryCount), string(orders.OrderStatusChanged))
 }
 
-// outcomeOf reads the outcome word of a handler log line
-// ("ProcessOrder: created ORD-1 (delivery 1)").
-func outcomeOf(line string) string {
-	f := strings.Fields(line)
-	if len(f) < 2 {
-		return ""
-	}
-	return f[1]
-}
-
 // docsOf reads a partition as raw documents keyed by id.
 func docsOf(t *testing.T, orderID string) map[string]string {
 	t.Helper()

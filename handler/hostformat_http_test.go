@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 )
 
 // httpCall is a caller's request to the function app, as the host receives
@@ -113,7 +115,7 @@ func hostHTTPInvocation(function string, c httpCall) []byte {
 	}
 	meta := map[string]any{}
 	if !c.chunked {
-		addBodyMembers(meta, c.body)
+		handlertest.AddBodyMembers(meta, c.body)
 	}
 	for k, v := range query {
 		if k != "code" {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
@@ -31,7 +32,7 @@ func TestHTTPAPIRoundTrips(t *testing.T) {
 	warmUp(t, keys)
 	d := &api{testServer: startServerWith(t, Config{Processor: &orders.Processor{Store: store},
 		Idempotency: &idempotency.Service{Store: keys}, Orders: store}), keys: env.DB.Keys(keys, cosmos.KeyContainer), store: cosmostest.Readable{Store: store, Database: env.DB}}
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	key := "round-trips-" + id
 
 	for _, step := range []struct {

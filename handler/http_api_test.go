@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/idempotency/idemtest"
 	"github.com/ordersink/orders-consumer/orders"
@@ -37,7 +38,7 @@ func testKeyStore(t testing.TB) keyStore {
 type api struct {
 	*testServer
 	keys  keyStore
-	store readableStore
+	store handlertest.Store
 }
 
 // The tests' callers. The host authenticates a caller by its function key's
@@ -58,7 +59,7 @@ func startAPI(t *testing.T, configure ...func(*Config)) *api {
 
 // startAPIOver is startAPI over given stores: two handlers over one
 // database, as two releases or two instances of the app are.
-func startAPIOver(t *testing.T, keys keyStore, store readableStore, configure ...func(*Config)) *api {
+func startAPIOver(t *testing.T, keys keyStore, store handlertest.Store, configure ...func(*Config)) *api {
 	t.Helper()
 	cfg := Config{Processor: &orders.Processor{Store: store}, Idempotency: &idempotency.Service{Store: keys}, Orders: store}
 	for _, c := range configure {
@@ -199,9 +200,9 @@ func (d *api) wantNoKey(t *testing.T, key string) {
 func wantWritten(t *testing.T, orderID string) {
 	t.Helper()
 	docs := partition(t, orderID)
-	if len(docs) != 2 || len(documentsOfType(docs, orders.TypeOrder)) != 1 || len(documentsOfType(docs, orders.TypeOutboxEvent)) != 1 {
+	if len(docs) != 2 || len(handlertest.DocumentsOfType(docs, orders.TypeOrder)) != 1 || len(handlertest.DocumentsOfType(docs, orders.TypeOutboxEvent)) != 1 {
 		t.Errorf("partition %s holds %d documents (%d orders, %d events); want the order and its event, nothing else",
-			orderID, len(docs), len(documentsOfType(docs, orders.TypeOrder)), len(documentsOfType(docs, orders.TypeOutboxEvent)))
+			orderID, len(docs), len(handlertest.DocumentsOfType(docs, orders.TypeOrder)), len(handlertest.DocumentsOfType(docs, orders.TypeOutboxEvent)))
 	}
 }
 

@@ -1,13 +1,11 @@
 package handler
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
-	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
@@ -22,24 +20,13 @@ func TestMain(m *testing.M) { os.Exit(cosmosDB.Main(m)) }
 // the SDK's requests); with -short they are skipped.
 func testEnv(t testing.TB) *cosmostest.Env { return cosmosDB.Env(t) }
 
-// readableStore is what the handler tests need of a store: the consumer's two
-// interfaces and reading back what was written.
-type readableStore interface {
-	orders.Store
-	orders.StatusStore
-	ParkBody(ctx context.Context, p orders.ParkedBody) error
-	PartitionDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error)
-	ReadOrder(ctx context.Context, orderID string) (json.RawMessage, error)
-	Documents(ctx context.Context, docType string) ([]json.RawMessage, error)
-}
-
 // memStore is the store of the whole test binary under -short.
 var memStore = orderstest.NewMemStore()
 
 // testStore is the store behind the handler: Cosmos DB, or with -short
 // orderstest.MemStore, which passes the same store suite
 // (orderstest.TestStore, run on both in orders/orderstest and cosmos).
-func testStore(t testing.TB) readableStore {
+func testStore(t testing.TB) handlertest.Store {
 	t.Helper()
 	if testing.Short() {
 		return memStore

@@ -20,6 +20,7 @@ import (
 	"github.com/pb33f/libopenapi-validator/config"
 	verrors "github.com/pb33f/libopenapi-validator/errors"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/idempotency"
 )
 
@@ -132,7 +133,7 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 		}
 	}
 
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	other := bytes.Replace(body, []byte(`"total":"44.98"`), []byte(`"total":"44.98","note":"changed"`), 1)
 	key := "openapi-" + id
 	chunked := submitCall(key+"-chunked", body)
@@ -184,7 +185,7 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 			gate = &gatedKeys{keyStore: c.Idempotency.Store.(keyStore), entered: make(chan struct{}, 1), open: make(chan struct{})}
 			c.Idempotency = &idempotency.Service{Store: gate, Lease: 30 * time.Second}
 		})
-		id, body := uniqueOrder(t)
+		id, body := handlertest.UniqueOrder(t)
 		firstDone, release := d.holdFirst(t, gate, "in-flight-"+id, body)
 		run(t, d, []apiExchange{{"request in progress", FunctionSubmitOrder, submitCall("in-flight-"+id, body), 409, false}})
 		release()
@@ -203,7 +204,7 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 				c.Idempotency = &idempotency.Service{Store: failingKeys{keyStore: c.Idempotency.Store.(keyStore), err: f.err}}
 				c.Orders = failingReads{err: f.err}
 			})
-			id, body := uniqueOrder(t)
+			id, body := handlertest.UniqueOrder(t)
 			run(t, d, []apiExchange{
 				{"submit", FunctionSubmitOrder, submitCall("k-"+id, body), f.status, false},
 				{"get", FunctionGetOrder, getCall(id), f.status, false},

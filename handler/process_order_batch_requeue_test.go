@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -49,8 +50,8 @@ func TestBatchMateTooLargeToGiveBackIsParked(t *testing.T) {
 	var old, big string
 	var oldb, bigb []byte
 	t.Run("ids", func(t *testing.T) {
-		old, oldb = uniqueOrder(t)
-		big, bigb = uniqueOrder(t)
+		old, oldb = handlertest.UniqueOrder(t)
+		big, bigb = handlertest.UniqueOrder(t)
 		// Quotes are escaped once in the body and twice when given back;
 		// DefaultMaxMessageBytes/3 of them in strings within the string length
 		// limit of docs/contract.md §3.
@@ -58,7 +59,7 @@ func TestBatchMateTooLargeToGiveBackIsParked(t *testing.T) {
 		notes := "[" + strings.TrimSuffix(strings.Repeat(note+",", DefaultMaxMessageBytes/3/(orders.MaxTokenBytes/2)+1), ",") + "]"
 		bigb = []byte(strings.Replace(string(bigb), `"currency"`, `"notes":`+notes+`,"currency"`, 1))
 	})
-	store := flakyStore{readableStore: testStore(t), failing: map[string]bool{old: true, big: true}}
+	store := flakyStore{Store: testStore(t), failing: map[string]bool{old: true, big: true}}
 	s := startBatchServer(t, store, 2)
 	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{oldb, old, orders.DefaultRetryBudget, ""}, {bigb, big, 1, ""}}))
 	if a.Status != http.StatusOK {
@@ -85,13 +86,13 @@ func TestMessageGivenBackTwiceKeepsEveryDelivery(t *testing.T) {
 	var mates [2]string
 	var mateBodies [2][]byte
 	t.Run("ids", func(t *testing.T) {
-		id, body = uniqueOrder(t)
+		id, body = handlertest.UniqueOrder(t)
 		for i := range mates {
-			mates[i], mateBodies[i] = uniqueOrder(t)
+			mates[i], mateBodies[i] = handlertest.UniqueOrder(t)
 			mateBodies[i] = []byte(strings.Replace(string(mateBodies[i]), `"currency":"EUR"`, `"currency":"euro"`, 1))
 		}
 	})
-	store := flakyStore{readableStore: testStore(t), failing: map[string]bool{id: true}}
+	store := flakyStore{Store: testStore(t), failing: map[string]bool{id: true}}
 	s := startBatchServer(t, store, 2)
 	givenBack := func(step string, a answer, deliveries int) []byte {
 		t.Helper()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -80,13 +81,13 @@ func TestProcessOrderBodyLimits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			id, body := uniqueOrder(t)
+			id, body := handlertest.UniqueOrder(t)
 			a := s.invoke(t, hostInvocation(withMember(body, tc.member), id, 1))
 			e := a.parked(t)
 			if a.Status != http.StatusOK {
 				t.Fatalf("status %d, want 200", a.Status)
 			}
-			docs := documentsOfType(partition(t, id), "order")
+			docs := handlertest.DocumentsOfType(partition(t, id), "order")
 			if tc.rule == "" {
 				if e != nil || len(docs) != 1 {
 					t.Fatalf("parked %+v, %d orders stored; want created", e, len(docs))
@@ -116,7 +117,7 @@ func TestProcessOrderChangedOrderIsNotADuplicate(t *testing.T) {
 	}
 	for _, p := range pairs {
 		t.Run(p.name, func(t *testing.T) {
-			id, body := uniqueOrder(t)
+			id, body := handlertest.UniqueOrder(t)
 			if a := s.invoke(t, hostInvocation(withMember(body, p.stored), id, 1)); a.parked(t) != nil {
 				t.Fatalf("the first order was parked: %+v", a.parked(t))
 			}

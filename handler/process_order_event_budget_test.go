@@ -74,7 +74,7 @@ func TestOrderWhoseEventWouldNotFitIsRefused(t *testing.T) {
 			a := s.invoke(t, hostInvocation(body, tc.id, 1))
 			e := a.parked(t)
 			if tc.created {
-				if a.Status != http.StatusOK || e != nil || a.outcome() != "created" {
+				if a.Status != http.StatusOK || e != nil || a.Outcome() != "created" {
 					t.Fatalf("status %d, %s", a.Status, describe(e))
 				}
 				return
@@ -100,13 +100,13 @@ func TestResendWhoseEventNoLongerFitsIsADuplicate(t *testing.T) {
 	wide := budgetServer(t, Config{})
 	narrow := budgetServer(t, Config{MaxMessageBytes: size + headerAllowance - 1})
 
-	if a := wide.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || a.outcome() != "created" {
+	if a := wide.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || a.Outcome() != "created" {
 		t.Fatalf("first delivery: status %d, %v", a.Status, a.Logs)
 	}
 	before := partition(t, id)
 	for delivery, s := range []*testServer{wide, narrow} {
 		a := s.invoke(t, hostInvocation(body, id, delivery+2))
-		if a.Status != http.StatusOK || a.outcome() != "duplicate" || a.parked(t) != nil {
+		if a.Status != http.StatusOK || a.Outcome() != "duplicate" || a.parked(t) != nil {
 			t.Errorf("resend %d (event %d bytes): status %d, %v, parked %s; want a duplicate", delivery+2, size, a.Status, a.Logs, describe(a.parked(t)))
 		}
 	}

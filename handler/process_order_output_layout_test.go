@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -76,7 +77,7 @@ func TestEventBudgetIsTheHostsIndentation(t *testing.T) {
 				t.Fatalf("status %d", a.Status)
 			}
 			if tc.created {
-				if e != nil || len(documentsOfType(partition(t, tc.id), orders.TypeOrder)) != 1 {
+				if e != nil || len(handlertest.DocumentsOfType(partition(t, tc.id), orders.TypeOrder)) != 1 {
 					t.Fatalf("an event of exactly the budget (%d bytes as sent): %s; want the order created", size, describe(e))
 				}
 				return

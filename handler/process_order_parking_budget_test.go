@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/internal/hostjson"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
@@ -185,8 +186,8 @@ func TestParkingEnvelopeOverBudgetStoreDownIsRetried(t *testing.T) {
 	if a.Status/100 == 2 {
 		t.Fatalf("status %d: an envelope that cannot be sent whole must not complete the message", a.Status)
 	}
-	if !strings.Contains(s.logs.String(), "park message ORD-DOWN") {
-		t.Errorf("the log does not say why: %s", s.logs.String())
+	if !strings.Contains(s.Logs.String(), "park message ORD-DOWN") {
+		t.Errorf("the log does not say why: %s", s.Logs.String())
 	}
 }
 
@@ -202,8 +203,8 @@ func TestOversizedRequestStaysWholeInTheBroker(t *testing.T) {
 		Processor: &orders.Processor{Store: testEnv(t).Store}, Logger: slog.New(slog.NewJSONHandler(logs, nil)), MaxRequestBytes: limit,
 	}))
 	defer srv.Close()
-	s := &testServer{url: srv.URL, logs: logs}
-	id, body := uniqueOrder(t)
+	s := &testServer{&handlertest.Server{URL: srv.URL, Logs: logs}}
+	id, body := handlertest.UniqueOrder(t)
 	pad := func(n int) []byte {
 		return []byte(strings.Replace(string(body), `"currency"`, `"note":"`+strings.Repeat("x", n)+`","currency"`, 1))
 	}

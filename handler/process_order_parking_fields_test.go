@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -88,7 +89,7 @@ func TestParkingEnvelopeFieldsOfAMismatch(t *testing.T) {
 	}
 
 	t.Run("conflict record", func(t *testing.T) {
-		records := documentsOfType(partition(t, id), orders.TypeConflict)
+		records := handlertest.DocumentsOfType(partition(t, id), orders.TypeConflict)
 		if len(records) != 1 {
 			t.Fatalf("conflict records = %d, want 1", len(records))
 		}
@@ -116,7 +117,7 @@ func TestParkingEnvelopeFieldsOfAMismatch(t *testing.T) {
 // it as base64 and says so, so resubmission gets every byte back.
 func TestParkingEnvelopeKeepsTheBytesOfANonUTF8Body(t *testing.T) {
 	s := startServer(t, testEnv(t).Store, 0)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	latin1 := bytes.Replace(body, []byte("CUST-42"), []byte("CUST-\xe942"), 1) // é in ISO 8859-1
 	a := s.invoke(t, hostInvocation(latin1, id, 1))
 	if a.Status != http.StatusOK {
@@ -153,7 +154,7 @@ func TestQuantityBoundary(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.quantity), func(t *testing.T) {
-			id, _ := uniqueOrder(t)
+			id, _ := handlertest.UniqueOrder(t)
 			body := fmt.Appendf(nil, `{"orderId":%q,"customerId":"CUST-42","currency":"EUR","lines":[{"sku":"SKU-1","quantity":%d,"unitPrice":"0.01"}],"total":%q,"placedAt":"2026-11-29T10:00:00Z"}`,
 				id, tc.quantity, tc.total)
 			a := s.invoke(t, hostInvocation(body, id, 1))
@@ -162,7 +163,7 @@ func TestQuantityBoundary(t *testing.T) {
 			}
 			e := a.parked(t)
 			switch {
-			case tc.created && (e != nil || a.outcome() != "created"):
+			case tc.created && (e != nil || a.Outcome() != "created"):
 				t.Errorf("quantity %d: parked %+v, logs %v; want created", tc.quantity, e, a.Logs)
 			case !tc.created && (e == nil || e.Reason != orders.ValidationFailed || !strings.Contains(e.Description, "lines[0].quantity")):
 				t.Errorf("quantity %d: parked %+v; want ValidationFailed naming lines[0].quantity", tc.quantity, e)

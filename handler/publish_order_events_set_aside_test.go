@@ -88,7 +88,7 @@ func TestPublisherSetsPoisonAside(t *testing.T) {
 			t.Errorf("unexpected envelope %s", describe(&e))
 		}
 	}
-	logs := s.logs.String()
+	logs := s.Logs.String()
 	if !strings.Contains(logs, `"level":"ERROR","msg":"outbox event not publishable"`) || !strings.Contains(logs, `"unpublishable":3`) {
 		t.Errorf("not logged at ERROR and counted: %s", logs)
 	}
@@ -196,7 +196,7 @@ func TestPublisherFailsWhenTheSetAsideBodyIsNotKept(t *testing.T) {
 				if took := time.Since(start); a.Status != http.StatusInternalServerError || took != tc.took {
 					t.Fatalf("status %d after %s, want 500 after %s", a.Status, took, tc.took)
 				}
-				logs := s.logs.String()
+				logs := s.Logs.String()
 				if !strings.Contains(logs, `"msg":"outbox event not set aside, the batch will be retried"`) ||
 					!strings.Contains(logs, `document 2: set aside outbox event \"L:event:OrderAccepted\"`) ||
 					strings.Contains(logs, `"msg":"outbox event not publishable"`) || strings.Contains(logs, `"msg":"publish"`) {

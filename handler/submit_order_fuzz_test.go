@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/idempotency/idemtest"
 	"github.com/ordersink/orders-consumer/orders"
@@ -39,7 +40,7 @@ func FuzzSubmitOrder(f *testing.F) {
 			if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 				t.Fatalf("host answer %d is not JSON: %s", rec.Code, rec.Body.Bytes())
 			}
-			a, err := decodeCallerAnswer(answer{Status: rec.Code, Outputs: out.Outputs})
+			a, err := decodeCallerAnswer(answer{handlertest.Answer{Status: rec.Code, Outputs: out.Outputs}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -107,8 +108,8 @@ func TestOneOrderPerRealWorldOrder(t *testing.T) {
 	d := startAPI(t)
 
 	t.Run("queue first, then the API", func(t *testing.T) {
-		id, body := uniqueOrder(t)
-		if a := d.invoke(t, hostInvocation(body, id, 1)); a.outcome() != "created" {
+		id, body := handlertest.UniqueOrder(t)
+		if a := d.invoke(t, hostInvocation(body, id, 1)); a.Outcome() != "created" {
 			t.Fatalf("ProcessOrder: %q", a.Logs)
 		}
 		before := d.storedOrder(t, id)
@@ -127,9 +128,9 @@ func TestOneOrderPerRealWorldOrder(t *testing.T) {
 	})
 
 	t.Run("the API first, then the queue", func(t *testing.T) {
-		id, body := uniqueOrder(t)
+		id, body := handlertest.UniqueOrder(t)
 		d.wantOrder(t, d.submit(t, "api-"+id, body), http.StatusCreated, id)
-		if a := d.invoke(t, hostInvocation(body, id, 1)); a.outcome() != "duplicate" {
+		if a := d.invoke(t, hostInvocation(body, id, 1)); a.Outcome() != "duplicate" {
 			t.Errorf("ProcessOrder of the queued copy: %q; want a duplicate", a.Logs)
 		}
 		wantWritten(t, id)
@@ -148,7 +149,7 @@ func TestOneOrderPerRealWorldOrder(t *testing.T) {
 	} {
 		t.Run("scope changed mid-retry: "+tc.name, func(t *testing.T) {
 			d := startAPI(t, func(c *Config) { c.EasyAuth = true })
-			id, body := uniqueOrder(t)
+			id, body := handlertest.UniqueOrder(t)
 			key := "scope-" + id
 			d.wantOrder(t, d.submit(t, key, body), http.StatusCreated, id)
 			// The first answer was lost; the retry arrives under the new scope.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
@@ -19,7 +20,7 @@ import (
 // what fingerprinting a body costs, a request has nothing to be judged by.
 func TestSubmitOrderRefusesBadRequestsBeforeClaimingTheKey(t *testing.T) {
 	d := startAPI(t)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	key := "k-" + id
 	for _, tc := range []struct {
 		name   string
@@ -68,7 +69,7 @@ func TestSubmitOrderRefusesBadRequestsBeforeClaimingTheKey(t *testing.T) {
 // corrected order goes under a new key (docs/http-api.md, rule 3).
 func TestSubmitOrderRefusesABadBodyOnceForItsKey(t *testing.T) {
 	d := startAPI(t, func(c *Config) { c.MaxMessageBytes = 64 << 10 })
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	for _, tc := range []struct {
 		name   string
 		body   []byte
@@ -147,7 +148,7 @@ func orderOfSize(t *testing.T, id string, n int) []byte {
 // document limit).
 func TestSubmitOrderAtTheSizeLimit(t *testing.T) {
 	d := startAPI(t)
-	id, _ := uniqueOrder(t)
+	id, _ := handlertest.UniqueOrder(t)
 	body := orderOfSize(t, id, MaxSubmitBytes)
 	a := d.submit(t, "at-the-limit-"+id, body)
 	d.wantOrder(t, a, http.StatusCreated, id)
@@ -172,7 +173,7 @@ func TestSubmitOrderAtTheSizeLimit(t *testing.T) {
 // Issue 24, item 3: a key of 255 characters is a key, 256 are refused.
 func TestSubmitOrderKeyLengthBoundary(t *testing.T) {
 	d := startAPI(t)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	longest := (id + strings.Repeat("k", 255))[:255]
 	if len(longest) != maxIdempotencyKeyLength {
 		t.Fatalf("key of %d characters", len(longest))
@@ -190,7 +191,7 @@ func TestSubmitOrderKeyLengthBoundary(t *testing.T) {
 
 func TestSubmitOrderKeyHeaderTwiceIsRefused(t *testing.T) {
 	d := startAPI(t)
-	_, body := uniqueOrder(t)
+	_, body := handlertest.UniqueOrder(t)
 	c := submitCall("a", body)
 	c.header[headerIdempotencyKey] = []string{"a", "b"}
 	wantProblem(t, d.call(t, FunctionSubmitOrder, c), http.StatusBadRequest, "idempotency-key-malformed")
@@ -237,7 +238,7 @@ func TestSubmitOrderReadsEveryHostSpelling(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			id, body := uniqueOrder(t)
+			id, body := handlertest.UniqueOrder(t)
 			a := respondedTo(t, d.invokeFunction(t, FunctionSubmitOrder, tc.build(submitCall("k-"+id, body))))
 			d.wantOrder(t, a, http.StatusCreated, id)
 			// Every spelling names the same client: the key's name.
@@ -250,7 +251,7 @@ func TestSubmitOrderReadsEveryHostSpelling(t *testing.T) {
 
 func TestSubmitOrderHostEnvelopeProblems(t *testing.T) {
 	d := startAPI(t)
-	_, body := uniqueOrder(t)
+	_, body := handlertest.UniqueOrder(t)
 	t.Run("no req binding", func(t *testing.T) {
 		a := respondedTo(t, d.invokeFunction(t, FunctionSubmitOrder, []byte(`{"Data":{"request":{}},"Metadata":{}}`)))
 		wantProblem(t, a, http.StatusInternalServerError, "internal-error")
@@ -281,7 +282,7 @@ func TestSubmitOrderHostEnvelopeProblems(t *testing.T) {
 // it, and every byte would be written twice per request.
 func TestSubmitOrderLogsARefusedOrderIDCut(t *testing.T) {
 	d := startAPI(t)
-	_, body := uniqueOrder(t)
+	_, body := handlertest.UniqueOrder(t)
 	long := strings.Repeat("O", MaxSubmitBytes/2)
 	body = []byte(`{"orderId":"` + long + `"` + string(body[bytes.IndexByte(body, ','):]))
 	a := d.submit(t, "long-order-id", body)
@@ -311,7 +312,7 @@ func TestSubmitOrderLogLineOfARefusal(t *testing.T) {
 			return t0.Add(1500 * time.Microsecond)
 		}
 	})
-	_, body := uniqueOrder(t)
+	_, body := handlertest.UniqueOrder(t)
 	a := d.submit(t, "", body)
 	wantProblem(t, a, http.StatusBadRequest, "idempotency-key-missing")
 	var line map[string]any
@@ -334,7 +335,7 @@ func TestSubmitOrderLogLineOfARefusal(t *testing.T) {
 // and a problem's instance is the request's path.
 func TestNoAnswerOrLogLineShowsTheFunctionKey(t *testing.T) {
 	d := startAPI(t)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	withCode := func(c httpCall) httpCall {
 		c.header = c.header.Clone()
 		c.header.Del("X-Functions-Key")
@@ -376,7 +377,7 @@ func TestNoAnswerOrLogLineShowsTheFunctionKey(t *testing.T) {
 			}
 		}
 	}
-	if strings.Contains(d.logs.String(), partnerKey) {
+	if strings.Contains(d.Logs.String(), partnerKey) {
 		t.Errorf("a log line shows the function key")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/idempotency/idemtest"
 	"github.com/ordersink/orders-consumer/orders"
@@ -70,7 +71,7 @@ func TestSubmitOrderWhileTheFirstIsInFlight(t *testing.T) {
 		gate = &gatedKeys{keyStore: c.Idempotency.Store.(keyStore), entered: make(chan struct{}, 1), open: make(chan struct{})}
 		c.Idempotency = &idempotency.Service{Store: gate, Lease: 30 * time.Second}
 	})
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	key := "in-flight-" + id
 	firstDone, release := d.holdFirst(t, gate, key, body)
 
@@ -80,7 +81,7 @@ func TestSubmitOrderWhileTheFirstIsInFlight(t *testing.T) {
 		t.Errorf("Retry-After %q, want 1 to 30 seconds (the lease)", a.Header.Get("Retry-After"))
 	}
 	// Another payload is refused even while the first runs.
-	_, other := uniqueOrder(t)
+	_, other := handlertest.UniqueOrder(t)
 	wantProblem(t, d.submit(t, key, other), http.StatusUnprocessableEntity, "idempotency-key-reused")
 	// The order is stored before the first answer: its owner may read it.
 	d.wantOrder(t, d.get(t, getCall(id)), http.StatusOK, id)
@@ -135,7 +136,7 @@ func TestSubmitOrderStoreFailures(t *testing.T) {
 			d := startAPI(t, func(c *Config) {
 				c.Idempotency = &idempotency.Service{Store: tc.keys(c.Idempotency.Store.(keyStore))}
 			})
-			id, body := uniqueOrder(t)
+			id, body := handlertest.UniqueOrder(t)
 			a := d.submit(t, "k-"+id, body)
 			p := wantProblem(t, a, tc.status, tc.anchor)
 			if s, err := strconv.Atoi(a.Header.Get("Retry-After")); err != nil || s < 1 {
@@ -201,7 +202,7 @@ func TestSubmitOrderFinishesARequestKilledAfterItsBatch(t *testing.T) {
 	d := startAPI(t, func(c *Config) {
 		c.Idempotency = &idempotency.Service{Store: &dyingKeys{keyStore: c.Idempotency.Store.(keyStore)}, Lease: lease, Now: clock.Now}
 	})
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	key := "dies-" + id
 
 	died := d.submit(t, key, body)
@@ -242,7 +243,7 @@ func TestSubmitOrderFinishesARequestWhoseProcessDied(t *testing.T) {
 	first := startAPI(t, func(c *Config) {
 		c.Idempotency = &idempotency.Service{Store: dead, Lease: lease, Now: clock.Now}
 	})
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	key := "killed-" + id
 	if a := first.submit(t, key, body); a.StatusCode/100 == 2 {
 		t.Fatalf("a request whose key never completed answered %d", a.StatusCode)
@@ -285,7 +286,7 @@ func TestSubmitOrderInFlightRetryAfterIsTheFirstRequestsDeadline(t *testing.T) {
 		c.Idempotency = &idempotency.Service{Store: gate, Lease: time.Minute}
 		c.SubmitDeadline = deadline
 	})
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	key := "retry-after-" + id
 	firstDone, release := d.holdFirst(t, gate, key, body)
 	a := d.submit(t, key, body)
@@ -301,7 +302,7 @@ func TestSubmitOrderInFlightRetryAfterIsTheFirstRequestsDeadline(t *testing.T) {
 // failingOrders is an orders store whose first batch fails as a throttled
 // or unreachable Cosmos DB does.
 type failingOrders struct {
-	readableStore
+	handlertest.Store
 	failed atomic.Bool
 }
 
@@ -309,16 +310,16 @@ func (f *failingOrders) CreateOrder(ctx context.Context, b *orders.AcceptanceBat
 	if f.failed.CompareAndSwap(false, true) {
 		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Status: 503, IsTransient: true, Err: errors.New("503 sekrit")}
 	}
-	return f.readableStore.CreateOrder(ctx, b)
+	return f.Store.CreateOrder(ctx, b)
 }
 
 // A batch that fails transiently releases the key: the 503's retry runs at
 // once instead of waiting out the lease, and creates the order.
 func TestSubmitOrderBatchFailureReleasesTheKey(t *testing.T) {
 	d := startAPI(t, func(c *Config) {
-		c.Processor = &orders.Processor{Store: &failingOrders{readableStore: c.Processor.Store.(readableStore)}}
+		c.Processor = &orders.Processor{Store: &failingOrders{Store: c.Processor.Store.(handlertest.Store)}}
 	})
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	a := d.submit(t, "k-"+id, body)
 	wantProblem(t, a, http.StatusServiceUnavailable, "service-unavailable")
 	if a.Header.Get("Retry-After") == "" {

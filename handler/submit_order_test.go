@@ -10,13 +10,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
 func TestSubmitOrderCreatesTheOrderInTheRequest(t *testing.T) {
 	d := startAPI(t)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	key := "7c9e6679-7425-40de-944b-e07fc1f90ae7-" + id
 
 	a := d.submit(t, key, body)
@@ -57,7 +58,7 @@ func TestSubmitOrderCreatesTheOrderInTheRequest(t *testing.T) {
 
 func TestSubmitOrderReplaysTheStoredAnswer(t *testing.T) {
 	d := startAPI(t)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	key := "replay-" + id
 	first := d.submit(t, key, body)
 	d.wantOrder(t, first, http.StatusCreated, id)
@@ -111,7 +112,7 @@ func TestSubmitOrderReplaysTheStoredAnswer(t *testing.T) {
 
 func TestSubmitOrderSameKeyOtherPayloadIsRefused(t *testing.T) {
 	d := startAPI(t)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	key := "reuse-" + id
 	d.wantOrder(t, d.submit(t, key, body), http.StatusCreated, id)
 	for _, tc := range []struct {
@@ -119,7 +120,7 @@ func TestSubmitOrderSameKeyOtherPayloadIsRefused(t *testing.T) {
 		other []byte
 	}{
 		{"another total", bytes.Replace(bytes.Replace(body, []byte(`"quantity":1`), []byte(`"quantity":2`), 1), []byte(`"44.98"`), []byte(`"49.98"`), 1)},
-		{"another order", func() []byte { _, b := uniqueOrder(t); return b }()},
+		{"another order", func() []byte { _, b := handlertest.UniqueOrder(t); return b }()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := wantProblem(t, d.submit(t, key, tc.other), http.StatusUnprocessableEntity, "idempotency-key-reused")
@@ -129,7 +130,7 @@ func TestSubmitOrderSameKeyOtherPayloadIsRefused(t *testing.T) {
 		})
 	}
 	// The same key from another client is another key.
-	otherID, otherBody := uniqueOrder(t)
+	otherID, otherBody := handlertest.UniqueOrder(t)
 	b := d.call(t, FunctionSubmitOrder, submitCall(key, otherBody).by(partnerB))
 	if b.StatusCode != http.StatusCreated || b.Header.Get(headerReplayed) != "" {
 		t.Errorf("another client's key: %d %s, want a first 201", b.StatusCode, b.Body)
@@ -141,7 +142,7 @@ func TestSubmitOrderSameKeyOtherPayloadIsRefused(t *testing.T) {
 // stored order, 200, nothing written.
 func TestSubmitOrderResendUnderANewKeyAnswersTheStoredOrder(t *testing.T) {
 	d := startAPI(t)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	first := d.submit(t, "k1-"+id, body)
 	d.wantOrder(t, first, http.StatusCreated, id)
 	before := d.storedOrder(t, id)
@@ -166,7 +167,7 @@ func TestSubmitOrderResendUnderANewKeyAnswersTheStoredOrder(t *testing.T) {
 // (TestOneOrderPerRealWorldOrder).
 func TestSubmitOrderOrderIDTaken(t *testing.T) {
 	d := startAPI(t)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	created := d.submit(t, "first-"+id, body)
 	d.wantOrder(t, created, http.StatusCreated, id)
 	before := d.storedOrder(t, id)
@@ -200,7 +201,7 @@ func TestSubmitOrderOrderIDTaken(t *testing.T) {
 	wantWritten(t, id)
 
 	// An order of the queue path belongs to no client of the API.
-	qid, qbody := uniqueOrder(t)
+	qid, qbody := handlertest.UniqueOrder(t)
 	if r := d.invoke(t, hostInvocation(qbody, qid, 1)); !strings.Contains(r.Logs[0], "created "+qid) {
 		t.Fatalf("ProcessOrder: %q", r.Logs[0])
 	}
@@ -217,7 +218,7 @@ func TestSubmitOrderOrderIDTaken(t *testing.T) {
 func TestSubmitOrderConcurrentSameKey(t *testing.T) {
 	const n = 32
 	d := startAPI(t)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	key := "concurrent-" + id
 	answers := concurrently(t, d, n, func(int) httpCall { return submitCall(key, body) })
 	var executed, replayed, inFlight int
@@ -256,7 +257,7 @@ func TestSubmitOrderConcurrentSameKey(t *testing.T) {
 func TestSubmitOrderTwoClientsRaceForOneOrderID(t *testing.T) {
 	d := startAPI(t)
 	for round := range 8 {
-		id, body := uniqueOrder(t)
+		id, body := handlertest.UniqueOrder(t)
 		bodies := [2][]byte{body, bytes.Replace(body, []byte(`"CUST-42"`), []byte(`"CUST-43"`), 1)}
 		clients := [2]string{partnerA, partnerB}
 		answers := concurrently(t, d, 2, func(i int) httpCall {
@@ -322,7 +323,7 @@ func concurrently(t *testing.T, d *api, n int, call func(i int) httpCall) []call
 
 func TestSubmitOrderLogsOneLinePerRequest(t *testing.T) {
 	d := startAPI(t)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	key := "log-line-key-" + id
 	a := d.submit(t, key, body)
 	line := d.logsOf(a.answer)
@@ -342,7 +343,7 @@ func TestSubmitOrderLogsOneLinePerRequest(t *testing.T) {
 	}
 	wantProblem(t, d.submit(t, key+"-malformed", []byte(`{"orderId":`)), http.StatusBadRequest, "malformed-order")
 	for _, secret := range []string{key, partnerKey} {
-		if strings.Contains(d.logs.String(), secret) {
+		if strings.Contains(d.Logs.String(), secret) {
 			t.Errorf("the log shows %q", secret)
 		}
 	}
@@ -353,7 +354,7 @@ func TestSubmitOrderLogsOneLinePerRequest(t *testing.T) {
 // resend and a GET built from the stored one are still the same bytes.
 func TestSubmitOrderAnswersOneViewWhateverTheStoreReprints(t *testing.T) {
 	d := startAPI(t)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	body = bytes.Replace(body, []byte(`"producer":"web-shop"`), []byte(`"producer":"caf\u00e9 \u2028 <&>","n":1.50,"e":1E2,"z":-0`), 1)
 	created := d.submit(t, "k1-"+id, body)
 	d.wantOrder(t, created, http.StatusCreated, id)
