@@ -97,12 +97,12 @@ const (
 	keyNameClaim          = "http://schemas.microsoft.com/2017/07/functions/claims/keyid"
 )
 
-// functionKey is the key the host authenticated a request with: its name and
+// FunctionKey is the key the host authenticated a request with: its name and
 // level (Function for host and function keys alike, Admin for the master
 // key, System for extensions' keys). The host gives a host key and a
 // function key of one name the same claims, so the name alone stands for a
 // client: names are unique by rule (docs/runbook.md, "Onboard a partner").
-type functionKey struct {
+type FunctionKey struct {
 	Name, Level string
 }
 
@@ -114,7 +114,7 @@ type functionKey struct {
 // the key's rotation, and is no secret (the key's value is never read);
 // else "anonymous", for local runs where nothing is enforced. byKey tells
 // that the key's name is the client.
-func clientScope(r *httpRequest, easyAuth bool) (scope string, byKey bool) {
+func clientScope(r *HTTPRequest, easyAuth bool) (scope string, byKey bool) {
 	if id := strings.TrimSpace(r.Header.Get(headerPrincipalID)); id != "" && easyAuth {
 		return "principal:" + id, false
 	}
@@ -133,7 +133,7 @@ const sharedKeyName = "default"
 // to, the master key (Admin) and the extensions' system keys belong to the
 // platform and its operators. The clients of such keys would share one
 // another's idempotency keys and orders.
-func keyOfNoClient(k functionKey) string {
+func keyOfNoClient(k FunctionKey) string {
 	switch {
 	case k.Level == "Admin":
 		return "The master key is the app's administration key, not a client's."
@@ -160,12 +160,12 @@ type wireIdentity struct {
 // zero when none. Only the host's key identity counts: another identity
 // (Easy Auth's, whose claims come from an identity provider) cannot name a
 // key.
-func keyOf(ids []wireIdentity) functionKey {
+func keyOf(ids []wireIdentity) FunctionKey {
 	for _, id := range ids {
 		if !id.IsAuthenticated || id.AuthenticationType == nil || *id.AuthenticationType != keyAuthenticationType {
 			continue
 		}
-		var k functionKey
+		var k FunctionKey
 		for _, c := range id.Claims {
 			switch c.Type {
 			case keyNameClaim:
@@ -178,7 +178,7 @@ func keyOf(ids []wireIdentity) functionKey {
 			return k
 		}
 	}
-	return functionKey{}
+	return FunctionKey{}
 }
 
 // shortSHA256 is the first 16 hex digits of the SHA-256 of s: enough to tell

@@ -52,7 +52,7 @@ func TestClientScope(t *testing.T) {
 		{"Easy Auth without a principal", true, "", "", "anonymous"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &httpRequest{Header: http.Header{}, Key: functionKey{Name: tc.keyName, Level: "Function"}}
+			r := &HTTPRequest{Header: http.Header{}, Key: FunctionKey{Name: tc.keyName, Level: "Function"}}
 			if tc.principal != "" {
 				r.Header.Set(headerPrincipalID, tc.principal)
 			}

@@ -23,7 +23,7 @@ type exchange struct {
 	// outcome names the answer in logs: created, resumed, resent, taken,
 	// replayed, found, or the refusal (keyReused, inFlight, invalid, …).
 	outcome       string
-	res           httpResponse
+	res           HTTPResponse
 	problem       *problem
 	retryAfter    time.Duration
 	tookOver      bool
@@ -33,9 +33,9 @@ type exchange struct {
 
 // readRequest decodes the invocation's HTTP request; when it cannot, the
 // answer is set and ok is false.
-func (x *exchange) readRequest(w http.ResponseWriter, r *http.Request, limit int64) (req *httpRequest, ok bool) {
+func (x *exchange) readRequest(w http.ResponseWriter, r *http.Request, limit int64) (req *HTTPRequest, ok bool) {
 	x.instance = ordersPath
-	inv, err := readInvocation(w, r, limit)
+	req, err := ReadHTTPRequest(w, r, limit)
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		if x.function == FunctionSubmitOrder {
@@ -44,9 +44,6 @@ func (x *exchange) readRequest(w http.ResponseWriter, r *http.Request, limit int
 			x.refuse("tooLarge", problemRequestTooLarge, fmt.Sprintf("The request, as the Functions host forwards it, is larger than %d bytes. A GET takes no body.", limit))
 		}
 		return nil, false
-	}
-	if err == nil {
-		req, err = inv.httpTrigger(HTTPTriggerBinding)
 	}
 	if err != nil {
 		// Not the caller's fault: a renamed binding, a host or tool bug.
@@ -100,7 +97,7 @@ func (cfg Config) finish(w http.ResponseWriter, x *exchange, start time.Time) {
 			h = append(h, [2]string{"Retry-After", retryAfter(x.retryAfter.Seconds())})
 		}
 		a := p.answer(h...)
-		x.res = httpResponse{StatusCode: a.Status, Headers: a.Headers, Body: string(a.Body)}
+		x.res = HTTPResponse{StatusCode: a.Status, Headers: a.Headers, Body: string(a.Body)}
 	}
 	if x.res.Headers == nil {
 		x.res.Headers = map[string]string{}
@@ -109,9 +106,9 @@ func (cfg Config) finish(w http.ResponseWriter, x *exchange, start time.Time) {
 	cfg.logExchange(x, cfg.Now().Sub(start))
 	line := fmt.Sprintf("%s: %d %s", x.function, x.res.StatusCode, x.outcome)
 	if x.orderID != "" {
-		line += " " + logValue(x.orderID)
+		line += " " + LogValue(x.orderID)
 	}
-	respond(w, cfg.Logger, x.res, line)
+	RespondHTTP(w, cfg.Logger, x.res, line)
 }
 
 // logExchange writes the structured line of one request (docs/contract.md

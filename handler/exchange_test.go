@@ -59,8 +59,8 @@ func TestCallerValuesCannotForgeALogLine(t *testing.T) {
 		{"a\u2028b", `"a\u2028b"`},
 		{"caf\u00e9", "caf\u00e9"},
 	} {
-		if got := logValue(tc.in); got != tc.want {
-			t.Errorf("logValue(%q) = %s, want %s", tc.in, got, tc.want)
+		if got := LogValue(tc.in); got != tc.want {
+			t.Errorf("LogValue(%q) = %s, want %s", tc.in, got, tc.want)
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 // handleGetOrder is GET /api/orders/{orderId} (docs/http-api.md): one point
 // read of the order, answered only to the client that owns it.
 func handleGetOrder(cfg Config) http.HandlerFunc {
-	return cfg.httpFunction(FunctionGetOrder, func(ctx context.Context, x *exchange, req *httpRequest) {
+	return cfg.httpFunction(FunctionGetOrder, func(ctx context.Context, x *exchange, req *HTTPRequest) {
 		cfg.lookUp(ctx, x, req.Params["orderId"])
 	})
 }
@@ -20,7 +20,7 @@ func handleGetOrder(cfg Config) http.HandlerFunc {
 // read (none, another client's, the queue path's) gets the very same 404,
 // so that the answer never tells that an orderId exists.
 func (cfg Config) lookUp(ctx context.Context, x *exchange, orderID string) {
-	x.orderID = clip(orderID)
+	x.orderID = Clip(orderID)
 	if cfg.Orders == nil {
 		x.fail(errors.New("GetOrder is not configured: the handler has no order reader"))
 		return
@@ -57,5 +57,5 @@ func (cfg Config) lookUp(ctx context.Context, x *exchange, orderID string) {
 		return
 	}
 	x.outcome = "found"
-	x.res = httpResponse{StatusCode: a.Status, Headers: a.Headers, Body: string(a.Body)}
+	x.res = HTTPResponse{StatusCode: a.Status, Headers: a.Headers, Body: string(a.Body)}
 }

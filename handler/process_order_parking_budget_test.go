@@ -236,10 +236,10 @@ func TestOversizedRequestStaysWholeInTheBroker(t *testing.T) {
 // and a cut is marked.
 func TestClipAtTheLimit(t *testing.T) {
 	at := strings.Repeat("é", maxEnvelopeText)
-	if got := clip(at); got != at {
+	if got := Clip(at); got != at {
 		t.Errorf("a text of exactly %d runes was cut to %d", maxEnvelopeText, len([]rune(got)))
 	}
-	if got := clip(at + "x"); got != at+"…" {
+	if got := Clip(at + "x"); got != at+"…" {
 		t.Errorf("a text of %d runes: %d runes, want the first %d and a mark", maxEnvelopeText+1, len([]rune(got)), maxEnvelopeText)
 	}
 }

@@ -50,7 +50,7 @@ func handleSubmitOrder(cfg Config) http.HandlerFunc {
 // has serve answer it within cfg.SubmitDeadline, and answers the host with
 // the answer serve leaves in x, the request charge counted. A caller whose
 // function key cannot stand for one client is refused before serve runs.
-func (cfg Config) httpFunction(function string, serve func(context.Context, *exchange, *httpRequest)) http.HandlerFunc {
+func (cfg Config) httpFunction(function string, serve func(context.Context, *exchange, *HTTPRequest)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := cfg.Now()
 		x := exchange{function: function, invocationID: r.Header.Get("X-Azure-Functions-InvocationId")}
@@ -80,7 +80,7 @@ func (cfg *Config) setHTTPDefaults() {
 }
 
 // submit decides a submission and leaves the answer in x.
-func (cfg Config) submit(ctx context.Context, x *exchange, req *httpRequest) {
+func (cfg Config) submit(ctx context.Context, x *exchange, req *HTTPRequest) {
 	if cfg.Idempotency == nil {
 		x.fail(errors.New("SubmitOrder is not configured: the handler has no idempotency service"))
 		return
@@ -115,7 +115,7 @@ func (cfg Config) submit(ctx context.Context, x *exchange, req *httpRequest) {
 	// its key's first request was, whatever the rules, the settings or the
 	// clock say by then.
 	pl := orders.ReadPayload(req.Body)
-	x.orderID = clip(pl.OrderID)
+	x.orderID = Clip(pl.OrderID)
 	sub := orders.Submission{Owner: x.client, ID: x.keyID}
 	fp := idempotency.Fingerprint{Hash: pl.Hash, Version: orders.HashVersion, Under: pl.HashUnder}
 	res, err := cfg.Idempotency.Execute(ctx, scope, fp, func(ctx context.Context) (idempotency.Response, error) {
@@ -250,7 +250,7 @@ func (x *exchange) judged(res idempotency.Result, err error) {
 	x.tookOver = res.TookOver
 	switch res.Outcome {
 	case idempotency.Executed, idempotency.Replayed:
-		x.res = httpResponse{StatusCode: res.Response.Status, Headers: map[string]string{}, Body: string(res.Response.Body)}
+		x.res = HTTPResponse{StatusCode: res.Response.Status, Headers: map[string]string{}, Body: string(res.Response.Body)}
 		for k, v := range res.Response.Headers {
 			x.res.Headers[k] = v
 		}
