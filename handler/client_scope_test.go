@@ -64,32 +64,6 @@ func TestClientScope(t *testing.T) {
 	}
 }
 
-// Only the host's key identity names a key: a keyid claim in another
-// identity (Easy Auth's carries an identity provider's claims) does not.
-func TestKeyNameComesFromTheHostsKeyIdentity(t *testing.T) {
-	easyAuth := `{"AuthenticationType":"aad","IsAuthenticated":true,"Claims":[{"Type":"` + keyNameClaim + `","Value":"partner-b"}]}`
-	unauthenticated := `{"AuthenticationType":"WebJobsAuthLevel","IsAuthenticated":false,"Claims":[{"Type":"` + keyNameClaim + `","Value":"partner-b"}]}`
-	for _, tc := range []struct {
-		name, identities, want string
-	}{
-		{"the host's key identity", keyIdentities(partnerA, "Function"), partnerA},
-		{"Easy Auth's identity first, then the key's", "[" + easyAuth + "," + strings.Trim(keyIdentities(partnerA, "Function"), "[]") + "]", partnerA},
-		{"a keyid claim in Easy Auth's identity", "[" + easyAuth + "]", ""},
-		{"an unauthenticated key identity", "[" + unauthenticated + "]", ""},
-		{"anonymous", anonymousIdentities, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var ids []wireIdentity
-			if err := json.Unmarshal([]byte(tc.identities), &ids); err != nil {
-				t.Fatal(err)
-			}
-			if got := keyOf(ids); got.Name != tc.want || (got.Name != "" && got.Level != "Function") {
-				t.Errorf("key %+v, want name %q at level Function", got, tc.want)
-			}
-		})
-	}
-}
-
 // TestIdempotencyKeyCharactersAndEscapes: a key is visible ASCII from '!'
 // (0x21) to '~' (0x7E), both ends included; a quoted key (RFC 8941 §3.3.3)
 // may escape only `"` and `\`, and a backslash cannot end it.

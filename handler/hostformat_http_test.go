@@ -36,32 +36,6 @@ type httpCall struct {
 	chunked bool
 }
 
-// anonymousIdentities is Data.req.Identities of a caller the host
-// authenticated with nothing: one unauthenticated ClaimsIdentity, as
-// Newtonsoft serialises it (azure-functions-host HttpRequestExtensions
-// .GetUserIdentitiesAsJArray).
-const anonymousIdentities = `[{"AuthenticationType":null,"IsAuthenticated":false,"Actor":null,"BootstrapContext":null,"Claims":[],` +
-	`"Label":null,"Name":null,"NameClaimType":"http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name",` +
-	`"RoleClaimType":"http://schemas.microsoft.com/ws/2008/06/identity/claims/role"}]`
-
-// keyIdentities is Data.req.Identities of a caller the host authenticated
-// with the key named name at level (Function, Admin, System): the identity
-// AuthenticationLevelHandler builds (scheme WebJobsAuthLevel; claims
-// authlevel, invoke, keyid), each claim as Newtonsoft serialises a Claim (its
-// Subject dropped as a loop).
-func keyIdentities(name, level string) string {
-	claim := func(typ, value string) string {
-		v, _ := json.Marshal(value)
-		return `{"Issuer":"LOCAL AUTHORITY","OriginalIssuer":"LOCAL AUTHORITY","Properties":{},` +
-			`"Type":"http://schemas.microsoft.com/2017/07/functions/claims/` + typ + `","Value":` + string(v) +
-			`,"ValueType":"http://www.w3.org/2001/XMLSchema#string"}`
-	}
-	return `[{"AuthenticationType":"WebJobsAuthLevel","IsAuthenticated":true,"Actor":null,"BootstrapContext":null,"Claims":[` +
-		claim("authlevel", level) + "," + claim("invoke", "true") + "," + claim("keyid", name) +
-		`],"Label":null,"Name":null,"NameClaimType":"http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name",` +
-		`"RoleClaimType":"http://schemas.microsoft.com/ws/2008/06/identity/claims/role"}]`
-}
-
 // hostHTTPInvocation encodes a caller's request the way the Functions host
 // does for an HTTP-triggered function (docs/host-wire-format.md §6.1):
 // Data.req is a JSON object (not double-encoded) with Url, Method, Query
@@ -89,13 +63,13 @@ func hostHTTPInvocation(function string, c httpCall) []byte {
 	for k, vs := range c.header {
 		headers[k] = vs
 	}
-	identities := anonymousIdentities
+	identities := handlertest.AnonymousIdentities
 	if c.keyName != "" {
 		level := c.keyLevel
 		if level == "" {
 			level = "Function"
 		}
-		identities = keyIdentities(c.keyName, level)
+		identities = handlertest.KeyIdentities(c.keyName, level)
 	}
 	req := map[string]any{
 		"Url": u.String(), "Method": c.method, "Query": query, "Headers": headers,

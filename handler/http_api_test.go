@@ -42,7 +42,7 @@ type api struct {
 }
 
 // The tests' callers. The host authenticates a caller by its function key's
-// value and hands the handler the key's name (keyIdentities); the value
+// value and hands the handler the key's name (handlertest.KeyIdentities); the value
 // must never show anywhere.
 const (
 	partnerA   = "partner-a"
