@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/internal/hostjson"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
@@ -18,18 +19,18 @@ import (
 // sends it. The limit is small (8 KB) so that small inputs reach it.
 func FuzzOutputBudget(f *testing.F) {
 	const maxMessage = 8 << 10
-	budget := maxMessage - headerAllowance
+	budget := maxMessage - HeaderAllowance
 	for _, seed := range [][]byte{
 		[]byte(exampleBody),
 		escapingBody("ORD-F", 2000),
 		invalidBody("ORD-F", budget),
-		orderWithArray("ORD-F", 400),
-		orderWithArray("ORD-F", 1000),
+		handlertest.OrderWithArray("ORD-F", 400),
+		handlertest.OrderWithArray("ORD-F", 1000),
 		[]byte(strings.Replace(exampleBody, `"SKU-1"`, `"`+strings.Repeat("<", 3000)+`"`, 1)),
 	} {
 		f.Add(seed)
 	}
-	cfg := Config{Processor: &orders.Processor{Store: orderstest.NewMemStore(), Now: fixedNow}, MaxMessageBytes: maxMessage, Now: fixedNow}
+	cfg := Config{Processor: &orders.Processor{Store: orderstest.NewMemStore(), Now: handlertest.FixedNow}, MaxMessageBytes: maxMessage, Now: handlertest.FixedNow}
 	srv := NewServer(cfg)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		rec := httptest.NewRecorder()
@@ -48,7 +49,7 @@ func FuzzOutputBudget(f *testing.F) {
 		if err != nil {
 			return // a status change, applied or stale: it publishes nothing
 		}
-		e, err := o.AcceptedEvent(orders.Acceptance{MessageID: "M-1", AcceptedAt: fixedNow()})
+		e, err := o.AcceptedEvent(orders.Acceptance{MessageID: "M-1", AcceptedAt: handlertest.FixedNow()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +67,7 @@ func BenchmarkOutputBudget(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e, err := o.AcceptedEvent(orders.Acceptance{MessageID: "M-1", AcceptedAt: fixedNow()})
+	e, err := o.AcceptedEvent(orders.Acceptance{MessageID: "M-1", AcceptedAt: handlertest.FixedNow()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func BenchmarkOutputBudget(b *testing.B) {
 // limit, which the one-pass bound cannot settle, re-serialised in full.
 func BenchmarkOutputBudgetLargeEnvelope(b *testing.B) {
 	d := delivery{function: FunctionProcessOrder, messageID: "ORD-B", body: escapingBody("ORD-B", 60<<10)}
-	e := d.envelope(orders.Result{Outcome: orders.Invalid, Reason: orders.ValidationFailed, OrderID: "ORD-B"}, fixedNow())
+	e := d.envelope(orders.Result{Outcome: orders.Invalid, Reason: orders.ValidationFailed, OrderID: "ORD-B"}, handlertest.FixedNow())
 	fits := OutputBudget(0)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -24,7 +24,7 @@ func TestBatchEnvelopesEachFitTheBudget(t *testing.T) {
 		t.Fatalf("status %d, parking %s", a.Status, a.Outputs[ParkingBinding])
 	}
 	for i, raw := range raws {
-		if size := hostSize(t, raw); size > DefaultMaxMessageBytes-headerAllowance {
+		if size := handlertest.HostSize(t, raw); size > DefaultMaxMessageBytes-HeaderAllowance {
 			t.Errorf("envelope %d is %d bytes as the host sends it", i, size)
 		}
 		var e ParkingEnvelope

@@ -31,7 +31,7 @@ func orderWithNulls(id string, k, pad int) []byte {
 func newtonsoftSize(t *testing.T, body []byte, messageID string) int {
 	t.Helper()
 	var out bytes.Buffer
-	if err := json.Indent(&out, acceptedEvent(t, body, messageID), "", "  "); err != nil {
+	if err := json.Indent(&out, handlertest.AcceptedEvent(t, body, messageID), "", "  "); err != nil {
 		t.Fatal(err)
 	}
 	return out.Len()
@@ -46,7 +46,7 @@ func newtonsoftSize(t *testing.T, body []byte, messageID string) int {
 // (docs/adr/0009-output-size-budgets.md) must not let it through either.
 func TestEventBudgetIsTheHostsIndentation(t *testing.T) {
 	const maxMessage = 32 << 10
-	budget := maxMessage - headerAllowance
+	budget := maxMessage - HeaderAllowance
 	s := budgetServer(t, Config{MaxMessageBytes: maxMessage})
 	base := fmt.Sprintf("ORD-LAYOUT-%d", time.Now().UnixNano())
 	at, over := base+"-a", base+"-b"

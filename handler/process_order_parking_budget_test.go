@@ -13,13 +13,9 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/handler/handlertest"
-	"github.com/ordersink/orders-consumer/internal/hostjson"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
-
-// fixedNow makes envelopes and events the same size on every run.
-func fixedNow() time.Time { return time.Date(2026, 12, 1, 7, 0, 0, 123456700, time.UTC) }
 
 // budgetServer serves cfg with a fixed clock.
 func budgetServer(t *testing.T, cfg Config) *testServer {
@@ -27,18 +23,8 @@ func budgetServer(t *testing.T, cfg Config) *testServer {
 	if cfg.Processor == nil {
 		cfg.Processor = &orders.Processor{Store: testEnv(t).Store}
 	}
-	cfg.Processor.Now, cfg.Now = fixedNow, fixedNow
+	cfg.Processor.Now, cfg.Now = handlertest.FixedNow, handlertest.FixedNow
 	return startServerWith(t, cfg)
-}
-
-// hostSize is the size of one output item as the host sends it.
-func hostSize(t *testing.T, raw json.RawMessage) int {
-	t.Helper()
-	n, err := hostjson.Size(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
 
 // invalidBody is a body parked as ValidationFailed (it lacks every field but
@@ -72,13 +58,13 @@ func describe(e *ParkingEnvelope) string {
 
 func TestParkingEnvelopeFitsTheBudgetAtTheLimit(t *testing.T) {
 	const maxMessage = 32 << 10
-	budget := maxMessage - headerAllowance
+	budget := maxMessage - HeaderAllowance
 	s := budgetServer(t, Config{MaxMessageBytes: maxMessage})
 	id := fmt.Sprintf("ORD-BUDGET-%d", time.Now().UnixNano())
 	// A first guess a little under the limit (bodyBytes gains digits as the
 	// body grows), then the exact count.
-	n := budget - hostSize(t, s.invoke(t, hostInvocation(invalidBody(id, 0), id, 1)).Outputs[ParkingBinding]) - 10
-	n += budget - hostSize(t, s.invoke(t, hostInvocation(invalidBody(id, n), id, 1)).Outputs[ParkingBinding])
+	n := budget - handlertest.HostSize(t, s.invoke(t, hostInvocation(invalidBody(id, 0), id, 1)).Outputs[ParkingBinding]) - 10
+	n += budget - handlertest.HostSize(t, s.invoke(t, hostInvocation(invalidBody(id, n), id, 1)).Outputs[ParkingBinding])
 
 	for _, tc := range []struct {
 		name   string
@@ -97,7 +83,7 @@ func TestParkingEnvelopeFitsTheBudgetAtTheLimit(t *testing.T) {
 			if a.Status != http.StatusOK || e == nil || e.Reason != orders.ValidationFailed {
 				t.Fatalf("status %d, envelope %s", a.Status, describe(e))
 			}
-			if size := hostSize(t, raw); size > budget {
+			if size := handlertest.HostSize(t, raw); size > budget {
 				t.Fatalf("envelope is %d bytes as the host sends it, over the budget %d", size, budget)
 			}
 			if e.OrderID != id || e.MessageID != id || e.BodyBytes != len(tc.body) || e.BodySHA256 != orders.BodySHA256(tc.body) {
@@ -152,7 +138,7 @@ func TestParkingEnvelopeOverBudgetWithoutOrderID(t *testing.T) {
 			if a.Status != http.StatusOK || e == nil || e.BodyRef == nil {
 				t.Fatalf("status %d, envelope %s", a.Status, describe(e))
 			}
-			if size := hostSize(t, a.Outputs[ParkingBinding]); size > DefaultMaxMessageBytes-headerAllowance {
+			if size := handlertest.HostSize(t, a.Outputs[ParkingBinding]); size > DefaultMaxMessageBytes-HeaderAllowance {
 				t.Fatalf("envelope is %d bytes", size)
 			}
 			if e.MessageID != msgID || e.BodySHA256 != orders.BodySHA256(body) || !strings.HasPrefix(e.BodyRef.PartitionKey, "parked-body:") {

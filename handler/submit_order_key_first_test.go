@@ -22,10 +22,10 @@ import (
 func TestSubmitOrderReplayAfterASettingChangeIsTheFirstAnswer(t *testing.T) {
 	keys, store := testKeyStore(t), testStore(t)
 	id := fmt.Sprintf("ORD-SETTING-%d", time.Now().UnixNano())
-	body := orderWithArray(id, 2000)
-	size := eventSize(t, body, orders.MessageID(id, body))
+	body := handlertest.OrderWithArray(id, 2000)
+	size := handlertest.EventSize(t, body, orders.MessageID(id, body))
 	before := startAPIOver(t, keys, store)
-	after := startAPIOver(t, keys, store, func(c *Config) { c.MaxMessageBytes = size + headerAllowance - 1 })
+	after := startAPIOver(t, keys, store, func(c *Config) { c.MaxMessageBytes = size + HeaderAllowance - 1 })
 
 	first := before.submit(t, "k-"+id, body)
 	before.wantOrder(t, first, http.StatusCreated, id)
@@ -34,7 +34,7 @@ func TestSubmitOrderReplayAfterASettingChangeIsTheFirstAnswer(t *testing.T) {
 	if replay.StatusCode != first.StatusCode || !bytes.Equal(replay.Body, first.Body) || replay.Header.Get(headerReplayed) != "true" ||
 		replay.Header.Get("Location") != first.Header.Get("Location") {
 		t.Errorf("retry after MAX_MESSAGE_BYTES went down to %d: %d %.300s; want the first answer replayed: %d %.300s",
-			size+headerAllowance-1, replay.StatusCode, replay.Body, first.StatusCode, first.Body)
+			size+HeaderAllowance-1, replay.StatusCode, replay.Body, first.StatusCode, first.Body)
 	}
 	// The stored order decides before a rule that now refuses it.
 	after.wantOrder(t, after.submit(t, "new-key-"+id, body), http.StatusOK, id)
@@ -42,7 +42,7 @@ func TestSubmitOrderReplayAfterASettingChangeIsTheFirstAnswer(t *testing.T) {
 	// A new order of that size is refused: the rule holds for what it has
 	// not accepted yet.
 	otherID := id + "-new"
-	wantProblem(t, after.submit(t, "k-"+otherID, orderWithArray(otherID, 2000)), http.StatusUnprocessableEntity, "invalid-order")
+	wantProblem(t, after.submit(t, "k-"+otherID, handlertest.OrderWithArray(otherID, 2000)), http.StatusUnprocessableEntity, "invalid-order")
 	wantWritten(t, id)
 }
 
@@ -52,8 +52,8 @@ func TestSubmitOrderReplayAfterASettingChangeIsTheFirstAnswer(t *testing.T) {
 // of a request whose acceptedAt had trailing zeros is its first answer.
 func TestSubmitOrderAtTheEventSizeEdgeWhateverTheClock(t *testing.T) {
 	const maxMessage = 32 << 10
-	budget := maxMessage - headerAllowance
-	// fixedNow's instant has nanoseconds; the first request's has none, so
+	budget := maxMessage - HeaderAllowance
+	// handlertest.FixedNow's instant has nanoseconds; the first request's has none, so
 	// RFC 3339 as time.RFC3339Nano writes it would be ten bytes shorter.
 	round := time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
 	var now atomic.Pointer[time.Time]
@@ -62,7 +62,7 @@ func TestSubmitOrderAtTheEventSizeEdgeWhateverTheClock(t *testing.T) {
 	d := startAPI(t, func(c *Config) { c.MaxMessageBytes, c.Processor.Now = maxMessage, clock })
 	id := fmt.Sprintf("ORD-EDGE-%d", time.Now().UnixNano())
 	size := func(k int) int {
-		body := orderWithArray(id, k)
+		body := handlertest.OrderWithArray(id, k)
 		o, err := orders.ParseOrder(body)
 		if err != nil {
 			t.Fatal(err)
@@ -71,7 +71,7 @@ func TestSubmitOrderAtTheEventSizeEdgeWhateverTheClock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return hostSize(t, b.Event)
+		return handlertest.HostSize(t, b.Event)
 	}
 	k := (budget - size(0)) / 11 // the host writes each zero indented on a line of its own
 	for size(k) > budget {
@@ -80,12 +80,12 @@ func TestSubmitOrderAtTheEventSizeEdgeWhateverTheClock(t *testing.T) {
 	for size(k+1) <= budget {
 		k++
 	}
-	body := orderWithArray(id, k)
+	body := handlertest.OrderWithArray(id, k)
 	t.Logf("event %d bytes at %s, budget %d", size(k), round.Format(time.RFC3339Nano), budget)
 
 	first := d.submit(t, "k-"+id, body)
 	d.wantOrder(t, first, http.StatusCreated, id)
-	later := fixedNow().Add(120 * time.Millisecond)
+	later := handlertest.FixedNow().Add(120 * time.Millisecond)
 	now.Store(&later)
 	replay := d.submit(t, "k-"+id, body)
 	if replay.StatusCode != http.StatusCreated || !bytes.Equal(replay.Body, first.Body) {

@@ -84,7 +84,7 @@ func TestSubmitOrderRefusesABadBodyOnceForItsKey(t *testing.T) {
 		{"owner in the body", bytes.Replace(body, []byte(`"total"`), []byte(`"owner":"key:partner-b","total"`), 1), 422, "invalid-order", "owner"},
 		// The queue path's rule of docs/contract.md §3 "event size": the
 		// host indents each array element on a line of its own.
-		{"event too large", orderWithArray(id, 9000), 422, "invalid-order", "OrderAccepted event"},
+		{"event too large", handlertest.OrderWithArray(id, 9000), 422, "invalid-order", "OrderAccepted event"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			key := "bad-" + strings.ReplaceAll(tc.name, " ", "-") + "-" + id
