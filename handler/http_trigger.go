@@ -10,7 +10,6 @@ import (
 	"mime"
 	"net/http"
 	"net/textproto"
-	"strconv"
 	"strings"
 )
 
@@ -156,14 +155,4 @@ func RespondHTTP(w http.ResponseWriter, log *slog.Logger, res HTTPResponse, logL
 	out.Outputs[HTTPResponseBinding] = res
 	out.Logs = append(out.Logs, logLine)
 	encode(w, log, http.StatusOK, out)
-}
-
-// retryAfter is a Retry-After value in whole seconds, at least 1 (RFC 9110
-// §10.2.3).
-func retryAfter(seconds float64) string {
-	n := int(seconds)
-	if float64(n) < seconds {
-		n++
-	}
-	return strconv.Itoa(max(n, 1))
 }

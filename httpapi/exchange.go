@@ -1,4 +1,4 @@
-package handler
+package httpapi
 
 import (
 	"context"
@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
+
+	"github.com/ordersink/orders-consumer/handler"
 )
 
 // exchange is one request of the HTTP API and the answer it gets,
@@ -23,7 +26,7 @@ type exchange struct {
 	// outcome names the answer in logs: created, resumed, resent, taken,
 	// replayed, found, or the refusal (keyReused, inFlight, invalid, …).
 	outcome       string
-	res           HTTPResponse
+	res           handler.HTTPResponse
 	problem       *problem
 	retryAfter    time.Duration
 	tookOver      bool
@@ -33,9 +36,9 @@ type exchange struct {
 
 // readRequest decodes the invocation's HTTP request; when it cannot, the
 // answer is set and ok is false.
-func (x *exchange) readRequest(w http.ResponseWriter, r *http.Request, limit int64) (req *HTTPRequest, ok bool) {
+func (x *exchange) readRequest(w http.ResponseWriter, r *http.Request, limit int64) (req *handler.HTTPRequest, ok bool) {
 	x.instance = ordersPath
-	req, err := ReadHTTPRequest(w, r, limit)
+	req, err := handler.ReadHTTPRequest(w, r, limit)
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		if x.function == FunctionSubmitOrder {
@@ -90,14 +93,14 @@ func (x *exchange) retryHint() string {
 // finish answers the host and logs the exchange. Every answer is for its
 // caller alone (RFC 9111 §5.2.2.5, no-store): a shared cache must keep
 // neither an order nor a refusal.
-func (cfg Config) finish(w http.ResponseWriter, x *exchange, start time.Time) {
+func (cfg config) finish(w http.ResponseWriter, x *exchange, start time.Time) {
 	if p := x.problem; p != nil {
 		var h [][2]string
 		if x.retryAfter > 0 {
 			h = append(h, [2]string{"Retry-After", retryAfter(x.retryAfter.Seconds())})
 		}
 		a := p.answer(h...)
-		x.res = HTTPResponse{StatusCode: a.Status, Headers: a.Headers, Body: string(a.Body)}
+		x.res = handler.HTTPResponse{StatusCode: a.Status, Headers: a.Headers, Body: string(a.Body)}
 	}
 	if x.res.Headers == nil {
 		x.res.Headers = map[string]string{}
@@ -106,15 +109,15 @@ func (cfg Config) finish(w http.ResponseWriter, x *exchange, start time.Time) {
 	cfg.logExchange(x, cfg.Now().Sub(start))
 	line := fmt.Sprintf("%s: %d %s", x.function, x.res.StatusCode, x.outcome)
 	if x.orderID != "" {
-		line += " " + LogValue(x.orderID)
+		line += " " + handler.LogValue(x.orderID)
 	}
-	RespondHTTP(w, cfg.Logger, x.res, line)
+	handler.RespondHTTP(w, cfg.Logger, x.res, line)
 }
 
 // logExchange writes the structured line of one request (docs/contract.md
 // §12): refusals the client must fix and answers that ask for a retry at
 // WARN, failures of ours at ERROR.
-func (cfg Config) logExchange(x *exchange, took time.Duration) {
+func (cfg config) logExchange(x *exchange, took time.Duration) {
 	level := slog.LevelInfo
 	switch {
 	case x.res.StatusCode >= 500 && x.res.StatusCode != http.StatusServiceUnavailable:
@@ -152,4 +155,14 @@ func (cfg Config) logExchange(x *exchange, took time.Duration) {
 		}
 	}
 	cfg.Logger.LogAttrs(context.Background(), level, "invocation", attrs...)
+}
+
+// retryAfter is a Retry-After value in whole seconds, at least 1 (RFC 9110
+// §10.2.3).
+func retryAfter(seconds float64) string {
+	n := int(seconds)
+	if float64(n) < seconds {
+		n++
+	}
+	return strconv.Itoa(max(n, 1))
 }

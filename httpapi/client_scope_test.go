@@ -1,4 +1,4 @@
-package handler
+package httpapi
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/handler/handlertest"
 )
 
@@ -13,7 +14,7 @@ import (
 // from the principal (issue 24, item 4): the owner's GET works, nobody
 // else's, whichever function key the callers present.
 func TestEveryHTTPFunctionDerivesTheSameClientBehindEasyAuth(t *testing.T) {
-	d := startAPI(t, func(c *Config) { c.EasyAuth = true })
+	d := startAPI(t, func(c *config) { c.EasyAuth = true })
 	id, body := handlertest.UniqueOrder(t)
 	as := func(c httpCall, principal string) httpCall {
 		c.header = c.header.Clone()
@@ -52,7 +53,7 @@ func TestClientScope(t *testing.T) {
 		{"Easy Auth without a principal", true, "", "", "anonymous"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &HTTPRequest{Header: http.Header{}, Key: FunctionKey{Name: tc.keyName, Level: "Function"}}
+			r := &handler.HTTPRequest{Header: http.Header{}, Key: handler.FunctionKey{Name: tc.keyName, Level: "Function"}}
 			if tc.principal != "" {
 				r.Header.Set(headerPrincipalID, tc.principal)
 			}
@@ -124,7 +125,7 @@ func TestKeysOfNoClientAreRefused(t *testing.T) {
 				if !strings.Contains(p.Detail, tc.says) || !strings.Contains(p.Detail, "function key of your own name") {
 					t.Errorf("%s: detail %q; want it to name the %s and ask for a key of one's own", function, p.Detail, tc.says)
 				}
-				if line := d.logsOf(a.answer); !strings.Contains(line, `"outcome":"sharedKey"`) {
+				if line := d.LogsOf(a.Answer); !strings.Contains(line, `"outcome":"sharedKey"`) {
 					t.Errorf("%s: log line %s, want outcome sharedKey", function, line)
 				}
 			}
@@ -132,7 +133,7 @@ func TestKeysOfNoClientAreRefused(t *testing.T) {
 	}
 	// Behind App Service Authentication the principal is the client: the
 	// key is only the host's gate then.
-	d = startAPI(t, func(c *Config) { c.EasyAuth = true })
+	d = startAPI(t, func(c *config) { c.EasyAuth = true })
 	c := submitCall("k-principal-"+id, body).by("default")
 	c.header.Set(headerPrincipalID, "0b6f2c1e-dddd")
 	if a := d.call(t, FunctionSubmitOrder, c); a.StatusCode != http.StatusOK {

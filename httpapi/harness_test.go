@@ -1,13 +1,15 @@
-package handler
+package httpapi
 
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/idempotency/idemtest"
@@ -33,10 +35,10 @@ func testKeyStore(t testing.TB) keyStore {
 	return cosmosKeyStore(t)
 }
 
-// api is the handler with SubmitOrder and GetOrder wired as cmd/handler
-// wires them.
+// api is the app with SubmitOrder and GetOrder wired as cmd/handler wires
+// them, served by handlertest.
 type api struct {
-	*testServer
+	*handlertest.Server
 	keys  keyStore
 	store handlertest.Store
 }
@@ -50,22 +52,50 @@ const (
 	partnerKey = "partner-a-function-key-value-sekrit"
 )
 
-// startAPI serves the handler over the test stores; configure may change
-// the Config (a wrapped key store, a deadline) before it starts.
-func startAPI(t *testing.T, configure ...func(*Config)) *api {
+// startAPI serves the app over the test stores; configure may change the
+// config (a wrapped key store, a deadline) before it starts.
+func startAPI(t *testing.T, configure ...func(*config)) *api {
 	t.Helper()
 	return startAPIOver(t, testKeyStore(t), testStore(t), configure...)
 }
 
 // startAPIOver is startAPI over given stores: two handlers over one
 // database, as two releases or two instances of the app are.
-func startAPIOver(t *testing.T, keys keyStore, store handlertest.Store, configure ...func(*Config)) *api {
+func startAPIOver(t *testing.T, keys keyStore, store handlertest.Store, configure ...func(*config)) *api {
 	t.Helper()
-	cfg := Config{Processor: &orders.Processor{Store: store}, Idempotency: &idempotency.Service{Store: keys}, Orders: store}
+	cfg := config{Config: handler.Config{Processor: &orders.Processor{Store: store}, Orders: store},
+		Functions: Functions{Idempotency: &idempotency.Service{Store: keys}}}
 	for _, c := range configure {
 		c(&cfg)
 	}
-	return &api{testServer: startServerWith(t, cfg), keys: keys, store: store}
+	return &api{Server: startServer(t, cfg), keys: keys, store: store}
+}
+
+// startServer serves the app of cfg (newServer), logging to the server's
+// Logs.
+func startServer(t testing.TB, cfg config) *handlertest.Server {
+	t.Helper()
+	return handlertest.Start(t, func(log *slog.Logger) http.Handler { return newServer(cfg, log) })
+}
+
+// newServer is the app of cfg as cmd/handler builds it: its queue functions
+// and the HTTP API's (handler.Config.HTTP) on one router, logging to log.
+func newServer(cfg config, log *slog.Logger) http.Handler {
+	cfg.Logger, cfg.HTTP = log, cfg.Functions
+	return handler.NewServer(cfg.Config)
+}
+
+// hostInvocation encodes one Service Bus message the way the Functions host
+// does for ProcessOrder as deployed (handlertest.Invocation).
+func hostInvocation(body []byte, messageID string, deliveryCount int) []byte {
+	return handlertest.Invocation(handler.TriggerBinding, body, messageID, deliveryCount)
+}
+
+// partition is the decoded documents of orderID's partition in the test
+// store.
+func partition(t *testing.T, orderID string) []map[string]any {
+	t.Helper()
+	return handlertest.Partition(t, testStore(t), orderID)
 }
 
 // submitCall is POST /api/orders by partner A with the key (none when "")
@@ -95,7 +125,7 @@ func (c httpCall) by(name string) httpCall {
 
 func (d *api) call(t *testing.T, function string, c httpCall) callerAnswer {
 	t.Helper()
-	return respondedTo(t, d.invokeFunction(t, function, hostHTTPInvocation(function, c)))
+	return respondedTo(t, d.Invoke(t, function, hostHTTPInvocation(function, c)))
 }
 
 func (d *api) submit(t *testing.T, key string, body []byte) callerAnswer {
@@ -132,7 +162,7 @@ func wantProblem(t *testing.T, a callerAnswer, status int, anchor string) proble
 		}
 	}
 	if len(a.Outputs) != 1 {
-		t.Errorf("outputs %v, want only %s", a.Outputs, HTTPResponseBinding)
+		t.Errorf("outputs %v, want only %s", a.Outputs, handler.HTTPResponseBinding)
 	}
 	return p
 }
@@ -168,7 +198,7 @@ func (d *api) wantOrder(t *testing.T, a callerAnswer, status int, orderID string
 		t.Errorf("the answer lacks orderId, requestHash, acceptedAt or hashVersion: %.500s", a.Body)
 	}
 	if len(a.Outputs) != 1 {
-		t.Errorf("outputs %v, want only %s", a.Outputs, HTTPResponseBinding)
+		t.Errorf("outputs %v, want only %s", a.Outputs, handler.HTTPResponseBinding)
 	}
 }
 

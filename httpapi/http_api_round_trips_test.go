@@ -1,4 +1,4 @@
-package handler
+package httpapi
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
@@ -30,8 +31,8 @@ func TestHTTPAPIRoundTrips(t *testing.T) {
 	}
 	keys := store.KeyStore(cosmos.KeyContainer)
 	warmUp(t, keys)
-	d := &api{testServer: startServerWith(t, Config{Processor: &orders.Processor{Store: store},
-		Idempotency: &idempotency.Service{Store: keys}, Orders: store}), keys: env.DB.Keys(keys, cosmos.KeyContainer), store: cosmostest.Readable{Store: store, Database: env.DB}}
+	d := &api{Server: startServer(t, config{Config: handler.Config{Processor: &orders.Processor{Store: store}, Orders: store},
+		Functions: Functions{Idempotency: &idempotency.Service{Store: keys}}}), keys: env.DB.Keys(keys, cosmos.KeyContainer), store: cosmostest.Readable{Store: store, Database: env.DB}}
 	id, body := handlertest.UniqueOrder(t)
 	key := "round-trips-" + id
 

@@ -1,8 +1,9 @@
-package handler
+package httpapi
 
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/idempotency/idemtest"
@@ -48,7 +50,7 @@ func (d *api) holdFirst(t *testing.T, gate *gatedKeys, key string, body []byte) 
 	t.Cleanup(release)
 	done := make(chan callerAnswer, 1)
 	go func() {
-		raw, err := d.testServer.call(FunctionSubmitOrder, hostHTTPInvocation(FunctionSubmitOrder, submitCall(key, body)))
+		raw, err := d.Call(FunctionSubmitOrder, hostHTTPInvocation(FunctionSubmitOrder, submitCall(key, body)))
 		c, derr := decodeCallerAnswer(raw)
 		if err != nil || derr != nil {
 			t.Error(err, derr)
@@ -67,7 +69,7 @@ func (d *api) holdFirst(t *testing.T, gate *gatedKeys, key string, body []byte) 
 
 func TestSubmitOrderWhileTheFirstIsInFlight(t *testing.T) {
 	var gate *gatedKeys
-	d := startAPI(t, func(c *Config) {
+	d := startAPI(t, func(c *config) {
 		gate = &gatedKeys{keyStore: c.Idempotency.Store.(keyStore), entered: make(chan struct{}, 1), open: make(chan struct{})}
 		c.Idempotency = &idempotency.Service{Store: gate, Lease: 30 * time.Second}
 	})
@@ -133,7 +135,7 @@ func TestSubmitOrderStoreFailures(t *testing.T) {
 		}, 409, "request-in-progress"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := startAPI(t, func(c *Config) {
+			d := startAPI(t, func(c *config) {
 				c.Idempotency = &idempotency.Service{Store: tc.keys(c.Idempotency.Store.(keyStore))}
 			})
 			id, body := handlertest.UniqueOrder(t)
@@ -145,7 +147,7 @@ func TestSubmitOrderStoreFailures(t *testing.T) {
 			if !strings.Contains(p.Detail, "same Idempotency-Key and payload") {
 				t.Errorf("detail %q does not tell how to retry", p.Detail)
 			}
-			if log := d.logsOf(a.answer); !strings.Contains(log, "sekrit") {
+			if log := d.LogsOf(a.Answer); !strings.Contains(log, "sekrit") {
 				t.Errorf("the log lacks the store's error: %s", log)
 			}
 		})
@@ -159,8 +161,9 @@ func TestSubmitOrderAnswersBeforeItsDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const deadline = 300 * time.Millisecond
 		keys, store := idemtest.NewMemStore(), orderstest.NewMemStore()
-		d := &api{keys: keys, store: store, testServer: startServerIn(t, Config{Processor: &orders.Processor{Store: store}, Orders: store,
-			SubmitDeadline: deadline, Idempotency: &idempotency.Service{Store: failingKeys{keyStore: keys, hang: true}}})}
+		cfg := config{Config: handler.Config{Processor: &orders.Processor{Store: store}, Orders: store},
+			Functions: Functions{SubmitDeadline: deadline, Idempotency: &idempotency.Service{Store: failingKeys{keyStore: keys, hang: true}}}}
+		d := &api{keys: keys, store: store, Server: handlertest.StartIn(t, func(log *slog.Logger) http.Handler { return newServer(cfg, log) })}
 		start := time.Now()
 		a := d.submit(t, "k-ORD-DEADLINE-1", orderstest.ExampleBodyWithID("ORD-DEADLINE-1"))
 		wantProblem(t, a, http.StatusServiceUnavailable, "service-unavailable")
@@ -199,7 +202,7 @@ func (k *dyingKeys) Release(ctx context.Context, id, etag string) error {
 func TestSubmitOrderFinishesARequestKilledAfterItsBatch(t *testing.T) {
 	const lease = 30 * time.Second
 	clock := idemtest.NewClock(time.Now().UTC())
-	d := startAPI(t, func(c *Config) {
+	d := startAPI(t, func(c *config) {
 		c.Idempotency = &idempotency.Service{Store: &dyingKeys{keyStore: c.Idempotency.Store.(keyStore)}, Lease: lease, Now: clock.Now}
 	})
 	id, body := handlertest.UniqueOrder(t)
@@ -223,7 +226,7 @@ func TestSubmitOrderFinishesARequestKilledAfterItsBatch(t *testing.T) {
 	if a.Header.Get(headerReplayed) != "" || a.Header.Get("Location") != ordersPath+"/"+id {
 		t.Errorf("after the lease: headers %v, want a first 201 with its Location", a.Header)
 	}
-	if log := d.logsOf(a.answer); !strings.Contains(log, `"tookOver":true`) || !strings.Contains(log, `"outcome":"resumed"`) {
+	if log := d.LogsOf(a.Answer); !strings.Contains(log, `"tookOver":true`) || !strings.Contains(log, `"outcome":"resumed"`) {
 		t.Errorf("the take-over is not logged as resumed: %s", log)
 	}
 	wantWritten(t, id)
@@ -240,7 +243,7 @@ func TestSubmitOrderFinishesARequestWhoseProcessDied(t *testing.T) {
 	clock := idemtest.NewClock(time.Now().UTC())
 	keys := testKeyStore(t)
 	dead := &deadProcess{keyStore: keys}
-	first := startAPI(t, func(c *Config) {
+	first := startAPI(t, func(c *config) {
 		c.Idempotency = &idempotency.Service{Store: dead, Lease: lease, Now: clock.Now}
 	})
 	id, body := handlertest.UniqueOrder(t)
@@ -252,7 +255,7 @@ func TestSubmitOrderFinishesARequestWhoseProcessDied(t *testing.T) {
 
 	// Another instance of the handler, after the lease.
 	clock.Advance(lease + time.Second)
-	next := startAPI(t, func(c *Config) {
+	next := startAPI(t, func(c *config) {
 		c.Idempotency = &idempotency.Service{Store: keys, Lease: lease, Now: clock.Now}
 	})
 	next.wantOrder(t, next.submit(t, key, body), http.StatusCreated, id)
@@ -281,7 +284,7 @@ func (k *deadProcess) Release(_ context.Context, id, _ string) error {
 func TestSubmitOrderInFlightRetryAfterIsTheFirstRequestsDeadline(t *testing.T) {
 	const deadline = 3 * time.Second
 	var gate *gatedKeys
-	d := startAPI(t, func(c *Config) {
+	d := startAPI(t, func(c *config) {
 		gate = &gatedKeys{keyStore: c.Idempotency.Store.(keyStore), entered: make(chan struct{}, 1), open: make(chan struct{})}
 		c.Idempotency = &idempotency.Service{Store: gate, Lease: time.Minute}
 		c.SubmitDeadline = deadline
@@ -316,7 +319,7 @@ func (f *failingOrders) CreateOrder(ctx context.Context, b *orders.AcceptanceBat
 // A batch that fails transiently releases the key: the 503's retry runs at
 // once instead of waiting out the lease, and creates the order.
 func TestSubmitOrderBatchFailureReleasesTheKey(t *testing.T) {
-	d := startAPI(t, func(c *Config) {
+	d := startAPI(t, func(c *config) {
 		c.Processor = &orders.Processor{Store: &failingOrders{Store: c.Processor.Store.(handlertest.Store)}}
 	})
 	id, body := handlertest.UniqueOrder(t)

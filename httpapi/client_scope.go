@@ -1,4 +1,4 @@
-package handler
+package httpapi
 
 import (
 	"crypto/sha256"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/ordersink/orders-consumer/handler"
 )
 
 // Request headers of the HTTP API.
@@ -14,7 +16,7 @@ const (
 	headerIdempotencyKey = "Idempotency-Key"
 	// headerPrincipalID is set by App Service Authentication (Easy Auth),
 	// which strips any copy the caller sent; without it in front, a caller
-	// could send any value (Config.EasyAuth).
+	// could send any value (Functions.EasyAuth).
 	headerPrincipalID = "X-Ms-Client-Principal-Id"
 	// headerReplayed marks a stored answer given again (the IETF draft
 	// "The Idempotency-Key HTTP Header Field" and Stripe use this name).
@@ -94,7 +96,7 @@ func unquoteSFString(s string) (string, error) {
 // the key's rotation, and is no secret (the key's value is never read);
 // else "anonymous", for local runs where nothing is enforced. byKey tells
 // that the key's name is the client.
-func clientScope(r *HTTPRequest, easyAuth bool) (scope string, byKey bool) {
+func clientScope(r *handler.HTTPRequest, easyAuth bool) (scope string, byKey bool) {
 	if id := strings.TrimSpace(r.Header.Get(headerPrincipalID)); id != "" && easyAuth {
 		return "principal:" + id, false
 	}
@@ -113,7 +115,7 @@ const sharedKeyName = "default"
 // to, the master key (Admin) and the extensions' system keys belong to the
 // platform and its operators. The clients of such keys would share one
 // another's idempotency keys and orders.
-func keyOfNoClient(k FunctionKey) string {
+func keyOfNoClient(k handler.FunctionKey) string {
 	switch {
 	case k.Level == "Admin":
 		return "The master key is the app's administration key, not a client's."

@@ -1,4 +1,4 @@
-package handler
+package httpapi
 
 import (
 	"encoding/base64"
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/handler/handlertest"
 )
 
@@ -108,7 +109,7 @@ func hostHTTPInvocation(function string, c httpCall) []byte {
 	}
 	meta["Query"], meta["Headers"] = query, single
 	meta["sys"] = map[string]any{"MethodName": function, "UtcNow": "2026-12-01T10:05:00.0012345Z", "RandGuid": "9b8a7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d"}
-	out, _ := json.Marshal(map[string]any{"Data": map[string]any{HTTPTriggerBinding: req}, "Metadata": meta})
+	out, _ := json.Marshal(map[string]any{"Data": map[string]any{handler.HTTPTriggerBinding: req}, "Metadata": meta})
 	return out
 }
 
@@ -125,7 +126,7 @@ func headerValue(h map[string][]string, name string) string {
 // HTTP response (docs/host-wire-format.md §6.2), and sends the other
 // outputs after the handler's answer.
 type callerAnswer struct {
-	answer
+	handlertest.Answer
 	StatusCode int
 	Header     http.Header
 	Body       []byte
@@ -133,7 +134,7 @@ type callerAnswer struct {
 
 // respondedTo decodes the caller's answer from the host answer the way the
 // host does (decodeCallerAnswer).
-func respondedTo(t *testing.T, a answer) callerAnswer {
+func respondedTo(t *testing.T, a handlertest.Answer) callerAnswer {
 	t.Helper()
 	c, err := decodeCallerAnswer(a)
 	if err != nil {
@@ -146,13 +147,13 @@ func respondedTo(t *testing.T, a answer) callerAnswer {
 // answer the host 200 (anything else is a 500 for the caller); res must be
 // an object; statusCode a number or a numeric string; headers string
 // values; body a string, sent as is.
-func decodeCallerAnswer(a answer) (callerAnswer, error) {
+func decodeCallerAnswer(a handlertest.Answer) (callerAnswer, error) {
 	if a.Status != http.StatusOK {
 		return callerAnswer{}, fmt.Errorf("the handler answered the host %d: the caller gets a 500", a.Status)
 	}
-	raw, ok := a.Outputs[HTTPResponseBinding]
+	raw, ok := a.Outputs[handler.HTTPResponseBinding]
 	if !ok {
-		return callerAnswer{}, fmt.Errorf("no Outputs.%s: %v", HTTPResponseBinding, a.Outputs)
+		return callerAnswer{}, fmt.Errorf("no Outputs.%s: %v", handler.HTTPResponseBinding, a.Outputs)
 	}
 	var res struct {
 		StatusCode json.Number       `json:"statusCode"`
@@ -170,7 +171,7 @@ func decodeCallerAnswer(a answer) (callerAnswer, error) {
 	for k, v := range res.Headers {
 		h.Set(k, v)
 	}
-	return callerAnswer{answer: a, StatusCode: int(code), Header: h, Body: []byte(*res.Body)}, nil
+	return callerAnswer{Answer: a, StatusCode: int(code), Header: h, Body: []byte(*res.Body)}, nil
 }
 
 // headerNames lists the answer's headers, for messages.

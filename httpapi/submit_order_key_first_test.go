@@ -1,4 +1,4 @@
-package handler
+package httpapi
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
 )
@@ -25,7 +26,7 @@ func TestSubmitOrderReplayAfterASettingChangeIsTheFirstAnswer(t *testing.T) {
 	body := handlertest.OrderWithArray(id, 2000)
 	size := handlertest.EventSize(t, body, orders.MessageID(id, body))
 	before := startAPIOver(t, keys, store)
-	after := startAPIOver(t, keys, store, func(c *Config) { c.MaxMessageBytes = size + HeaderAllowance - 1 })
+	after := startAPIOver(t, keys, store, func(c *config) { c.MaxMessageBytes = size + handler.HeaderAllowance - 1 })
 
 	first := before.submit(t, "k-"+id, body)
 	before.wantOrder(t, first, http.StatusCreated, id)
@@ -34,7 +35,7 @@ func TestSubmitOrderReplayAfterASettingChangeIsTheFirstAnswer(t *testing.T) {
 	if replay.StatusCode != first.StatusCode || !bytes.Equal(replay.Body, first.Body) || replay.Header.Get(headerReplayed) != "true" ||
 		replay.Header.Get("Location") != first.Header.Get("Location") {
 		t.Errorf("retry after MAX_MESSAGE_BYTES went down to %d: %d %.300s; want the first answer replayed: %d %.300s",
-			size+HeaderAllowance-1, replay.StatusCode, replay.Body, first.StatusCode, first.Body)
+			size+handler.HeaderAllowance-1, replay.StatusCode, replay.Body, first.StatusCode, first.Body)
 	}
 	// The stored order decides before a rule that now refuses it.
 	after.wantOrder(t, after.submit(t, "new-key-"+id, body), http.StatusOK, id)
@@ -52,14 +53,14 @@ func TestSubmitOrderReplayAfterASettingChangeIsTheFirstAnswer(t *testing.T) {
 // of a request whose acceptedAt had trailing zeros is its first answer.
 func TestSubmitOrderAtTheEventSizeEdgeWhateverTheClock(t *testing.T) {
 	const maxMessage = 32 << 10
-	budget := maxMessage - HeaderAllowance
+	budget := maxMessage - handler.HeaderAllowance
 	// handlertest.FixedNow's instant has nanoseconds; the first request's has none, so
 	// RFC 3339 as time.RFC3339Nano writes it would be ten bytes shorter.
 	round := time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
 	var now atomic.Pointer[time.Time]
 	now.Store(&round)
 	clock := func() time.Time { return *now.Load() }
-	d := startAPI(t, func(c *Config) { c.MaxMessageBytes, c.Processor.Now = maxMessage, clock })
+	d := startAPI(t, func(c *config) { c.MaxMessageBytes, c.Processor.Now = maxMessage, clock })
 	id := fmt.Sprintf("ORD-EDGE-%d", time.Now().UnixNano())
 	size := func(k int) int {
 		body := handlertest.OrderWithArray(id, k)
@@ -109,7 +110,7 @@ func TestOneOrderPerRealWorldOrder(t *testing.T) {
 
 	t.Run("queue first, then the API", func(t *testing.T) {
 		id, body := handlertest.UniqueOrder(t)
-		if a := d.invoke(t, hostInvocation(body, id, 1)); a.Outcome() != "created" {
+		if a := d.Invoke(t, handler.FunctionProcessOrder, hostInvocation(body, id, 1)); a.Outcome() != "created" {
 			t.Fatalf("ProcessOrder: %q", a.Logs)
 		}
 		before := d.storedOrder(t, id)
@@ -130,7 +131,7 @@ func TestOneOrderPerRealWorldOrder(t *testing.T) {
 	t.Run("the API first, then the queue", func(t *testing.T) {
 		id, body := handlertest.UniqueOrder(t)
 		d.wantOrder(t, d.submit(t, "api-"+id, body), http.StatusCreated, id)
-		if a := d.invoke(t, hostInvocation(body, id, 1)); a.Outcome() != "duplicate" {
+		if a := d.Invoke(t, handler.FunctionProcessOrder, hostInvocation(body, id, 1)); a.Outcome() != "duplicate" {
 			t.Errorf("ProcessOrder of the queued copy: %q; want a duplicate", a.Logs)
 		}
 		wantWritten(t, id)
@@ -148,7 +149,7 @@ func TestOneOrderPerRealWorldOrder(t *testing.T) {
 		}},
 	} {
 		t.Run("scope changed mid-retry: "+tc.name, func(t *testing.T) {
-			d := startAPI(t, func(c *Config) { c.EasyAuth = true })
+			d := startAPI(t, func(c *config) { c.EasyAuth = true })
 			id, body := handlertest.UniqueOrder(t)
 			key := "scope-" + id
 			d.wantOrder(t, d.submit(t, key, body), http.StatusCreated, id)

@@ -1,17 +1,18 @@
-package handler
+package httpapi
 
 import (
 	"context"
 	"errors"
 	"net/http"
 
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
 // handleGetOrder is GET /api/orders/{orderId} (docs/http-api.md): one point
 // read of the order, answered only to the client that owns it.
-func handleGetOrder(cfg Config) http.HandlerFunc {
-	return cfg.httpFunction(FunctionGetOrder, func(ctx context.Context, x *exchange, req *HTTPRequest) {
+func handleGetOrder(cfg config) http.HandlerFunc {
+	return cfg.httpFunction(FunctionGetOrder, func(ctx context.Context, x *exchange, req *handler.HTTPRequest) {
 		cfg.lookUp(ctx, x, req.Params["orderId"])
 	})
 }
@@ -19,8 +20,8 @@ func handleGetOrder(cfg Config) http.HandlerFunc {
 // lookUp answers with the caller's order. Every order the caller may not
 // read (none, another client's, the queue path's) gets the very same 404,
 // so that the answer never tells that an orderId exists.
-func (cfg Config) lookUp(ctx context.Context, x *exchange, orderID string) {
-	x.orderID = Clip(orderID)
+func (cfg config) lookUp(ctx context.Context, x *exchange, orderID string) {
+	x.orderID = handler.Clip(orderID)
 	if cfg.Orders == nil {
 		x.fail(errors.New("GetOrder is not configured: the handler has no order reader"))
 		return
@@ -57,5 +58,5 @@ func (cfg Config) lookUp(ctx context.Context, x *exchange, orderID string) {
 		return
 	}
 	x.outcome = "found"
-	x.res = HTTPResponse{StatusCode: a.Status, Headers: a.Headers, Body: string(a.Body)}
+	x.res = handler.HTTPResponse{StatusCode: a.Status, Headers: a.Headers, Body: string(a.Body)}
 }

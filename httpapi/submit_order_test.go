@@ -1,4 +1,4 @@
-package handler
+package httpapi
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/orders"
@@ -95,8 +96,8 @@ func TestSubmitOrderReplaysTheStoredAnswer(t *testing.T) {
 			if len(a.Outputs) != 1 {
 				t.Errorf("a replay has outputs %v", a.Outputs)
 			}
-			if !strings.Contains(a.Logs[0], "201 replayed") || !strings.Contains(d.logsOf(a.answer), `"outcome":"replayed"`) {
-				t.Errorf("logs %q / %s", a.Logs[0], d.logsOf(a.answer))
+			if !strings.Contains(a.Logs[0], "201 replayed") || !strings.Contains(d.LogsOf(a.Answer), `"outcome":"replayed"`) {
+				t.Errorf("logs %q / %s", a.Logs[0], d.LogsOf(a.Answer))
 			}
 		})
 	}
@@ -156,8 +157,8 @@ func TestSubmitOrderResendUnderANewKeyAnswersTheStoredOrder(t *testing.T) {
 		t.Errorf("the stored order changed:\n%s\n%s", before, after)
 	}
 	wantWritten(t, id)
-	if !strings.Contains(d.logsOf(second.answer), `"outcome":"resent"`) {
-		t.Errorf("log %s", d.logsOf(second.answer))
+	if !strings.Contains(d.LogsOf(second.Answer), `"outcome":"resent"`) {
+		t.Errorf("log %s", d.LogsOf(second.Answer))
 	}
 }
 
@@ -202,7 +203,7 @@ func TestSubmitOrderOrderIDTaken(t *testing.T) {
 
 	// An order of the queue path belongs to no client of the API.
 	qid, qbody := handlertest.UniqueOrder(t)
-	if r := d.invoke(t, hostInvocation(qbody, qid, 1)); !strings.Contains(r.Logs[0], "created "+qid) {
+	if r := d.Invoke(t, handler.FunctionProcessOrder, hostInvocation(qbody, qid, 1)); !strings.Contains(r.Logs[0], "created "+qid) {
 		t.Fatalf("ProcessOrder: %q", r.Logs[0])
 	}
 	q := d.submit(t, "queued-"+qid, bytes.Replace(qbody, []byte(`"CUST-42"`), []byte(`"CUST-43"`), 1))
@@ -305,7 +306,7 @@ func concurrently(t *testing.T, d *api, n int, call func(i int) httpCall) []call
 	for i := range n {
 		request := hostHTTPInvocation(FunctionSubmitOrder, call(i))
 		wg.Go(func() {
-			raw, err := d.testServer.call(FunctionSubmitOrder, request)
+			raw, err := d.Call(FunctionSubmitOrder, request)
 			if err == nil {
 				answers[i], err = decodeCallerAnswer(raw)
 			}
@@ -326,7 +327,7 @@ func TestSubmitOrderLogsOneLinePerRequest(t *testing.T) {
 	id, body := handlertest.UniqueOrder(t)
 	key := "log-line-key-" + id
 	a := d.submit(t, key, body)
-	line := d.logsOf(a.answer)
+	line := d.LogsOf(a.Answer)
 	if strings.Count(line, "\n") != 0 || line == "" {
 		t.Fatalf("want one line, got %q", line)
 	}

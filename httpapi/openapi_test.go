@@ -1,4 +1,4 @@
-package handler
+package httpapi
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
-	"github.com/pb33f/libopenapi-validator/config"
+	validatorconfig "github.com/pb33f/libopenapi-validator/config"
 	verrors "github.com/pb33f/libopenapi-validator/errors"
 
 	"github.com/ordersink/orders-consumer/handler/handlertest"
@@ -41,7 +41,7 @@ func openAPI(t *testing.T) (libopenapi.Document, validator.Validator) {
 	if err != nil {
 		t.Fatalf("%s: %v", openAPIDocument, err)
 	}
-	v, errs := validator.NewValidator(doc, config.WithFormatAssertions())
+	v, errs := validator.NewValidator(doc, validatorconfig.WithFormatAssertions())
 	if len(errs) > 0 {
 		t.Fatalf("%s: %v", openAPIDocument, errors.Join(errs...))
 	}
@@ -181,7 +181,7 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 
 	t.Run("in flight", func(t *testing.T) {
 		var gate *gatedKeys
-		d := startAPI(t, func(c *Config) {
+		d := startAPI(t, func(c *config) {
 			gate = &gatedKeys{keyStore: c.Idempotency.Store.(keyStore), entered: make(chan struct{}, 1), open: make(chan struct{})}
 			c.Idempotency = &idempotency.Service{Store: gate, Lease: 30 * time.Second}
 		})
@@ -200,7 +200,7 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 		{500, &idempotency.StoreError{Op: "claim idempotency key", Status: 400, Err: errors.New("400 Bad Request")}},
 	} {
 		t.Run(fmt.Sprint("store fails ", f.status), func(t *testing.T) {
-			d := startAPI(t, func(c *Config) {
+			d := startAPI(t, func(c *config) {
 				c.Idempotency = &idempotency.Service{Store: failingKeys{keyStore: c.Idempotency.Store.(keyStore), err: f.err}}
 				c.Orders = failingReads{err: f.err}
 			})

@@ -1,4 +1,4 @@
-package handler
+package httpapi
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler"
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/idempotency/idemtest"
 	"github.com/ordersink/orders-consumer/orders"
@@ -18,8 +20,8 @@ import (
 // admission, executeOnce, the batch, the answer, the log line).
 func apiBenchServer() http.Handler {
 	keys, store := idemtest.NewMemStore(), orderstest.NewMemStore()
-	return NewServer(Config{Processor: &orders.Processor{Store: store}, Idempotency: &idempotency.Service{Store: keys},
-		Orders: store, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	return newServer(config{Config: handler.Config{Processor: &orders.Processor{Store: store}, Orders: store},
+		Functions: Functions{Idempotency: &idempotency.Service{Store: keys}}}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 }
 
 // BenchmarkSubmitOrderInProcess is one POST /SubmitOrder invocation per
@@ -30,21 +32,21 @@ func BenchmarkSubmitOrderInProcess(b *testing.B) {
 	const pool = 4096
 	reqs := make([][]byte, pool)
 	for i := range reqs {
-		reqs[i] = hostHTTPInvocation(FunctionSubmitOrder, submitCall(fmt.Sprintf("key-%08d", i), benchOrder(i)))
+		reqs[i] = hostHTTPInvocation(FunctionSubmitOrder, submitCall(fmt.Sprintf("key-%08d", i), handlertest.BenchOrder(i)))
 	}
-	b.Run("first", func(b *testing.B) { benchEachOnce(b, apiBenchServer, FunctionSubmitOrder, reqs) })
-	b.Run("replay", func(b *testing.B) { benchAfter(b, apiBenchServer(), FunctionSubmitOrder, reqs[0], reqs[0]) })
+	b.Run("first", func(b *testing.B) { handlertest.BenchEachOnce(b, apiBenchServer, FunctionSubmitOrder, reqs) })
+	b.Run("replay", func(b *testing.B) { handlertest.BenchAfter(b, apiBenchServer(), FunctionSubmitOrder, reqs[0], reqs[0]) })
 	b.Run("keyReused", func(b *testing.B) {
-		other := hostHTTPInvocation(FunctionSubmitOrder, submitCall("key-00000000", benchOrder(1)))
-		benchAfter(b, apiBenchServer(), FunctionSubmitOrder, reqs[0], other)
+		other := hostHTTPInvocation(FunctionSubmitOrder, submitCall("key-00000000", handlertest.BenchOrder(1)))
+		handlertest.BenchAfter(b, apiBenchServer(), FunctionSubmitOrder, reqs[0], other)
 	})
 	b.Run("get", func(b *testing.B) {
 		srv := apiBenchServer()
-		serve(b, srv, FunctionSubmitOrder, reqs[0])
+		handlertest.BenchInvoke(b, srv, FunctionSubmitOrder, reqs[0])
 		get := hostHTTPInvocation(FunctionGetOrder, getCall("ORD-B-00000000"))
 		b.ReportAllocs()
 		for b.Loop() {
-			serve(b, srv, FunctionGetOrder, get)
+			handlertest.BenchInvoke(b, srv, FunctionGetOrder, get)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package handler
+package httpapi
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/internal/requestcharge"
 	"github.com/ordersink/orders-consumer/orders"
@@ -42,7 +43,7 @@ const maxHTTPInvocationBytes = 4*MaxSubmitBytes + 1<<20
 // handleSubmitOrder is POST /api/orders (docs/http-api.md): the order is
 // decided in the request, once per Idempotency-Key, by the queue path's
 // rules.
-func handleSubmitOrder(cfg Config) http.HandlerFunc {
+func handleSubmitOrder(cfg config) http.HandlerFunc {
 	return cfg.httpFunction(FunctionSubmitOrder, cfg.submit)
 }
 
@@ -50,7 +51,7 @@ func handleSubmitOrder(cfg Config) http.HandlerFunc {
 // has serve answer it within cfg.SubmitDeadline, and answers the host with
 // the answer serve leaves in x, the request charge counted. A caller whose
 // function key cannot stand for one client is refused before serve runs.
-func (cfg Config) httpFunction(function string, serve func(context.Context, *exchange, *HTTPRequest)) http.HandlerFunc {
+func (cfg config) httpFunction(function string, serve func(context.Context, *exchange, *handler.HTTPRequest)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := cfg.Now()
 		x := exchange{function: function, invocationID: r.Header.Get("X-Azure-Functions-InvocationId")}
@@ -71,16 +72,8 @@ func (cfg Config) httpFunction(function string, serve func(context.Context, *exc
 	}
 }
 
-// setHTTPDefaults fills what the HTTP functions read from the stores the
-// Config already names.
-func (cfg *Config) setHTTPDefaults() {
-	if cfg.Orders == nil {
-		cfg.Orders, _ = cfg.Processor.Store.(orders.OrderReader)
-	}
-}
-
 // submit decides a submission and leaves the answer in x.
-func (cfg Config) submit(ctx context.Context, x *exchange, req *HTTPRequest) {
+func (cfg config) submit(ctx context.Context, x *exchange, req *handler.HTTPRequest) {
 	if cfg.Idempotency == nil {
 		x.fail(errors.New("SubmitOrder is not configured: the handler has no idempotency service"))
 		return
@@ -115,7 +108,7 @@ func (cfg Config) submit(ctx context.Context, x *exchange, req *HTTPRequest) {
 	// its key's first request was, whatever the rules, the settings or the
 	// clock say by then.
 	pl := orders.ReadPayload(req.Body)
-	x.orderID = Clip(pl.OrderID)
+	x.orderID = handler.Clip(pl.OrderID)
 	sub := orders.Submission{Owner: x.client, ID: x.keyID}
 	fp := idempotency.Fingerprint{Hash: pl.Hash, Version: orders.HashVersion, Under: pl.HashUnder}
 	res, err := cfg.Idempotency.Execute(ctx, scope, fp, func(ctx context.Context) (idempotency.Response, error) {
@@ -134,7 +127,7 @@ func (cfg Config) submit(ctx context.Context, x *exchange, req *HTTPRequest) {
 // of §3, the event size included, then the order and its event in one
 // transactional batch. Its answer is stored with the key and replayed to
 // every retry, a refusal included: the same payload gets the same answer.
-func (cfg Config) decide(ctx context.Context, x *exchange, pl *orders.Payload, sub orders.Submission) (idempotency.Response, error) {
+func (cfg config) decide(ctx context.Context, x *exchange, pl *orders.Payload, sub orders.Submission) (idempotency.Response, error) {
 	o, batch, err := cfg.Processor.Admit(pl, sub)
 	if err != nil {
 		return cfg.refused(ctx, x, pl, sub, err)
@@ -152,7 +145,7 @@ func (cfg Config) decide(ctx context.Context, x *exchange, pl *orders.Payload, s
 // answered as accepted whatever the rules say now, so that a tightened rule
 // or a lowered setting never tells a client to change an order it has.
 // Only a body that is an order object can be such content.
-func (cfg Config) refused(ctx context.Context, x *exchange, pl *orders.Payload, sub orders.Submission, err error) (idempotency.Response, error) {
+func (cfg config) refused(ctx context.Context, x *exchange, pl *orders.Payload, sub orders.Submission, err error) (idempotency.Response, error) {
 	var re *orders.RejectError
 	if !errors.As(err, &re) {
 		return idempotency.Response{}, err
@@ -250,7 +243,7 @@ func (x *exchange) judged(res idempotency.Result, err error) {
 	x.tookOver = res.TookOver
 	switch res.Outcome {
 	case idempotency.Executed, idempotency.Replayed:
-		x.res = HTTPResponse{StatusCode: res.Response.Status, Headers: map[string]string{}, Body: string(res.Response.Body)}
+		x.res = handler.HTTPResponse{StatusCode: res.Response.Status, Headers: map[string]string{}, Body: string(res.Response.Body)}
 		for k, v := range res.Response.Headers {
 			x.res.Headers[k] = v
 		}

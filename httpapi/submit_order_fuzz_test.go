@@ -1,4 +1,4 @@
-package handler
+package httpapi
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/idempotency/idemtest"
@@ -21,15 +22,15 @@ import (
 // answer of a key is replayed byte for byte; every refusal is a problem of
 // its own status.
 func FuzzSubmitOrder(f *testing.F) {
-	f.Add("7c9e6679", []byte(exampleBody))
-	f.Add(`"quoted\"key"`, []byte(exampleBody))
-	f.Add("", []byte(exampleBody))
+	f.Add("7c9e6679", []byte(orderstest.ExampleBody))
+	f.Add(`"quoted\"key"`, []byte(orderstest.ExampleBody))
+	f.Add("", []byte(orderstest.ExampleBody))
 	f.Add("k", []byte(`{"orderId":"a","orderId":"b"}`))
-	f.Add("k", []byte(strings.Replace(exampleBody, `"EUR"`, `"eur"`, 1)))
+	f.Add("k", []byte(strings.Replace(orderstest.ExampleBody, `"EUR"`, `"eur"`, 1)))
 	f.Add("schlüssel", []byte(`[]`))
 	keys, store := idemtest.NewMemStore(), orderstest.NewMemStore()
-	srv := NewServer(Config{Processor: &orders.Processor{Store: store}, Idempotency: &idempotency.Service{Store: keys},
-		Orders: store})
+	srv := newServer(config{Config: handler.Config{Processor: &orders.Processor{Store: store}, Orders: store},
+		Functions: Functions{Idempotency: &idempotency.Service{Store: keys}}}, nil)
 	allowed := map[int]bool{200: true, 201: true, 400: true, 409: true, 413: true, 422: true}
 	f.Fuzz(func(t *testing.T, key string, body []byte) {
 		call := func() callerAnswer {
@@ -40,7 +41,7 @@ func FuzzSubmitOrder(f *testing.F) {
 			if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 				t.Fatalf("host answer %d is not JSON: %s", rec.Code, rec.Body.Bytes())
 			}
-			a, err := decodeCallerAnswer(answer{handlertest.Answer{Status: rec.Code, Outputs: out.Outputs}})
+			a, err := decodeCallerAnswer(handlertest.Answer{Status: rec.Code, Outputs: out.Outputs})
 			if err != nil {
 				t.Fatal(err)
 			}

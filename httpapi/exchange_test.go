@@ -1,4 +1,4 @@
-package handler
+package httpapi
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/handler/handlertest"
 )
 
@@ -47,7 +48,7 @@ func TestCallerValuesCannotForgeALogLine(t *testing.T) {
 			t.Errorf("%s: host log lines %q; want one line with the orderId quoted", name, a.Logs)
 		}
 	}
-	q := d.invoke(t, hostInvocation(withForged, "MSG 1\nProcessOrder: created X", 1))
+	q := d.Invoke(t, handler.FunctionProcessOrder, hostInvocation(withForged, "MSG 1\nProcessOrder: created X", 1))
 	if len(q.Logs) != 1 || strings.Contains(q.Logs[0], "\n") || !strings.Contains(q.Logs[0], `"ORD-1\nSubmitOrder: 201 created ORD-FAKE"`) {
 		t.Errorf("ProcessOrder: host log lines %q; want one line with the orderId quoted", q.Logs)
 	}
@@ -59,7 +60,7 @@ func TestCallerValuesCannotForgeALogLine(t *testing.T) {
 		{"a\u2028b", `"a\u2028b"`},
 		{"caf\u00e9", "caf\u00e9"},
 	} {
-		if got := LogValue(tc.in); got != tc.want {
+		if got := handler.LogValue(tc.in); got != tc.want {
 			t.Errorf("LogValue(%q) = %s, want %s", tc.in, got, tc.want)
 		}
 	}

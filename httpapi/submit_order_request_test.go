@@ -1,4 +1,4 @@
-package handler
+package httpapi
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/orders"
@@ -68,7 +69,7 @@ func TestSubmitOrderRefusesBadRequestsBeforeClaimingTheKey(t *testing.T) {
 // same key and payload, and the key stays bound to that payload: the
 // corrected order goes under a new key (docs/http-api.md, rule 3).
 func TestSubmitOrderRefusesABadBodyOnceForItsKey(t *testing.T) {
-	d := startAPI(t, func(c *Config) { c.MaxMessageBytes = 64 << 10 })
+	d := startAPI(t, func(c *config) { c.MaxMessageBytes = 64 << 10 })
 	id, body := handlertest.UniqueOrder(t)
 	for _, tc := range []struct {
 		name   string
@@ -214,8 +215,8 @@ func TestSubmitOrderReadsEveryHostSpelling(t *testing.T) {
 		{"Data.req double-encoded", func(c httpCall) []byte {
 			var inv map[string]map[string]json.RawMessage
 			_ = json.Unmarshal(hostHTTPInvocation(FunctionSubmitOrder, c), &inv)
-			s, _ := json.Marshal(string(inv["Data"][HTTPTriggerBinding]))
-			inv["Data"][HTTPTriggerBinding] = s
+			s, _ := json.Marshal(string(inv["Data"][handler.HTTPTriggerBinding]))
+			inv["Data"][handler.HTTPTriggerBinding] = s
 			b, _ := json.Marshal(inv)
 			return b
 		}},
@@ -239,7 +240,7 @@ func TestSubmitOrderReadsEveryHostSpelling(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id, body := handlertest.UniqueOrder(t)
-			a := respondedTo(t, d.invokeFunction(t, FunctionSubmitOrder, tc.build(submitCall("k-"+id, body))))
+			a := respondedTo(t, d.Invoke(t, FunctionSubmitOrder, tc.build(submitCall("k-"+id, body))))
 			d.wantOrder(t, a, http.StatusCreated, id)
 			// Every spelling names the same client: the key's name.
 			if r, err := d.keys.Read(t.Context(), keyID("k-"+id)); err != nil || r.State != idempotency.Succeeded || r.Client != "key:"+partnerA {
@@ -253,23 +254,23 @@ func TestSubmitOrderHostEnvelopeProblems(t *testing.T) {
 	d := startAPI(t)
 	_, body := handlertest.UniqueOrder(t)
 	t.Run("no req binding", func(t *testing.T) {
-		a := respondedTo(t, d.invokeFunction(t, FunctionSubmitOrder, []byte(`{"Data":{"request":{}},"Metadata":{}}`)))
+		a := respondedTo(t, d.Invoke(t, FunctionSubmitOrder, []byte(`{"Data":{"request":{}},"Metadata":{}}`)))
 		wantProblem(t, a, http.StatusInternalServerError, "internal-error")
 		if a.Header.Get("Retry-After") == "" {
 			t.Error("a 500 without Retry-After")
 		}
-		if !strings.Contains(d.logsOf(a.answer), `"level":"ERROR"`) {
-			t.Errorf("not logged at ERROR: %s", d.logsOf(a.answer))
+		if !strings.Contains(d.LogsOf(a.Answer), `"level":"ERROR"`) {
+			t.Errorf("not logged at ERROR: %s", d.LogsOf(a.Answer))
 		}
 	})
 	t.Run("Identities the handler cannot read", func(t *testing.T) {
 		inv := bytes.Replace(hostHTTPInvocation(FunctionSubmitOrder, submitCall("k", body)), []byte(`"Identities":[`), []byte(`"Identities":{"x":[`), 1)
 		inv = bytes.Replace(inv, []byte(`role"}]`), []byte(`role"}]}`), 1)
-		wantProblem(t, respondedTo(t, d.invokeFunction(t, FunctionSubmitOrder, inv)), http.StatusInternalServerError, "internal-error")
+		wantProblem(t, respondedTo(t, d.Invoke(t, FunctionSubmitOrder, inv)), http.StatusInternalServerError, "internal-error")
 	})
 	t.Run("invocation over its limit", func(t *testing.T) {
 		huge := bytes.Replace(body, []byte(`"sku":"SKU-1"`), []byte(`"sku":"SKU-1","note":"`+strings.Repeat("x", maxHTTPInvocationBytes)+`"`), 1)
-		a := respondedTo(t, d.invokeFunction(t, FunctionSubmitOrder, hostHTTPInvocation(FunctionSubmitOrder, submitCall("k", huge))))
+		a := respondedTo(t, d.Invoke(t, FunctionSubmitOrder, hostHTTPInvocation(FunctionSubmitOrder, submitCall("k", huge))))
 		p := wantProblem(t, a, http.StatusRequestEntityTooLarge, "order-too-large")
 		if !strings.Contains(p.Detail, "at most 1048576 bytes") {
 			t.Errorf("detail %q does not give the limit of an order", p.Detail)
@@ -287,7 +288,7 @@ func TestSubmitOrderLogsARefusedOrderIDCut(t *testing.T) {
 	body = []byte(`{"orderId":"` + long + `"` + string(body[bytes.IndexByte(body, ','):]))
 	a := d.submit(t, "long-order-id", body)
 	wantProblem(t, a, http.StatusBadRequest, "malformed-order")
-	line := d.logsOf(a.answer)
+	line := d.LogsOf(a.Answer)
 	for name, got := range map[string]int{"log line": len(line), "host Logs": len(strings.Join(a.Logs, ""))} {
 		if got > 4<<10 {
 			t.Errorf("the %s is %d bytes for a %d-byte orderId", name, got, len(long))
@@ -304,7 +305,7 @@ func TestSubmitOrderLogsARefusedOrderIDCut(t *testing.T) {
 func TestSubmitOrderLogLineOfARefusal(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	var calls atomic.Int32
-	d := startAPI(t, func(c *Config) {
+	d := startAPI(t, func(c *config) {
 		c.Now = func() time.Time { // the request takes 1.5 ms
 			if calls.Add(1) == 1 {
 				return t0
@@ -316,7 +317,7 @@ func TestSubmitOrderLogLineOfARefusal(t *testing.T) {
 	a := d.submit(t, "", body)
 	wantProblem(t, a, http.StatusBadRequest, "idempotency-key-missing")
 	var line map[string]any
-	if err := json.Unmarshal([]byte(d.logsOf(a.answer)), &line); err != nil {
+	if err := json.Unmarshal([]byte(d.LogsOf(a.Answer)), &line); err != nil {
 		t.Fatalf("log line: %v", err)
 	}
 	if d, _ := line["description"].(string); !strings.Contains(d, "Idempotency-Key") {

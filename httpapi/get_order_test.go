@@ -1,4 +1,4 @@
-package handler
+package httpapi
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
 )
@@ -28,8 +29,8 @@ func TestGetOrderAnswersOnlyTheOwner(t *testing.T) {
 	if !bytes.Equal(mine.Body, created.Body) {
 		t.Errorf("GET %s, the 201 was %s", mine.Body, created.Body)
 	}
-	if !strings.Contains(d.logsOf(mine.answer), `"outcome":"found"`) {
-		t.Errorf("log %s", d.logsOf(mine.answer))
+	if !strings.Contains(d.LogsOf(mine.Answer), `"outcome":"found"`) {
+		t.Errorf("log %s", d.LogsOf(mine.Answer))
 	}
 
 	unknown := "ORD-never-seen-" + strings.ReplaceAll(t.Name(), "/", "-")
@@ -66,7 +67,7 @@ func wantSame404(t *testing.T, a, b callerAnswer, idA, idB string) {
 func TestGetOrderOfTheQueuePathIsNotFound(t *testing.T) {
 	d := startAPI(t)
 	id, body := handlertest.UniqueOrder(t)
-	if r := d.invoke(t, hostInvocation(body, id, 1)); !strings.Contains(r.Logs[0], "created "+id) {
+	if r := d.Invoke(t, handler.FunctionProcessOrder, hostInvocation(body, id, 1)); !strings.Contains(r.Logs[0], "created "+id) {
 		t.Fatalf("ProcessOrder: %q", r.Logs[0])
 	}
 	anonymous := getCall(id)
@@ -101,17 +102,17 @@ func TestGetOrderStoreDown(t *testing.T) {
 		{"permanent", &orders.StoreError{Op: "read order", Status: 400, SubStatus: 1001, Err: errors.New("400 sekrit query")}, 500, "internal-error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := startAPI(t, func(c *Config) { c.Orders = failingReader{tc.err} })
+			d := startAPI(t, func(c *config) { c.Orders = failingReader{tc.err} })
 			a := d.get(t, getCall("ORD-1"))
 			wantProblem(t, a, tc.status, tc.anchor)
 			if a.Header.Get("Retry-After") == "" {
 				t.Error("no Retry-After")
 			}
-			if !strings.Contains(d.logsOf(a.answer), "sekrit") {
-				t.Errorf("the log lacks the store's error: %s", d.logsOf(a.answer))
+			if !strings.Contains(d.LogsOf(a.Answer), "sekrit") {
+				t.Errorf("the log lacks the store's error: %s", d.LogsOf(a.Answer))
 			}
-			if want := fmt.Sprintf(`"status":%d,"subStatus":%d`, tc.err.Status, tc.err.SubStatus); !strings.Contains(d.logsOf(a.answer), want) {
-				t.Errorf("the log lacks the store's %s: %s", want, d.logsOf(a.answer))
+			if want := fmt.Sprintf(`"status":%d,"subStatus":%d`, tc.err.Status, tc.err.SubStatus); !strings.Contains(d.LogsOf(a.Answer), want) {
+				t.Errorf("the log lacks the store's %s: %s", want, d.LogsOf(a.Answer))
 			}
 		})
 	}
