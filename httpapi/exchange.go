@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/ordersink/orders-consumer/handler"
@@ -74,13 +73,6 @@ func (x *exchange) newProblem(t problemType, detail string) *problem {
 		Instance: x.instance, InvocationID: x.invocationID}
 }
 
-// fail answers 500 for a failure of ours; err goes to the log only.
-func (x *exchange) fail(err error) {
-	x.err = err
-	x.retryAfter = unavailableRetryAfter
-	x.refuse("error", problemInternal, "The request could not be processed. "+x.retryHint()+" If it keeps failing, report the invocationId.")
-}
-
 // retryHint tells the client how to retry: a submission with its key and
 // payload unchanged, so that it is never done twice.
 func (x *exchange) retryHint() string {
@@ -115,16 +107,8 @@ func (cfg config) finish(w http.ResponseWriter, x *exchange, start time.Time) {
 }
 
 // logExchange writes the structured line of one request (docs/contract.md
-// §12): refusals the client must fix and answers that ask for a retry at
-// WARN, failures of ours at ERROR.
+// §12), at the level of its answer (logLevel).
 func (cfg config) logExchange(x *exchange, took time.Duration) {
-	level := slog.LevelInfo
-	switch {
-	case x.res.StatusCode >= 500 && x.res.StatusCode != http.StatusServiceUnavailable:
-		level = slog.LevelError
-	case x.res.StatusCode >= 400 && x.res.StatusCode != http.StatusNotFound:
-		level = slog.LevelWarn
-	}
 	attrs := []slog.Attr{
 		slog.String("function", x.function),
 		slog.String("invocationId", x.invocationID),
@@ -154,15 +138,5 @@ func (cfg config) logExchange(x *exchange, took time.Duration) {
 			attrs = append(attrs, slog.Int("status", status), slog.Int("subStatus", sub))
 		}
 	}
-	cfg.Logger.LogAttrs(context.Background(), level, "invocation", attrs...)
-}
-
-// retryAfter is a Retry-After value in whole seconds, at least 1 (RFC 9110
-// §10.2.3).
-func retryAfter(seconds float64) string {
-	n := int(seconds)
-	if float64(n) < seconds {
-		n++
-	}
-	return strconv.Itoa(max(n, 1))
+	cfg.Logger.LogAttrs(context.Background(), logLevel(x.res.StatusCode), "invocation", attrs...)
 }

@@ -1,12 +1,24 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"time"
 
 	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/idempotency"
+	"github.com/ordersink/orders-consumer/internal/requestcharge"
 )
+
+// The HTTP API's functions; the names must match the function.json files.
+const (
+	FunctionSubmitOrder = "SubmitOrder"
+	FunctionGetOrder    = "GetOrder"
+)
+
+// ordersPath is where the host serves the orders routes: its default route
+// prefix "api" and SubmitOrder's route "orders".
+const ordersPath = "/api/orders"
 
 // DefaultSubmitDeadline bounds a SubmitOrder or GetOrder invocation: a
 // caller waits no longer than this for an answer, and it stays far below
@@ -58,4 +70,29 @@ func (f Functions) withDefaults() Functions {
 type config struct {
 	handler.Config
 	Functions
+}
+
+// httpFunction serves one HTTP function: it reads the invocation's request,
+// has serve answer it within cfg.SubmitDeadline, and answers the host with
+// the answer serve leaves in x, the request charge counted. A caller whose
+// function key cannot stand for one client is refused before serve runs.
+func (cfg config) httpFunction(function string, serve func(context.Context, *exchange, *handler.HTTPRequest)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := cfg.Now()
+		x := exchange{function: function, invocationID: r.Header.Get("X-Azure-Functions-InvocationId")}
+		ctx, cancel := context.WithTimeout(r.Context(), cfg.SubmitDeadline)
+		defer cancel()
+		ctx, charge := requestcharge.With(ctx)
+		if req, ok := x.readRequest(w, r, maxHTTPInvocationBytes); ok {
+			var byKey bool
+			x.client, byKey = clientScope(req, cfg.EasyAuth)
+			if why := keyOfNoClient(req.Key); byKey && why != "" {
+				x.refuse("sharedKey", problemSharedKey, why+` Ask the operator for a function key of your own name (docs/runbook.md, "Onboard a partner").`)
+			} else {
+				serve(ctx, &x, req)
+			}
+		}
+		x.requestCharge = charge.Units()
+		cfg.finish(w, &x, start)
+	}
 }

@@ -52,11 +52,7 @@ func (cfg config) lookUp(ctx context.Context, x *exchange, orderID string) {
 		notFound("notOwner") // the log line may tell; the answer must not
 		return
 	}
-	a, err := orderAnswer(http.StatusOK, orderID, doc)
-	if err != nil {
+	if err := x.found(orderID, doc); err != nil {
 		x.fail(err)
-		return
 	}
-	x.outcome = "found"
-	x.res = handler.HTTPResponse{StatusCode: a.Status, Headers: a.Headers, Body: string(a.Body)}
 }

@@ -2,28 +2,14 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"time"
 
 	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/idempotency"
-	"github.com/ordersink/orders-consumer/internal/requestcharge"
 	"github.com/ordersink/orders-consumer/orders"
 )
-
-// The HTTP API's functions; the names must match the function.json files.
-const (
-	FunctionSubmitOrder = "SubmitOrder"
-	FunctionGetOrder    = "GetOrder"
-)
-
-// ordersPath is where the host serves the orders routes: its default route
-// prefix "api" and SubmitOrder's route "orders".
-const ordersPath = "/api/orders"
 
 // MaxSubmitBytes bounds the body of a SubmitOrder request. The order
 // document keeps the body with about 400 bytes of bookkeeping, within Cosmos
@@ -45,31 +31,6 @@ const maxHTTPInvocationBytes = 4*MaxSubmitBytes + 1<<20
 // rules.
 func handleSubmitOrder(cfg config) http.HandlerFunc {
 	return cfg.httpFunction(FunctionSubmitOrder, cfg.submit)
-}
-
-// httpFunction serves one HTTP function: it reads the invocation's request,
-// has serve answer it within cfg.SubmitDeadline, and answers the host with
-// the answer serve leaves in x, the request charge counted. A caller whose
-// function key cannot stand for one client is refused before serve runs.
-func (cfg config) httpFunction(function string, serve func(context.Context, *exchange, *handler.HTTPRequest)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		start := cfg.Now()
-		x := exchange{function: function, invocationID: r.Header.Get("X-Azure-Functions-InvocationId")}
-		ctx, cancel := context.WithTimeout(r.Context(), cfg.SubmitDeadline)
-		defer cancel()
-		ctx, charge := requestcharge.With(ctx)
-		if req, ok := x.readRequest(w, r, maxHTTPInvocationBytes); ok {
-			var byKey bool
-			x.client, byKey = clientScope(req, cfg.EasyAuth)
-			if why := keyOfNoClient(req.Key); byKey && why != "" {
-				x.refuse("sharedKey", problemSharedKey, why+` Ask the operator for a function key of your own name (docs/runbook.md, "Onboard a partner").`)
-			} else {
-				serve(ctx, &x, req)
-			}
-		}
-		x.requestCharge = charge.Units()
-		cfg.finish(w, &x, start)
-	}
 }
 
 // submit decides a submission and leaves the answer in x.
@@ -169,118 +130,3 @@ func (cfg config) refused(ctx context.Context, x *exchange, pl *orders.Payload, 
 	x.problem.Field = re.Field
 	return idempotency.Response{}, idempotency.ClientError(x.problem.answer())
 }
-
-// submitted is the answer to store for what Submit decided: the order as
-// stored for its owner (201 when this submission created it, 200 for a
-// resend under a new key), its receipt to a client that does not own it
-// (200), else 409 order-id-taken as a client error, so that a retry of
-// this key is told the same. requestHash is the submission's fingerprint.
-func (x *exchange) submitted(orderID, requestHash string, r orders.Submitted) (idempotency.Response, error) {
-	switch r.Outcome {
-	case orders.SubmitCreated, orders.SubmitResumed:
-		x.outcome = "created"
-		if r.Outcome == orders.SubmitResumed {
-			x.outcome = "resumed"
-		}
-		return orderAnswer(http.StatusCreated, orderID, r.Document)
-	case orders.SubmitResent:
-		x.outcome = "resent"
-		return orderAnswer(http.StatusOK, orderID, r.Document)
-	case orders.SubmitKnown:
-		x.outcome = "known"
-		return receiptAnswer(orderID, r)
-	}
-	x.outcome = "taken"
-	p := x.newProblem(problemOrderIDTaken, "This orderId holds another order. If yours is a different order, send it under an orderId of its own; "+
-		"if it is this order changed, it is stored as first sent and sending it again does not change it.")
-	if r.SameOwner {
-		p.Detail = "You already sent an order with this orderId and other content; it is stored as first sent and sending it again does not change it. " +
-			"Read it with GET " + ordersPath + "/" + url.PathEscape(orderID) + "; send a different order under an orderId of its own."
-		p.StoredHash, p.RequestHash = r.StoredHash, requestHash
-	}
-	return idempotency.Response{}, idempotency.ClientError(p.answer())
-}
-
-// receipt is the body of a 200 to a client that does not own the order it
-// sent: the order exists with the content this client sent (its
-// fingerprint), accepted another way. It shows nothing the client did not
-// send: not the stored meta, not when or by whom it was accepted.
-type receipt struct {
-	HashVersion int    `json:"hashVersion"`
-	OrderID     string `json:"orderId"`
-	RequestHash string `json:"requestHash"`
-}
-
-// receiptAnswer is the 200 of [orders.SubmitKnown].
-func receiptAnswer(orderID string, r orders.Submitted) (idempotency.Response, error) {
-	b, err := json.Marshal(receipt{HashVersion: r.HashVersion, OrderID: orderID, RequestHash: r.StoredHash})
-	if err != nil {
-		return idempotency.Response{}, fmt.Errorf("answer order %s: %w", orderID, err)
-	}
-	return idempotency.Response{Status: http.StatusOK, Headers: map[string]string{"Content-Type": "application/json"}, Body: b}, nil
-}
-
-// orderAnswer is an answer carrying a stored order document's public view.
-func orderAnswer(status int, orderID string, doc []byte) (idempotency.Response, error) {
-	view, err := orders.PublicView(doc)
-	if err != nil {
-		return idempotency.Response{}, fmt.Errorf("answer order %s: %w", orderID, err)
-	}
-	h := map[string]string{"Content-Type": "application/json"}
-	if status == http.StatusCreated {
-		h["Location"] = ordersPath + "/" + url.PathEscape(orderID)
-	}
-	return idempotency.Response{Status: status, Headers: h, Body: view}, nil
-}
-
-// judged turns what the idempotency service made of the request into the
-// answer. Nothing is written for a replay, a mismatch or a key in flight.
-func (x *exchange) judged(res idempotency.Result, err error) {
-	if err != nil {
-		x.storeFailed(err)
-		return
-	}
-	x.tookOver = res.TookOver
-	switch res.Outcome {
-	case idempotency.Executed, idempotency.Replayed:
-		x.res = handler.HTTPResponse{StatusCode: res.Response.Status, Headers: map[string]string{}, Body: string(res.Response.Body)}
-		for k, v := range res.Response.Headers {
-			x.res.Headers[k] = v
-		}
-		if res.Outcome == idempotency.Replayed {
-			x.res.Headers[headerReplayed] = "true"
-			x.outcome = "replayed"
-		}
-	case idempotency.Mismatch:
-		x.refuse("keyReused", problemKeyReused, "This Idempotency-Key was used with another payload. Use a new key for a new order; retry an order with its own key and its exact payload.")
-	case idempotency.InFlight:
-		x.refuse("inFlight", problemInFlight, "A request with this Idempotency-Key is still being processed. "+x.retryHint())
-		x.retryAfter = res.RetryAfter
-	default:
-		x.fail(fmt.Errorf("idempotency: unexpected outcome %v", res.Outcome))
-	}
-}
-
-// storeFailed answers a request the store could not serve: 503 when a
-// retry may succeed (the store is throttled or down, the request ran out of
-// time, another attempt holds the key), 500 otherwise.
-func (x *exchange) storeFailed(err error) {
-	x.err = err
-	if errors.Is(err, idempotency.ErrFenced) {
-		// This attempt's lease ended before it completed: another attempt
-		// owns the key now, and a retry gets that one's answer.
-		x.refuse("inFlight", problemInFlight, "Another request with this Idempotency-Key took over. "+x.retryHint())
-		x.retryAfter = time.Second
-		return
-	}
-	if orders.IsTransient(err) {
-		x.refuse("unavailable", problemUnavailable, "The orders store cannot be reached just now. "+x.retryHint())
-		x.retryAfter = unavailableRetryAfter
-		return
-	}
-	x.fail(err)
-}
-
-// unavailableRetryAfter is the pause a 503 asks for: long enough for a
-// throttled or recovering store, short against a client's patience.
-const unavailableRetryAfter = 2 * time.Second
