@@ -21,12 +21,12 @@ func FuzzOutputBudget(f *testing.F) {
 	const maxMessage = 8 << 10
 	budget := maxMessage - HeaderAllowance
 	for _, seed := range [][]byte{
-		[]byte(exampleBody),
+		[]byte(orderstest.ExampleBody),
 		escapingBody("ORD-F", 2000),
 		invalidBody("ORD-F", budget),
 		handlertest.OrderWithArray("ORD-F", 400),
 		handlertest.OrderWithArray("ORD-F", 1000),
-		[]byte(strings.Replace(exampleBody, `"SKU-1"`, `"`+strings.Repeat("<", 3000)+`"`, 1)),
+		[]byte(strings.Replace(orderstest.ExampleBody, `"SKU-1"`, `"`+strings.Repeat("<", 3000)+`"`, 1)),
 	} {
 		f.Add(seed)
 	}
@@ -63,7 +63,7 @@ func FuzzOutputBudget(f *testing.F) {
 // BenchmarkOutputBudget is what the budget costs per accepted order: the
 // event encoded and measured as the host would send it.
 func BenchmarkOutputBudget(b *testing.B) {
-	o, err := orders.ParseOrder([]byte(exampleBody))
+	o, err := orders.ParseOrder([]byte(orderstest.ExampleBody))
 	if err != nil {
 		b.Fatal(err)
 	}

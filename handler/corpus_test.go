@@ -15,6 +15,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // corpusCase is one entry of testdata/corpus/cases.json: a body (wrapped in a
@@ -75,7 +76,7 @@ func (c corpusCase) request(t testing.TB, orderID string) []byte {
 // generatedBody makes the bodies at and past each limit that are too large
 // to keep as files.
 func generatedBody(kind, orderID string) ([]byte, bool) {
-	order := strings.Replace(exampleBody, "ORD-2026-000123", orderID, 1)
+	order := strings.Replace(orderstest.ExampleBody, "ORD-2026-000123", orderID, 1)
 	// members named name0, name1, … of text repeated to n characters in
 	// all, at most 60,000 bytes in one (within the string length limit of docs/contract.md §3).
 	members := func(name, text string, n int) string {

@@ -5,12 +5,16 @@ package handler
 // read of an answer.
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
 )
@@ -99,4 +103,67 @@ func (s *testServer) created(t *testing.T) (id string, body []byte) {
 func partition(t *testing.T, orderID string) []map[string]any {
 	t.Helper()
 	return handlertest.Partition(t, testStore(t), orderID)
+}
+
+// docsOf reads a partition as raw documents keyed by id.
+func docsOf(t *testing.T, orderID string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, d := range partition(t, orderID) {
+		b, _ := json.Marshal(d)
+		out[d["id"].(string)] = string(b)
+	}
+	return out
+}
+
+// countingTransport records the requests a Store sends, naming transactional
+// batches apart from other POSTs.
+type countingTransport struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	seen []string
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	kind := r.Method + " " + r.URL.Path
+	if strings.EqualFold(r.Header.Get("x-ms-cosmos-is-batch-request"), "true") {
+		kind = "BATCH " + r.URL.Path
+	}
+	c.mu.Lock()
+	c.seen = append(c.seen, kind)
+	c.mu.Unlock()
+	return c.base.RoundTrip(r)
+}
+
+// since returns the requests recorded after the first n.
+func (c *countingTransport) since(n int) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.seen[n:]...)
+}
+
+func (c *countingTransport) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.seen)
+}
+
+// countingStore opens a Store on the test database whose requests are
+// recorded, and warms it up (account and container metadata) so that later
+// counts are the round trips of the operations alone.
+func countingStore(t *testing.T) (*cosmos.Store, *countingTransport) {
+	t.Helper()
+	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone()}
+	o := testEnv(t).Options()
+	o.Transport = ct
+	store, err := cosmos.Open(o, testEnv(t).Database, testEnv(t).Container)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := store.PartitionDocuments(ctx, "warm-up"); err != nil {
+		t.Fatal(err)
+	}
+	return store, ct
 }

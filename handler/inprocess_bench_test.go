@@ -30,7 +30,7 @@ func benchServer() http.Handler {
 // BenchmarkDecodeEnvelope is the cost of merely reading a host invocation:
 // the envelope, the double-encoded body and the metadata the handler uses.
 func BenchmarkDecodeEnvelope(b *testing.B) {
-	raw := hostInvocation([]byte(exampleBody), "ORD-2026-000123", 1)
+	raw := hostInvocation([]byte(orderstest.ExampleBody), "ORD-2026-000123", 1)
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -5,9 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -181,42 +179,6 @@ func TestParkingEnvelopeOverBudgetStoreDownIsRetried(t *testing.T) {
 type noOrders struct{}
 
 func (noOrders) ReadOrder(context.Context, string) (json.RawMessage, error) { return nil, nil }
-
-func TestOversizedRequestStaysWholeInTheBroker(t *testing.T) {
-	const limit = 64 << 10
-	logs := &orderstest.Buffer{}
-	srv := httptest.NewServer(NewServer(Config{
-		Processor: &orders.Processor{Store: testEnv(t).Store}, Logger: slog.New(slog.NewJSONHandler(logs, nil)), MaxRequestBytes: limit,
-	}))
-	defer srv.Close()
-	s := &testServer{&handlertest.Server{URL: srv.URL, Logs: logs}}
-	id, body := handlertest.UniqueOrder(t)
-	pad := func(n int) []byte {
-		return []byte(strings.Replace(string(body), `"currency"`, `"note":"`+strings.Repeat("x", n)+`","currency"`, 1))
-	}
-	// Find the padding that makes the request exactly limit bytes.
-	n := limit - len(hostInvocation(pad(0), id, 1))
-	n -= n / 4 // base64 takes 4 bytes for 3
-	for len(hostInvocation(pad(n+1), id, 1)) <= limit {
-		n++
-	}
-	for len(hostInvocation(pad(n), id, 1)) > limit {
-		n--
-	}
-	if a := s.invoke(t, hostInvocation(pad(n), id, 1)); a.Status != http.StatusOK || a.parked(t) != nil {
-		t.Fatalf("a request at the limit: status %d", a.Status)
-	}
-	over := s.invoke(t, hostInvocation(pad(n+3), id+"-over", 1))
-	if over.Status/100 == 2 {
-		t.Fatalf("status %d: a request over the limit must stay whole in the broker, not be completed", over.Status)
-	}
-	if !strings.Contains(logs.String(), `"level":"ERROR"`) || !strings.Contains(logs.String(), "MAX_REQUEST_BYTES") {
-		t.Errorf("no ERROR line naming the setting: %s", logs.String())
-	}
-	if docs := partition(t, id+"-over"); len(docs) != 0 {
-		t.Errorf("oversized request wrote %d documents", len(docs))
-	}
-}
 
 // An envelope's text is cut only past maxEnvelopeText runes (not bytes),
 // and a cut is marked.

@@ -19,9 +19,9 @@ func TestBatchMetadataArraysOfAnotherLength(t *testing.T) {
 	if err := json.Unmarshal(hostBatch([]batchMessage{{body, id, 1, "OrderPlaced"}}), &inv); err != nil {
 		t.Fatal(err)
 	}
-	inv["Metadata"]["MessageIdArray"] = json.RawMessage(enc(enc([]string{id, "a-message-without-a-body"})))
-	inv["Metadata"]["SubjectArray"] = json.RawMessage(enc(enc([]string{"OrderPlaced", "OrderPlaced", "OrderPlaced"})))
-	inv["Metadata"]["DeliveryCountArray"] = json.RawMessage(enc(enc([]int{})))
+	inv["Metadata"]["MessageIdArray"] = json.RawMessage(handlertest.Enc(handlertest.Enc([]string{id, "a-message-without-a-body"})))
+	inv["Metadata"]["SubjectArray"] = json.RawMessage(handlertest.Enc(handlertest.Enc([]string{"OrderPlaced", "OrderPlaced", "OrderPlaced"})))
+	inv["Metadata"]["DeliveryCountArray"] = json.RawMessage(handlertest.Enc(handlertest.Enc([]int{})))
 	request, _ := json.Marshal(inv)
 	a := s.invokeFunction(t, FunctionProcessOrderBatch, request)
 	if a.Status != http.StatusOK || len(a.outcomes()) != 1 || a.outcomes()[0] != "created" {

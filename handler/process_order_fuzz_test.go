@@ -5,49 +5,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
-
-func addRequestSeeds(f *testing.F) {
-	for _, dir := range []string{"invocations", "corpus"} {
-		files, _ := filepath.Glob(filepath.Join("testdata", dir, "*.json"))
-		for _, name := range files {
-			if strings.HasSuffix(name, "cases.json") {
-				continue
-			}
-			if b, err := os.ReadFile(name); err == nil {
-				f.Add(b)
-			}
-		}
-	}
-	f.Add(hostInvocation([]byte(exampleBody), "ORD-2026-000123", 1))
-}
-
-// FuzzDecodeInvocation: no request makes the envelope decoder panic.
-func FuzzDecodeInvocation(f *testing.F) {
-	addRequestSeeds(f)
-	f.Fuzz(func(t *testing.T, request []byte) {
-		inv, err := decodeInvocation(request)
-		if err != nil {
-			return
-		}
-		body, _, err := inv.triggerText(TriggerBinding)
-		if err == nil {
-			shadowedKeys(body)
-		}
-		metaString(inv.Metadata.MessageId)
-		metaInt(inv.Metadata.DeliveryCount)
-		if s, ok := metaString(inv.Metadata.EnqueuedTimeUtc); ok {
-			parseHostTime(s)
-		}
-	})
-}
 
 // FuzzProcessOrder drives the whole HTTP handler over an in-memory store:
 // every request gets an answer the host accepts (2xx JSON object) or a

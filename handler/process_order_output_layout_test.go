@@ -11,6 +11,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // orderWithNulls is the example order whose first line carries k nulls and
@@ -18,7 +19,7 @@ import (
 // mostly indentation, which the host adds) and by one byte per pad byte.
 func orderWithNulls(id string, k, pad int) []byte {
 	nulls := strings.TrimSuffix(strings.Repeat("null,", k), ",")
-	return []byte(strings.Replace(strings.Replace(exampleBody, "ORD-2026-000123", id, 1),
+	return []byte(strings.Replace(strings.Replace(orderstest.ExampleBody, "ORD-2026-000123", id, 1),
 		`"unitPrice":"19.99"`, `"unitPrice":"19.99","x":[`+nulls+`],"pad":"`+strings.Repeat("p", pad)+`"`, 1))
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // storedStatus reads an order's status document, nil when there is none.
@@ -117,7 +118,7 @@ func TestOrderStatusChangedBadInputIsParked(t *testing.T) {
 		{"version a fraction", withStatus(`{"orderId":"` + id + `","status":"Paid","version":2.5,"changedAt":"2026-11-29T12:00:00Z"}`), "version"},
 		{"no changedAt", withStatus(`{"orderId":"` + id + `","status":"Paid","version":3}`), "changedAt"},
 		{"status with a space", withStatus(`{"orderId":"` + id + `","status":"Paid in full","version":3,"changedAt":"2026-11-29T12:00:00Z"}`), "status"},
-		{"an order sent as a status change", withStatus(exampleBody), "status"},
+		{"an order sent as a status change", withStatus(orderstest.ExampleBody), "status"},
 		{"a status body under another Subject is judged as an order", withSubject(t, hostInvocation(statusBody(id, "Paid", 3), id, 1), "OrderShipped"), "customerId"},
 	}
 	for _, tc := range tests {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // A requeued message is read as the message it gives back, with its
@@ -22,7 +23,7 @@ func TestUnwrapRequeued(t *testing.T) {
 		wantBody  string
 		wantCount int
 	}{
-		{"order", Requeued{Body: exampleBody, MessageID: "ORD-2026-000123", Deliveries: 4}, exampleBody, 4 + 2},
+		{"order", Requeued{Body: orderstest.ExampleBody, MessageID: "ORD-2026-000123", Deliveries: 4}, orderstest.ExampleBody, 4 + 2},
 		{"status change keeps its subject", Requeued{Body: `{"orderId":"A"}`, MessageID: "A", Subject: "OrderStatusChanged", Deliveries: 1}, `{"orderId":"A"}`, 1 + 2},
 		{"bytes that are not UTF-8", Requeued{Body: base64.StdEncoding.EncodeToString(binary), BodyEncoding: "base64", Deliveries: 2}, string(binary), 2 + 2},
 	}
@@ -35,7 +36,7 @@ func TestUnwrapRequeued(t *testing.T) {
 			}
 		})
 	}
-	for _, body := range []string{exampleBody, `{"orderConsumerRequeued":"x"}`, `{"orderConsumerRequeued":{},"orderId":"B"}`, `["orderConsumerRequeued"]`} {
+	for _, body := range []string{orderstest.ExampleBody, `{"orderConsumerRequeued":"x"}`, `{"orderConsumerRequeued":{},"orderId":"B"}`, `["orderConsumerRequeued"]`} {
 		d := delivery{body: []byte(body), messageID: "m", deliveryCount: 3}
 		d.unwrapRequeued()
 		if string(d.body) != body || d.deliveryCount != 3 || d.messageID != "m" {

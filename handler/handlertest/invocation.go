@@ -26,10 +26,10 @@ func encodeInvocation(binding string, body []byte, messageID string, deliveryCou
 	meta := map[string]any{
 		"MessageActions":        map[string]any{},
 		"DeliveryCount":         strconv.Itoa(deliveryCount),
-		"LockToken":             enc("9d2f6c1e-7b7a-4c55-8a3e-1f0e2d3c4b5a"),
-		"MessageId":             enc(messageID),
+		"LockToken":             Enc("9d2f6c1e-7b7a-4c55-8a3e-1f0e2d3c4b5a"),
+		"MessageId":             Enc(messageID),
 		"SequenceNumber":        "4711",
-		"ContentType":           enc("application/json"),
+		"ContentType":           Enc("application/json"),
 		"EnqueuedTimeUtc":       "2026-11-29T10:00:02",
 		"EnqueuedTime":          "2026-11-29T10:00:02+00:00",
 		"ExpiresAtUtc":          "9999-12-31T23:59:59",
@@ -40,7 +40,7 @@ func encodeInvocation(binding string, body []byte, messageID string, deliveryCou
 	if !binary {
 		AddBodyMembers(meta, body)
 	}
-	trigger := enc(string(body))
+	trigger := Enc(string(body))
 	if binary {
 		trigger = base64.StdEncoding.EncodeToString(body)
 	}
@@ -67,14 +67,14 @@ func AddBodyMembers(meta map[string]any, body []byte) {
 		case map[string]any:
 			meta[k] = raw
 		default:
-			meta[k] = enc(v)
+			meta[k] = Enc(v)
 		}
 	}
 }
 
-// enc JSON-encodes a value once more, as the host does for every value that
+// Enc JSON-encodes a value once more, as the host does for every value that
 // is not an object (docs/host-wire-format.md §1.2).
-func enc(v any) string {
+func Enc(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }

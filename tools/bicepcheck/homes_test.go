@@ -98,9 +98,9 @@ func tunables() []tunable {
 		{"quantity limit", "orders/validate.go",
 			regexp.MustCompile(`(?i)quantity\b.*\b(` + strconv.Itoa(orders.MaxQuantity) + `|` + strconv.Itoa(orders.MaxQuantity+1) + `)\b`),
 			map[string]string{
-				"orders/order_test.go":    "asserts the message a reader gets at the limit",
-				"orders/limits_test.go":   "names the boundary case it tests",
-				"handler/parking_test.go": "cites docs/contract.md §3, which states the limit",
+				"orders/order_test.go":                     "asserts the message a reader gets at the limit",
+				"orders/limits_test.go":                    "names the boundary case it tests",
+				"handler/process_order_body_rules_test.go": "cites docs/contract.md §3, which states the limit",
 			}},
 		{"deadline share (90 %)", "internal/clocks/clocks.go",
 			regexp.MustCompile(`\*\s*(0?\.9|9\s*/\s*10)\b`), nil},
