@@ -38,7 +38,7 @@ type Config struct {
 	Logger    *slog.Logger
 	// MaxRequestBytes bounds a ProcessOrder invocation read into memory;
 	// zero means DefaultMaxRequestBytes. The HTTP functions have a bound of
-	// their own, derived from MaxSubmitBytes.
+	// their own, derived from httpapi.MaxSubmitBytes.
 	MaxRequestBytes int64
 	// MessageDeadline bounds a ProcessOrder invocation: the store's
 	// transient failures are retried until then (Processor.Store is an
