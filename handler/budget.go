@@ -12,10 +12,10 @@ import (
 // namespace takes (Premium: up to 100 MB, set per entity).
 const DefaultMaxMessageBytes = 256 << 10
 
-// headerAllowance is the part of the message size limit left for headers:
+// HeaderAllowance is the part of the message size limit left for headers:
 // the limit counts the body together with the system and application
 // properties, and the output binding sets a few (content type, message id).
-const headerAllowance = 2 << 10
+const HeaderAllowance = 2 << 10
 
 // OutputTooLargeError is an output message that would be refused by the
 // broker: the host would fail the invocation after our answer, and the
@@ -38,7 +38,7 @@ func OutputBudget(maxMessageBytes int) func(v any) error {
 	if maxMessageBytes <= 0 {
 		maxMessageBytes = DefaultMaxMessageBytes
 	}
-	budget := maxMessageBytes - headerAllowance
+	budget := maxMessageBytes - HeaderAllowance
 	return func(v any) error {
 		// An event arrives encoded (orders.AcceptanceBatch.Event): measure
 		// those bytes rather than encode them again.

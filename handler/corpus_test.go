@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // corpusCase is one entry of testdata/corpus/cases.json: a body (wrapped in a
@@ -74,7 +76,7 @@ func (c corpusCase) request(t testing.TB, orderID string) []byte {
 // generatedBody makes the bodies at and past each limit that are too large
 // to keep as files.
 func generatedBody(kind, orderID string) ([]byte, bool) {
-	order := strings.Replace(exampleBody, "ORD-2026-000123", orderID, 1)
+	order := strings.Replace(orderstest.ExampleBody, "ORD-2026-000123", orderID, 1)
 	// members named name0, name1, … of text repeated to n characters in
 	// all, at most 60,000 bytes in one (within the string length limit of docs/contract.md §3).
 	members := func(name, text string, n int) string {
@@ -146,7 +148,7 @@ func TestBadInputCorpus(t *testing.T) {
 				if e != nil {
 					t.Fatalf("parked %+v, want created", e)
 				}
-				if n := len(documentsOfType(partition(t, id), "order")); n != 1 {
+				if n := len(handlertest.DocumentsOfType(partition(t, id), "order")); n != 1 {
 					t.Errorf("partition holds %d orders, want 1", n)
 				}
 			case "invalid":
@@ -160,7 +162,7 @@ func TestBadInputCorpus(t *testing.T) {
 					t.Error("the envelope lost the message")
 				}
 				docs := partition(t, id)
-				if n := len(docs) - len(documentsOfType(docs, orders.TypeParkedBody)); n != 0 {
+				if n := len(docs) - len(handlertest.DocumentsOfType(docs, orders.TypeParkedBody)); n != 0 {
 					t.Errorf("invalid input wrote %d documents besides its parked body", n)
 				}
 			case "retried":
@@ -203,8 +205,8 @@ func TestBadInputCorpusBothRoutesAgree(t *testing.T) {
 			if es := batch.parkedAll(t); len(es) == 1 {
 				reasons[1] = es[0].Reason
 			}
-			if single.outcome() != strings.Join(batch.outcomes(), " ") || reasons[0] != reasons[1] {
-				t.Errorf("single %s %s, batch %v %s", single.outcome(), reasons[0], batch.outcomes(), reasons[1])
+			if single.Outcome() != strings.Join(batch.outcomes(), " ") || reasons[0] != reasons[1] {
+				t.Errorf("single %s %s, batch %v %s", single.Outcome(), reasons[0], batch.outcomes(), reasons[1])
 			}
 		})
 	}

@@ -21,10 +21,6 @@ const (
 	// DefaultBatchDeadline leaves 20 s of the queue's 1-minute lock, which
 	// is never renewed for a batch, for the answer and the settlement.
 	DefaultBatchDeadline = 40 * time.Second
-	// DefaultSubmitDeadline bounds a SubmitOrder or GetOrder invocation: a
-	// caller waits no longer than this for an answer, and it stays far below
-	// the idempotency lease (60 s), so a live attempt is never taken over.
-	DefaultSubmitDeadline = 20 * time.Second
 	// DefaultAuthAlarmAfter: role assignments usually propagate within
 	// minutes; a 401/403 that lasts longer than this needs an operator.
 	DefaultAuthAlarmAfter = time.Minute
@@ -36,9 +32,6 @@ func (cfg *Config) setClockDefaults() {
 	}
 	if cfg.BatchDeadline <= 0 {
 		cfg.BatchDeadline = DefaultBatchDeadline
-	}
-	if cfg.SubmitDeadline <= 0 {
-		cfg.SubmitDeadline = DefaultSubmitDeadline
 	}
 	if cfg.AuthAlarmAfter <= 0 {
 		cfg.AuthAlarmAfter = DefaultAuthAlarmAfter

@@ -46,14 +46,14 @@ func TestEachFunctionRunsUnderItsOwnDeadline(t *testing.T) {
 func TestClockDefaultsFillOnlyTheUnset(t *testing.T) {
 	var unset Config
 	unset.setClockDefaults()
-	want := [4]time.Duration{DefaultMessageDeadline, DefaultBatchDeadline, DefaultSubmitDeadline, DefaultAuthAlarmAfter}
-	if got := [4]time.Duration{unset.MessageDeadline, unset.BatchDeadline, unset.SubmitDeadline, unset.AuthAlarmAfter}; got != want {
+	want := [3]time.Duration{DefaultMessageDeadline, DefaultBatchDeadline, DefaultAuthAlarmAfter}
+	if got := [3]time.Duration{unset.MessageDeadline, unset.BatchDeadline, unset.AuthAlarmAfter}; got != want {
 		t.Errorf("unset clocks became %v, want the defaults %v", got, want)
 	}
-	set := Config{MessageDeadline: time.Second, BatchDeadline: 2 * time.Second, SubmitDeadline: 3 * time.Second, AuthAlarmAfter: 4 * time.Second}
+	set := Config{MessageDeadline: time.Second, BatchDeadline: 2 * time.Second, AuthAlarmAfter: 4 * time.Second}
 	set.setClockDefaults()
-	want = [4]time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second}
-	if got := [4]time.Duration{set.MessageDeadline, set.BatchDeadline, set.SubmitDeadline, set.AuthAlarmAfter}; got != want {
+	want = [3]time.Duration{time.Second, 2 * time.Second, 4 * time.Second}
+	if got := [3]time.Duration{set.MessageDeadline, set.BatchDeadline, set.AuthAlarmAfter}; got != want {
 		t.Errorf("set clocks became %v, want them kept: %v", got, want)
 	}
 }

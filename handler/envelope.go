@@ -1,6 +1,3 @@
-// Package handler speaks the Azure Functions custom-handler wire format: it
-// decodes the host's invocation envelopes and answers with Outputs, Logs and
-// ReturnValue. It is the only package that knows that format.
 package handler
 
 import (

@@ -11,9 +11,6 @@ import (
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
-// exampleBody is the contract's example order.
-const exampleBody = orderstest.ExampleBody
-
 func TestDecodeHostFixtures(t *testing.T) {
 	tests := []struct {
 		file      string
@@ -24,12 +21,12 @@ func TestDecodeHostFixtures(t *testing.T) {
 		copied    bool // the host copied the body's members into Metadata
 		shadowed  bool
 	}{
-		{"single-double-encoded.json", exampleBody, "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", true, false},
-		{"single-single-encoded.json", exampleBody, "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", true, false},
-		{"single-base64.json", exampleBody, "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", false, false},
+		{"single-double-encoded.json", orderstest.ExampleBody, "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", true, false},
+		{"single-single-encoded.json", orderstest.ExampleBody, "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", true, false},
+		{"single-base64.json", orderstest.ExampleBody, "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", false, false},
 		{"shadowed-delivery-count.json", "", "ORD-2026-000123", 1, "2026-11-29T10:00:02Z", true, true},
-		{"minimal-metadata.json", exampleBody, "ORD-2026-000123", 3, "", true, false},
-		{"docs-example-bare-scalars.json", exampleBody, "ORD-2026-000123", 2, "2026-11-29T10:00:02Z", true, false},
+		{"minimal-metadata.json", orderstest.ExampleBody, "ORD-2026-000123", 3, "", true, false},
+		{"docs-example-bare-scalars.json", orderstest.ExampleBody, "ORD-2026-000123", 2, "2026-11-29T10:00:02Z", true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -89,7 +86,7 @@ func TestHostInvocationHelperMatchesFixture(t *testing.T) {
 	if err := json.Unmarshal(raw, &fixture); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(hostStringInvocation([]byte(exampleBody), "ORD-2026-000123", 1), &built); err != nil {
+	if err := json.Unmarshal(hostStringInvocation([]byte(orderstest.ExampleBody), "ORD-2026-000123", 1), &built); err != nil {
 		t.Fatal(err)
 	}
 	if string(fixture.Data[TriggerBinding]) != string(built.Data[TriggerBinding]) {
@@ -158,7 +155,7 @@ func TestShadowedKeys(t *testing.T) {
 		body string
 		want string
 	}{
-		{exampleBody, ""},
+		{orderstest.ExampleBody, ""},
 		{`{"orderId":"A","DeliveryCount":1}`, "DeliveryCount"},
 		{`{"orderId":"A","deliverycount":1}`, "deliverycount"},
 		{`{"orderId":"A","\u0044eliveryCount":1}`, "DeliveryCount"},
@@ -182,7 +179,7 @@ func TestShadowPrefilter(t *testing.T) {
 		body string
 		may  bool
 	}{
-		{exampleBody, false},
+		{orderstest.ExampleBody, false},
 		{`{"orderId":"A","note":"messageid"}`, true},
 		{`{"orderId":"A","x":"\u0041"}`, true},
 		{`{"orderId":"é"}`, true},
@@ -197,12 +194,32 @@ func TestShadowPrefilter(t *testing.T) {
 // FuzzShadowPrefilter: the cheap test never clears a body the full check
 // would refuse.
 func FuzzShadowPrefilter(f *testing.F) {
-	f.Add([]byte(exampleBody))
+	f.Add([]byte(orderstest.ExampleBody))
 	f.Add([]byte(`{"\u0044eliveryCount":1}`))
 	f.Add([]byte(`{"ſys":1}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		if keys := parseShadowedKeys(body); len(keys) > 0 && !mayShadow(body) {
 			t.Fatalf("prefilter cleared %q, which shadows %v", body, keys)
+		}
+	})
+}
+
+// FuzzDecodeInvocation: no request makes the envelope decoder panic.
+func FuzzDecodeInvocation(f *testing.F) {
+	addRequestSeeds(f)
+	f.Fuzz(func(t *testing.T, request []byte) {
+		inv, err := decodeInvocation(request)
+		if err != nil {
+			return
+		}
+		body, _, err := inv.triggerText(TriggerBinding)
+		if err == nil {
+			shadowedKeys(body)
+		}
+		metaString(inv.Metadata.MessageId)
+		metaInt(inv.Metadata.DeliveryCount)
+		if s, ok := metaString(inv.Metadata.EnqueuedTimeUtc); ok {
+			parseHostTime(s)
 		}
 	})
 }

@@ -10,7 +10,6 @@ import (
 	"mime"
 	"net/http"
 	"net/textproto"
-	"strconv"
 	"strings"
 )
 
@@ -21,10 +20,10 @@ const (
 	HTTPResponseBinding = "res"
 )
 
-// httpRequest is the caller's request as the host hands it to an
+// HTTPRequest is the caller's request as the host hands it to an
 // HTTP-triggered function (docs/host-wire-format.md §6.1): not the request
 // the host POSTs to the handler, but the one it received.
-type httpRequest struct {
+type HTTPRequest struct {
 	URL    string
 	Method string
 	Query  map[string]string
@@ -34,7 +33,7 @@ type httpRequest struct {
 	Params map[string]string
 	// Key is the function key the host authenticated the caller with
 	// ([keyOf]); zero when none.
-	Key functionKey
+	Key FunctionKey
 	// Body is the request body; nil when the caller sent none (the host
 	// leaves Body out when Content-Length is 0 or absent).
 	Body []byte
@@ -54,10 +53,23 @@ type wireHTTPRequest struct {
 	Body       *string        `json:"Body"`
 }
 
+// ReadHTTPRequest reads the invocation of an HTTP-triggered function, at
+// most limit bytes, and decodes the caller's request from Data.req
+// (HTTPTriggerBinding). A request over the limit is an *http.MaxBytesError;
+// any other error is the host's or a tool's, never the caller's: a renamed
+// binding, a shape the handler cannot read.
+func ReadHTTPRequest(w http.ResponseWriter, r *http.Request, limit int64) (*HTTPRequest, error) {
+	inv, err := readInvocation(w, r, limit)
+	if err != nil {
+		return nil, err
+	}
+	return inv.httpTrigger(HTTPTriggerBinding)
+}
+
 // httpTrigger decodes the HTTP request of an invocation. The host writes
 // Data.req as a JSON object; a string holding that object (how it encodes
 // every other trigger value) is accepted too.
-func (inv *invocation) httpTrigger(binding string) (*httpRequest, error) {
+func (inv *invocation) httpTrigger(binding string) (*HTTPRequest, error) {
 	raw, ok := inv.Data[binding]
 	if !ok {
 		return nil, fmt.Errorf("%w: Data has no %q member (the httpTrigger binding name in function.json)", errEnvelope, binding)
@@ -74,7 +86,7 @@ func (inv *invocation) httpTrigger(binding string) (*httpRequest, error) {
 	if err := json.Unmarshal(raw, &w); err != nil || w.Method == "" {
 		return nil, fmt.Errorf("%w: Data.%s is not an HTTP request object with a Method (%v)", errEnvelope, binding, err)
 	}
-	r := &httpRequest{URL: w.URL, Method: strings.ToUpper(w.Method), Header: http.Header{},
+	r := &HTTPRequest{URL: w.URL, Method: strings.ToUpper(w.Method), Header: http.Header{},
 		Query: scalars(w.Query), Params: scalars(w.Params), Key: keyOf(w.Identities)}
 	for name, v := range w.Headers {
 		values, err := headerValues(v)
@@ -125,31 +137,22 @@ func scalars(m map[string]json.RawMessage) map[string]string {
 	return out
 }
 
-// httpResponse is the value of the http output binding (docs/host-wire-format.md
+// HTTPResponse is the value of the http output binding (docs/host-wire-format.md
 // §6.2): the host answers the caller with it. Body is sent as is, so the
 // bytes the caller gets are the bytes built here.
-type httpResponse struct {
+type HTTPResponse struct {
 	StatusCode int               `json:"statusCode"`
 	Headers    map[string]string `json:"headers,omitempty"`
 	Body       string            `json:"body"`
 }
 
-// respond answers the host of an HTTP-triggered invocation. The host itself
-// is always answered 200: it turns any other answer into a 500 for the
-// caller, so what the caller gets is res alone.
-func respond(w http.ResponseWriter, log *slog.Logger, res httpResponse, logLine string) {
+// RespondHTTP answers the host of an HTTP-triggered invocation: res for the
+// caller, and logLine for the host's Logs. The host itself is always
+// answered 200: it turns any other answer into a 500 for the caller, so what
+// the caller gets is res alone.
+func RespondHTTP(w http.ResponseWriter, log *slog.Logger, res HTTPResponse, logLine string) {
 	out := newResult()
 	out.Outputs[HTTPResponseBinding] = res
 	out.Logs = append(out.Logs, logLine)
 	encode(w, log, http.StatusOK, out)
-}
-
-// retryAfter is a Retry-After value in whole seconds, at least 1 (RFC 9110
-// §10.2.3).
-func retryAfter(seconds float64) string {
-	n := int(seconds)
-	if float64(n) < seconds {
-		n++
-	}
-	return strconv.Itoa(max(n, 1))
 }

@@ -1,16 +1,15 @@
 package handler
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
@@ -28,23 +27,10 @@ func benchServer() http.Handler {
 	})
 }
 
-// benchOrder is exampleBody under another orderId.
-func benchOrder(i int) []byte {
-	return orderstest.ExampleBodyWithID(fmt.Sprintf("ORD-B-%08d", i))
-}
-
-func serve(b *testing.B, srv http.Handler, function string, request []byte) {
-	rec := httptest.NewRecorder()
-	srv.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/"+function, bytes.NewReader(request)))
-	if rec.Code != http.StatusOK {
-		b.Fatalf("%d %s", rec.Code, rec.Body.Bytes())
-	}
-}
-
 // BenchmarkDecodeEnvelope is the cost of merely reading a host invocation:
 // the envelope, the double-encoded body and the metadata the handler uses.
 func BenchmarkDecodeEnvelope(b *testing.B) {
-	raw := hostInvocation([]byte(exampleBody), "ORD-2026-000123", 1)
+	raw := hostInvocation([]byte(orderstest.ExampleBody), "ORD-2026-000123", 1)
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -71,36 +57,10 @@ func BenchmarkProcessOrderInProcess(b *testing.B) {
 	const pool = 4096
 	reqs := make([][]byte, pool)
 	for i := range reqs {
-		reqs[i] = hostInvocation(benchOrder(i), fmt.Sprintf("ORD-B-%08d", i), 1)
+		reqs[i] = hostInvocation(handlertest.BenchOrder(i), fmt.Sprintf("ORD-B-%08d", i), 1)
 	}
-	b.Run("new", func(b *testing.B) { benchEachOnce(b, benchServer, FunctionProcessOrder, reqs) })
-	b.Run("duplicate", func(b *testing.B) { benchAfter(b, benchServer(), FunctionProcessOrder, reqs[0], reqs[0]) })
-}
-
-// benchEachOnce serves each request of reqs once per iteration, in turn;
-// when all are used (every id or key taken) it starts over, untimed, with a
-// new server.
-func benchEachOnce(b *testing.B, newServer func() http.Handler, function string, reqs [][]byte) {
-	b.ReportAllocs()
-	srv, i := newServer(), 0
-	for b.Loop() {
-		if i == len(reqs) {
-			b.StopTimer()
-			srv, i = newServer(), 0
-			b.StartTimer()
-		}
-		serve(b, srv, function, reqs[i])
-		i++
-	}
-}
-
-// benchAfter serves first once, untimed, then again once per iteration.
-func benchAfter(b *testing.B, srv http.Handler, function string, first, again []byte) {
-	b.ReportAllocs()
-	serve(b, srv, function, first)
-	for b.Loop() {
-		serve(b, srv, function, again)
-	}
+	b.Run("new", func(b *testing.B) { handlertest.BenchEachOnce(b, benchServer, FunctionProcessOrder, reqs) })
+	b.Run("duplicate", func(b *testing.B) { handlertest.BenchAfter(b, benchServer(), FunctionProcessOrder, reqs[0], reqs[0]) })
 }
 
 // BenchmarkProcessOrderBatchInProcess is one POST /ProcessOrderBatch
@@ -111,7 +71,7 @@ func BenchmarkProcessOrderBatchInProcess(b *testing.B) {
 	for i := range reqs {
 		msgs := make([]batchMessage, size)
 		for j := range msgs {
-			msgs[j] = batchMessage{body: benchOrder(i*size + j), messageID: fmt.Sprintf("ORD-B-%08d", i*size+j), deliveryCount: 1}
+			msgs[j] = batchMessage{body: handlertest.BenchOrder(i*size + j), messageID: fmt.Sprintf("ORD-B-%08d", i*size+j), deliveryCount: 1}
 		}
 		reqs[i] = hostBatch(msgs)
 	}
@@ -124,7 +84,7 @@ func BenchmarkProcessOrderBatchInProcess(b *testing.B) {
 			srv, i = benchServer(), 0
 			b.StartTimer()
 		}
-		serve(b, srv, FunctionProcessOrderBatch, reqs[i])
+		handlertest.BenchInvoke(b, srv, FunctionProcessOrderBatch, reqs[i])
 		i++
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*size), "ns/msg")
@@ -136,7 +96,7 @@ func BenchmarkProcessOrderBatchInProcess(b *testing.B) {
 func BenchmarkPublishOrderEventsInProcess(b *testing.B) {
 	var docs []json.RawMessage
 	for i := range 100 {
-		o, err := orders.ParseOrder(benchOrder(i))
+		o, err := orders.ParseOrder(handlertest.BenchOrder(i))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -152,6 +112,6 @@ func BenchmarkPublishOrderEventsInProcess(b *testing.B) {
 	srv := benchServer()
 	b.ReportAllocs()
 	for b.Loop() {
-		serve(b, srv, FunctionPublishOrderEvents, req)
+		handlertest.BenchInvoke(b, srv, FunctionPublishOrderEvents, req)
 	}
 }

@@ -1,48 +1,21 @@
 package handler
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
-	"github.com/ordersink/orders-consumer/orders"
-	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
-// cosmosDB is the Cosmos endpoint of the integration tests: COSMOS_ENDPOINT
-// when set (a real account or Microsoft's emulator), else a local emulator,
-// started by the first test that needs it.
-var cosmosDB = cosmostest.NewShared("handler")
+// stores are the test binary's: Cosmos DB, or with -short one in-memory
+// store (handlertest.Stores).
+var stores = handlertest.NewStores("handler")
 
-func TestMain(m *testing.M) { os.Exit(cosmosDB.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(stores.Main(m)) }
 
-// testEnv is Cosmos DB itself, for the tests about Cosmos DB (round trips,
-// the SDK's requests); with -short they are skipped.
-func testEnv(t testing.TB) *cosmostest.Env { return cosmosDB.Env(t) }
+// testEnv is Cosmos DB itself; with -short its tests are skipped.
+func testEnv(t testing.TB) *cosmostest.Env { return stores.Cosmos(t) }
 
-// readableStore is what the handler tests need of a store: the consumer's two
-// interfaces and reading back what was written.
-type readableStore interface {
-	orders.Store
-	orders.StatusStore
-	ParkBody(ctx context.Context, p orders.ParkedBody) error
-	PartitionDocuments(ctx context.Context, orderID string) ([]json.RawMessage, error)
-	ReadOrder(ctx context.Context, orderID string) (json.RawMessage, error)
-	Documents(ctx context.Context, docType string) ([]json.RawMessage, error)
-}
-
-// memStore is the store of the whole test binary under -short.
-var memStore = orderstest.NewMemStore()
-
-// testStore is the store behind the handler: Cosmos DB, or with -short
-// orderstest.MemStore, which passes the same store suite
-// (orderstest.TestStore, run on both in orders/orderstest and cosmos).
-func testStore(t testing.TB) readableStore {
-	t.Helper()
-	if testing.Short() {
-		return memStore
-	}
-	return cosmosDB.Env(t).Readable()
-}
+// testStore is the store behind the handler.
+func testStore(t testing.TB) handlertest.Store { return stores.Orders(t) }

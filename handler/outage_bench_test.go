@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/retrying"
@@ -44,7 +45,7 @@ func BenchmarkRecoveryAfterOutage(b *testing.B) {
 				const n = 16
 				done := make(chan time.Time, n)
 				for range n {
-					id, body := uniqueOrder(b)
+					id, body := handlertest.UniqueOrder(b)
 					go func() {
 						a, err := srv.call(FunctionProcessOrder, hostInvocation(body, id, 1))
 						if err != nil || a.Status != http.StatusOK {

@@ -58,16 +58,18 @@ func (cfg Config) keepBody(ctx context.Context, e *ParkingEnvelope, body []byte)
 	}
 	e.Body, e.BodyEncoding = "", ""
 	e.BodyRef = &BodyRef{ID: p.ID(), PartitionKey: p.PartitionKey}
-	e.OrderID = clip(e.OrderID)
-	e.Description = clip(e.Description)
+	e.OrderID = Clip(e.OrderID)
+	e.Description = Clip(e.Description)
 	if err := cfg.fitOutput(e); err != nil {
 		return fmt.Errorf("its envelope without the body is still %w", err)
 	}
 	return nil
 }
 
-// clip cuts s to maxEnvelopeText runes, marking the cut.
-func clip(s string) string {
+// Clip cuts s to maxEnvelopeText runes, marking the cut: a caller's value
+// (an orderId, a description quoting one) of any length as an envelope or a
+// log line keeps it.
+func Clip(s string) string {
 	if utf8.RuneCountInString(s) <= maxEnvelopeText {
 		return s
 	}

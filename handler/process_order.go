@@ -137,9 +137,9 @@ func (d delivery) envelope(res orders.Result, now time.Time) *ParkingEnvelope {
 }
 
 func (d delivery) humanLine(res orders.Result) string {
-	id := logValue(res.OrderID)
+	id := LogValue(res.OrderID)
 	if res.OrderID == "" {
-		id = "message " + logValue(d.messageID)
+		id = "message " + LogValue(d.messageID)
 	}
 	if res.Kind == orders.OrderStatusChanged {
 		id += fmt.Sprintf(" status v%d", res.Version)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
 )
@@ -19,7 +20,7 @@ func TestBatchAgainstACosmosThatNeverAnswers(t *testing.T) {
 	var bodies [3][]byte
 	t.Run("ids", func(t *testing.T) {
 		for i := range ids {
-			ids[i], bodies[i] = uniqueOrder(t)
+			ids[i], bodies[i] = handlertest.UniqueOrder(t)
 		}
 	})
 	// The batch's deadline within its lock is timed on virtual time
@@ -51,15 +52,15 @@ func TestBatchAgainstACosmosThatNeverAnswers(t *testing.T) {
 	b.proxy.Set(cosmostest.Up)
 	text := func(q Requeued) []byte { return []byte(hostOutputText(t, map[string]Requeued{requeueKey: q})) }
 	a = b.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{text(requeued[0]), "sb-1", 1, ""}}))
-	if a.Status != http.StatusOK || strings.Join(a.outcomes(), " ") != "created" || !strings.Contains(a.firstLog(), "(delivery 3)") {
+	if a.Status != http.StatusOK || strings.Join(a.outcomes(), " ") != "created" || !strings.Contains(a.FirstLog(), "(delivery 3)") {
 		t.Fatalf("given back to the batch function: status %d, %v", a.Status, a.Logs)
 	}
 	a = b.invoke(t, hostInvocation(text(requeued[1]), "sb-2", 1))
-	if a.Status != http.StatusOK || a.outcome() != "created" || !strings.Contains(a.firstLog(), "(delivery 2)") {
+	if a.Status != http.StatusOK || a.Outcome() != "created" || !strings.Contains(a.FirstLog(), "(delivery 2)") {
 		t.Fatalf("given back to ProcessOrder: status %d, %v", a.Status, a.Logs)
 	}
 	for _, i := range []int{1, 2} {
-		docs := documentsOfType(partition(t, ids[i]), orders.TypeOrder)
+		docs := handlertest.DocumentsOfType(partition(t, ids[i]), orders.TypeOrder)
 		want, _ := orders.ParseOrder(bodies[i])
 		if len(docs) != 1 || docs[0]["requestHash"] != want.Hash || docs[0]["messageId"] != ids[i] {
 			t.Errorf("order %s stored as %v, want the original body's fingerprint and MessageId", ids[i], docs)
@@ -73,12 +74,12 @@ func TestBatchLastDeliveryWithFinalOutcomeBesideATransientMate(t *testing.T) {
 	var bad, mate, mis string
 	var badb, mateb, misb []byte
 	t.Run("ids", func(t *testing.T) {
-		bad, badb = uniqueOrder(t)
+		bad, badb = handlertest.UniqueOrder(t)
 		badb = []byte(strings.Replace(string(badb), `"currency":"EUR"`, `"currency":"euro"`, 1))
-		mate, mateb = uniqueOrder(t)
-		mis, misb = uniqueOrder(t)
+		mate, mateb = handlertest.UniqueOrder(t)
+		mis, misb = handlertest.UniqueOrder(t)
 	})
-	store := flakyStore{readableStore: testStore(t), failing: map[string]bool{mate: true}}
+	store := flakyStore{Store: testStore(t), failing: map[string]bool{mate: true}}
 	s := startBatchServer(t, store, 2)
 	if a := s.invoke(t, hostInvocation(misb, mis, 1)); a.Status != http.StatusOK {
 		t.Fatal(a.Status)

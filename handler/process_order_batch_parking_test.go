@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -23,7 +24,7 @@ func TestBatchEnvelopesEachFitTheBudget(t *testing.T) {
 		t.Fatalf("status %d, parking %s", a.Status, a.Outputs[ParkingBinding])
 	}
 	for i, raw := range raws {
-		if size := hostSize(t, raw); size > DefaultMaxMessageBytes-headerAllowance {
+		if size := handlertest.HostSize(t, raw); size > DefaultMaxMessageBytes-HeaderAllowance {
 			t.Errorf("envelope %d is %d bytes as the host sends it", i, size)
 		}
 		var e ParkingEnvelope
@@ -36,7 +37,7 @@ func TestBatchEnvelopesEachFitTheBudget(t *testing.T) {
 
 func TestBatchParkingEnvelopeFields(t *testing.T) {
 	s := startBatchServer(t, testEnv(t).Store, 2)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	bad := bytes.Replace(body, []byte(`"currency":"EUR"`), []byte(`"currency":"eur"`), 1)
 	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{bad, id, 3, "OrderPlaced"}}))
 	if a.Status != http.StatusOK {

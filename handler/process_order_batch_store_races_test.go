@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
 )
@@ -14,7 +15,7 @@ import (
 // (no cause named) is not success, whatever the HTTP status says.
 func TestBatchAnswer200WithOnlyDependencyFailuresIsRetried(t *testing.T) {
 	s, tr := transportServer(t)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	tr.Before(func(kind string, r *http.Request) *http.Response {
 		if kind == "BATCH" {
 			return cosmostest.Answer(r, http.StatusOK, `[{"statusCode":424,"requestCharge":1.2},{"statusCode":424,"requestCharge":1.2}]`)
@@ -34,7 +35,7 @@ func TestBatchAnswer200WithOnlyDependencyFailuresIsRetried(t *testing.T) {
 // delivery: the message is parked at once, not retried until its budget.
 func TestBatchOperationRefusedWith400IsParked(t *testing.T) {
 	s, tr := transportServer(t)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	tr.Before(func(kind string, r *http.Request) *http.Response {
 		if kind == "BATCH" {
 			return cosmostest.Answer(r, http.StatusMultiStatus, `[{"statusCode":400,"requestCharge":1.2},{"statusCode":424,"requestCharge":1.2}]`)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
@@ -35,7 +36,7 @@ func (a answer) outcomes() []string {
 	var out []string
 	for _, l := range a.Logs {
 		if strings.HasPrefix(l, FunctionProcessOrderBatch+": ") && !strings.Contains(l, " messages: ") {
-			out = append(out, outcomeOf(l))
+			out = append(out, handlertest.OutcomeOf(l))
 		}
 	}
 	return out
@@ -51,7 +52,7 @@ func TestBatchOfMixedMessagesSettles(t *testing.T) {
 	ids := map[string]string{}
 	bodies := map[string][]byte{}
 	for _, k := range []string{"new", "dup", "mis", "bad", "stale", "subject", "shadow"} {
-		t.Run("id "+k, func(t *testing.T) { ids[k], bodies[k] = uniqueOrder(t) })
+		t.Run("id "+k, func(t *testing.T) { ids[k], bodies[k] = handlertest.UniqueOrder(t) })
 	}
 	for _, k := range []string{"dup", "mis"} {
 		if a := s.invoke(t, hostInvocation(bodies[k], ids[k], 1)); a.Status != http.StatusOK {
@@ -145,7 +146,7 @@ func TestBatchOfMixedMessagesSettles(t *testing.T) {
 
 // flakyStore fails transiently for the orders it names.
 type flakyStore struct {
-	readableStore
+	handlertest.Store
 	failing map[string]bool
 }
 
@@ -154,18 +155,18 @@ func (f flakyStore) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) 
 		return nil, &orders.StoreError{Op: "create order", OrderID: b.OrderID, Status: http.StatusServiceUnavailable, IsTransient: true,
 			Err: errors.New("503 Service Unavailable")}
 	}
-	return f.readableStore.CreateOrder(ctx, b)
+	return f.Store.CreateOrder(ctx, b)
 }
 
 func TestBatchWithTransientFailureIsRedeliveredWhole(t *testing.T) {
 	var x, y, z string
 	var xb, yb, zb []byte
 	t.Run("ids", func(t *testing.T) {
-		x, xb = uniqueOrder(t)
-		y, yb = uniqueOrder(t)
-		z, zb = uniqueOrder(t)
+		x, xb = handlertest.UniqueOrder(t)
+		y, yb = handlertest.UniqueOrder(t)
+		z, zb = handlertest.UniqueOrder(t)
 	})
-	store := flakyStore{readableStore: testStore(t), failing: map[string]bool{y: true}}
+	store := flakyStore{Store: testStore(t), failing: map[string]bool{y: true}}
 	// Parallelism 1 makes "later messages" well defined.
 	s := startBatchServer(t, store, 1)
 	steps := []struct {
@@ -210,7 +211,7 @@ func TestBatchWithTransientFailureIsRedeliveredWhole(t *testing.T) {
 			}
 		})
 	}
-	if !strings.Contains(s.logs.String(), "not attempted") {
+	if !strings.Contains(s.Logs.String(), "not attempted") {
 		t.Error("the log does not say which messages were not attempted")
 	}
 	if n := len(partition(t, z)); n != 2 {
@@ -225,11 +226,11 @@ func TestBatchWithAMessageOnItsLastDeliveryIsSettled(t *testing.T) {
 	var old, young, fine string
 	var oldb, youngb, fineb []byte
 	t.Run("ids", func(t *testing.T) {
-		old, oldb = uniqueOrder(t)
-		young, youngb = uniqueOrder(t)
-		fine, fineb = uniqueOrder(t)
+		old, oldb = handlertest.UniqueOrder(t)
+		young, youngb = handlertest.UniqueOrder(t)
+		fine, fineb = handlertest.UniqueOrder(t)
 	})
-	store := flakyStore{readableStore: testStore(t), failing: map[string]bool{old: true, young: true}}
+	store := flakyStore{Store: testStore(t), failing: map[string]bool{old: true, young: true}}
 	s := startBatchServer(t, store, 1)
 	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{
 		{oldb, old, orders.DefaultRetryBudget, ""}, {youngb, young, 1, ""}, {fineb, fine, 1, ""}}))
@@ -305,7 +306,7 @@ func TestBatchBodyLimits(t *testing.T) {
 	var ids [3]string
 	var bodies [3][]byte
 	for i := range ids {
-		ids[i], bodies[i] = uniqueOrder(t)
+		ids[i], bodies[i] = handlertest.UniqueOrder(t)
 	}
 	msgs := []batchMessage{
 		{bodies[0], ids[0], 1, ""},
@@ -322,7 +323,7 @@ func TestBatchBodyLimits(t *testing.T) {
 			t.Errorf("envelope %d: %+v, want MalformedMessage for %s naming the %s", i, es, ids[i+1], rule)
 		}
 	}
-	if n := len(documentsOfType(partition(t, ids[0]), "order")); n != 1 {
+	if n := len(handlertest.DocumentsOfType(partition(t, ids[0]), "order")); n != 1 {
 		t.Errorf("the valid batch-mate: %d orders stored, want 1", n)
 	}
 }
@@ -331,8 +332,8 @@ func TestBatchBodyLimits(t *testing.T) {
 // batch that parks nothing has no parking output.
 func TestBatchSummaryCountsOutcomes(t *testing.T) {
 	s := startBatchServer(t, testEnv(t).Store, 2)
-	id, body := uniqueOrder(t)
-	id2, body2 := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
+	id2, body2 := handlertest.UniqueOrder(t)
 	bad := []byte(strings.Replace(string(body2), `"currency":"EUR"`, `"currency":"eur"`, 1))
 	start := time.Now()
 	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{body, id, 1, ""}, {body, id, 1, ""}, {bad, id2, 1, ""}}))
@@ -363,7 +364,7 @@ func TestBatchSummaryCountsOutcomes(t *testing.T) {
 // array or null for the host to read.
 func TestBatchWithNothingParkedHasNoParkingOutput(t *testing.T) {
 	s := startBatchServer(t, testEnv(t).Store, 2)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{body, id, 1, ""}}))
 	_, parking := a.Outputs[ParkingBinding]
 	_, requeue := a.Outputs[RequeueBinding]

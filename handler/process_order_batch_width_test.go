@@ -85,7 +85,7 @@ func TestBatchIsWrittenAsWideAsItAllows(t *testing.T) {
 			msgs := make([]batchMessage, tc.messages)
 			for i := range msgs {
 				id := fmt.Sprintf("ORD-WIDTH-%d-%03d", tc.want, i)
-				msgs[i] = batchMessage{[]byte(strings.Replace(exampleBody, "ORD-2026-000123", id, 1)), id, 1, ""}
+				msgs[i] = batchMessage{[]byte(strings.Replace(orderstest.ExampleBody, "ORD-2026-000123", id, 1)), id, 1, ""}
 			}
 			a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch(msgs))
 			if a.Status != http.StatusOK {
@@ -110,7 +110,7 @@ func TestGateStoreFailsANarrowBatch(t *testing.T) {
 	msgs := make([]batchMessage, 3)
 	for i := range msgs {
 		id := fmt.Sprintf("ORD-NARROW-%d", i)
-		msgs[i] = batchMessage{[]byte(strings.Replace(exampleBody, "ORD-2026-000123", id, 1)), id, 1, ""}
+		msgs[i] = batchMessage{[]byte(strings.Replace(orderstest.ExampleBody, "ORD-2026-000123", id, 1)), id, 1, ""}
 	}
 	a := s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch(msgs))
 	if a.Status != http.StatusServiceUnavailable {

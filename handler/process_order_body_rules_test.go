@@ -3,11 +3,15 @@ package handler
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // withMember inserts a raw member into an order body.
@@ -80,13 +84,13 @@ func TestProcessOrderBodyLimits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			id, body := uniqueOrder(t)
+			id, body := handlertest.UniqueOrder(t)
 			a := s.invoke(t, hostInvocation(withMember(body, tc.member), id, 1))
 			e := a.parked(t)
 			if a.Status != http.StatusOK {
 				t.Fatalf("status %d, want 200", a.Status)
 			}
-			docs := documentsOfType(partition(t, id), "order")
+			docs := handlertest.DocumentsOfType(partition(t, id), "order")
 			if tc.rule == "" {
 				if e != nil || len(docs) != 1 {
 					t.Fatalf("parked %+v, %d orders stored; want created", e, len(docs))
@@ -116,7 +120,7 @@ func TestProcessOrderChangedOrderIsNotADuplicate(t *testing.T) {
 	}
 	for _, p := range pairs {
 		t.Run(p.name, func(t *testing.T) {
-			id, body := uniqueOrder(t)
+			id, body := handlertest.UniqueOrder(t)
 			if a := s.invoke(t, hostInvocation(withMember(body, p.stored), id, 1)); a.parked(t) != nil {
 				t.Fatalf("the first order was parked: %+v", a.parked(t))
 			}
@@ -124,6 +128,75 @@ func TestProcessOrderChangedOrderIsNotADuplicate(t *testing.T) {
 			e := a.parked(t)
 			if e == nil || e.Reason != orders.MalformedMessage || !strings.Contains(e.Description, "I-JSON") {
 				t.Fatalf("resend with other content: parked %+v, want MalformedMessage (I-JSON); logs %v", e, a.Logs)
+			}
+		})
+	}
+}
+
+func TestOversizedRequestStaysWholeInTheBroker(t *testing.T) {
+	const limit = 64 << 10
+	logs := &orderstest.Buffer{}
+	srv := httptest.NewServer(NewServer(Config{
+		Processor: &orders.Processor{Store: testEnv(t).Store}, Logger: slog.New(slog.NewJSONHandler(logs, nil)), MaxRequestBytes: limit,
+	}))
+	defer srv.Close()
+	s := &testServer{&handlertest.Server{URL: srv.URL, Logs: logs}}
+	id, body := handlertest.UniqueOrder(t)
+	pad := func(n int) []byte {
+		return []byte(strings.Replace(string(body), `"currency"`, `"note":"`+strings.Repeat("x", n)+`","currency"`, 1))
+	}
+	// Find the padding that makes the request exactly limit bytes.
+	n := limit - len(hostInvocation(pad(0), id, 1))
+	n -= n / 4 // base64 takes 4 bytes for 3
+	for len(hostInvocation(pad(n+1), id, 1)) <= limit {
+		n++
+	}
+	for len(hostInvocation(pad(n), id, 1)) > limit {
+		n--
+	}
+	if a := s.invoke(t, hostInvocation(pad(n), id, 1)); a.Status != http.StatusOK || a.parked(t) != nil {
+		t.Fatalf("a request at the limit: status %d", a.Status)
+	}
+	over := s.invoke(t, hostInvocation(pad(n+3), id+"-over", 1))
+	if over.Status/100 == 2 {
+		t.Fatalf("status %d: a request over the limit must stay whole in the broker, not be completed", over.Status)
+	}
+	if !strings.Contains(logs.String(), `"level":"ERROR"`) || !strings.Contains(logs.String(), "MAX_REQUEST_BYTES") {
+		t.Errorf("no ERROR line naming the setting: %s", logs.String())
+	}
+	if docs := partition(t, id+"-over"); len(docs) != 0 {
+		t.Errorf("oversized request wrote %d documents", len(docs))
+	}
+}
+
+// §3: quantity is an integer from 1 to 10000; the boundary itself is accepted.
+func TestQuantityBoundary(t *testing.T) {
+	s := startServer(t, testEnv(t).Store, 0)
+	tests := []struct {
+		quantity int
+		total    string
+		created  bool
+	}{
+		{1, "0.01", true},
+		{orders.MaxQuantity, "100.00", true},
+		{orders.MaxQuantity + 1, "100.01", false},
+		{0, "0.00", false},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.quantity), func(t *testing.T) {
+			id, _ := handlertest.UniqueOrder(t)
+			body := fmt.Appendf(nil, `{"orderId":%q,"customerId":"CUST-42","currency":"EUR","lines":[{"sku":"SKU-1","quantity":%d,"unitPrice":"0.01"}],"total":%q,"placedAt":"2026-11-29T10:00:00Z"}`,
+				id, tc.quantity, tc.total)
+			a := s.invoke(t, hostInvocation(body, id, 1))
+			if a.Status != http.StatusOK {
+				t.Fatalf("status %d", a.Status)
+			}
+			e := a.parked(t)
+			switch {
+			case tc.created && (e != nil || a.Outcome() != "created"):
+				t.Errorf("quantity %d: parked %+v, logs %v; want created", tc.quantity, e, a.Logs)
+			case !tc.created && (e == nil || e.Reason != orders.ValidationFailed || !strings.Contains(e.Description, "lines[0].quantity")):
+				t.Errorf("quantity %d: parked %+v; want ValidationFailed naming lines[0].quantity", tc.quantity, e)
 			}
 		})
 	}

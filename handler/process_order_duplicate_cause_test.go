@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
@@ -14,7 +15,7 @@ import (
 // lastLogLine is the structured line of the last invocation s answered.
 func lastLogLine(t *testing.T, s *testServer) map[string]any {
 	t.Helper()
-	lines := strings.Split(strings.TrimSpace(s.logs.String()), "\n")
+	lines := strings.Split(strings.TrimSpace(s.Logs.String()), "\n")
 	var line map[string]any
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &line); err != nil {
 		t.Fatalf("log line is not JSON: %q", lines[len(lines)-1])
@@ -27,7 +28,7 @@ func lastLogLine(t *testing.T, s *testServer) map[string]any {
 // point read of the stored fingerprint.
 func TestProcessOrderLogsDuplicateCauseAndRequestCharge(t *testing.T) {
 	s := startServer(t, testEnv(t).Store, 0)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	messageID := orders.MessageID(id, body)
 	resent := bytes.Replace(body, []byte(`"producer":"web-shop"`), []byte(`"producer":"retry-job"`), 1)
 
@@ -65,7 +66,7 @@ func TestProcessOrderDuplicateCauseConcurrentDelivery(t *testing.T) {
 	clock := t0
 	store := orderstest.NewMemStore()
 	s := startServerWith(t, Config{Processor: &orders.Processor{Store: store, Now: func() time.Time { return clock }}})
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	s.invoke(t, hostInvocation(body, id, 1))
 
 	clock = t0.Add(-time.Millisecond) // began before the winner accepted the order

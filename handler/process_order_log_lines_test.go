@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 )
 
 // The line the host shows in its own log (Logs in the answer) says what
@@ -13,7 +15,7 @@ import (
 // word, so its wording is pinned here.
 func TestHumanLogLines(t *testing.T) {
 	s := startServer(t, testEnv(t).Store, 0)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	bad := strings.Replace(string(body), `"currency":"EUR"`, `"currency":"eur"`, 1)
 	tests := []struct {
 		name    string
@@ -43,7 +45,7 @@ func TestHumanLogLines(t *testing.T) {
 // saw around the whole request.
 func TestLogDurationIsMilliseconds(t *testing.T) {
 	s := startServer(t, testEnv(t).Store, 0)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	start := time.Now()
 	a := s.invoke(t, hostInvocation(body, id, 1))
 	elapsed := time.Since(start)
@@ -62,7 +64,7 @@ func TestLogDurationIsMilliseconds(t *testing.T) {
 // where an operator reads why it was not applied.
 func TestStaleStatusLineSaysWhy(t *testing.T) {
 	s := startServer(t, testEnv(t).Store, 0)
-	id, _ := uniqueOrder(t)
+	id, _ := handlertest.UniqueOrder(t)
 	lineOf := func(a answer) map[string]any {
 		t.Helper()
 		var l map[string]any

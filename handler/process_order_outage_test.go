@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
@@ -64,7 +65,7 @@ func startOutageBenchWith(t *testing.T, f cosmostest.Fault, warm bool, messageDe
 		MessageDeadline: messageDeadline, BatchDeadline: batchDeadline, Health: health, AuthAlarmAfter: 500 * time.Millisecond,
 	})}
 	if warm {
-		id, body := uniqueOrder(t)
+		id, body := handlertest.UniqueOrder(t)
 		if a := b.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK {
 			t.Fatalf("warm-up order: status %d", a.Status)
 		}
@@ -118,7 +119,7 @@ func TestOutageLongerThanNineImmediateRedeliveries(t *testing.T) {
 			var firstAnswered sync.WaitGroup
 			firstAnswered.Add(n)
 			for range n {
-				id, body := uniqueOrder(t)
+				id, body := handlertest.UniqueOrder(t)
 				go func() {
 					a, deliveries, err := b.deliver(body, id, func(delivery int) {
 						if delivery == 1 {
@@ -137,7 +138,7 @@ func TestOutageLongerThanNineImmediateRedeliveries(t *testing.T) {
 				r := <-results
 				// "duplicate" is right too: an attempt whose answer was cut
 				// by its timeout may have written the order.
-				if o := r.a.outcome(); r.err != nil || r.deliveries > 10 || r.a.parked(t) != nil || o != "created" && o != "duplicate" {
+				if o := r.a.Outcome(); r.err != nil || r.deliveries > 10 || r.a.parked(t) != nil || o != "created" && o != "duplicate" {
 					t.Errorf("order %s: delivery %d, answer %+v, err %v: want created, nothing parked or dead-lettered", r.id, r.deliveries, r.a, r.err)
 					continue
 				}
@@ -155,12 +156,12 @@ func TestOutageLongerThanNineImmediateRedeliveries(t *testing.T) {
 				t.Errorf("%d deliveries spent in an outage of one deadline (%s)", maxDeliveries, testHold)
 			}
 			if tc.fault == cosmostest.Forbidden {
-				logs := b.logs.String()
+				logs := b.Logs.String()
 				if !strings.Contains(logs, `"level":"ERROR","msg":"store still down"`) || !strings.Contains(logs, `"subStatus":5301`) {
 					t.Errorf("a 403 lasting past AuthAlarmAfter was not logged at ERROR with its substatus:\n%s", logs)
 				}
 			}
-			if !strings.Contains(b.logs.String(), `"msg":"store back"`) {
+			if !strings.Contains(b.Logs.String(), `"msg":"store back"`) {
 				t.Error("the log does not say when the store came back")
 			}
 		})
@@ -198,8 +199,8 @@ func TestOutageOnProductionClocks(t *testing.T) {
 				store.Set(cosmostest.Up)
 				for range n {
 					r := <-results
-					if r.err != nil || r.a.outcome() != "created" || r.a.parked(t) != nil || r.deliveries != 8 {
-						t.Errorf("order %s: %v, outcome %q at delivery %d; want created at delivery 8, nothing parked", r.id, r.err, r.a.outcome(), r.deliveries)
+					if r.err != nil || r.a.Outcome() != "created" || r.a.parked(t) != nil || r.deliveries != 8 {
+						t.Errorf("order %s: %v, outcome %q at delivery %d; want created at delivery 8, nothing parked", r.id, r.err, r.a.Outcome(), r.deliveries)
 					}
 					if took := r.at.Sub(back); took > 5*time.Second {
 						t.Errorf("order %s created %s after Cosmos DB answered again, want within 5 s", r.id, took)
@@ -208,7 +209,7 @@ func TestOutageOnProductionClocks(t *testing.T) {
 						t.Errorf("order %s: %d documents, want the order and its event once", r.id, len(docs))
 					}
 				}
-				logs := b.logs.String()
+				logs := b.Logs.String()
 				if tc.fault == cosmostest.Forbidden && (!strings.Contains(logs, `"level":"ERROR","msg":"store still down"`) || !strings.Contains(logs, `"subStatus":5301`)) {
 					t.Errorf("a 403 lasting past AUTH_ALARM_AFTER was not logged at ERROR with its substatus:\n%s", logs)
 				}
@@ -232,13 +233,13 @@ func TestHandlerStartedDuringAnOutage(t *testing.T) {
 		{"403 after the account read", cosmostest.ForbiddenData}} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := startOutageBench(t, tc.fault, false)
-			id, body := uniqueOrder(t)
+			id, body := handlertest.UniqueOrder(t)
 			held := make(chan answer, 1)
 			go func() {
 				a, _ := b.call(FunctionProcessOrder, hostInvocation(body, id, 1))
 				held <- a
 			}()
-			resp, err := http.Get(b.url + "/")
+			resp, err := http.Get(b.URL + "/")
 			if err != nil || resp.StatusCode != http.StatusOK {
 				t.Errorf("GET / during the outage: %v, %v", resp, err)
 			}
@@ -251,7 +252,7 @@ func TestHandlerStartedDuringAnOutage(t *testing.T) {
 			back := time.Now()
 			b.proxy.Set(cosmostest.Up)
 			a := b.invoke(t, hostInvocation(body, id, 2))
-			if a.Status != http.StatusOK || a.outcome() != "created" {
+			if a.Status != http.StatusOK || a.Outcome() != "created" {
 				t.Fatalf("delivery 2 after Cosmos DB came back: status %d, %v", a.Status, a.Logs)
 			}
 			t.Logf("started during an outage (%s): first order created %s after Cosmos DB answered", tc.name, time.Since(back).Round(time.Millisecond))
@@ -273,7 +274,7 @@ func TestReadinessDuringAnOutage(t *testing.T) {
 		}()
 		synctest.Wait() // the invocation waits for the store
 		start := time.Now()
-		resp, err := b.client.Get(b.url + "/")
+		resp, err := b.Client.Get(b.URL + "/")
 		if err != nil || resp.StatusCode != http.StatusOK || time.Since(start) != 0 {
 			t.Errorf("GET / during the outage: %v, %v after %s; want 200 at once", resp, err, time.Since(start))
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
 )
 
@@ -18,12 +19,12 @@ func mismatchOf(body []byte) []byte {
 
 func TestNewOrderWritesOrderAndOutboxEventInOneBatch(t *testing.T) {
 	s := startServer(t, testStore(t), 0)
-	id, body := uniqueOrder(t)
-	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || a.outcome() != "created" {
+	id, body := handlertest.UniqueOrder(t)
+	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || a.Outcome() != "created" {
 		t.Fatalf("new order: status %d, logs %v", a.Status, a.Logs)
 	}
 	docs := partition(t, id)
-	order, events := documentsOfType(docs, orders.TypeOrder), documentsOfType(docs, orders.TypeOutboxEvent)
+	order, events := handlertest.DocumentsOfType(docs, orders.TypeOrder), handlertest.DocumentsOfType(docs, orders.TypeOutboxEvent)
 	if len(docs) != 2 || len(order) != 1 || len(events) != 1 {
 		t.Fatalf("partition = %v, want the order and one outbox event", docs)
 	}
@@ -74,7 +75,7 @@ func TestRedeliveryAndMismatchWriteNothingNew(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a := s.invoke(t, hostInvocation(tc.body, id, tc.delivery))
-			if a.Status != http.StatusOK || a.outcome() != tc.outcome {
+			if a.Status != http.StatusOK || a.Outcome() != tc.outcome {
 				t.Fatalf("status %d, logs %v, want %s", a.Status, a.Logs, tc.outcome)
 			}
 			after := docsOf(t, id)
@@ -99,7 +100,7 @@ func TestRedeliveryAndMismatchWriteNothingNew(t *testing.T) {
 func TestOrderTooLargeForOneBatchIsRefusedBeforeSending(t *testing.T) {
 	store, requests := countingStore(t)
 	s := startServer(t, store, 0)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	// An unknown member is kept in the stored order, so this order cannot
 	// fit the 2 MB a transactional batch may carry. (An array, which the host
 	// does not copy into Metadata, keeps the request under 4 MB; 33 strings
@@ -126,7 +127,7 @@ func TestOrderTooLargeForOneBatchIsRefusedBeforeSending(t *testing.T) {
 		}
 	}
 	docs := partition(t, id)
-	if e.BodyRef == nil || len(docs) < 2 || len(documentsOfType(docs, orders.TypeParkedBody)) != len(docs) {
+	if e.BodyRef == nil || len(docs) < 2 || len(handlertest.DocumentsOfType(docs, orders.TypeParkedBody)) != len(docs) {
 		t.Errorf("body ref %v; documents written: %d, want only the parts of the parked body", e.BodyRef, len(docs))
 	}
 }
@@ -136,7 +137,7 @@ func TestOrderTooLargeForOneBatchIsRefusedBeforeSending(t *testing.T) {
 func TestRoundTripsPerOutcome(t *testing.T) {
 	store, requests := countingStore(t)
 	s := startServer(t, store, 0)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	steps := []struct {
 		name    string
 		request []byte
@@ -153,7 +154,7 @@ func TestRoundTripsPerOutcome(t *testing.T) {
 	for _, st := range steps {
 		n := requests.count()
 		a := s.invoke(t, st.request)
-		if a.Status != http.StatusOK || a.outcome() != st.outcome {
+		if a.Status != http.StatusOK || a.Outcome() != st.outcome {
 			t.Fatalf("%s: status %d, logs %v", st.name, a.Status, a.Logs)
 		}
 		sent := requests.since(n)

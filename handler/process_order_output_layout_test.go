@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // orderWithNulls is the example order whose first line carries k nulls and
@@ -17,7 +19,7 @@ import (
 // mostly indentation, which the host adds) and by one byte per pad byte.
 func orderWithNulls(id string, k, pad int) []byte {
 	nulls := strings.TrimSuffix(strings.Repeat("null,", k), ",")
-	return []byte(strings.Replace(strings.Replace(exampleBody, "ORD-2026-000123", id, 1),
+	return []byte(strings.Replace(strings.Replace(orderstest.ExampleBody, "ORD-2026-000123", id, 1),
 		`"unitPrice":"19.99"`, `"unitPrice":"19.99","x":[`+nulls+`],"pad":"`+strings.Repeat("p", pad)+`"`, 1))
 }
 
@@ -30,7 +32,7 @@ func orderWithNulls(id string, k, pad int) []byte {
 func newtonsoftSize(t *testing.T, body []byte, messageID string) int {
 	t.Helper()
 	var out bytes.Buffer
-	if err := json.Indent(&out, acceptedEvent(t, body, messageID), "", "  "); err != nil {
+	if err := json.Indent(&out, handlertest.AcceptedEvent(t, body, messageID), "", "  "); err != nil {
 		t.Fatal(err)
 	}
 	return out.Len()
@@ -45,7 +47,7 @@ func newtonsoftSize(t *testing.T, body []byte, messageID string) int {
 // (docs/adr/0009-output-size-budgets.md) must not let it through either.
 func TestEventBudgetIsTheHostsIndentation(t *testing.T) {
 	const maxMessage = 32 << 10
-	budget := maxMessage - headerAllowance
+	budget := maxMessage - HeaderAllowance
 	s := budgetServer(t, Config{MaxMessageBytes: maxMessage})
 	base := fmt.Sprintf("ORD-LAYOUT-%d", time.Now().UnixNano())
 	at, over := base+"-a", base+"-b"
@@ -76,7 +78,7 @@ func TestEventBudgetIsTheHostsIndentation(t *testing.T) {
 				t.Fatalf("status %d", a.Status)
 			}
 			if tc.created {
-				if e != nil || len(documentsOfType(partition(t, tc.id), orders.TypeOrder)) != 1 {
+				if e != nil || len(handlertest.DocumentsOfType(partition(t, tc.id), orders.TypeOrder)) != 1 {
 					t.Fatalf("an event of exactly the budget (%d bytes as sent): %s; want the order created", size, describe(e))
 				}
 				return

@@ -132,7 +132,7 @@ func TestFailingCosmosCallsNeverShowTheKey(t *testing.T) {
 			for _, delivery := range []int{1, 9} {
 				rec := httptest.NewRecorder()
 				srv.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/"+FunctionProcessOrder,
-					bytes.NewReader(hostInvocation([]byte(exampleBody), "ORD-2026-000123", delivery))))
+					bytes.NewReader(hostInvocation([]byte(orderstest.ExampleBody), "ORD-2026-000123", delivery))))
 				if rec.Code == http.StatusOK && !strings.Contains(rec.Body.String(), `"parking"`) {
 					t.Fatalf("delivery %d: %d without parking: %s", delivery, rec.Code, rec.Body.String())
 				}

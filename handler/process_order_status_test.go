@@ -9,13 +9,15 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
 // storedStatus reads an order's status document, nil when there is none.
 func storedStatus(t *testing.T, orderID string) map[string]any {
 	t.Helper()
-	s := documentsOfType(partition(t, orderID), orders.TypeOrderStatus)
+	s := handlertest.DocumentsOfType(partition(t, orderID), orders.TypeOrderStatus)
 	switch len(s) {
 	case 0:
 		return nil
@@ -48,7 +50,7 @@ func TestOrderStatusChangedAppliesOnlyNewerVersions(t *testing.T) {
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			a := s.invoke(t, statusInvocation(t, id, st.status, st.version, st.delivery))
-			if a.Status != http.StatusOK || a.parked(t) != nil || a.outcome() != st.outcome {
+			if a.Status != http.StatusOK || a.parked(t) != nil || a.Outcome() != st.outcome {
 				t.Fatalf("status %d, parked %v, logs %v; want %s", a.Status, a.parked(t) != nil, a.Logs, st.outcome)
 			}
 			got := storedStatus(t, id)
@@ -59,7 +61,7 @@ func TestOrderStatusChangedAppliesOnlyNewerVersions(t *testing.T) {
 	}
 	// Stale messages are counted: each has its own log line with both versions.
 	var stale, conflicts int
-	for _, line := range strings.Split(strings.TrimSpace(s.logs.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(s.Logs.String()), "\n") {
 		var l map[string]any
 		_ = json.Unmarshal([]byte(line), &l)
 		if l["outcome"] == "stale" {
@@ -75,7 +77,7 @@ func TestOrderStatusChangedAppliesOnlyNewerVersions(t *testing.T) {
 	if stale != 3 || conflicts != 1 {
 		t.Errorf("stale lines = %d (want 3), of which warnings = %d (want 1, the same-version conflict)", stale, conflicts)
 	}
-	if orderDocs := documentsOfType(partition(t, id), orders.TypeOrder); len(orderDocs) != 1 {
+	if orderDocs := handlertest.DocumentsOfType(partition(t, id), orders.TypeOrder); len(orderDocs) != 1 {
 		t.Errorf("order documents = %d", len(orderDocs))
 	}
 }
@@ -85,16 +87,16 @@ func TestOrderStatusChangedAppliesOnlyNewerVersions(t *testing.T) {
 // the order is accepted normally when it comes.
 func TestOrderStatusChangedBeforeTheOrder(t *testing.T) {
 	s := startServer(t, testStore(t), 0)
-	id, body := uniqueOrder(t)
-	if a := s.invoke(t, statusInvocation(t, id, "Paid", 1, 1)); a.Status != http.StatusOK || a.outcome() != "applied" {
+	id, body := handlertest.UniqueOrder(t)
+	if a := s.invoke(t, statusInvocation(t, id, "Paid", 1, 1)); a.Status != http.StatusOK || a.Outcome() != "applied" {
 		t.Fatalf("status first: %d %v", a.Status, a.Logs)
 	}
-	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || a.outcome() != "created" {
+	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || a.Outcome() != "created" {
 		t.Fatalf("order after its status: %d %v", a.Status, a.Logs)
 	}
 	docs := partition(t, id)
 	for _, typ := range []string{orders.TypeOrder, orders.TypeOutboxEvent, orders.TypeOrderStatus} {
-		if n := len(documentsOfType(docs, typ)); n != 1 {
+		if n := len(handlertest.DocumentsOfType(docs, typ)); n != 1 {
 			t.Errorf("%s documents = %d, want 1", typ, n)
 		}
 	}
@@ -102,7 +104,7 @@ func TestOrderStatusChangedBeforeTheOrder(t *testing.T) {
 
 func TestOrderStatusChangedBadInputIsParked(t *testing.T) {
 	s := startServer(t, testStore(t), 0)
-	id, _ := uniqueOrder(t)
+	id, _ := handlertest.UniqueOrder(t)
 	withStatus := func(body string) []byte {
 		return withSubject(t, hostInvocation([]byte(body), id+":status", 1), "OrderStatusChanged")
 	}
@@ -116,7 +118,7 @@ func TestOrderStatusChangedBadInputIsParked(t *testing.T) {
 		{"version a fraction", withStatus(`{"orderId":"` + id + `","status":"Paid","version":2.5,"changedAt":"2026-11-29T12:00:00Z"}`), "version"},
 		{"no changedAt", withStatus(`{"orderId":"` + id + `","status":"Paid","version":3}`), "changedAt"},
 		{"status with a space", withStatus(`{"orderId":"` + id + `","status":"Paid in full","version":3,"changedAt":"2026-11-29T12:00:00Z"}`), "status"},
-		{"an order sent as a status change", withStatus(exampleBody), "status"},
+		{"an order sent as a status change", withStatus(orderstest.ExampleBody), "status"},
 		{"a status body under another Subject is judged as an order", withSubject(t, hostInvocation(statusBody(id, "Paid", 3), id, 1), "OrderShipped"), "customerId"},
 	}
 	for _, tc := range tests {
@@ -142,7 +144,7 @@ func TestOrderStatusChangedBadInputIsParked(t *testing.T) {
 // It relies on If-Match: the vercel emulator and real Cosmos DB honour it.
 func TestConcurrentStatusChangesEndAtHighestVersion(t *testing.T) {
 	s := startServer(t, testStore(t), 0)
-	id, _ := uniqueOrder(t)
+	id, _ := handlertest.UniqueOrder(t)
 	const n = 8
 	versions := rand.Perm(n)
 	outcomes := make([]string, n)
@@ -165,7 +167,7 @@ func TestConcurrentStatusChangesEndAtHighestVersion(t *testing.T) {
 					return
 				}
 				if a.Status == http.StatusOK {
-					outcomes[i] = a.outcome()
+					outcomes[i] = a.Outcome()
 					return
 				}
 			}
@@ -189,7 +191,7 @@ func TestConcurrentStatusChangesEndAtHighestVersion(t *testing.T) {
 		t.Errorf("stored status = %v, want S%d v%d (outcomes %v)", got, n, n, count)
 	}
 	maxAttempts := 0.0
-	for _, line := range strings.Split(strings.TrimSpace(s.logs.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(s.Logs.String()), "\n") {
 		var l map[string]any
 		_ = json.Unmarshal([]byte(line), &l)
 		if a, ok := l["attempts"].(float64); ok && a > maxAttempts {
@@ -202,19 +204,19 @@ func TestConcurrentStatusChangesEndAtHighestVersion(t *testing.T) {
 // Service Bus extension 4.x sends the Subject as Label only.
 func TestMessageTypeFromLabelAlone(t *testing.T) {
 	s := startServer(t, testStore(t), 0)
-	id, _ := uniqueOrder(t)
+	id, _ := handlertest.UniqueOrder(t)
 	var inv map[string]map[string]json.RawMessage
 	_ = json.Unmarshal(statusInvocation(t, id, "Paid", 1, 1), &inv)
 	delete(inv["Metadata"], "Subject")
 	single, _ := json.Marshal(inv)
-	if a := s.invoke(t, single); a.Status != http.StatusOK || a.outcome() != "applied" {
+	if a := s.invoke(t, single); a.Status != http.StatusOK || a.Outcome() != "applied" {
 		t.Fatalf("single message with Label only: %d %v", a.Status, a.Logs)
 	}
 
 	_ = json.Unmarshal(hostBatch([]batchMessage{{statusBody(id, "Shipped", 2), id + ":status:2", 1, "OrderStatusChanged"}}), &inv)
 	delete(inv["Metadata"], "SubjectArray")
 	batch, _ := json.Marshal(inv)
-	if a := s.invokeFunction(t, FunctionProcessOrderBatch, batch); a.Status != http.StatusOK || !strings.Contains(a.firstLog(), "applied") {
+	if a := s.invokeFunction(t, FunctionProcessOrderBatch, batch); a.Status != http.StatusOK || !strings.Contains(a.FirstLog(), "applied") {
 		t.Fatalf("batch with LabelArray only: %d %v", a.Status, a.Logs)
 	}
 	if got := storedStatus(t, id); got["version"] != float64(2) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
 )
@@ -38,8 +39,8 @@ const notFoundBody = `{"code":"NotFound","message":"Entity with the specified id
 // on this delivery instead of burning one.
 func TestDuplicateWhoseFingerprintReadMissesAtFirst(t *testing.T) {
 	s, tr := transportServer(t)
-	id, body := uniqueOrder(t)
-	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || a.outcome() != "created" {
+	id, body := handlertest.UniqueOrder(t)
+	if a := s.invoke(t, hostInvocation(body, id, 1)); a.Status != http.StatusOK || a.Outcome() != "created" {
 		t.Fatalf("create: %d %v", a.Status, a.Logs)
 	}
 	var mu sync.Mutex
@@ -54,7 +55,7 @@ func TestDuplicateWhoseFingerprintReadMissesAtFirst(t *testing.T) {
 		return nil
 	})
 	a := s.invoke(t, hostInvocation(body, id, 2))
-	if a.Status != http.StatusOK || a.outcome() != "duplicate" {
+	if a.Status != http.StatusOK || a.Outcome() != "duplicate" {
 		t.Fatalf("status %d, logs %v: a read that missed once must be retried", a.Status, a.Logs)
 	}
 	reads := tr.Exchanges("READ")
@@ -83,8 +84,8 @@ func TestDuplicateWhoseFingerprintReadMissesAtFirst(t *testing.T) {
 func TestStatusReplaceThatLosesARaceReadsAgain(t *testing.T) {
 	s, tr := transportServer(t)
 	other := testEnv(t).Store
-	id, _ := uniqueOrder(t)
-	if a := s.invoke(t, statusInvocation(t, id, "Placed", 1, 1)); a.Status != http.StatusOK || a.outcome() != "applied" {
+	id, _ := handlertest.UniqueOrder(t)
+	if a := s.invoke(t, statusInvocation(t, id, "Placed", 1, 1)); a.Status != http.StatusOK || a.Outcome() != "applied" {
 		t.Fatalf("first status: %d %v", a.Status, a.Logs)
 	}
 	competitor := competeBeforeFirstReplace(tr, other, id, "Paid", 2)
@@ -92,7 +93,7 @@ func TestStatusReplaceThatLosesARaceReadsAgain(t *testing.T) {
 	if err := competitor(); err != nil {
 		t.Fatalf("competing writer: %v", err)
 	}
-	if a.Status != http.StatusOK || a.outcome() != "applied" {
+	if a.Status != http.StatusOK || a.Outcome() != "applied" {
 		t.Fatalf("status %d, logs %v: a lost race must be read again, not given back", a.Status, a.Logs)
 	}
 	if logs := s.logsOf(a); !strings.Contains(logs, `"attempts":2`) || !strings.Contains(logs, `"storedVersion":2`) {
@@ -109,7 +110,7 @@ func TestStatusReplaceThatLosesARaceReadsAgain(t *testing.T) {
 		if err := competitor(); err != nil {
 			t.Fatalf("competing writer: %v", err)
 		}
-		if a.Status != http.StatusOK || a.outcome() != "stale" {
+		if a.Status != http.StatusOK || a.Outcome() != "stale" {
 			t.Fatalf("status %d, logs %v", a.Status, a.Logs)
 		}
 		if got := storedStatus(t, id); got["status"] != "Delivered" || got["version"] != float64(9) {

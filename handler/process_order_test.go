@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/internal/loopback"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
@@ -18,16 +19,16 @@ import (
 
 func TestProcessOrderCreatedThenDuplicates(t *testing.T) {
 	s := startServer(t, testStore(t), 0)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 
 	a := s.invoke(t, hostInvocation(body, id, 1))
 	if a.Status != http.StatusOK || a.parked(t) != nil {
 		t.Fatalf("new order: status %d, parked %+v", a.Status, a.parked(t))
 	}
-	if !strings.Contains(a.firstLog(), "created "+id) {
-		t.Errorf("log line %q does not say created", a.firstLog())
+	if !strings.Contains(a.FirstLog(), "created "+id) {
+		t.Errorf("log line %q does not say created", a.FirstLog())
 	}
-	stored := documentsOfType(partition(t, id), orders.TypeOrder)
+	stored := handlertest.DocumentsOfType(partition(t, id), orders.TypeOrder)
 	if len(stored) != 1 {
 		t.Fatalf("orders stored = %d, want 1", len(stored))
 	}
@@ -40,21 +41,21 @@ func TestProcessOrderCreatedThenDuplicates(t *testing.T) {
 
 	t.Run("same body, DeliveryCount 2", func(t *testing.T) {
 		a := s.invoke(t, hostInvocation(body, id, 2))
-		if a.Status != http.StatusOK || a.parked(t) != nil || !strings.Contains(a.firstLog(), "duplicate") {
+		if a.Status != http.StatusOK || a.parked(t) != nil || !strings.Contains(a.FirstLog(), "duplicate") {
 			t.Fatalf("status %d, parked %+v, logs %v", a.Status, a.parked(t), a.Logs)
 		}
 	})
 	t.Run("only meta changed", func(t *testing.T) {
 		b := bytes.Replace(body, []byte(`"producer":"web-shop"`), []byte(`"producer":"retry-job","attempt":4`), 1)
 		a := s.invoke(t, hostInvocation(b, id, 1))
-		if a.Status != http.StatusOK || a.parked(t) != nil || !strings.Contains(a.firstLog(), "duplicate") {
+		if a.Status != http.StatusOK || a.parked(t) != nil || !strings.Contains(a.FirstLog(), "duplicate") {
 			t.Fatalf("status %d, parked %+v, logs %v", a.Status, a.parked(t), a.Logs)
 		}
 	})
 	// The order and its OrderAccepted outbox event, written together.
 	docs := partition(t, id)
-	if o := documentsOfType(docs, orders.TypeOrder); len(docs) != 2 || len(o) != 1 || o[0]["requestHash"] != hash ||
-		len(documentsOfType(docs, orders.TypeOutboxEvent)) != 1 {
+	if o := handlertest.DocumentsOfType(docs, orders.TypeOrder); len(docs) != 2 || len(o) != 1 || o[0]["requestHash"] != hash ||
+		len(handlertest.DocumentsOfType(docs, orders.TypeOutboxEvent)) != 1 {
 		t.Errorf("duplicates changed the partition: %v", docs)
 	}
 }
@@ -78,11 +79,11 @@ func TestProcessOrderMismatchIsParkedAndStoredOrderUntouched(t *testing.T) {
 		t.Errorf("envelope = %+v", e)
 	}
 	docs := partition(t, id)
-	after := documentsOfType(docs, orders.TypeOrder)
+	after := handlertest.DocumentsOfType(docs, orders.TypeOrder)
 	if len(after) != 1 || fmt.Sprint(after[0]) != fmt.Sprint(before) {
 		t.Errorf("stored order changed:\nbefore %v\nafter  %v", before, after)
 	}
-	if c := documentsOfType(docs, orders.TypeConflict); len(c) != 1 || c[0]["incomingHash"] != e.IncomingHash {
+	if c := handlertest.DocumentsOfType(docs, orders.TypeConflict); len(c) != 1 || c[0]["incomingHash"] != e.IncomingHash {
 		t.Errorf("conflict records = %v", c)
 	}
 	if logs := s.logsOf(a); !strings.Contains(logs, `"level":"ERROR"`) || !strings.Contains(logs, `"reason":"HashMismatch"`) {
@@ -92,7 +93,7 @@ func TestProcessOrderMismatchIsParkedAndStoredOrderUntouched(t *testing.T) {
 
 func TestProcessOrderBadInputIsParkedAndNothingWritten(t *testing.T) {
 	s := startServer(t, testStore(t), 0)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	invalid := bytes.Replace(body, []byte(`"unitPrice":"19.99"`), []byte(`"unitPrice":19.99`), 1)
 	shadowing := bytes.Replace(body, []byte(`"currency"`), []byte(`"DeliveryCount":1,"currency"`), 1)
 	tests := []struct {
@@ -155,7 +156,7 @@ func TestProcessOrderUndecodableInvocationIsRetried(t *testing.T) {
 
 func TestProcessOrderConcurrentDeliveriesOfOneNewOrder(t *testing.T) {
 	s := startServer(t, testStore(t), 0)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	const n = 32
 	answers := make([]answer, n)
 	errs := make([]error, n)
@@ -183,13 +184,13 @@ func TestProcessOrderConcurrentDeliveriesOfOneNewOrder(t *testing.T) {
 		if a.parked(t) != nil {
 			t.Errorf("parked: %+v", a.parked(t))
 		}
-		outcomes[a.outcome()]++
+		outcomes[a.Outcome()]++
 	}
 	if outcomes["created"] != 1 || outcomes["duplicate"] != n-1 {
 		t.Errorf("outcomes = %v, want 1 created and %d duplicate", outcomes, n-1)
 	}
 	docs := partition(t, id)
-	if len(docs) != 2 || len(documentsOfType(docs, orders.TypeOrder)) != 1 || len(documentsOfType(docs, orders.TypeOutboxEvent)) != 1 {
+	if len(docs) != 2 || len(handlertest.DocumentsOfType(docs, orders.TypeOrder)) != 1 || len(handlertest.DocumentsOfType(docs, orders.TypeOutboxEvent)) != 1 {
 		t.Errorf("documents = %d, want exactly the order and its outbox event", len(docs))
 	}
 }
@@ -210,7 +211,7 @@ func unreachableStore(t *testing.T) orders.Store {
 
 func TestProcessOrderCosmosUnreachable(t *testing.T) {
 	s := startServer(t, unreachableStore(t), 3*time.Second)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 
 	a := s.invoke(t, hostInvocation(body, id, 1))
 	if a.Status/100 == 2 {
@@ -234,11 +235,11 @@ func TestProcessOrderCosmosUnreachable(t *testing.T) {
 
 func TestStructuredLogLine(t *testing.T) {
 	s := startServer(t, testStore(t), 0)
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	s.invoke(t, hostInvocation(body, id, 1))
 	var line map[string]any
-	if err := json.Unmarshal([]byte(strings.TrimSpace(s.logs.String())), &line); err != nil {
-		t.Fatalf("log is not one JSON line: %q", s.logs.String())
+	if err := json.Unmarshal([]byte(strings.TrimSpace(s.Logs.String())), &line); err != nil {
+		t.Fatalf("log is not one JSON line: %q", s.Logs.String())
 	}
 	for _, k := range []string{"invocationId", "messageId", "orderId", "outcome", "deliveryCount", "durationMs", "function"} {
 		if _, ok := line[k]; !ok {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
@@ -49,7 +50,7 @@ func TestPublisherPublishesEachOutboxEventOncePerInvocation(t *testing.T) {
 	s := startServer(t, testStore(t), 0)
 	var a1, a2 string
 	var b1, b2 []byte
-	t.Run("ids", func(t *testing.T) { a1, b1 = uniqueOrder(t); a2, b2 = uniqueOrder(t) })
+	t.Run("ids", func(t *testing.T) { a1, b1 = handlertest.UniqueOrder(t); a2, b2 = handlertest.UniqueOrder(t) })
 	for _, req := range [][]byte{
 		hostInvocation(b1, a1, 1), hostInvocation(b2, a2, 1),
 		hostInvocation(mismatchOf(b1), a1, 1), statusInvocation(t, a2, "Paid", 1, 1),

@@ -23,8 +23,8 @@ func (cfg Config) setAside(ctx context.Context, doc []byte, cause error, invocat
 	}
 	_ = json.Unmarshal(doc, &head)
 	e := &ParkingEnvelope{
-		Reason: orders.Unpublishable, Description: clip("the outbox event cannot be published: " + cause.Error()),
-		OrderID: clip(head.OrderID), MessageID: clip(head.EventID),
+		Reason: orders.Unpublishable, Description: Clip("the outbox event cannot be published: " + cause.Error()),
+		OrderID: Clip(head.OrderID), MessageID: Clip(head.EventID),
 		ParkedAt: parkedAt(cfg.Now()), Function: FunctionPublishOrderEvents, InvocationID: invocationID,
 	}
 	e.setBody(doc)

@@ -35,11 +35,11 @@ func encode(w http.ResponseWriter, log *slog.Logger, status int, v any) {
 	_, _ = w.Write(b)
 }
 
-// logValue is a caller's value (an orderId, a MessageId) as a line of the
+// LogValue is a caller's value (an orderId, a MessageId) as a line of the
 // host's Logs shows it: as sent when it is printable and holds no space or
 // quote, else Go-quoted, so that no value can end the line, start one of
 // its own or pass for another field.
-func logValue(s string) string {
+func LogValue(s string) string {
 	if s == "" {
 		return `""`
 	}

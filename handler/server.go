@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/retrying"
 )
@@ -39,7 +38,7 @@ type Config struct {
 	Logger    *slog.Logger
 	// MaxRequestBytes bounds a ProcessOrder invocation read into memory;
 	// zero means DefaultMaxRequestBytes. The HTTP functions have a bound of
-	// their own, derived from MaxSubmitBytes.
+	// their own, derived from httpapi.MaxSubmitBytes.
 	MaxRequestBytes int64
 	// MessageDeadline bounds a ProcessOrder invocation: the store's
 	// transient failures are retried until then (Processor.Store is an
@@ -76,23 +75,25 @@ type Config struct {
 	// envelope; nil means Processor.Store, when it is a BodyStore.
 	Bodies BodyStore
 
-	// Idempotency runs SubmitOrder once per Idempotency-Key
-	// (docs/http-api.md); without it SubmitOrder answers 500.
-	Idempotency *idempotency.Service
-	// Orders reads orders for GetOrder; nil means Processor.Store, when it
-	// is an OrderReader.
+	// Orders reads the order stored under an orderId: the Processor's
+	// look at an order accepted before (orders.Processor.Reader) and the
+	// HTTP API's GetOrder; nil means Processor.Store, when it is an
+	// OrderReader.
 	Orders orders.OrderReader
-	// EasyAuth says that App Service Authentication runs in front of the
-	// app (WEBSITE_AUTH_ENABLED): only then is X-MS-CLIENT-PRINCIPAL-ID the
-	// platform's, and the client scope of an Idempotency-Key; without it the
-	// header is ignored, since any caller could send one.
-	EasyAuth bool
-	// SubmitDeadline bounds a SubmitOrder or GetOrder invocation; keep it
-	// below functionTimeout and the idempotency lease. Zero means
-	// DefaultSubmitDeadline.
-	SubmitDeadline time.Duration
+	// HTTP are the app's HTTP-triggered functions (httpapi.Functions),
+	// served beside the queue functions; nil serves none.
+	HTTP HTTPFunctions
 
 	fitOutput func(v any) error
+}
+
+// HTTPFunctions are the app's HTTP-triggered functions. The host invokes
+// every function of the app by name on this one process, so they share its
+// router: Handlers returns the handler of each by function name, built on
+// the settled Config (every default filled, the Processor's event budget
+// and reader set).
+type HTTPFunctions interface {
+	Handlers(cfg Config) map[string]http.Handler
 }
 
 // NewServer returns the custom handler's HTTP handler.
@@ -113,7 +114,9 @@ func NewServer(cfg Config) http.Handler {
 		cfg.MaxBatchRequestBytes = DefaultMaxBatchRequestBytes
 	}
 	cfg.setClockDefaults()
-	cfg.setHTTPDefaults()
+	if cfg.Orders == nil {
+		cfg.Orders, _ = cfg.Processor.Store.(orders.OrderReader)
+	}
 	cfg.fitOutput = OutputBudget(cfg.MaxMessageBytes)
 	if cfg.Bodies == nil {
 		cfg.Bodies, _ = cfg.Processor.Store.(BodyStore)
@@ -138,9 +141,12 @@ func NewServer(cfg Config) http.Handler {
 	r.Post("/"+FunctionProcessOrder, handleProcessOrder(cfg))
 	r.Post("/"+FunctionProcessOrderBatch, handleProcessOrderBatch(cfg))
 	r.Post("/"+FunctionPublishOrderEvents, handlePublishOrderEvents(cfg))
-	// HTTP triggers are invoked by function name, not by their route.
-	r.Post("/"+FunctionSubmitOrder, handleSubmitOrder(cfg))
-	r.Post("/"+FunctionGetOrder, handleGetOrder(cfg))
+	if cfg.HTTP != nil {
+		// HTTP triggers are invoked by function name, not by their route.
+		for name, h := range cfg.HTTP.Handlers(cfg) {
+			r.Method(http.MethodPost, "/"+name, h)
+		}
+	}
 	return r
 }
 

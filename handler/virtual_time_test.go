@@ -16,23 +16,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
-	"github.com/ordersink/orders-consumer/internal/pipetest"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 	"github.com/ordersink/orders-consumer/retrying"
 )
 
 // startServerIn serves cfg on a network in memory; the test must run in a
-// synctest bubble. The server, its client and the network close when the
-// test ends.
+// synctest bubble (handlertest.StartIn).
 func startServerIn(t *testing.T, cfg Config) *testServer {
 	t.Helper()
-	logs := &orderstest.Buffer{}
-	cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil))
-	n := &pipetest.Network{}
-	t.Cleanup(n.Drain)
-	return &testServer{url: n.Serve(t, "127.0.0.1:7000", NewServer(cfg)), logs: logs, client: n.Client()}
+	return &testServer{handlertest.StartIn(t, func(log *slog.Logger) http.Handler {
+		cfg.Logger = log
+		return NewServer(cfg)
+	})}
 }
 
 // The production clocks of cmd/handler's defaults around a store:

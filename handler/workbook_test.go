@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/handler/handlertest"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
@@ -63,14 +64,14 @@ func TestWorkbookQueriesNameFieldsTheHandlerLogs(t *testing.T) {
 // requestCharge from the Cosmos store's own meter (MemStore reports none).
 func loggedFields(t *testing.T) map[string]bool {
 	s := startServerWith(t, Config{Processor: &orders.Processor{Store: orderstest.NewMemStore()}})
-	id, body := uniqueOrder(t)
+	id, body := handlertest.UniqueOrder(t)
 	other := bytes.Replace(body, []byte(`"CUST-42"`), []byte(`"CUST-43"`), 1)
 	for _, req := range [][]byte{hostInvocation(body, id, 1), hostInvocation(body, id, 2),
 		hostInvocation(other, id, 1), hostInvocation([]byte(`{"orderId":`), "bad", 1)} {
 		s.invoke(t, req)
 	}
 	fields := map[string]bool{"requestCharge": true} // TestProcessOrderLogsDuplicateCauseAndRequestCharge
-	for _, line := range strings.Split(strings.TrimSpace(s.logs.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(s.Logs.String()), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("log line is not JSON: %q", line)
@@ -81,7 +82,7 @@ func loggedFields(t *testing.T) map[string]bool {
 	}
 	for _, k := range []string{"outcome", "duplicateCause", "reason", "durationMs"} {
 		if !fields[k] {
-			t.Fatalf("the handler logged no %s field in %s", k, s.logs.String())
+			t.Fatalf("the handler logged no %s field in %s", k, s.Logs.String())
 		}
 	}
 	return fields

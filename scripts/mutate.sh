@@ -26,7 +26,7 @@ version=v0.6.0
 # Floors: a little under the figures in docs/evidence/testing.md, so that a new
 # survivor fails the run and noise from a loaded machine does not. The
 # packages with a floor are the ones mutated by default.
-declare -A floor=([idempotency]=90 [internal/hostjson]=90 [orders]=90 [retrying]=85 [cosmos]=85 [handler]=85
+declare -A floor=([idempotency]=90 [internal/hostjson]=90 [orders]=90 [retrying]=85 [cosmos]=85 [handler]=85 [httpapi]=85
   [internal/clocks]=85 [internal/requestcharge]=75 [internal/funcapp]=85 [cmd/handler]=85)
 packages=("$@")
 [ ${#packages[@]} -gt 0 ] || mapfile -t packages < <(printf '%s\n' "${!floor[@]}" | sort)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/handler"
+	"github.com/ordersink/orders-consumer/httpapi"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/internal/clocks"
 	"github.com/ordersink/orders-consumer/orders"
@@ -99,7 +100,7 @@ func DefaultConfig() config {
 		MessageDeadline:      handler.DefaultMessageDeadline,
 		BatchDeadline:        handler.DefaultBatchDeadline,
 		ProbeInterval:        retrying.DefaultProbeInterval,
-		SubmitDeadline:       handler.DefaultSubmitDeadline,
+		SubmitDeadline:       httpapi.DefaultSubmitDeadline,
 		AuthAlarmAfter:       handler.DefaultAuthAlarmAfter,
 		Host:                 hostClocks{HostJSON: "host.json", LockDuration: clocks.QueueLockDuration},
 		BatchParallelism:     handler.DefaultBatchParallelism,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/handler"
+	"github.com/ordersink/orders-consumer/httpapi"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/retrying"
 )
@@ -65,10 +66,8 @@ func run(ctx context.Context, stdout io.Writer) error {
 		Handler: handler.NewServer(handler.Config{
 			Processor:            &orders.Processor{Store: held, RetryBudget: cfg.RetryBudget},
 			Bodies:               store,
-			Idempotency:          keys,
 			Orders:               store,
-			SubmitDeadline:       cfg.SubmitDeadline,
-			EasyAuth:             cfg.EasyAuth,
+			HTTP:                 httpapi.Functions{Idempotency: keys, SubmitDeadline: cfg.SubmitDeadline, EasyAuth: cfg.EasyAuth},
 			Logger:               log,
 			MaxRequestBytes:      cfg.MaxRequestBytes,
 			MaxMessageBytes:      cfg.MaxMessageBytes,

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
-	"github.com/ordersink/orders-consumer/handler"
+	"github.com/ordersink/orders-consumer/httpapi"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
 )
@@ -86,7 +86,7 @@ func TestKeyTTLReachesTheRecord(t *testing.T) {
 	req := map[string]any{"Url": "http://127.0.0.1:7071/api/orders", "Method": "POST", "Query": map[string]string{},
 		"Headers": map[string][]string{"Idempotency-Key": {key}, "Content-Type": {"application/json"}, "Content-Length": {strconv.Itoa(len(body))}}, "Body": body}
 	inv, _ := json.Marshal(map[string]any{"Data": map[string]any{"req": req}, "Metadata": map[string]any{}})
-	resp, err := p.client.Post(p.url+"/"+handler.FunctionSubmitOrder, "application/json", bytes.NewReader(inv))
+	resp, err := p.client.Post(p.url+"/"+httpapi.FunctionSubmitOrder, "application/json", bytes.NewReader(inv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestKeyTTLReachesTheRecord(t *testing.T) {
 	}
 	// A caller without a function key or principal is "anonymous" (handler's
 	// client scope).
-	id := idempotency.Scope{Client: "anonymous", Operation: handler.FunctionSubmitOrder, Key: key}.ID()
+	id := idempotency.Scope{Client: "anonymous", Operation: httpapi.FunctionSubmitOrder, Key: key}.ID()
 	raw, err := env.Keys.Document(context.Background(), id)
 	var record struct {
 		TTL   int64  `json:"ttl"`

@@ -1,7 +1,9 @@
 // Package layering checks the direction of the project's dependencies
 // (Ben Johnson's Standard Package Layout): orders holds the domain's rules
 // and imports no project package and no HTTP, so every adapter depends on
-// it and it on none; idempotency stands beside it, not on it.
+// it and it on none; idempotency stands beside it, not on it. handler
+// speaks the Functions wire format and knows nothing of the HTTP API built
+// on it (httpapi), which reaches the stores through their ports only.
 package layering
 
 import (
@@ -31,6 +33,37 @@ func TestDomainImportsNoProjectPackageNorHTTP(t *testing.T) {
 					t.Errorf("%s depends on %s; it must import no project package and not net/http", pkg, dep)
 				}
 			}
+		}
+	}
+}
+
+// TestWireFormatKnowsNoHTTPAPI: handler depends, directly or not, on
+// neither httpapi nor idempotency: the HTTP API is handed to NewServer
+// (Config.HTTP), never imported, so the wire format and the queue functions
+// build and test without it.
+func TestWireFormatKnowsNoHTTPAPI(t *testing.T) {
+	for _, dep := range deps(t, module+"/handler") {
+		if dep == module+"/httpapi" || dep == module+"/idempotency" {
+			t.Errorf("handler depends on %s; the HTTP API is handed to it (Config.HTTP), never imported", dep)
+		}
+	}
+}
+
+// TestHTTPAPIImportsNoAdapterOfAStore: httpapi imports neither cosmos nor
+// the Azure SDK nor chi: it reaches the stores through the orders and
+// idempotency ports, and the host through handler.
+func TestHTTPAPIImportsNoAdapterOfAStore(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, module+"/httpapi").Output()
+	if err != nil {
+		t.Fatalf("go list %s/httpapi: %v", module, err)
+	}
+	imports := strings.Fields(string(out))
+	if len(imports) < 5 {
+		t.Fatalf("httpapi imports %d packages; the filter lost them", len(imports))
+	}
+	for _, imp := range imports {
+		if imp == module+"/cosmos" || strings.HasPrefix(imp, "github.com/Azure/") || strings.HasPrefix(imp, "github.com/go-chi/") {
+			t.Errorf("httpapi imports %s; it reaches stores through their ports and the host through handler", imp)
 		}
 	}
 }

@@ -1,7 +1,8 @@
 // Package layout holds tests of where code lives: the test bench stays out
 // of the product packages (docs/contract.md keeps the product's promises;
-// internal/cosmostest, orders/orderstest, idempotency/idemtest and testbed/
-// hold what only tests and the bench use).
+// internal/cosmostest, orders/orderstest, idempotency/idemtest,
+// handler/handlertest and testbed/ hold what only tests and the bench use),
+// and each of the HTTP API's statuses is decided in one file.
 package layout
 
 import (
@@ -165,4 +166,52 @@ func TestMutateCoversTheDeployedHandler(t *testing.T) {
 	if deps < 5 {
 		t.Fatalf("the handler is built from %d project packages; the filter lost them", deps)
 	}
+}
+
+// TestHTTPAPIStatusesAreDecidedInAnswers: every HTTP status the HTTP API
+// answers is named in httpapi/answers.go, so that "where is status X
+// decided" has a one-file answer; the flows name problem types and
+// answers, never a status.
+func TestHTTPAPIStatusesAreDecidedInAnswers(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "httpapi", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inAnswers := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		for _, where := range statusNames(t, f) {
+			if filepath.Base(f) == "answers.go" {
+				inAnswers++
+				continue
+			}
+			t.Errorf("%s: a status of the HTTP API is decided in httpapi/answers.go", where)
+		}
+	}
+	if inAnswers < 10 {
+		t.Fatalf("httpapi/answers.go names %d statuses; the scan lost them", inAnswers)
+	}
+}
+
+// statusNames returns where the Go file names a net/http status constant
+// (http.StatusNotFound), with the name.
+func statusNames(t *testing.T, path string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, path, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	ast.Inspect(file, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "http" && strings.HasPrefix(sel.Sel.Name, "Status") {
+				found = append(found, fset.Position(sel.Pos()).String()+" http."+sel.Sel.Name)
+			}
+		}
+		return true
+	})
+	return found
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/handler"
+	"github.com/ordersink/orders-consumer/httpapi"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
@@ -107,12 +108,12 @@ func httpAPIVariants(keyed, plain *Rig, drop func()) ([]*Variant, func()) {
 		PathGet:    fd.gets,
 	}
 	for p, path := range HTTPAPIPaths {
-		rig, srv, function := keyed, srvKeyed, handler.FunctionSubmitOrder
+		rig, srv, function := keyed, srvKeyed, httpapi.FunctionSubmitOrder
 		if p == PathNoKeys {
 			rig, srv = plain, srvPlain
 		}
 		if p == PathGet {
-			function = handler.FunctionGetOrder
+			function = httpapi.FunctionGetOrder
 		}
 		url, prepare := srv.URL+"/"+function, prepares[p]
 		vs = append(vs, &Variant{Name: path.Name, PerOp: 1, Concurrency: 1, counter: rig.Counter, outcomes: rig.Outcomes,
@@ -136,7 +137,7 @@ func httpAPIRig(t Target, withKeys bool) (*Rig, error) {
 		if withKeys {
 			ks = store.KeyStore(cosmos.KeyContainer)
 		}
-		cfg.Idempotency = &idempotency.Service{Store: ks}
+		cfg.HTTP = httpapi.Functions{Idempotency: &idempotency.Service{Store: ks}}
 	})
 }
 
@@ -190,7 +191,7 @@ func (fd *httpAPI) created(prefix string, ops int) error {
 	if err != nil {
 		return err
 	}
-	return fd.setUp(handler.FunctionSubmitOrder, firsts, "created")
+	return fd.setUp(httpapi.FunctionSubmitOrder, firsts, "created")
 }
 
 func (fd *httpAPI) replays(prefix string, ops int) ([][]byte, error) {
@@ -260,7 +261,7 @@ func each(n int, f func(i int) ([]byte, error)) ([][]byte, error) {
 // key is named client, with the order body and the Idempotency-Key, as the
 // Functions host sends it to POST /SubmitOrder.
 func SubmitInvocation(client, key string, body []byte) ([]byte, error) {
-	fn, err := function(handler.FunctionSubmitOrder)
+	fn, err := function(httpapi.FunctionSubmitOrder)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +275,7 @@ func SubmitInvocation(client, key string, body []byte) ([]byte, error) {
 // function key is named client, as the Functions host sends it to POST
 // /GetOrder.
 func GetInvocation(client, orderID string) ([]byte, error) {
-	fn, err := function(handler.FunctionGetOrder)
+	fn, err := function(httpapi.FunctionGetOrder)
 	if err != nil {
 		return nil, err
 	}

@@ -177,7 +177,7 @@ func (r *Report) micro(p func(string, ...any)) {
 	}
 	p("## CPU and allocations per message, in process")
 	p("")
-	p("`go test -run '^$' -bench . -benchmem -count %d -benchtime %s ./orders ./handler ./idempotency`,",
+	p("`go test -run '^$' -bench . -benchmem -count %d -benchtime %s ./orders ./handler ./httpapi ./idempotency`,",
 		r.Settings.MicroCount, r.Settings.Benchtime)
 	p("median (range). Handler rows run over in-memory stores: the handler's own cost.")
 	p("")

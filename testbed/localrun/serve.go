@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
-	"github.com/ordersink/orders-consumer/handler"
+	"github.com/ordersink/orders-consumer/httpapi"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/rig"
@@ -94,7 +94,7 @@ func holdProxy(ss *session, d time.Duration) (*faults.ProxyConfig, error) {
 	if d <= 0 {
 		return nil, nil
 	}
-	deadline := handler.DefaultSubmitDeadline // cmd/handler's SUBMIT_DEADLINE default
+	deadline := httpapi.DefaultSubmitDeadline // cmd/handler's SUBMIT_DEADLINE default
 	if v, ok := ss.settings.Get("SUBMIT_DEADLINE"); ok && v != "" {
 		var err error
 		if deadline, err = time.ParseDuration(v); err != nil {

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ordersink/orders-consumer/handler"
+	"github.com/ordersink/orders-consumer/httpapi"
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/internal/clocks"
 	"github.com/ordersink/orders-consumer/orders"
@@ -43,7 +44,7 @@ func TestHandlerDefaultsAreTheirConstants(t *testing.T) {
 		"BATCH_PARALLELISM":            {"handler.DefaultBatchParallelism", handler.DefaultBatchParallelism},
 		"MESSAGE_DEADLINE":             {"handler.DefaultMessageDeadline", handler.DefaultMessageDeadline},
 		"BATCH_DEADLINE":               {"handler.DefaultBatchDeadline", handler.DefaultBatchDeadline},
-		"SUBMIT_DEADLINE":              {"handler.DefaultSubmitDeadline", handler.DefaultSubmitDeadline},
+		"SUBMIT_DEADLINE":              {"httpapi.DefaultSubmitDeadline", httpapi.DefaultSubmitDeadline},
 		"AUTH_ALARM_AFTER":             {"handler.DefaultAuthAlarmAfter", handler.DefaultAuthAlarmAfter},
 		"IDEMPOTENCY_LEASE":            {"idempotency.DefaultLease", idempotency.DefaultLease},
 		"IDEMPOTENCY_KEY_TTL":          {"idempotency.DefaultTTL", idempotency.DefaultTTL},
@@ -97,9 +98,9 @@ func tunables() []tunable {
 		{"quantity limit", "orders/validate.go",
 			regexp.MustCompile(`(?i)quantity\b.*\b(` + strconv.Itoa(orders.MaxQuantity) + `|` + strconv.Itoa(orders.MaxQuantity+1) + `)\b`),
 			map[string]string{
-				"orders/order_test.go":                         "asserts the message a reader gets at the limit",
-				"orders/limits_test.go":                        "names the boundary case it tests",
-				"handler/process_order_parking_fields_test.go": "cites docs/contract.md §3, which states the limit",
+				"orders/order_test.go":                     "asserts the message a reader gets at the limit",
+				"orders/limits_test.go":                    "names the boundary case it tests",
+				"handler/process_order_body_rules_test.go": "cites docs/contract.md §3, which states the limit",
 			}},
 		{"deadline share (90 %)", "internal/clocks/clocks.go",
 			regexp.MustCompile(`\*\s*(0?\.9|9\s*/\s*10)\b`), nil},
@@ -117,7 +118,7 @@ func tunables() []tunable {
 			regexp.MustCompile(`\b2\s*<<\s*20\b|\b2097152\b`),
 			map[string]string{
 				"orders/orderstest/memstore.go":        "imports no Azure; compared by cosmos/limits_test.go",
-				"handler/submit_order_request_test.go": "Cosmos DB's document limit, another limit of the same size",
+				"httpapi/submit_order_request_test.go": "Cosmos DB's document limit, another limit of the same size",
 			}},
 		{"request sizes", "handler/server.go, handler/process_order_batch.go",
 			regexp.MustCompile(`\b(` + strconv.Itoa(handler.DefaultMaxRequestBytes) + `|` + strconv.Itoa(handler.DefaultMaxBatchRequestBytes) + `)\b`),

@@ -104,7 +104,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		if err != nil {
 			return err
 		}
-		res, raw, err := bench.RunMicro(ctx, root, []string{"./orders", "./handler", "./idempotency"},
+		res, raw, err := bench.RunMicro(ctx, root, []string{"./orders", "./handler", "./httpapi", "./idempotency"},
 			"^Benchmark(DecodeEnvelope|ParseOrder|Fingerprint|AcceptanceDocuments|ProcessOrderInProcess|ProcessOrderBatchInProcess|SubmitOrderInProcess|Execute)$",
 			s.MicroCount, s.Benchtime)
 		if err != nil {

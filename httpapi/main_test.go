@@ -1,0 +1,27 @@
+package httpapi
+
+import (
+	"os"
+	"testing"
+
+	"github.com/ordersink/orders-consumer/handler/handlertest"
+	"github.com/ordersink/orders-consumer/internal/cosmostest"
+)
+
+// stores are the test binary's: Cosmos DB, or with -short one in-memory
+// store (handlertest.Stores).
+var stores = handlertest.NewStores("httpapi")
+
+func TestMain(m *testing.M) { os.Exit(stores.Main(m)) }
+
+// testEnv is Cosmos DB itself; with -short its tests are skipped.
+func testEnv(t testing.TB) *cosmostest.Env { return stores.Cosmos(t) }
+
+// testStore is the store behind the app.
+func testStore(t testing.TB) handlertest.Store { return stores.Orders(t) }
+
+// cosmosKeyStore is the idempotency-keys container of the test database.
+func cosmosKeyStore(t testing.TB) keyStore {
+	t.Helper()
+	return testEnv(t).Keys
+}
