@@ -31,6 +31,10 @@ type orderView struct {
 	// Undone: the read-back's budget ran out before this read had an
 	// answer.
 	Undone bool
+	// Body is a digest of the answer's body; Call and Return when the
+	// request was sent and answered (the history check's).
+	Body         string
+	Call, Return time.Time
 }
 
 // ReadBack asks GetOrder for up to n of the orders answered 2xx over HTTP,
@@ -114,8 +118,9 @@ func answeredOrders(answers []Answer) map[string]string {
 	return owners
 }
 
-func getOrder(ctx context.Context, c *http.Client, base, functionKey, id string) orderView {
-	v := orderView{OrderID: id}
+func getOrder(ctx context.Context, c *http.Client, base, functionKey, id string) (v orderView) {
+	v = orderView{OrderID: id, Call: time.Now()}
+	defer func() { v.Return = time.Now() }()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/orders/"+url.PathEscape(id), nil)
 	if err != nil {
 		v.Err = err.Error()
@@ -126,7 +131,7 @@ func getOrder(ctx context.Context, c *http.Client, base, functionKey, id string)
 		v.Err = err.Error()
 		return v
 	}
-	v.Status = resp.StatusCode
+	v.Status, v.Body = resp.StatusCode, digest(b)
 	var o struct {
 		RequestHash string `json:"requestHash"`
 		Type        string `json:"type"`

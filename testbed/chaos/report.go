@@ -309,6 +309,11 @@ func (r *Report) Print(w io.Writer) {
 	if r.Publisher != nil {
 		row("published", len(r.Publisher.Topic), r.Publisher.String())
 	}
+	if f := r.Findings; f != nil && f.History != nil {
+		h := f.History
+		row("history", h.Ops, fmt.Sprintf("operations checked for linearizability in %d orderIds (porcupine), in %s; %d not linearizable, %d undecided",
+			h.Partitions, h.Took.Round(time.Millisecond), len(h.Illegal), len(h.Undecided)))
+	}
 	if f := r.Findings; f != nil {
 		row("Cosmos", "", "documents by type: "+counts(f.Documents))
 		for i, rc := range f.Recoveries {

@@ -80,6 +80,9 @@ type Config struct {
 	Publisher                           bool
 	PublisherKills, PublisherSendFaults int
 	TopicFile                           string
+	// HistoryFile receives the visualisation of the operations the history
+	// check finds not linearizable (HTML; "" for none).
+	HistoryFile string
 	// Log receives progress lines; HandlerOutput the handler's own output.
 	Log, HandlerOutput io.Writer
 	// Progress is the period of progress lines (0: none).
@@ -231,17 +234,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	msgs := slices.Concat(stream.Messages, tracker.Added())
+	invsMu.Lock()
+	ran := slices.Clone(invs)
+	invsMu.Unlock()
 	findings, stored, err := Judge(checkCtx, db, Evidence{Evidence: verify.Evidence{Messages: msgs, Fates: tracker,
 		Queue: rep.Queue, Worker: rep.Worker, Dead: res.DeadLetters, Created: ledger.Created(), Atomic: cfg.Atomic,
 		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound},
-		HTTP: h.ledger(), KeyFaults: h.keyFaults(), Publisher: res.Publisher})
+		HTTP: h.ledger(), KeyFaults: h.keyFaults(), Publisher: res.Publisher, Invocations: ran, HistoryFile: cfg.HistoryFile})
 	if err != nil {
 		return rep, errors.Join(runErr, err)
 	}
 	rep.Findings = findings
-	invsMu.Lock()
-	rep.Contents = Count(msgs, invs, stored, len(res.DeadLetters), ParkingQueue(fn))
-	invsMu.Unlock()
+	rep.Contents = Count(msgs, ran, stored, len(res.DeadLetters), ParkingQueue(fn))
 	return rep, runErr
 }
 

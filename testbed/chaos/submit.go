@@ -45,6 +45,9 @@ type Answer struct {
 	ContentType   string
 	Body          string
 	ProblemType   string
+	// Call and Return are when the request was sent and when its answer
+	// (or its failure) came, for the history check.
+	Call, Return time.Time
 }
 
 // ClientKeys are the function keys of the HTTP traffic's two clients,
@@ -58,6 +61,10 @@ type SubmitLedger struct {
 	answers []Answer
 	subs    []orderstream.Submission
 	views   []orderView // ReadBack's
+	// probes are the GETs clients make during the traffic: after a final
+	// 2xx (read your write) and before retrying a request without answer
+	// (docs/http-api.md, client retry rule 5).
+	probes []orderView
 }
 
 // NewSubmitLedger prepares the ledger of subs.
@@ -175,6 +182,9 @@ func (c *client) request(ctx context.Context, s orderstream.Submission, copyNo i
 		a := c.post(ctx, s, body, timeout)
 		a.Copy, a.Attempt, a.Reuse = copyNo, attempt, reuse
 		c.ledger.book(a)
+		if a.Status == 0 || a.Status/100 == 2 && !reuse {
+			c.probe(ctx, s.Client, s.OrderID)
+		}
 		wait, again := retryAfter(a)
 		if !again || time.Now().Add(wait).After(deadline) {
 			return
@@ -201,8 +211,9 @@ func retryAfter(a Answer) (time.Duration, bool) {
 	return 0, false
 }
 
-func (c *client) post(ctx context.Context, s orderstream.Submission, body []byte, timeout time.Duration) Answer {
-	a := Answer{Client: s.Client, Key: s.Key, OrderID: s.OrderID}
+func (c *client) post(ctx context.Context, s orderstream.Submission, body []byte, timeout time.Duration) (a Answer) {
+	a = Answer{Client: s.Client, Key: s.Key, OrderID: s.OrderID, Call: time.Now()}
+	defer func() { a.Return = time.Now() }()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/api/orders", bytes.NewReader(body))

@@ -93,6 +93,10 @@ type Options struct {
 	// must stay below SUBMIT_DEADLINE.
 	HoldKeyCompletions time.Duration
 
+	// HistoryFile receives the visualisation of the operations the history
+	// check finds not linearizable (HTML; "" for none).
+	HistoryFile string
+
 	Verbose  bool      // print each invocation's Logs and failures
 	Progress io.Writer // progress bar target, nil for none
 	Log      io.Writer // host lines and, with Verbose, invocation logs
@@ -192,7 +196,7 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 		rep.HTTP.TookOver, rep.HTTP.Fenced = outcomes.KeyTakeovers()
 	}
 	rep.Orders = orderstream.DistinctOrders(msgs)
-	findings, stored, err := judge(ctx, db, tracker, msgs, invs, res, only, httpTraffic)
+	findings, stored, err := judge(ctx, db, tracker, msgs, invs, res, only, httpTraffic, opts.HistoryFile)
 	if err != nil {
 		return nil, err
 	}

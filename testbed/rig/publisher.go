@@ -49,6 +49,7 @@ type topicMessage struct {
 	// sent (read then, directly from Cosmos).
 	OrderStored bool
 	Body        string
+	Sent        time.Time
 }
 
 // SetAside is a parking envelope the publisher sent for a document it
@@ -306,7 +307,7 @@ func (p *publisher) book(inv *hostemu.Invocation, m hostemu.OutputMessage) error
 			EventID, OrderID, EventType, RequestHash string
 		}
 		_ = json.Unmarshal([]byte(m.Text), &e)
-		tm := topicMessage{EventID: e.EventID, OrderID: e.OrderID, EventType: e.EventType, RequestHash: e.RequestHash, Invocation: inv.ID, Body: m.Text}
+		tm := topicMessage{EventID: e.EventID, OrderID: e.OrderID, EventType: e.EventType, RequestHash: e.RequestHash, Invocation: inv.ID, Body: m.Text, Sent: time.Now()}
 		stored, err := p.orderStored(e.OrderID)
 		if err != nil {
 			return err

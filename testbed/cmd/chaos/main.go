@@ -56,6 +56,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	clocks.RegisterFlags(fs)
 	outageFlag := fs.String("outages", faults.FormatOutages(faults.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none")
 	cfg := chaos.DefaultConfig()
+	fs.StringVar(&cfg.HistoryFile, "history-html", "", "file for porcupine's visualisation of the orderIds whose history is not linearizable (HTML)")
 	cfg.Submissions.RegisterFlags(fs)
 	fs.IntVar(&cfg.KeyKills, "key-kills", cfg.KeyKills, "SIGKILLs of the handler while it completes an idempotency key, so the key is left started")
 	fs.IntVar(&cfg.KeyLostAnswers, "key-lost-answers", cfg.KeyLostAnswers, "idempotency key completions whose answer is lost after Cosmos stored them")
