@@ -142,8 +142,13 @@ type client struct {
 }
 
 // submission sends the copies of one key and the rival's request at once,
-// then, when it asks, the key again with the other payload.
+// then, when it asks, the key again with the other payload. An impatient
+// client (one that gives up on its first attempt) first looks whether the
+// order is there.
 func (c *client) submission(ctx context.Context, s orderstream.Submission) {
+	if s.FirstTimeout > 0 {
+		c.probe(ctx, s.Client, s.OrderID)
+	}
 	var wg sync.WaitGroup
 	release := make(chan struct{})
 	for i := range max(s.Copies, 1) {

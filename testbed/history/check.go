@@ -1,10 +1,14 @@
 package history
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,7 +101,9 @@ func Check(ops []Op, timeout time.Duration, htmlPath string) Result {
 			return slices.Collect(maps.Values(by))
 		}
 		_, info := porcupine.CheckOperationsVerbose(model, shown, timeout)
-		if res.VisualisationErr = porcupine.VisualizePath(model, info, htmlPath); res.VisualisationErr == nil {
+		res.VisualisationErr = errors.Join(porcupine.VisualizePath(model, info, htmlPath),
+			os.WriteFile(strings.TrimSuffix(htmlPath, ".html")+".txt", describe(shown), 0o644))
+		if res.VisualisationErr == nil {
 			res.Visualisation = htmlPath
 		}
 	}
@@ -137,4 +143,26 @@ func partition(ops []Op) map[string][]porcupine.Operation {
 		parts[id] = out
 	}
 	return parts
+}
+
+// describe lists ops as text, one a line, partition by partition: when
+// each was called and returned (ms from the partition's first call; "-"
+// for an unknown return) and what it was.
+func describe(ops []porcupine.Operation) []byte {
+	var b bytes.Buffer
+	var base int64
+	last := ""
+	for _, op := range ops {
+		in := op.Input.(Input)
+		if in.OrderID != last {
+			last, base = in.OrderID, op.Call
+			fmt.Fprintf(&b, "\n%s\n", in.OrderID)
+		}
+		ret := "-"
+		if op.Return != math.MaxInt64 {
+			ret = fmt.Sprintf("%.1f", float64(op.Return-base)/1e6)
+		}
+		fmt.Fprintf(&b, "  %9.1f %9s  %s\n", float64(op.Call-base)/1e6, ret, Model.DescribeOperation(op.Input, op.Output))
+	}
+	return b.Bytes()
 }

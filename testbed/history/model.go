@@ -129,9 +129,13 @@ func (s state) withoutKey(id string) state {
 	return state{order: s.order, keys: keys}
 }
 
-// bind matches a seen body against a known one, binding an unbound one.
+// bind matches a seen body against a known one, binding an unbound one;
+// an unbound seen one (an answer lost) matches any.
 func bind(known *string, seen string) bool {
-	if *known == unbound {
+	switch {
+	case seen == unbound:
+		return true
+	case *known == unbound:
 		*known = seen
 		return true
 	}
@@ -254,7 +258,10 @@ func (s state) get(in Input, out Output) []state {
 }
 
 // deliver: created only for a new orderId, duplicate for the stored
-// fingerprint, mismatch for another.
+// fingerprint, mismatch for another. A duplicate may also be the
+// delivery's own create, whose answer was lost and whose retry met the
+// document it wrote: the handler cannot tell that from a copy delivered at
+// the same moment (orders.CauseConcurrent).
 func (s state) deliver(in Input, out Output) []state {
 	o := s.order
 	created := state{order: order{exists: true, hash: in.Hash, view: unbound}, keys: s.keys}
@@ -263,13 +270,13 @@ func (s state) deliver(in Input, out Output) []state {
 		if !o.exists {
 			return []state{s, created}
 		}
-	case out.Outcome == Created:
+	case out.Outcome == Created, out.Outcome == Duplicate && !o.exists:
 		if o.exists {
 			return nil
 		}
 		return []state{created}
 	case out.Outcome == Duplicate:
-		if !o.exists || o.hash != in.Hash {
+		if o.hash != in.Hash {
 			return nil
 		}
 	case out.Outcome == Mismatch:

@@ -52,10 +52,19 @@ func TestLinearizableHistories(t *testing.T) {
 			at(20, 30, get("a"), Output{Status: 200, Body: "view1"}),
 			at(40, 50, post("b", "k2", "h2"), Output{Status: 409, Outcome: OrderIDTaken, Body: "p1", Replayed: true}),
 		},
+		"resent under a new key whose first answer was lost": {
+			at(0, 10, post("a", "k1", "h1"), created),
+			at(20, 30, post("a", "k2", "h1"), unknown),
+			at(40, 50, post("a", "k2", "h1"), Output{Status: 200, Body: "view1", Replayed: true}),
+		},
 		"resent under a new key, reused key refused": {
 			at(0, 10, post("a", "k1", "h1"), created),
 			at(20, 30, post("a", "k2", "h1"), Output{Status: 200, Body: "view1"}),
 			at(40, 50, post("a", "k1", "h9"), Output{Status: 422, Outcome: KeyReused}),
+		},
+		"queue: a create whose answer was lost, retried in the delivery, meets its own order": {
+			at(0, 10, deliver("h1"), Output{Outcome: Duplicate}),
+			at(20, 30, deliver("h1"), Output{Outcome: Duplicate}),
 		},
 		"queue: created, duplicate, mismatch, a failed delivery, the event": {
 			at(0, 100, deliver("h1"), unknown),
