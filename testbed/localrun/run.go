@@ -66,6 +66,11 @@ type Options struct {
 	// the same MessageId inside it never reach the consumer.
 	DuplicateDetection time.Duration
 	HandlerKills       int // chaos: SIGKILL the handler this many times
+	// Instances is how many instances of the app run side by side (0: one);
+	// Lag, when set, puts the fault proxy in front of Cosmos emulating
+	// Session consistency across them (faults.ProxyConfig.Lag).
+	Instances int
+	Lag       time.Duration
 	// Clocks are the lock, renewal and function timeout the host enforces
 	// (zero fields: host.json and the orders queue).
 	Clocks hostemu.Clocks
@@ -154,7 +159,7 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 		App: app, Functions: fns, Executable: ss.exe, Settings: ss.settings, Messages: opts.Messages,
 		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
 		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
-		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Kills: opts.HandlerKills, Outages: opts.Outages,
+		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Kills: opts.HandlerKills, Outages: opts.Outages, Instances: opts.Instances,
 		HandlerOutput: outcomes, ServiceBusOut: files.serviceBus,
 		Log: func(s string) { logf("%s", s) },
 		Observe: func(inv *hostemu.Invocation) {
@@ -169,6 +174,9 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 		},
 		Watch: func(l *rig.Live) func() { return showProgress(opts.Progress, l.Queue) },
 	}
+	if opts.Lag > 0 {
+		rc.Proxy = &faults.ProxyConfig{Lag: opts.Lag, Seed: opts.Seed}
+	}
 	ss.listen(&rc, opts)
 	addPublisher(&rc, opts)
 	res, err := rig.Deliver(ctx, rc)
@@ -177,6 +185,7 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 	}
 	rep.Clocks, rep.Took, rep.Worker, rep.Queue, rep.Proxy, rep.Outages = res.Clocks, res.Elapsed, res.Worker, res.Queue, res.Proxy, res.Outages
 	rep.Publisher, rep.Outcomes = res.Publisher, outcomes.Outcomes()
+	rep.Instances, rep.Kills = max(opts.Instances, 1), res.Kills
 	if len(res.DeadLetters) > 0 {
 		if _, err := files.deadLetters(fns[0].ServiceBusQueue(), res.DeadLetters); err != nil {
 			return nil, err

@@ -56,6 +56,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	clocks.RegisterFlags(fs)
 	outageFlag := fs.String("outages", faults.FormatOutages(faults.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none")
 	cfg := chaos.DefaultConfig()
+	fs.IntVar(&cfg.Instances, "instances", cfg.Instances, "instances of the app: the run starts with one, scales out to this many at 10% settled and back to one at 70% (the last one crashing)")
+	fs.DurationVar(&cfg.Lag, "lag", cfg.Lag, "at most this long, a point read on another instance than the writer's is answered from before the write (Session consistency without the session token; 0: off)")
+	fs.StringVar(&cfg.HandlerPath, "executable", "", "handler executable (default: host.json's defaultExecutablePath)")
 	fs.StringVar(&cfg.HistoryFile, "history-html", "", "file for porcupine's visualisation of the orderIds whose history is not linearizable (HTML)")
 	cfg.Submissions.RegisterFlags(fs)
 	fs.IntVar(&cfg.KeyKills, "key-kills", cfg.KeyKills, "SIGKILLs of the handler while it completes an idempotency key, so the key is left started")
@@ -106,6 +109,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg.Log, cfg.HandlerOutput, cfg.Progress = stderr, hout, 5*time.Second
 	rep, err := chaos.Run(ctx, cfg)
 	if rep != nil {
+		rep.Replay = chaos.ReplayCommand("chaos", fs, rep.Seed)
 		rep.Print(stdout)
 	}
 	if err != nil {

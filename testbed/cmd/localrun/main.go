@@ -36,6 +36,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/localrun"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
@@ -139,6 +140,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	fs.IntVar(&opts.MaxDeliveryCount, "max-delivery-count", 0, "the queue's maxDeliveryCount (default: the orders queue's, one past the retry budget)")
 	fs.DurationVar(&opts.DuplicateDetection, "duplicate-detection", 0, "the queue's duplicate detection window, e.g. 10m as in Azure (0: off, every resend reaches the consumer)")
 	fs.IntVar(&opts.HandlerKills, "kill-handler", 0, "SIGKILL the handler this many times, spread over the run")
+	fs.DurationVar(&opts.Lag, "lag", 0, "with -instances above 1: at most this long, a point read on another instance than the writer's is answered from before the write (Session consistency without the session token)")
+	fs.IntVar(&opts.Instances, "instances", 1, "instances of the app, each its own handler, host and change feed lease owner; HTTP requests spread over them")
 	opts.Clocks.RegisterFlags(fs)
 	outages := fs.String("outages", faults.FormatOutages(localrun.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none; needs a loopback http:// Cosmos endpoint")
 	fs.StringVar(&opts.Database, "database", "", "Cosmos database to use; it must hold no orders (default: a fresh one, deleted afterwards)")
@@ -205,6 +208,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
+	rep.Replay = chaos.ReplayCommand("run", fs, gen.Seed)
 	rep.Print(stdout)
 	if !rep.OK() {
 		return exitViolation
