@@ -25,11 +25,12 @@ func digest(b []byte) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// probe asks GetOrder for an order once as client, for the history check.
-func (c *client) probe(ctx context.Context, client, orderID string) {
+// probe asks GetOrder for an order once as client, for the history check,
+// on another instance than avoid (when set).
+func (c *client) probe(ctx context.Context, client, orderID, avoid string) {
 	ctx, cancel := context.WithTimeout(ctx, attemptTimeout)
 	defer cancel()
-	v := getOrder(ctx, c.http, c.base, c.keys[client], orderID)
+	v := getOrder(ctx, c.http, c.base, c.keys[client], orderID, avoid)
 	v.Client = client
 	c.ledger.mu.Lock()
 	c.ledger.probes = append(c.ledger.probes, v)

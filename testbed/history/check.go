@@ -58,8 +58,9 @@ type Result struct {
 	// Illegal are the orderIds whose operations fit no sequential order;
 	// Undecided those the checker gave up on within its time.
 	Illegal, Undecided []string
-	// Visualisation is the HTML file showing the illegal partitions ("" when
-	// none, or when it could not be written: VisualisationErr).
+	// Visualisation is the HTML file showing the illegal and undecided
+	// partitions ("" when none, or when it could not be written:
+	// VisualisationErr).
 	Visualisation    string
 	VisualisationErr error
 }
@@ -88,6 +89,9 @@ func Check(ops []Op, timeout time.Duration, htmlPath string) Result {
 			}
 		case porcupine.Unknown:
 			res.Undecided = append(res.Undecided, id)
+			if len(res.Illegal)+len(res.Undecided) <= maxShown {
+				shown = append(shown, parts[id]...)
+			}
 		}
 	}
 	res.Took = time.Since(start)
@@ -125,6 +129,7 @@ func partition(ops []Op) map[string][]porcupine.Operation {
 	}
 	parts := make(map[string][]porcupine.Operation, len(byID))
 	for id, list := range byID {
+		list = pruned(list)
 		slices.SortStableFunc(list, func(a, b Op) int { return a.Call.Compare(b.Call) })
 		var rows []int64 // when each row is free again
 		out := make([]porcupine.Operation, len(list))
@@ -165,4 +170,42 @@ func describe(ops []porcupine.Operation) []byte {
 		fmt.Fprintf(&b, "  %9.1f %9s  %s\n", float64(op.Call-base)/1e6, ret, Model.DescribeOperation(op.Input, op.Output))
 	}
 	return b.Bytes()
+}
+
+// pruned drops the operations without an answer that can have had no
+// effect, which the checker would otherwise try at every point after their
+// call: a GET; a POST called after a final answer of its key had come (its
+// key is settled: a replay, or 422); a delivery called after an answer
+// showing the order stored had come.
+func pruned(ops []Op) []Op {
+	settled := map[string]time.Time{} // key -> first return of a final answer
+	var stored time.Time              // first return of an answer showing the order
+	earliest := func(t *time.Time, at time.Time) {
+		if t.IsZero() || at.Before(*t) {
+			*t = at
+		}
+	}
+	for _, op := range ops {
+		switch {
+		case op.Unknown:
+		case op.Kind == Submit && (op.Status/100 == 2 || op.Outcome == OrderIDTaken):
+			t := settled[keyID(op.Input)]
+			earliest(&t, op.Return)
+			settled[keyID(op.Input)] = t
+			if op.Status/100 == 2 {
+				earliest(&stored, op.Return)
+			}
+		case op.Kind == Get && op.Status == 200, op.Kind == Publish,
+			op.Kind == Deliver && (op.Outcome == Created || op.Outcome == Duplicate || op.Outcome == Mismatch):
+			earliest(&stored, op.Return)
+		}
+	}
+	return slices.DeleteFunc(ops, func(op Op) bool {
+		if !op.Unknown {
+			return false
+		}
+		t, ok := settled[keyID(op.Input)]
+		return op.Kind == Get || op.Kind == Submit && ok && op.Call.After(t) ||
+			op.Kind == Deliver && !stored.IsZero() && op.Call.After(stored)
+	})
 }
