@@ -94,6 +94,7 @@ func (cf *ChangeFeed) balance(ctx context.Context, read func(context.Context, *L
 			if stop, ok := owned[l.LeaseToken]; ok {
 				stop() // ours once, lost since: its reader is stopping
 			}
+			prev := l.Owner // take writes into l
 			taken, err := cf.store.take(stepCtx, l)
 			if err != nil {
 				cf.cfg.Log(fmt.Sprintf("%s: take lease %s: %v", cf.fn.Name, l.ID, err))
@@ -101,8 +102,9 @@ func (cf *ChangeFeed) balance(ctx context.Context, read func(context.Context, *L
 			}
 			rctx, stop := context.WithCancel(ctx)
 			owned[l.LeaseToken] = stop
-			cf.noteLease(l.Owner != "")
-			go cf.renew(rctx, stop, taken)
+			cf.noteLease(prev != "" && prev != cf.owner)
+			renewed := *taken // the renewer's own copy: update writes into it
+			go cf.renew(rctx, stop, &renewed)
 			go read(rctx, taken)
 		}
 		cancel()
@@ -121,13 +123,16 @@ func (cf *ChangeFeed) balance(ctx context.Context, read func(context.Context, *L
 func (cf *ChangeFeed) renew(ctx context.Context, stop context.CancelFunc, l *Lease) {
 	for d := cf.clocks.Renew / 2; wait(ctx, d); d = cf.clocks.Renew {
 		stepCtx, cancel := context.WithTimeout(ctx, readTimeout)
-		_, err := cf.store.update(stepCtx, l, func(server *Lease) error {
+		next, err := cf.store.update(stepCtx, l, func(server *Lease) error {
 			if server.Owner != cf.owner {
 				return errLeaseLost
 			}
 			return nil
 		})
 		cancel()
+		if err == nil {
+			l = next
+		}
 		if errors.Is(err, errLeaseLost) {
 			cf.cfg.Log(fmt.Sprintf("%s: lease %s lost on renewal", cf.fn.Name, l.ID))
 			stop()

@@ -173,13 +173,13 @@ func (p *publisher) feedOn(host *hostemu.Host, worker *hostemu.Worker, log func(
 }
 
 // feedRanges and scaledLeaseClocks are the change feed's ranges and lease
-// clocks when several instances share it: more ranges than instances, so
-// that each owns some, and the processor's 13 s, 17 s and 60 s scaled
-// down about six times, so that a crashed instance's leases are taken over
-// within a run.
-const feedRanges = 4
+// clocks when several instances share it: two ranges (each range polls the
+// whole container of the local emulator, whose every query scans it), and
+// the processor's 13 s, 17 s and 60 s scaled down three to four times, so
+// that a crashed instance's leases are taken over within a run.
+const feedRanges = 2
 
-var scaledLeaseClocks = hostemu.LeaseClocks{Acquire: 2 * time.Second, Renew: 3 * time.Second, Expire: 10 * time.Second}
+var scaledLeaseClocks = hostemu.LeaseClocks{Acquire: 3 * time.Second, Renew: 5 * time.Second, Expire: 20 * time.Second}
 
 // killDuring kills the handler in the 2nd, 6th, 10th … invocation of an
 // instance's trigger while kills are left: the first batch meets a refused
