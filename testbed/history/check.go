@@ -176,7 +176,10 @@ func describe(ops []porcupine.Operation) []byte {
 // effect, which the checker would otherwise try at every point after their
 // call: a GET; a POST called after a final answer of its key had come (its
 // key is settled: a replay, or 422); a delivery called after an answer
-// showing the order stored had come.
+// showing the order stored had come. Of the unanswered attempts of one key
+// and payload (or deliveries of one payload) it keeps the first: what
+// several of them may have done, one may have done too (a client retrying
+// through an outage sends dozens), so only their times are merged.
 func pruned(ops []Op) []Op {
 	settled := map[string]time.Time{} // key -> first return of a final answer
 	var stored time.Time              // first return of an answer showing the order
@@ -200,12 +203,17 @@ func pruned(ops []Op) []Op {
 			earliest(&stored, op.Return)
 		}
 	}
+	slices.SortStableFunc(ops, func(a, b Op) int { return a.Call.Compare(b.Call) })
+	first := map[Input]bool{}
 	return slices.DeleteFunc(ops, func(op Op) bool {
 		if !op.Unknown {
 			return false
 		}
 		t, ok := settled[keyID(op.Input)]
-		return op.Kind == Get || op.Kind == Submit && ok && op.Call.After(t) ||
+		same := Input{Kind: op.Kind, Client: op.Client, Key: op.Key, Hash: op.Hash}
+		seen := first[same]
+		first[same] = true
+		return op.Kind == Get || seen || op.Kind == Submit && ok && op.Call.After(t) ||
 			op.Kind == Deliver && !stored.IsZero() && op.Call.After(stored)
 	})
 }

@@ -81,6 +81,20 @@ func TestLinearizableHistories(t *testing.T) {
 	}
 }
 
+// A client retrying through an outage sends dozens of attempts nobody
+// answers: checked in moments, not given up on.
+func TestManyUnansweredAttemptsAreCheckedAtOnce(t *testing.T) {
+	var ops []Op
+	for i := range 40 {
+		ops = append(ops, at(i*1000, i*1000+900, post("a", "k1", "h1"), unknown))
+	}
+	ops = append(ops, at(41000, 41010, post("a", "k1", "h1"), Output{Status: 201, Body: "view1", Replayed: true}),
+		at(41020, 41030, get("a"), Output{Status: 200, Body: "view2"}))
+	if r := Check(ops, 5*time.Second, ""); len(r.Illegal) != 1 || len(r.Undecided) != 0 {
+		t.Errorf("illegal %v, undecided %v; want the GET's other view found illegal", r.Illegal, r.Undecided)
+	}
+}
+
 // Histories every end-state check accepts (the order is stored once, with
 // its owner and fingerprint; every answer a client saw twice is the same)
 // but no sequential order explains: the checker must refuse each, and draw

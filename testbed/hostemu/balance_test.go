@@ -14,7 +14,9 @@ import (
 func TestLeasesToTake(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	fresh, old := now.Format(time.RFC3339Nano), now.Add(-time.Minute).Format(time.RFC3339Nano)
-	lease := func(token, owner, stamp string) *Lease { return &Lease{LeaseToken: token, Owner: owner, Timestamp: stamp} }
+	lease := func(token, owner, stamp string) *Lease {
+		return &Lease{LeaseToken: token, Owner: owner, Timestamp: stamp}
+	}
 	for _, tc := range []struct {
 		name string
 		all  []*Lease
