@@ -323,17 +323,7 @@ func (r *Report) Print(w io.Writer) {
 	}
 	row("kills", r.Worker.Kills, fmt.Sprintf("SIGKILLs (%d requested); %d handler starts, %d restarts after functionTimeout, %d unexpected exits",
 		r.KillsRequested, r.Worker.Starts, r.Worker.TimeoutRestarts, r.Worker.UnexpectedExits))
-	if r.Instances > 1 {
-		back := make([]string, len(r.Kills))
-		for i, k := range r.Kills {
-			back[i] = fmt.Sprintf("%d +%s", k.Instance, k.Back.Round(10*time.Millisecond))
-			if k.Back == 0 {
-				back[i] = fmt.Sprintf("%d none", k.Instance)
-			}
-		}
-		row("instances", r.Instances, fmt.Sprintf("side by side (scaled out from one and back: %t); first invocation completed after each kill, by instance: %s",
-			r.Scaled, strings.Join(back, ", ")))
-	}
+	r.printInstances(row)
 	if h := r.HTTP; h != nil {
 		row("HTTP submissions", h.Answers.Keys, h.Answers.String())
 		kf := h.KeyFaults
@@ -345,11 +335,6 @@ func (r *Report) Print(w io.Writer) {
 	}
 	if r.Publisher != nil {
 		row("published", len(r.Publisher.Topic), r.Publisher.String())
-	}
-	if f := r.Findings; f != nil && f.History != nil {
-		h := f.History
-		row("history", h.Ops, fmt.Sprintf("operations checked for linearizability in %d orderIds (porcupine), in %s; %d not linearizable, %d undecided",
-			h.Partitions, h.Took.Round(time.Millisecond), len(h.Illegal), len(h.Undecided)))
 	}
 	if f := r.Findings; f != nil {
 		row("Cosmos", "", "documents by type: "+counts(f.Documents))
@@ -370,6 +355,26 @@ func (r *Report) Print(w io.Writer) {
 	}
 	if len(r.Files) > 0 {
 		p("files: %s", strings.Join(r.Files, ", "))
+	}
+}
+
+// printInstances writes the instances' row, and the history check's.
+func (r *Report) printInstances(row func(string, any, string)) {
+	if r.Instances > 1 {
+		back := make([]string, len(r.Kills))
+		for i, k := range r.Kills {
+			back[i] = fmt.Sprintf("%d +%s", k.Instance, k.Back.Round(10*time.Millisecond))
+			if k.Back == 0 {
+				back[i] = fmt.Sprintf("%d none", k.Instance)
+			}
+		}
+		row("instances", r.Instances, fmt.Sprintf("side by side (scaled out from one and back: %t); first invocation completed after each kill, by instance: %s",
+			r.Scaled, strings.Join(back, ", ")))
+	}
+	if f := r.Findings; f != nil && f.History != nil {
+		h := f.History
+		row("history", h.Ops, fmt.Sprintf("operations checked for linearizability in %d orderIds (porcupine), in %s; %d not linearizable, %d undecided",
+			h.Partitions, h.Took.Round(time.Millisecond), len(h.Illegal), len(h.Undecided)))
 	}
 }
 

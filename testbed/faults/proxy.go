@@ -235,26 +235,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		p.n.metadata.Add(1)
 	}
-	switch fault {
-	case Throttle:
-		p.n.faults[fault].Add(1)
-		w.Header().Set("x-ms-retry-after-ms", strconv.FormatInt(p.cfg.RetryAfter.Milliseconds(), 10))
-		writeCosmosError(w, http.StatusTooManyRequests, "3200", "TooManyRequests",
-			"Request rate is large. More Request Units may be needed, so no changes were made. (injected by the fault proxy)")
-		return
-	case Unavailable:
-		p.n.faults[fault].Add(1)
-		writeCosmosError(w, http.StatusServiceUnavailable, "20001", "ServiceUnavailable",
-			"Service is currently unavailable. (injected by the fault proxy)")
-		return
-	case Timeout:
-		p.n.faults[fault].Add(1)
-		writeCosmosError(w, http.StatusRequestTimeout, "0", "RequestTimeout",
-			"Request timed out. (injected by the fault proxy)")
-		return
-	case Drop:
-		p.n.faults[fault].Add(1)
-		cosmostest.CloseConnection(w, false)
+	if p.answerUnsent(w, fault) {
 		return
 	}
 
@@ -303,6 +284,29 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Length", strconv.Itoa(len(answer)))
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(answer)
+}
+
+// answerUnsent answers a request whose fault keeps it from Cosmos, and
+// reports whether it did.
+func (p *Proxy) answerUnsent(w http.ResponseWriter, fault Fault) bool {
+	switch fault {
+	case Throttle:
+		w.Header().Set("x-ms-retry-after-ms", strconv.FormatInt(p.cfg.RetryAfter.Milliseconds(), 10))
+		writeCosmosError(w, http.StatusTooManyRequests, "3200", "TooManyRequests",
+			"Request rate is large. More Request Units may be needed, so no changes were made. (injected by the fault proxy)")
+	case Unavailable:
+		writeCosmosError(w, http.StatusServiceUnavailable, "20001", "ServiceUnavailable",
+			"Service is currently unavailable. (injected by the fault proxy)")
+	case Timeout:
+		writeCosmosError(w, http.StatusRequestTimeout, "0", "RequestTimeout",
+			"Request timed out. (injected by the fault proxy)")
+	case Drop:
+		cosmostest.CloseConnection(w, false)
+	default:
+		return false
+	}
+	p.n.faults[fault].Add(1)
+	return true
 }
 
 // forward sends the request to Cosmos and reads the whole answer. It runs

@@ -148,7 +148,6 @@ func Deliver(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Log == nil {
 		cfg.Log = func(string) {}
 	}
-	logf := func(format string, args ...any) { cfg.Log(fmt.Sprintf(format, args...)) }
 	for _, o := range cfg.Outages {
 		if err := o.Validate(); err != nil {
 			return nil, err
@@ -189,48 +188,49 @@ func Deliver(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	fleet := &Fleet{cfg: &cfg, queue: queue, proxy: proxy, pub: pub, ctx: ctx}
 	defer fleet.halt()
-	if pub != nil {
-		if err := pub.writePoison(ctx); err != nil {
-			return nil, err
-		}
-	}
-	first := 1
-	if !cfg.Scale {
-		first = cfg.Instances
-	}
-	for n := 1; n <= first; n++ {
-		if err := fleet.start(n); err != nil {
-			return nil, err
-		}
-	}
-	base, stopHTTP, err := listenHTTP(ctx, &cfg, fleet)
+	base, stopHTTP, err := fleet.open(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer stopHTTP()
-	settled := func() float64 {
-		q := queue.Counts()
-		return float64(q.Completed+q.DeadLettered) / float64(max(q.Sent, 1))
-	}
 	if cfg.Traffic != nil && base == "" {
 		return nil, errors.New("HTTP traffic needs the HTTP listener")
 	}
+	runErr := fleet.drive(ctx, res, base, holdForTraffic, stopHTTP)
+	fleet.halt() // flushes the handlers' output
+	res.collect(queue, fleet, proxy)
+	if runErr != nil {
+		return res, fmt.Errorf("host emulator: %w", runErr)
+	}
+	return res, nil
+}
+
+// drive runs the delivery until the instances have delivered the queue,
+// with the watch, the HTTP traffic, the outages and the fleet's plan
+// beside it, then waits for the traffic and the publisher and books what
+// they did in res. It returns why the delivery failed, if it did.
+func (f *Fleet) drive(ctx context.Context, res *Result, base string, holdForTraffic, stopHTTP func()) error {
+	cfg := f.cfg
+	settled := func() float64 {
+		q := f.queue.Counts()
+		return float64(q.Completed+q.DeadLettered) / float64(max(q.Sent, 1))
+	}
 	// Watch comes before the traffic: it may arm what the clients meet
 	// (make chaos's key faults kill the instance they are given).
-	live := &Live{Queue: queue, Fleet: fleet, Worker: fleet.all[0].worker, Proxy: proxy, Start: time.Now()}
+	live := &Live{Queue: f.queue, Fleet: f, Worker: f.all[0].worker, Proxy: f.proxy, Start: time.Now()}
 	stopWatch := func() {}
 	if cfg.Watch != nil {
 		stopWatch = cfg.Watch(live)
 	}
-	trafficDone := startTraffic(ctx, &cfg, holdForTraffic, base, proxy, settled)
+	trafficDone := startTraffic(ctx, cfg, holdForTraffic, base, f.proxy, settled)
 	planCtx, endPlan := context.WithCancel(ctx)
 	outages := &faults.OutageSchedule{}
-	if proxy != nil {
-		outages = faults.StartOutages(planCtx, cfg.Outages, proxy, settled, logf)
+	if f.proxy != nil {
+		outages = faults.StartOutages(planCtx, cfg.Outages, f.proxy, settled, func(format string, args ...any) { cfg.Log(fmt.Sprintf(format, args...)) })
 	}
 	steered := make(chan struct{})
-	go func() { defer close(steered); fleet.steer(planCtx, settled) }()
-	runErr := fleet.wait()
+	go func() { defer close(steered); f.steer(planCtx, settled) }()
+	runErr := f.wait()
 	if runErr == nil && ctx.Err() != nil {
 		runErr = ctx.Err()
 	}
@@ -241,13 +241,37 @@ func Deliver(ctx context.Context, cfg Config) (*Result, error) {
 		runErr = fmt.Errorf("HTTP traffic: %w", err)
 	}
 	stopHTTP()
-	res.Publisher = pub.finish(ctx)
+	res.Publisher = f.pub.finish(ctx)
 	endPlan()
 	<-steered
 	res.Outages = outages.Wait()
 	stopWatch()
 	res.Elapsed = time.Since(live.Start)
-	fleet.halt() // flushes the handlers' output
+	return runErr
+}
+
+// open writes the poison document, starts the first instances (one when
+// the fleet scales, else all) and opens the HTTP listener in front of them.
+func (f *Fleet) open(ctx context.Context) (base string, stopHTTP func(), err error) {
+	if f.pub != nil {
+		if err := f.pub.writePoison(ctx); err != nil {
+			return "", nil, err
+		}
+	}
+	first := 1
+	if !f.cfg.Scale {
+		first = f.cfg.Instances
+	}
+	for n := 1; n <= first; n++ {
+		if err := f.start(n); err != nil {
+			return "", nil, err
+		}
+	}
+	return listenHTTP(ctx, f.cfg, f)
+}
+
+// collect books what the queue, the instances and the proxy did.
+func (res *Result) collect(queue *hostemu.Queue, fleet *Fleet, proxy *faults.Proxy) {
 	res.Queue, res.DeadLetters, res.Dropped, res.Worker = queue.Counts(), queue.DeadLetters(), queue.Dropped(), fleet.Stats()
 	fleet.mu.Lock()
 	res.Kills = slices.Clone(fleet.kills)
@@ -256,10 +280,6 @@ func Deliver(ctx context.Context, cfg Config) (*Result, error) {
 		_ = proxy.Close()
 		res.Proxy = proxy.Counts()
 	}
-	if runErr != nil {
-		return res, fmt.Errorf("host emulator: %w", runErr)
-	}
-	return res, nil
 }
 
 // startTraffic runs cfg.Traffic, when set, beside the queue, which stays
