@@ -238,7 +238,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.answerUnsent(w, fault) {
 		return
 	}
-
 	if p.lag != nil && p.lag.read(w, instanceOf(r), r) {
 		p.n.staleReads.Add(1)
 		return
@@ -289,6 +288,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // answerUnsent answers a request whose fault keeps it from Cosmos, and
 // reports whether it did.
 func (p *Proxy) answerUnsent(w http.ResponseWriter, fault Fault) bool {
+	if fault == Throttle || fault == Unavailable || fault == Timeout || fault == Drop {
+		p.n.faults[fault].Add(1) // before the client can see the answer
+	}
 	switch fault {
 	case Throttle:
 		w.Header().Set("x-ms-retry-after-ms", strconv.FormatInt(p.cfg.RetryAfter.Milliseconds(), 10))
@@ -305,7 +307,6 @@ func (p *Proxy) answerUnsent(w http.ResponseWriter, fault Fault) bool {
 	default:
 		return false
 	}
-	p.n.faults[fault].Add(1)
 	return true
 }
 
