@@ -142,13 +142,13 @@ func (f *Fleet) retire(crash bool) {
 	f.live = f.live[:len(f.live)-1]
 	f.mu.Unlock()
 	f.cfg.Log(fmt.Sprintf("instance %d: %s", in.n, map[bool]string{true: "crashes", false: "scaled in"}[crash]))
+	in.host.StopReceiving()
 	if crash {
 		if in.feed != nil {
 			in.feed.Crash()
 		}
 		in.worker.Stop(0) // its invocations in flight fail
 	}
-	in.host.StopReceiving()
 	<-in.ran
 	in.stop()
 	if in.fed != nil {
