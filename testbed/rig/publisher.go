@@ -17,8 +17,10 @@ import (
 
 // defaultCatchUp bounds the wait, once the queue is drained, for the outbox
 // publisher to deliver every change: a few feed polls and the first retry
-// delays of the publisher's policy.
-const defaultCatchUp = 2 * time.Minute
+// delays of the publisher's policy; with several instances, a crashed
+// one's lease expiring and a loaded emulator scanning the container for
+// each range's poll (make soak once needed more than 2 minutes).
+const defaultCatchUp = 4 * time.Minute
 
 // publisherConfig is the publisher part of a Config.
 type publisherConfig struct {

@@ -43,7 +43,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	messages := fs.Int("messages", 10000, "least number of messages to deliver")
 	kills := fs.Int("kills", 5, "SIGKILLs of the handler, spread over the run")
 	seed := fs.Uint64("seed", 0, "seed of the stream and the fault rolls (0: random)")
-	timeout := fs.Duration("timeout", 8*time.Minute, "bound of the whole run")
+	timeout := fs.Duration("timeout", 10*time.Minute, "bound of the whole run")
 	rateFlag := fs.String("faults", formatRates(chaos.DefaultRates), "fault rates per document request, kind=rate,…")
 	retryAfter := fs.Duration("retry-after", faults.DefaultRetryAfter, "x-ms-retry-after-ms of an injected 429")
 	slow := fs.String("slow", "200ms-4s", "range of the delay of a slow answer")
