@@ -101,7 +101,7 @@ func storedOrder(t *testing.T) (*cosmostest.Env, *orders.Order, context.Context)
 
 // A read served by a replica a write behind answers 404 for an order just
 // created through another instance: ReadOrder reads again and finds it
-// (docs/adr/0015-reads-behind-a-write.md).
+// (docs/adr/0016-reads-behind-a-write.md).
 func TestReadOrderReadsAgainBehindAWrite(t *testing.T) {
 	e, o, ctx := storedOrder(t)
 	tr := cosmostest.NewTransport()

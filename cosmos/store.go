@@ -69,7 +69,7 @@ func (s *Store) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*or
 // lagPauses: it may have been written a moment ago through another
 // instance, whose client's session this one does not share, and a read
 // served by a replica a write behind answers 404
-// (docs/adr/0015-reads-behind-a-write.md). The local emulator's 500 for a
+// (docs/adr/0016-reads-behind-a-write.md). The local emulator's 500 for a
 // missing item is not: it has one replica.
 func (s *Store) ReadOrder(ctx context.Context, orderID string) (json.RawMessage, error) {
 	var doc json.RawMessage
