@@ -108,6 +108,15 @@ chaos: build
 	$(GO) build -o bin/chaos ./testbed/cmd/chaos
 	./testbed/scripts/chaos.sh $(CHAOS_ARGS)
 
+.PHONY: plant
+## plant: a bug only the history check catches, planted (testbed/plants/PLANT.patch, built with
+##        go build -overlay) and run: exits 0 when the run fails on the history check alone.
+##        make plant PLANT=read-cache; PLANT_RUN=chaos PLANT_ARGS='-messages 2000 -seed 7' for make chaos
+plant: build
+	$(GO) build -o $(LOCALRUN) ./testbed/cmd/localrun
+	$(GO) build -o bin/chaos ./testbed/cmd/chaos
+	./testbed/scripts/plant.sh
+
 .PHONY: soak
 
 ## soak: make chaos over SOAK_SEEDS seeds in a row (default 10), a new random seed each, SOAK_ARGS

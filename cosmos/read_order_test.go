@@ -13,21 +13,16 @@ import (
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
-// ReadOrder is GetOrder's one point read: the stored document, nothing for a
-// 404 (what Cosmos DB answers for a missing item), a StoreError that says
-// whether a retry may help for anything else. The local emulator's 500 for
-// a missing item is asked again with a query, on a loopback endpoint only.
+// ReadOrder is GetOrder's point read: the stored document, nothing for a
+// 404 (what Cosmos DB answers for a missing item) read 4 times (a replica a
+// write behind catches up meanwhile), a StoreError that says whether a
+// retry may help for anything else. The local emulator's 500 for a missing
+// item is asked again with a query, once, on a loopback endpoint only.
 func TestReadOrder(t *testing.T) {
-	e := testEnv(t)
-	o := newOrder(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if _, err := e.Store.CreateOrder(ctx, orderstest.Batch(t, o, orders.Acceptance{MessageID: "m", AcceptedAt: time.Now()})); err != nil {
-		t.Fatal(err)
-	}
+	e, o, ctx := storedOrder(t)
 	// Cosmos DB answers a missing item 404 itself; the local emulator
 	// answers 500 (which the SDK retries), then the query finds nothing.
-	missing := "READ"
+	missing := "READ( READ){3}"
 	if e.LocalEmulator {
 		missing = "READ( READ)* QUERY"
 	}
@@ -41,7 +36,7 @@ func TestReadOrder(t *testing.T) {
 		requests  string // a regular expression of the request kinds
 	}{
 		{"stored", o.ID, nil, true, false, false, "READ"},
-		{"404: none", o.ID, ptr(http.StatusNotFound), false, false, false, "READ"},
+		{"404: none", o.ID, ptr(http.StatusNotFound), false, false, false, "READ( READ){3}"},
 		{"forbidden: a role assignment still propagating", o.ID, ptr(http.StatusForbidden), false, true, true, ""},
 		{"refused", o.ID, ptr(http.StatusBadRequest), false, false, true, ""},
 		{"missing", "ORD-never-stored-" + o.ID, nil, false, false, false, missing},
@@ -89,3 +84,40 @@ func TestReadOrder(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// storedOrder stores a new order and returns it, with the test's
+// environment and a context that ends with the test.
+func storedOrder(t *testing.T) (*cosmostest.Env, *orders.Order, context.Context) {
+	t.Helper()
+	e := testEnv(t)
+	o := newOrder(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	if _, err := e.Store.CreateOrder(ctx, orderstest.Batch(t, o, orders.Acceptance{MessageID: "m", AcceptedAt: time.Now()})); err != nil {
+		t.Fatal(err)
+	}
+	return e, o, ctx
+}
+
+// A read served by a replica a write behind answers 404 for an order just
+// created through another instance: ReadOrder reads again and finds it
+// (docs/adr/0016-reads-behind-a-write.md).
+func TestReadOrderReadsAgainBehindAWrite(t *testing.T) {
+	e, o, ctx := storedOrder(t)
+	tr := cosmostest.NewTransport()
+	store, err := e.StoreVia(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	behind := 3 // the replica catches up after three reads
+	tr.Before(func(kind string, r *http.Request) *http.Response {
+		if kind == "READ" && behind > 0 {
+			behind--
+			return cosmostest.Answer(r, http.StatusNotFound, `{"code":"NotFound","message":"a replica a write behind"}`)
+		}
+		return nil
+	})
+	if doc, err := store.ReadOrder(ctx, o.ID); err != nil || doc == nil {
+		t.Fatalf("ReadOrder: %.200s, %v; want the order", doc, err)
+	}
+}

@@ -64,21 +64,57 @@ func (s *Store) CreateOrder(ctx context.Context, b *orders.AcceptanceBatch) (*or
 }
 
 // ReadOrder returns the stored order document of orderID, nil when there is
-// none: one point read (id = partition key = orderId), GetOrder's only
-// request (orders.OrderReader).
+// none: GetOrder's only request (orders.OrderReader), one point read (id =
+// partition key = orderId) when the order is there.
+//
+// An order Cosmos DB answers 404 for is read again after each of
+// lagPauses: it may have been written a moment ago through another
+// instance, whose client's session this one does not share, and a read
+// served by a replica a write behind answers 404
+// (docs/adr/0016-reads-behind-a-write.md). The local emulator's 500 for a
+// missing item is not: it has one replica.
 func (s *Store) ReadOrder(ctx context.Context, orderID string) (json.RawMessage, error) {
-	doc, err := pointRead(s.loopback, func() (azcosmos.ItemResponse, error) {
-		return call(ctx, s, func(c *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
-			return c.ReadItem(ctx, azcosmos.NewPartitionKeyString(orderID), orderID, nil)
+	var doc json.RawMessage
+	for i := 0; ; i++ {
+		var err error
+		status := 0
+		doc, err = pointRead(s.loopback, func() (azcosmos.ItemResponse, error) {
+			resp, err := call(ctx, s, func(c *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
+				return c.ReadItem(ctx, azcosmos.NewPartitionKeyString(orderID), orderID, nil)
+			})
+			status = statusOf(err)
+			return resp, err
+		}, func() ([]json.RawMessage, error) {
+			return s.query(ctx, "SELECT * FROM c WHERE c.orderId = @o AND c.id = @o", azcosmos.NewPartitionKeyString(orderID),
+				&azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@o", Value: orderID}}})
 		})
-	}, func() ([]json.RawMessage, error) {
-		return s.query(ctx, "SELECT * FROM c WHERE c.orderId = @o AND c.id = @o", azcosmos.NewPartitionKeyString(orderID),
-			&azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@o", Value: orderID}}})
-	})
-	if err != nil {
-		return nil, classify("read order", orderID, err)
+		if err == nil && status == http.StatusNotFound && i < len(lagPauses) {
+			err = pause(ctx, lagPauses[i])
+			if err == nil {
+				continue
+			}
+		}
+		if err != nil {
+			return nil, classify("read order", orderID, err)
+		}
+		return doc, nil
 	}
-	return doc, nil
+}
+
+// lagPauses are the waits before reading again a document found missing
+// right after it may have been written (a create's 409, a GET after another
+// instance's 201): a replica a write behind catches up within milliseconds
+// in Azure; 420 ms in all.
+var lagPauses = []time.Duration{20 * time.Millisecond, 80 * time.Millisecond, 320 * time.Millisecond}
+
+// pause waits d unless ctx ends first.
+func pause(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
 }
 
 // pointRead returns the document read, nil when there is none (404). The
@@ -111,17 +147,15 @@ func (s *Store) readFingerprint(ctx context.Context, orderID string) (*orders.St
 	// the write yet (reads without a session token are not read-your-writes).
 	// It is worth a few quick retries before giving the message back to the
 	// broker.
-	for wait := 20 * time.Millisecond; ; wait *= 4 {
+	for i := 0; ; i++ {
 		resp, err = call(ctx, s, func(c *azcosmos.ContainerClient) (azcosmos.ItemResponse, error) {
 			return c.ReadItem(ctx, azcosmos.NewPartitionKeyString(orderID), orderID, nil)
 		})
-		if err == nil || statusOf(err) != http.StatusNotFound || wait > 400*time.Millisecond {
+		if err == nil || statusOf(err) != http.StatusNotFound || i == len(lagPauses) {
 			break
 		}
-		select {
-		case <-ctx.Done():
-			return nil, classify("read order", orderID, ctx.Err())
-		case <-time.After(wait):
+		if perr := pause(ctx, lagPauses[i]); perr != nil {
+			return nil, classify("read order", orderID, perr)
 		}
 	}
 	if err != nil {

@@ -71,7 +71,7 @@ func (h *httpPart) rig(r *rig.Config, tracker *verify.Tracker) {
 // started arms the kills once the handler runs.
 func (h *httpPart) started(l *rig.Live) {
 	if h != nil {
-		h.faults.setKill(l.Worker.Kill)
+		h.faults.setKill(l.Fleet.Kill)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/rig"
 	"github.com/ordersink/orders-consumer/testbed/verify"
 )
@@ -23,6 +24,12 @@ type Evidence struct {
 	// Publisher, when set, is what the outbox publisher did
 	// (PublisherResult.Checks).
 	Publisher *rig.PublisherResult
+	// Invocations are the queue's invocations; with the HTTP answers and
+	// the topic they are the history checked for linearizability
+	// (checkHistory), whose failing part is drawn into HistoryFile (HTML)
+	// when set.
+	Invocations []*hostemu.Invocation
+	HistoryFile string
 }
 
 // readBack reads the run's documents by type, directly from Cosmos (not
@@ -83,5 +90,7 @@ func Judge(ctx context.Context, db *cosmostest.Database, ev Evidence) (*verify.F
 	if ev.KeyFaults != nil && ev.HTTP != nil {
 		f.Checks = append(f.Checks, ev.KeyFaults.Checks(ev.HTTP.Answers())...)
 	}
+	c, res := checkHistory(ev)
+	f.Checks, f.History = append(f.Checks, c), &res
 	return f, stored, nil
 }

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/ordersink/orders-consumer/idempotency"
 	"github.com/ordersink/orders-consumer/testbed/faults"
@@ -38,15 +37,16 @@ type KeyFaults struct {
 	records KeyRecords
 
 	mu     sync.Mutex
-	kill   func() error
+	kill   func(instance int) error
 	target map[string]keyFault // Idempotency-Key -> the fault aimed at it
 	// eligible are the keys a fault may go to; a kill aimed at a key whose
-	// completion comes within killGap of the last kill is deferred
-	// (deferred counts them) to the next eligible key's completion.
-	eligible map[string]bool
-	deferred int
-	lastKill time.Time
-	now      func() time.Time
+	// completion comes fewer than gap completions after the last kill is
+	// deferred (deferred counts them) to the next eligible key's
+	// completion. Counted, not timed: a run replays from its seed.
+	eligible  map[string]bool
+	deferred  int
+	gap       int
+	sinceKill int
 	// dropped are owners (attempts) whose handler was killed: their
 	// completion, and any resend of it, never reaches Cosmos.
 	dropped map[string]bool
@@ -67,7 +67,7 @@ const (
 // over subs, of the records in the key container.
 func newKeyFaults(keyContainer string, subs []orderstream.Submission, kills, lostAnswers int) *KeyFaults {
 	k := &KeyFaults{records: NewKeyRecords(keyContainer), target: map[string]keyFault{},
-		dropped: map[string]bool{}, done: map[string]keyFault{}, eligible: map[string]bool{}, now: time.Now}
+		dropped: map[string]bool{}, done: map[string]keyFault{}, eligible: map[string]bool{}, gap: killGap, sinceKill: killGap}
 	var eligible []string
 	for _, s := range subs {
 		if s.Copies <= 1 && s.FirstTimeout == 0 && s.Rival == nil {
@@ -88,11 +88,13 @@ func newKeyFaults(keyContainer string, subs []orderstream.Submission, kills, los
 	return k
 }
 
-// killGap is the least time between two kills KeyFaults makes.
-const killGap = 15 * time.Second
+// killGap is the least number of key completions between two kills
+// KeyFaults makes: completions bunch up after an outage, and kills in a row
+// would meet a handler still restarting.
+const killGap = 10
 
-// setKill gives the means to kill the handler (hostemu.Worker.Kill).
-func (k *KeyFaults) setKill(kill func() error) {
+// setKill gives the means to kill an instance's handler.
+func (k *KeyFaults) setKill(kill func(instance int) error) {
 	k.mu.Lock()
 	k.kill = kill
 	k.mu.Unlock()
@@ -102,7 +104,7 @@ func (k *KeyFaults) setKill(kill func() error) {
 // for a kill after killing the handler that sent it, and loses the answer
 // to the first completion of a key aimed at for a lost answer. Any other
 // request is left to the rates.
-func (k *KeyFaults) Pick(method, path string, body []byte) faults.Fault {
+func (k *KeyFaults) Pick(instance int, method, path string, body []byte) faults.Fault {
 	if method != http.MethodPut || !k.records.Match(path) {
 		return -1
 	}
@@ -115,6 +117,7 @@ func (k *KeyFaults) Pick(method, path string, body []byte) faults.Fault {
 	if k.dropped[rec.Owner] {
 		return faults.Drop // the killed handler's completion, sent again
 	}
+	k.sinceKill++
 	f, aimed := k.target[rec.Key]
 	if !aimed && k.deferred > 0 && k.eligible[rec.Key] && k.done[rec.Key] == 0 {
 		f, aimed = keyKill, true
@@ -126,23 +129,21 @@ func (k *KeyFaults) Pick(method, path string, body []byte) faults.Fault {
 	delete(k.target, rec.Key)
 	switch f {
 	case keyKill:
-		if now := k.now(); now.Sub(k.lastKill) < killGap {
-			// Completions bunch up after an outage; kills in a row would
-			// meet a handler still restarting: the next key gets it.
-			k.deferred++
+		if k.sinceKill < k.gap {
+			k.deferred++ // the next eligible key gets it
 			return -1
 		}
 		if k.kill == nil {
 			k.skipped = append(k.skipped, rec.Key+": the handler was not running yet")
 			return -1
 		}
-		if err := k.kill(); err != nil {
+		if err := k.kill(instance); err != nil {
 			k.skipped = append(k.skipped, fmt.Sprintf("%s: kill: %v", rec.Key, err))
 			return -1
 		}
 		k.dropped[rec.Owner] = true
 		k.done[rec.Key] = keyKill
-		k.lastKill = k.now()
+		k.sinceKill = 0
 		return faults.Drop
 	default:
 		k.done[rec.Key] = keyLostAnswer
@@ -221,8 +222,8 @@ func (k *KeyFaults) Checks(answers []Answer) []*verify.Check {
 				replays++
 			case final(a):
 				fresh++
-			case a.Status == http.StatusConflict:
-				inFlight++
+			case a.Status == http.StatusConflict, a.Status == http.StatusServiceUnavailable:
+				inFlight++ // a 503: the store did not answer (an outage) while the lease held
 			}
 		}
 		var last Answer
@@ -234,7 +235,7 @@ func (k *KeyFaults) Checks(answers []Answer) []*verify.Check {
 			killed.Checked++
 			switch {
 			case inFlight == 0:
-				killed.Fail("key %s: no 409 after the kill (answers %s)", key, statuses(as))
+				killed.Fail("key %s: no 409 (or 503) after the kill (answers %s)", key, statuses(as))
 			case fresh > 1 || !final(last):
 				killed.Fail("key %s: want a final answer last, at most one not replayed (answers %s)", key, statuses(as))
 			}

@@ -47,7 +47,7 @@ func TestKeyFaultsPick(t *testing.T) {
 	k := newKeyFaults("idempotency-keys", subs, 1, 1)
 	k.target = map[string]keyFault{"kill": keyKill, "lose": keyLostAnswer} // spread aside
 	kills := 0
-	k.setKill(func() error { kills++; return nil })
+	k.setKill(func(int) error { kills++; return nil })
 	path := keyDocs + "rec"
 	steps := []struct {
 		name         string
@@ -66,7 +66,7 @@ func TestKeyFaultsPick(t *testing.T) {
 		{"its resend", http.MethodPut, path, keyPut(t, "lose", "o3", idempotency.Failed), -1},
 	}
 	for _, s := range steps {
-		if got := k.Pick(s.method, s.path, s.body); got != s.want {
+		if got := k.Pick(1, s.method, s.path, s.body); got != s.want {
 			t.Errorf("%s: %v, want %v", s.name, got, s.want)
 		}
 	}
@@ -82,11 +82,11 @@ func TestKeyFaultsMissAKillThatCannotHappen(t *testing.T) {
 	subs := []orderstream.Submission{{Key: "early", Copies: 1}, {Key: "failing", Copies: 1}, {Key: "never", Copies: 1}}
 	k := newKeyFaults("idempotency-keys", subs, 3, 0)
 	path := keyDocs + "rec"
-	if f := k.Pick(http.MethodPut, path, keyPut(t, "early", "o1", idempotency.Succeeded)); f != -1 {
+	if f := k.Pick(1, http.MethodPut, path, keyPut(t, "early", "o1", idempotency.Succeeded)); f != -1 {
 		t.Errorf("a kill before the handler runs: %v, want the completion left alone", f)
 	}
-	k.setKill(func() error { return errors.New("no handler process is running") })
-	if f := k.Pick(http.MethodPut, path, keyPut(t, "failing", "o2", idempotency.Succeeded)); f != -1 {
+	k.setKill(func(int) error { return errors.New("no handler process is running") })
+	if f := k.Pick(1, http.MethodPut, path, keyPut(t, "failing", "o2", idempotency.Succeeded)); f != -1 {
 		t.Errorf("a kill that failed: %v, want the completion left alone", f)
 	}
 	c := k.Counts()
@@ -137,31 +137,28 @@ func TestKeyFaultChecks(t *testing.T) {
 	}
 }
 
-// Kills keep killGap apart: a kill aimed at a completion that comes too
-// soon after the last goes to the next eligible key's completion.
+// Kills keep gap completions apart: a kill aimed at a completion that comes
+// too soon after the last goes to the next eligible key's completion.
 func TestKeyFaultsSpaceKills(t *testing.T) {
 	subs := []orderstream.Submission{{Key: "a", Copies: 1}, {Key: "b", Copies: 1}, {Key: "c", Copies: 1}, {Key: "d", Copies: 3}}
 	k := newKeyFaults("idempotency-keys", subs, 2, 0)
 	k.target = map[string]keyFault{"a": keyKill, "b": keyKill}
-	now := time.Unix(1000, 0)
-	k.now = func() time.Time { return now }
+	k.gap = 3
 	kills := 0
-	k.setKill(func() error { kills++; return nil })
+	k.setKill(func(int) error { kills++; return nil })
 	path := keyDocs + "rec"
 	steps := []struct {
-		key   string
-		after time.Duration
-		want  faults.Fault
+		key  string
+		want faults.Fault
 	}{
-		{"a", 0, faults.Drop},
-		{"b", time.Second, -1},      // too soon: deferred
-		{"d", time.Second, -1},      // sent at once: never aimed at
-		{"c", killGap, faults.Drop}, // the deferred kill
-		{"a", killGap, -1},          // a take-over's completion
+		{"a", faults.Drop},
+		{"b", -1},          // too soon: deferred
+		{"d", -1},          // sent at once: never aimed at
+		{"c", faults.Drop}, // the deferred kill, 3 completions on
+		{"a", -1},          // a take-over's completion
 	}
 	for i, s := range steps {
-		now = now.Add(s.after)
-		if got := k.Pick(http.MethodPut, path, keyPut(t, s.key, fmt.Sprint("owner", i), idempotency.Succeeded)); got != s.want {
+		if got := k.Pick(1, http.MethodPut, path, keyPut(t, s.key, fmt.Sprint("owner", i), idempotency.Succeeded)); got != s.want {
 			t.Errorf("step %d, key %s: %v, want %v", i, s.key, got, s.want)
 		}
 	}

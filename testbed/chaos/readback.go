@@ -13,6 +13,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/rig"
 	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
@@ -31,6 +32,10 @@ type orderView struct {
 	// Undone: the read-back's budget ran out before this read had an
 	// answer.
 	Undone bool
+	// Body is a digest of the answer's body; Call and Return when the
+	// request was sent and answered (the history check's).
+	Body         string
+	Call, Return time.Time
 }
 
 // ReadBack asks GetOrder for up to n of the orders answered 2xx over HTTP,
@@ -80,7 +85,7 @@ func readOne(whole context.Context, c *http.Client, base, functionKey, id string
 	ctx, cancel := context.WithTimeout(whole, patience)
 	defer cancel()
 	faults.WaitFor(ctx, func() bool {
-		got := getOrder(ctx, c, base, functionKey, id)
+		got := getOrder(ctx, c, base, functionKey, id, "")
 		if got.Status == 0 && ctx.Err() != nil && v.Status != 0 {
 			return false // cut by the patience: the last answer stands
 		}
@@ -118,19 +123,25 @@ func answeredOrders(answers []Answer) map[string]string {
 	return owners
 }
 
-func getOrder(ctx context.Context, c *http.Client, base, functionKey, id string) orderView {
-	v := orderView{OrderID: id}
+// getOrder asks GetOrder for order id once, on another instance than avoid
+// when set.
+func getOrder(ctx context.Context, c *http.Client, base, functionKey, id, avoid string) (v orderView) {
+	v = orderView{OrderID: id, Call: time.Now()}
+	defer func() { v.Return = time.Now() }()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/orders/"+url.PathEscape(id), nil)
 	if err != nil {
 		v.Err = err.Error()
 		return v
+	}
+	if avoid != "" {
+		req.Header.Set(rig.InstanceHeader, "not:"+avoid)
 	}
 	resp, b, err := call(c, req, functionKey)
 	if err != nil {
 		v.Err = err.Error()
 		return v
 	}
-	v.Status = resp.StatusCode
+	v.Status, v.Body = resp.StatusCode, digest(b)
 	var o struct {
 		RequestHash string `json:"requestHash"`
 		Type        string `json:"type"`

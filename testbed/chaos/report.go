@@ -2,9 +2,11 @@ package chaos
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +41,12 @@ type Report struct {
 	Queue          hostemu.QueueCounts
 	Worker         hostemu.WorkerStats
 	KillsRequested int
+	// Instances ran side by side (scaled from one and back when Scaled);
+	// Kills are the kills of their handlers, each with how soon its
+	// instance completed an invocation again.
+	Instances int
+	Scaled    bool
+	Kills     []rig.InstanceKill
 	// Summary is what became of each message (the tracker); Contents the
 	// deliveries and parked messages by content, and the stored orders.
 	verify.Summary
@@ -62,6 +70,24 @@ type Report struct {
 	Findings *verify.Findings
 	// Files are the files the run wrote (make run's local queues).
 	Files []string
+	// Replay is the command that runs this run again (ReplayCommand).
+	Replay string
+}
+
+// ReplayCommand is the make command that replays a run of target (run,
+// chaos) made with fs's flags: those set on the command line, -seed always,
+// without the files of the run's own logs. A run's faults are drawn from
+// its seed and what happens, so the replay meets the same faults.
+func ReplayCommand(target string, fs *flag.FlagSet, seed uint64) string {
+	args := []string{"-seed " + strconv.FormatUint(seed, 10)}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "seed", "handler-log", "history-html", "no-progress":
+		default:
+			args = append(args, "-"+f.Name+" "+f.Value.String())
+		}
+	})
+	return fmt.Sprintf("make %s %s_ARGS='%s'", target, map[string]string{"run": "RUN", "chaos": "CHAOS"}[target], strings.Join(args, " "))
 }
 
 // HTTPFigures are what a run's HTTP traffic did.
@@ -291,12 +317,13 @@ func (r *Report) Print(w io.Writer) {
 		}
 		row("faults", pc.TotalFaults(), fmt.Sprintf("of %d document requests (%d requests in all, %d account/metadata reads never faulted): %s",
 			pc.Requests-pc.Metadata, pc.Requests, pc.Metadata, strings.Join(injected, ", ")))
-		row("", "", fmt.Sprintf("order creates Cosmos accepted whose answer was lost: %d, answered late: %d; upstream errors: %d; requests failed by outages: %d",
-			r.UnseenCreates[faults.LostAnswer], r.UnseenCreates[faults.Slow], pc.UpstreamErrors, pc.OutageAnswers))
+		row("", "", fmt.Sprintf("order creates Cosmos accepted whose answer was lost: %d, answered late: %d; upstream errors: %d; requests failed by outages: %d; point reads answered by a lagging replica: %d",
+			r.UnseenCreates[faults.LostAnswer], r.UnseenCreates[faults.Slow], pc.UpstreamErrors, pc.OutageAnswers, pc.StaleReads))
 		row("SDK retries", pc.TotalResent(), "requests resent unchanged by the Cosmos SDK or net/http: "+strings.Join(resent, ", "))
 	}
 	row("kills", r.Worker.Kills, fmt.Sprintf("SIGKILLs (%d requested); %d handler starts, %d restarts after functionTimeout, %d unexpected exits",
 		r.KillsRequested, r.Worker.Starts, r.Worker.TimeoutRestarts, r.Worker.UnexpectedExits))
+	r.printInstances(row)
 	if h := r.HTTP; h != nil {
 		row("HTTP submissions", h.Answers.Keys, h.Answers.String())
 		kf := h.KeyFaults
@@ -323,8 +350,31 @@ func (r *Report) Print(w io.Writer) {
 	} else {
 		p("\nINVARIANT VIOLATED")
 	}
+	if r.Replay != "" {
+		p("replay: %s", r.Replay)
+	}
 	if len(r.Files) > 0 {
 		p("files: %s", strings.Join(r.Files, ", "))
+	}
+}
+
+// printInstances writes the instances' row, and the history check's.
+func (r *Report) printInstances(row func(string, any, string)) {
+	if r.Instances > 1 {
+		back := make([]string, len(r.Kills))
+		for i, k := range r.Kills {
+			back[i] = fmt.Sprintf("%d +%s", k.Instance, k.Back.Round(10*time.Millisecond))
+			if k.Back == 0 {
+				back[i] = fmt.Sprintf("%d none", k.Instance)
+			}
+		}
+		row("instances", r.Instances, fmt.Sprintf("side by side (scaled out from one and back: %t); first invocation completed after each kill, by instance: %s",
+			r.Scaled, strings.Join(back, ", ")))
+	}
+	if f := r.Findings; f != nil && f.History != nil {
+		h := f.History
+		row("history", h.Ops, fmt.Sprintf("operations checked for linearizability in %d orderIds (porcupine), in %s; %d not linearizable, %d undecided",
+			h.Partitions, h.Took.Round(time.Millisecond), len(h.Illegal), len(h.Undecided)))
 	}
 }
 

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"encoding/json"
+	"flag"
 	"reflect"
 	"strings"
 	"testing"
@@ -68,5 +69,21 @@ func TestSummaryPrintsTheChecks(t *testing.T) {
 	bad.Violations = nil
 	if !r.OK() {
 		t.Error("not OK without violations")
+	}
+}
+
+// The replay command names the seed and every flag given, not the files of
+// the run's own logs.
+func TestReplayCommand(t *testing.T) {
+	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
+	fs.Uint64("seed", 0, "")
+	fs.Int("messages", 10000, "")
+	fs.Int("kills", 5, "")
+	fs.String("history-html", "", "")
+	if err := fs.Parse([]string{"-messages", "2000", "-history-html", ".local/logs/x/history.html"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ReplayCommand("chaos", fs, 42), "make chaos CHAOS_ARGS='-seed 42 -messages 2000'"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

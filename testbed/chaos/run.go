@@ -39,9 +39,15 @@ type Config struct {
 	HandlerPath string
 	// Messages is the least number of messages delivered.
 	Messages int
-	// Kills is how many times the handler gets SIGKILL, spread over the run.
+	// Kills is how many times a handler gets SIGKILL, spread over the run.
 	Kills int
-	Rates faults.Rates
+	// Instances run side by side; with more than one the run starts with
+	// one, scales out to Instances and back (rig.Fleet). Lag is how late a
+	// write may reach the replica that serves another instance's point
+	// read (faults.ProxyConfig.Lag).
+	Instances int
+	Lag       time.Duration
+	Rates     faults.Rates
 	// RetryAfter, SlowMin and SlowMax tune the proxy (ProxyConfig).
 	RetryAfter, SlowMin, SlowMax time.Duration
 	// OperationTimeout is the handler's COSMOS_OPERATION_TIMEOUT: slow
@@ -80,6 +86,9 @@ type Config struct {
 	Publisher                           bool
 	PublisherKills, PublisherSendFaults int
 	TopicFile                           string
+	// HistoryFile receives the visualisation of the operations the history
+	// check finds not linearizable (HTML; "" for none).
+	HistoryFile string
 	// Log receives progress lines; HandlerOutput the handler's own output.
 	Log, HandlerOutput io.Writer
 	// Progress is the period of progress lines (0: none).
@@ -89,10 +98,15 @@ type Config struct {
 // DefaultConfig is `make chaos`'s HTTP and publisher parts; the command's
 // flags set the rest.
 func DefaultConfig() Config {
-	return Config{Submissions: orderstream.DefaultSubmitOptions(), KeyKills: 3, KeyLostAnswers: 3,
+	return Config{Instances: 3, Lag: DefaultLag, Submissions: orderstream.DefaultSubmitOptions(), KeyKills: 3, KeyLostAnswers: 3,
 		KeyLease: 10 * time.Second, SubmitDeadline: 4 * time.Second,
 		Publisher: true, PublisherKills: 2, PublisherSendFaults: 2}
 }
+
+// DefaultLag is make chaos's replica lag: far above Azure's usual
+// milliseconds, so that reads on another instance right after a write meet
+// it often.
+const DefaultLag = 400 * time.Millisecond
 
 // DefaultRates are the fault rates of `make chaos`: about one document
 // request in seven gets a fault.
@@ -192,8 +206,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.Seed, rep.Messages, rep.Orders, rep.Database, cfg.Endpoint, cfg.Kills, cfg.Rates, cfg.Clocks.Resolve(app.Host))
 	delivery := rig.Config{
 		App: app, Functions: []*hostemu.Function{fn}, Executable: exe, Settings: settings, Messages: stream.Messages,
-		MaxConcurrentCalls: cfg.MaxConcurrentCalls, Clocks: cfg.Clocks, Kills: cfg.Kills,
-		Proxy:   &faults.ProxyConfig{Rates: cfg.Rates, RetryAfter: cfg.RetryAfter, SlowMin: cfg.SlowMin, SlowMax: cfg.SlowMax, Seed: cfg.Seed},
+		MaxConcurrentCalls: cfg.MaxConcurrentCalls, Clocks: cfg.Clocks, Kills: cfg.Kills, Instances: cfg.Instances, Scale: cfg.Instances > 1,
+		Proxy:   &faults.ProxyConfig{Rates: cfg.Rates, RetryAfter: cfg.RetryAfter, SlowMin: cfg.SlowMin, SlowMax: cfg.SlowMax, Seed: cfg.Seed, Lag: cfg.Lag},
 		Outages: cfg.Outages, HandlerOutput: outcomes, Observe: func(inv *hostemu.Invocation) {
 			tracker.Observe(inv)
 			invsMu.Lock()
@@ -207,7 +221,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				q, p := l.Queue.Counts(), l.Proxy.Counts()
 				logf("%5.1fs settled %d/%d (lost completions %d, dead-lettered %d), faults %d, outage answers %d, kills %d",
 					time.Since(l.Start).Seconds(), q.Completed+q.DeadLettered, q.Sent, q.LostCompletions, q.DeadLettered,
-					p.TotalFaults(), p.OutageAnswers, l.Worker.Stats().Kills)
+					p.TotalFaults(), p.OutageAnswers, l.Fleet.Stats().Kills)
 			})
 		},
 	}
@@ -221,6 +235,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, runErr
 	}
 	rep.Took, rep.Clocks, rep.Queue, rep.Proxy, rep.Worker, rep.Outages = res.Elapsed, res.Clocks, res.Queue, res.Proxy, res.Worker, res.Outages
+	rep.Instances, rep.Scaled, rep.Kills = max(cfg.Instances, 1), cfg.Instances > 1, res.Kills
 	rep.Outcomes = outcomes.Outcomes()
 	ledger := res.Ledger
 	rep.UnseenCreates = map[faults.Fault]int{faults.LostAnswer: ledger.Unseen(faults.LostAnswer), faults.Slow: ledger.Unseen(faults.Slow)}
@@ -231,17 +246,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	msgs := slices.Concat(stream.Messages, tracker.Added())
+	invsMu.Lock()
+	ran := slices.Clone(invs)
+	invsMu.Unlock()
 	findings, stored, err := Judge(checkCtx, db, Evidence{Evidence: verify.Evidence{Messages: msgs, Fates: tracker,
 		Queue: rep.Queue, Worker: rep.Worker, Dead: res.DeadLetters, Created: ledger.Created(), Atomic: cfg.Atomic,
 		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound},
-		HTTP: h.ledger(), KeyFaults: h.keyFaults(), Publisher: res.Publisher})
+		HTTP: h.ledger(), KeyFaults: h.keyFaults(), Publisher: res.Publisher, Invocations: ran, HistoryFile: cfg.HistoryFile})
 	if err != nil {
 		return rep, errors.Join(runErr, err)
 	}
 	rep.Findings = findings
-	invsMu.Lock()
-	rep.Contents = Count(msgs, invs, stored, len(res.DeadLetters), ParkingQueue(fn))
-	invsMu.Unlock()
+	rep.Contents = Count(msgs, ran, stored, len(res.DeadLetters), ParkingQueue(fn))
 	return rep, runErr
 }
 

@@ -84,7 +84,7 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 		Proxy: &faults.ProxyConfig{Seed: 1, SlowMin: 1500 * time.Millisecond, SlowMax: 1500 * time.Millisecond,
 			// The restarted process's first document request is answered
 			// late, and the window opens behind it.
-			Pick: func(string, string, []byte) faults.Fault {
+			Pick: func(int, string, string, []byte) faults.Fault {
 				if !armed.CompareAndSwap(true, false) {
 					return -1
 				}

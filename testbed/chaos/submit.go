@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
+	"github.com/ordersink/orders-consumer/testbed/rig"
 )
 
 // The HTTP traffic of a run: clients posting orders to SubmitOrder with an
@@ -45,6 +47,11 @@ type Answer struct {
 	ContentType   string
 	Body          string
 	ProblemType   string
+	// Call and Return are when the request was sent and when its answer
+	// (or its failure) came, for the history check; Instance is the app
+	// instance that answered (rig.InstanceHeader).
+	Call, Return time.Time
+	Instance     string
 }
 
 // ClientKeys are the function keys of the HTTP traffic's two clients,
@@ -58,6 +65,10 @@ type SubmitLedger struct {
 	answers []Answer
 	subs    []orderstream.Submission
 	views   []orderView // ReadBack's
+	// probes are the GETs clients make during the traffic: after a final
+	// 2xx (read your write) and before retrying a request without answer
+	// (docs/http-api.md, client retry rule 5).
+	probes []orderView
 }
 
 // NewSubmitLedger prepares the ledger of subs.
@@ -105,24 +116,34 @@ func submit(ctx context.Context, base string, keys map[string]string, l *SubmitL
 	defer t.CloseIdleConnections()
 	slots := make(chan struct{}, submitClients)
 	var wg sync.WaitGroup
-	for _, s := range l.subs {
-		if !faults.WaitFor(ctx, func() bool { return progress() >= s.At || s.DuringOutage && inOutage() }) {
-			break
+	// In the order they come due: one due late must not hold back those
+	// due before it. Those waiting for an outage go in a line of their own.
+	subs := slices.Clone(l.subs)
+	slices.SortStableFunc(subs, func(a, b orderstream.Submission) int { return cmp.Compare(a.At, b.At) })
+	outage := slices.DeleteFunc(slices.Clone(subs), func(s orderstream.Submission) bool { return !s.DuringOutage })
+	subs = slices.DeleteFunc(subs, func(s orderstream.Submission) bool { return s.DuringOutage })
+	line := func(subs []orderstream.Submission) {
+		defer wg.Done()
+		for _, s := range subs {
+			if !faults.WaitFor(ctx, func() bool { return progress() >= s.At || s.DuringOutage && inOutage() }) {
+				return
+			}
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-slots }()
+				c.submission(ctx, s)
+			}()
 		}
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			c.submission(ctx, s)
-		}()
 	}
+	wg.Add(2)
+	go line(outage)
+	line(subs)
 	wg.Wait()
 	return ctx.Err()
 }
@@ -135,8 +156,13 @@ type client struct {
 }
 
 // submission sends the copies of one key and the rival's request at once,
-// then, when it asks, the key again with the other payload.
+// then, when it asks, the key again with the other payload. An impatient
+// client (one that gives up on its first attempt) first looks whether the
+// order is there.
 func (c *client) submission(ctx context.Context, s orderstream.Submission) {
+	if s.FirstTimeout > 0 {
+		c.probe(ctx, s.Client, s.OrderID, "")
+	}
 	var wg sync.WaitGroup
 	release := make(chan struct{})
 	for i := range max(s.Copies, 1) {
@@ -175,6 +201,9 @@ func (c *client) request(ctx context.Context, s orderstream.Submission, copyNo i
 		a := c.post(ctx, s, body, timeout)
 		a.Copy, a.Attempt, a.Reuse = copyNo, attempt, reuse
 		c.ledger.book(a)
+		if a.Status == 0 || a.Status/100 == 2 && !reuse {
+			c.probe(ctx, s.Client, s.OrderID, a.Instance) // on another instance
+		}
 		wait, again := retryAfter(a)
 		if !again || time.Now().Add(wait).After(deadline) {
 			return
@@ -201,8 +230,9 @@ func retryAfter(a Answer) (time.Duration, bool) {
 	return 0, false
 }
 
-func (c *client) post(ctx context.Context, s orderstream.Submission, body []byte, timeout time.Duration) Answer {
-	a := Answer{Client: s.Client, Key: s.Key, OrderID: s.OrderID}
+func (c *client) post(ctx context.Context, s orderstream.Submission, body []byte, timeout time.Duration) (a Answer) {
+	a = Answer{Client: s.Client, Key: s.Key, OrderID: s.OrderID, Call: time.Now()}
+	defer func() { a.Return = time.Now() }()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/api/orders", bytes.NewReader(body))
@@ -217,7 +247,7 @@ func (c *client) post(ctx context.Context, s orderstream.Submission, body []byte
 		a.Err = err.Error()
 		return a
 	}
-	a.Status, a.Body = resp.StatusCode, string(b)
+	a.Status, a.Body, a.Instance = resp.StatusCode, string(b), resp.Header.Get(rig.InstanceHeader)
 	a.Replayed = strings.EqualFold(resp.Header.Get("Idempotent-Replayed"), "true")
 	a.Location, a.ContentType = resp.Header.Get("Location"), resp.Header.Get("Content-Type")
 	if strings.HasPrefix(a.ContentType, "application/problem+json") {

@@ -122,6 +122,9 @@ type ProxyCounts struct {
 	UpstreamErrors int64
 	// OutageAnswers counts requests answered by an outage (reset or 403).
 	OutageAnswers int64
+	// StaleReads counts point reads answered from before a write, by a
+	// lagging replica (ProxyConfig.Lag).
+	StaleReads int64
 }
 
 // TotalResent is the number of requests resent after a fault.
@@ -143,13 +146,13 @@ func (c ProxyCounts) TotalFaults() int64 {
 }
 
 type proxyCounters struct {
-	requests, metadata, forwarded, upstreamErrors, outageAnswers atomic.Int64
-	faults, resent                                               [numFaults]atomic.Int64
+	requests, metadata, forwarded, upstreamErrors, outageAnswers, staleReads atomic.Int64
+	faults, resent                                                           [numFaults]atomic.Int64
 }
 
 func (c *proxyCounters) snapshot() ProxyCounts {
 	s := ProxyCounts{Requests: c.requests.Load(), Metadata: c.metadata.Load(),
-		Forwarded: c.forwarded.Load(), UpstreamErrors: c.upstreamErrors.Load(), OutageAnswers: c.outageAnswers.Load()}
+		Forwarded: c.forwarded.Load(), UpstreamErrors: c.upstreamErrors.Load(), OutageAnswers: c.outageAnswers.Load(), StaleReads: c.staleReads.Load()}
 	for i := range c.faults {
 		s.Faults[i] = c.faults[i].Load()
 		s.Resent[i] = c.resent[i].Load()

@@ -36,11 +36,18 @@ type ProxyConfig struct {
 	// SlowMin and SlowMax bound how long a Slow answer is held back
 	// (default 200 ms to 2 s).
 	SlowMin, SlowMax time.Duration
+	// Lag, when positive, makes the proxy emulate Session consistency
+	// across the instances whose listeners it serves (Listen): a point read
+	// may be answered from before a write another instance made up to Lag
+	// ago (replicas).
+	Lag time.Duration
 	// Latency holds back every answer Cosmos gave (metadata reads too) for
 	// this long, as an account that far away would: the benchmarks measure
 	// at the latency users see with it. Injected faults answer at once.
 	Latency time.Duration
-	// Seed seeds fault selection; 0 picks one at random.
+	// Seed seeds fault selection; 0 picks one at random. Each request's
+	// fault is a function of the seed and of the request (schedule), so a
+	// run replays from its seed.
 	Seed uint64
 	// Hold, when set, is called with every request before it is forwarded
 	// and may block to hold it back: the client waits and Cosmos has not
@@ -53,14 +60,24 @@ type ProxyConfig struct {
 	// the request to the rates. It sees the request before Cosmos does
 	// (make chaos's key faults aim at idempotency key completions this
 	// way). Called concurrently.
-	Pick func(method, path string, body []byte) Fault
+	Pick func(instance int, method, path string, body []byte) Fault
 	// Observe, when set, sees every exchange Cosmos answered, also those
 	// whose answer the client never got. It is called concurrently.
 	Observe func(Exchange)
 }
 
+// instanceKey tags a request's context with the instance whose listener it
+// came through (Listen); 0 for the proxy's own.
+type instanceKey struct{}
+
+func instanceOf(r *http.Request) int {
+	n, _ := r.Context().Value(instanceKey{}).(int)
+	return n
+}
+
 // Exchange is one request Cosmos answered through the proxy.
 type Exchange struct {
+	Instance     int // whose listener it came through (Listen)
 	Method, Path string
 	Header       http.Header // the request's
 	Body         []byte
@@ -86,9 +103,11 @@ type Proxy struct {
 	outage   atomic.Int32 // an OutageKind; 0: none
 	closing  chan struct{}
 	closeOne sync.Once
+	more     []*http.Server // Listen's
 
-	mu  sync.Mutex
-	rng *rand.Rand
+	mu    sync.Mutex
+	sched schedule
+	lag   *replicas // nil without Lag
 	// faulted remembers requests that got a fault without a usable
 	// answer, to recognise the client sending them again.
 	faulted map[[sha256.Size]byte]Fault
@@ -124,7 +143,8 @@ func StartProxy(cfg ProxyConfig) (*Proxy, error) {
 	}
 	p := &Proxy{
 		cfg: cfg, upstream: up, ln: ln, closing: make(chan struct{}), faulted: map[[sha256.Size]byte]Fault{},
-		rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		sched: schedule{seed: seed, seen: map[[sha256.Size]byte]uint64{}},
+		lag:   newReplicas(cfg.Lag, seed),
 		client: &http.Client{
 			Transport: &http.Transport{
 				Proxy:               nil,
@@ -151,6 +171,24 @@ func StartProxy(cfg ProxyConfig) (*Proxy, error) {
 // slash like a Cosmos account endpoint.
 func (p *Proxy) URL() string { return "http://" + p.ln.Addr().String() + "/" }
 
+// Listen opens a listener of the proxy for one instance of the handler
+// (instance > 0) and returns its URL: each instance's requests are told
+// apart (Pick, Observe), as their clients are in Cosmos DB.
+func (p *Proxy) Listen(instance int) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("fault proxy: %w", err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), instanceKey{}, instance)))
+	})}
+	p.mu.Lock()
+	p.more = append(p.more, srv)
+	p.mu.Unlock()
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String() + "/", nil
+}
+
 // Counts returns what the proxy did so far.
 func (p *Proxy) Counts() ProxyCounts { return p.n.snapshot() }
 
@@ -168,6 +206,11 @@ func (p *Proxy) SetRates(r Rates) error {
 func (p *Proxy) Close() error {
 	p.closeOne.Do(func() { close(p.closing) })
 	err := p.srv.Close()
+	p.mu.Lock()
+	for _, srv := range p.more {
+		_ = srv.Close()
+	}
+	p.mu.Unlock()
 	p.client.CloseIdleConnections()
 	return err
 }
@@ -182,40 +225,23 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.serveOutage(w) {
 		return
 	}
-	fault := Fault(-1)
+	fault, slow := Fault(-1), time.Duration(0)
 	if isDocumentPath(r.URL.Path) {
+		var picked Fault = -1
 		if p.cfg.Pick != nil {
-			fault = p.cfg.Pick(r.Method, r.URL.Path, body)
+			picked = p.cfg.Pick(instanceOf(r), r.Method, r.URL.Path, body)
 		}
-		if fault < 0 {
-			fault = p.roll(requestKey(r, body))
-		}
+		fault, slow = p.roll(r, body, picked)
 	} else {
 		p.n.metadata.Add(1)
 	}
-	switch fault {
-	case Throttle:
-		p.n.faults[fault].Add(1)
-		w.Header().Set("x-ms-retry-after-ms", strconv.FormatInt(p.cfg.RetryAfter.Milliseconds(), 10))
-		writeCosmosError(w, http.StatusTooManyRequests, "3200", "TooManyRequests",
-			"Request rate is large. More Request Units may be needed, so no changes were made. (injected by the fault proxy)")
-		return
-	case Unavailable:
-		p.n.faults[fault].Add(1)
-		writeCosmosError(w, http.StatusServiceUnavailable, "20001", "ServiceUnavailable",
-			"Service is currently unavailable. (injected by the fault proxy)")
-		return
-	case Timeout:
-		p.n.faults[fault].Add(1)
-		writeCosmosError(w, http.StatusRequestTimeout, "0", "RequestTimeout",
-			"Request timed out. (injected by the fault proxy)")
-		return
-	case Drop:
-		p.n.faults[fault].Add(1)
-		cosmostest.CloseConnection(w, false)
+	if p.answerUnsent(w, fault) {
 		return
 	}
-
+	if p.lag != nil && p.lag.read(w, instanceOf(r), r) {
+		p.n.staleReads.Add(1)
+		return
+	}
 	if p.cfg.Hold != nil {
 		p.cfg.Hold(r.Method, r.URL.Path, p.closing)
 	}
@@ -225,12 +251,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeCosmosError(w, http.StatusBadGateway, "0", "BadGateway", "fault proxy: "+err.Error())
 		return
 	}
+	if p.lag != nil {
+		if token := p.lag.wrote(instanceOf(r), r, body, resp.StatusCode, answer); token != "" {
+			resp.Header.Set(SessionHeader, token)
+		}
+	}
 	p.n.forwarded.Add(1)
 	if isAccountRead(r) && resp.StatusCode == http.StatusOK {
-		answer = p.rewriteAccount(answer)
+		answer = p.rewriteAccount(answer, r.Host)
 	}
 	if p.cfg.Observe != nil {
-		p.cfg.Observe(Exchange{Method: r.Method, Path: r.URL.Path, Header: r.Header, Body: body,
+		p.cfg.Observe(Exchange{Instance: instanceOf(r), Method: r.Method, Path: r.URL.Path, Header: r.Header, Body: body,
 			Status: resp.StatusCode, Answer: answer, Fault: fault})
 	}
 	switch fault {
@@ -240,7 +271,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case Slow:
 		p.n.faults[fault].Add(1)
-		p.hold(p.slowDelay())
+		p.hold(slow)
 	}
 	p.hold(p.cfg.Latency)
 	h := w.Header()
@@ -252,6 +283,31 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Length", strconv.Itoa(len(answer)))
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(answer)
+}
+
+// answerUnsent answers a request whose fault keeps it from Cosmos, and
+// reports whether it did.
+func (p *Proxy) answerUnsent(w http.ResponseWriter, fault Fault) bool {
+	if fault == Throttle || fault == Unavailable || fault == Timeout || fault == Drop {
+		p.n.faults[fault].Add(1) // before the client can see the answer
+	}
+	switch fault {
+	case Throttle:
+		w.Header().Set("x-ms-retry-after-ms", strconv.FormatInt(p.cfg.RetryAfter.Milliseconds(), 10))
+		writeCosmosError(w, http.StatusTooManyRequests, "3200", "TooManyRequests",
+			"Request rate is large. More Request Units may be needed, so no changes were made. (injected by the fault proxy)")
+	case Unavailable:
+		writeCosmosError(w, http.StatusServiceUnavailable, "20001", "ServiceUnavailable",
+			"Service is currently unavailable. (injected by the fault proxy)")
+	case Timeout:
+		writeCosmosError(w, http.StatusRequestTimeout, "0", "RequestTimeout",
+			"Request timed out. (injected by the fault proxy)")
+	case Drop:
+		cosmostest.CloseConnection(w, false)
+	default:
+		return false
+	}
+	return true
 }
 
 // forward sends the request to Cosmos and reads the whole answer. It runs
@@ -282,19 +338,27 @@ func (p *Proxy) forward(r *http.Request, body []byte) (*http.Response, []byte, e
 	return resp, answer, nil
 }
 
-// roll picks the request's fault and books a resend of a faulted request.
-func (p *Proxy) roll(key [sha256.Size]byte) Fault {
+// roll picks the request's fault (and a slow answer's delay) from the
+// schedule, unless picked says it (>= 0), and books a resend of a faulted
+// request. It draws even for a picked request, so that a pick does not
+// shift the draws of the requests after it.
+func (p *Proxy) roll(r *http.Request, body []byte, picked Fault) (Fault, time.Duration) {
+	key := requestKey(r, body)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if prev, ok := p.faulted[key]; ok {
 		delete(p.faulted, key)
 		p.n.resent[prev].Add(1)
 	}
-	f := p.rates.Load().pick(p.rng.Float64())
+	roll, delay := p.sched.draw(r)
+	f := p.rates.Load().pick(roll)
+	if picked >= 0 {
+		f = picked
+	}
 	if f >= 0 && f != Slow {
 		p.faulted[key] = f
 	}
-	return f
+	return f, p.cfg.SlowMin + time.Duration(delay*float64(p.cfg.SlowMax-p.cfg.SlowMin))
 }
 
 // requestKey identifies one operation of the client: the SDK sets
@@ -322,22 +386,11 @@ func (p *Proxy) hold(d time.Duration) {
 	}
 }
 
-func (p *Proxy) slowDelay() time.Duration {
-	span := p.cfg.SlowMax - p.cfg.SlowMin
-	if span <= 0 {
-		return p.cfg.SlowMin
-	}
-	p.mu.Lock()
-	d := p.cfg.SlowMin + time.Duration(p.rng.Int64N(int64(span)+1))
-	p.mu.Unlock()
-	return d
-}
-
-// rewriteAccount points the account's regional endpoints at the proxy. The
-// SDK reads the account document once and then sends every request to the
-// host:port of writableLocations/readableLocations, which would bypass the
-// proxy.
-func (p *Proxy) rewriteAccount(answer []byte) []byte {
+// rewriteAccount points the account's regional endpoints at host, the proxy
+// listener the request came through. The SDK reads the account document
+// once and then sends every request to the host:port of
+// writableLocations/readableLocations, which would bypass the proxy.
+func (p *Proxy) rewriteAccount(answer []byte, host string) []byte {
 	var doc map[string]json.RawMessage
 	if json.Unmarshal(answer, &doc) != nil {
 		return answer
@@ -354,7 +407,7 @@ func (p *Proxy) rewriteAccount(answer []byte) []byte {
 			if err != nil || u.Host == "" {
 				continue
 			}
-			u.Host = p.ln.Addr().String()
+			u.Host = host
 			loc["databaseAccountEndpoint"] = u.String()
 		}
 		raw, err := json.Marshal(locs)

@@ -331,7 +331,7 @@ func TestProxyPickComesBeforeTheRates(t *testing.T) {
 	up := newUpstream(t)
 	pick := Fault(-1)
 	p := startProxy(t, ProxyConfig{Upstream: up.URL, Rates: only(Throttle),
-		Pick: func(_, path string, _ []byte) Fault {
+		Pick: func(_ int, _, path string, _ []byte) Fault {
 			if strings.Contains(path, "/colls/idempotency-keys/") {
 				return pick
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -43,6 +44,13 @@ type ChangeFeedConfig struct {
 	Retry     *RetryPolicy
 	// Seed feeds the retry back-off's random factor.
 	Seed uint64
+	// Ranges is how many feed ranges, each with its lease, the container's
+	// documents are read in, by their partition key's hash as physical
+	// partitions hold them (0: one). Instances running the trigger share
+	// the leases as the change feed processor does (balance), on Clocks
+	// (zero: DefaultLeaseClocks).
+	Ranges int
+	Clocks LeaseClocks
 	// KillDuring, when it says yes for the nth invocation (from 1), kills
 	// the handler with Kill while that invocation's request is half sent:
 	// the invocation fails as one whose handler died mid-batch.
@@ -68,6 +76,10 @@ type ChangeFeedStats struct {
 	Skipped, SkippedDocuments int
 	// Kills are the handler kills aimed at an invocation in flight.
 	Kills int
+	// Acquired are the leases this instance took, TakenOver those of them
+	// another instance owned (expired: a dead one's; or stolen to
+	// rebalance), Lost those another took from it while it read them.
+	Acquired, TakenOver, Lost int
 }
 
 // ChangeFeed emulates the Cosmos DB trigger of one function (extension 4.x,
@@ -87,12 +99,14 @@ type ChangeFeed struct {
 	retry     *RetryPolicy
 	store     *leaseStore
 	owner     string
+	clocks    LeaseClocks
+	pkField   string // the partition key's property, when Ranges > 1
 
 	mu       sync.Mutex
 	stats    ChangeFeedStats
 	caughtUp map[string]time.Time // range -> start of its last poll that found nothing new
-	changed  chan struct{}        // closed and replaced when caughtUp changes
 	draining bool
+	crashed  bool // Run ends without releasing its leases
 }
 
 // ChangeFeed returns the trigger of fn, a cosmosDBTrigger function, run by
@@ -109,7 +123,11 @@ func (h *Host) ChangeFeed(fn *Function, cfg ChangeFeedConfig) (*ChangeFeed, erro
 		cfg.Log = func(string) {}
 	}
 	cf := &ChangeFeed{h: h, fn: fn, cfg: cfg, maxItems: DefaultMaxItemsPerInvocation, pollDelay: DefaultFeedPollDelay,
-		owner: newGUID(), caughtUp: map[string]time.Time{}, changed: make(chan struct{})}
+		owner: newGUID(), caughtUp: map[string]time.Time{}, clocks: cfg.Clocks}
+	if cf.clocks == (LeaseClocks{}) {
+		cf.clocks = DefaultLeaseClocks
+	}
+	cf.cfg.Ranges = max(cf.cfg.Ranges, 1)
 	if n, ok := t.Raw["maxItemsPerInvocation"].(float64); ok && n > 0 {
 		cf.maxItems = int(n)
 	}
@@ -145,30 +163,53 @@ func (cf *ChangeFeed) Stats() ChangeFeedStats {
 // checkpointed past at once).
 func (cf *ChangeFeed) Policy() *RetryPolicy { return cf.retry }
 
-// Run reads the feed until ctx ends. It returns an error only when the
-// trigger cannot start (no container, a lease that cannot be created).
+// Run reads the feed until ctx ends: it creates the ranges' leases that are
+// missing, then takes and reads its share of them (balance), and releases
+// them when ctx ends, unless Crash was called. It returns an error only
+// when the trigger cannot start (no container, a lease that cannot be
+// created).
 func (cf *ChangeFeed) Run(ctx context.Context) error {
-	// One lease for the whole key range: the local emulator's containers
-	// have one partition key range (as has any container of one physical
-	// partition), and the emulation orders changes within one range only.
-	const rangeID, minKey, maxKey = "0", "", "FF"
 	start := FeedPosition{}
 	if !cf.fromStart {
 		start.TS = time.Now().Unix()
 	}
 	stepCtx, cancel := context.WithTimeout(ctx, readTimeout)
-	lease, err := cf.store.acquire(stepCtx, rangeID, minKey, maxKey, start)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("%s: %w", cf.fn.Name, err)
+	defer cancel()
+	if cf.cfg.Ranges > 1 {
+		props, err := cf.cfg.Monitored.c.Read(stepCtx, nil)
+		if err != nil {
+			return fmt.Errorf("%s: read container %s: %w", cf.fn.Name, cf.cfg.Monitored.ID(), err)
+		}
+		cf.pkField = strings.TrimPrefix(props.ContainerProperties.PartitionKeyDefinition.Paths[0], "/")
+	}
+	for r := range cf.cfg.Ranges {
+		if err := cf.store.ensure(stepCtx, strconv.Itoa(r), start); err != nil {
+			return fmt.Errorf("%s: %w", cf.fn.Name, err)
+		}
 	}
 	cf.mu.Lock()
-	cf.stats.Leases = 1
+	cf.stats.Leases = cf.cfg.Ranges
 	cf.mu.Unlock()
-	cf.cfg.Log(fmt.Sprintf("%s: change feed of %s, lease %s, %d items per invocation, poll delay %s, retry %s",
-		cf.fn.Name, cf.cfg.Monitored.ID(), lease.ID, cf.maxItems, cf.pollDelay, cf.retry))
-	cf.readRange(ctx, lease)
+	cf.cfg.Log(fmt.Sprintf("%s: change feed of %s, %d leases (%s…), %d items per invocation, poll delay %s, retry %s",
+		cf.fn.Name, cf.cfg.Monitored.ID(), cf.cfg.Ranges, cf.store.prefix, cf.maxItems, cf.pollDelay, cf.retry))
+	cf.balance(ctx, cf.readRange)
+	cf.mu.Lock()
+	crashed := cf.crashed
+	cf.mu.Unlock()
+	if !crashed {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTimeout)
+		defer cancel()
+		cf.release(rctx)
+	}
 	return nil
+}
+
+// Crash makes Run end, when its context ends, without releasing its
+// leases: an instance that died, whose leases others take once they expire.
+func (cf *ChangeFeed) Crash() {
+	cf.mu.Lock()
+	cf.crashed = true
+	cf.mu.Unlock()
 }
 
 // readRange is one lease's loop: poll, deliver, checkpoint.
@@ -182,7 +223,7 @@ func (cf *ChangeFeed) readRange(ctx context.Context, lease *Lease) {
 		}
 		began := time.Now()
 		stepCtx, cancel := context.WithTimeout(ctx, readTimeout)
-		batch, err := cf.poll(stepCtx, pos)
+		batch, err := cf.poll(stepCtx, pos, lease.LeaseToken)
 		cancel()
 		if err != nil {
 			// The processor logs the error and reads again after the delay.
@@ -201,6 +242,15 @@ func (cf *ChangeFeed) readRange(ctx context.Context, lease *Lease) {
 		stepCtx, cancel = context.WithTimeout(ctx, readTimeout)
 		next, err := cf.store.checkpoint(stepCtx, lease, pos.after(batch))
 		cancel()
+		if errors.Is(err, errLeaseLost) {
+			// Another instance took the lease: it reads on from the last
+			// checkpoint, so this batch comes again there.
+			cf.cfg.Log(fmt.Sprintf("%s: checkpoint: %v", cf.fn.Name, err))
+			cf.mu.Lock()
+			cf.stats.Lost++
+			cf.mu.Unlock()
+			return
+		}
 		if err != nil {
 			// The processor drops the lease and takes it up again from the
 			// checkpoint it holds: the batch comes again.
@@ -322,24 +372,33 @@ func (k *killMidway) Read(p []byte) (int, error) {
 // poll delay meanwhile (retry delays are kept). It fails when ctx ends
 // first.
 func (cf *ChangeFeed) Drain(ctx context.Context, since time.Time) error {
-	cf.mu.Lock()
-	cf.draining = true
-	cf.mu.Unlock()
-	for {
+	return Drain(ctx, since, cf)
+}
+
+// Drain is ChangeFeed.Drain for the instances that share the leases of one
+// trigger: each range caught up by whichever instance reads it.
+func Drain(ctx context.Context, since time.Time, feeds ...*ChangeFeed) error {
+	for _, cf := range feeds {
 		cf.mu.Lock()
-		done := cf.stats.Leases > 0 && len(cf.caughtUp) == cf.stats.Leases
-		for _, t := range cf.caughtUp {
-			done = done && t.After(since)
-		}
-		changed := cf.changed
+		cf.draining = true
 		cf.mu.Unlock()
+	}
+	for {
+		done := len(feeds) > 0
+		for r := range feeds[0].cfg.Ranges {
+			caught := false
+			for _, cf := range feeds {
+				cf.mu.Lock()
+				caught = caught || cf.caughtUp[strconv.Itoa(r)].After(since)
+				cf.mu.Unlock()
+			}
+			done = done && caught
+		}
 		if done {
 			return nil
 		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return fmt.Errorf("%s: the change feed did not catch up: %w", cf.fn.Name, context.Cause(ctx))
+		if !wait(ctx, 20*time.Millisecond) {
+			return fmt.Errorf("%s: the change feed did not catch up: %w", feeds[0].fn.Name, context.Cause(ctx))
 		}
 	}
 }
@@ -348,8 +407,6 @@ func (cf *ChangeFeed) noteCaughtUp(rangeID string, began time.Time) {
 	cf.mu.Lock()
 	defer cf.mu.Unlock()
 	cf.caughtUp[rangeID] = began
-	close(cf.changed)
-	cf.changed = make(chan struct{})
 }
 
 // sleep waits out the poll delay, or a moment while draining.

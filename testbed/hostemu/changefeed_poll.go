@@ -20,6 +20,7 @@ type change struct {
 	ts   int64  // _ts, seconds
 	etag string // _etag: one version of one document
 	seq  uint32 // creation number, from _rid
+	pk   string // partition key, when the feed has ranges
 }
 
 // The feed is read with two queries per poll. Neither local emulator serves
@@ -47,7 +48,7 @@ const (
 // replace keeps its document's number, so two changes in the same second
 // where one is a replace may come in another order than their LSNs
 // (docs/local-host.md "Change feed").
-func (cf *ChangeFeed) poll(ctx context.Context, pos FeedPosition) ([]change, error) {
+func (cf *ChangeFeed) poll(ctx context.Context, pos FeedPosition, rangeID string) ([]change, error) {
 	cf.mu.Lock()
 	cf.stats.Polls++
 	cf.mu.Unlock()
@@ -56,8 +57,8 @@ func (cf *ChangeFeed) poll(ctx context.Context, pos FeedPosition) ([]change, err
 		seen[e] = true
 	}
 	var next []change
-	err := cf.query(ctx, headsQuery, []azcosmos.QueryParameter{{Name: "@ts", Value: pos.TS}}, func(_ []byte, c change) {
-		if c.ts > pos.TS || c.ts == pos.TS && !seen[c.etag] {
+	err := cf.query(ctx, cf.heads(), []azcosmos.QueryParameter{{Name: "@ts", Value: pos.TS}}, func(_ []byte, c change) {
+		if (c.ts > pos.TS || c.ts == pos.TS && !seen[c.etag]) && rangeOf(c.pk, cf.cfg.Ranges) == rangeID {
 			next = append(next, c)
 		}
 	})
@@ -89,6 +90,14 @@ func (cf *ChangeFeed) poll(ctx context.Context, pos FeedPosition) ([]change, err
 	return next, nil
 }
 
+// heads is headsQuery, with the partition key when the feed has ranges.
+func (cf *ChangeFeed) heads() string {
+	if cf.pkField == "" {
+		return headsQuery
+	}
+	return strings.Replace(headsQuery, "c._etag", fmt.Sprintf("c._etag, c[%q] AS pk", cf.pkField), 1)
+}
+
 // query runs a cross-partition query on the monitored container and hands
 // each item, compacted, with its system properties to f.
 func (cf *ChangeFeed) query(ctx context.Context, q string, params []azcosmos.QueryParameter, f func([]byte, change)) error {
@@ -103,6 +112,7 @@ func (cf *ChangeFeed) query(ctx context.Context, q string, params []azcosmos.Que
 				TS   int64  `json:"_ts"`
 				RID  string `json:"_rid"`
 				ETag string `json:"_etag"`
+				PK   string `json:"pk"`
 			}
 			if err := json.Unmarshal(it, &sys); err != nil {
 				return fmt.Errorf("a document of %s is not an object: %w", cf.cfg.Monitored.ID(), err)
@@ -111,7 +121,7 @@ func (cf *ChangeFeed) query(ctx context.Context, q string, params []azcosmos.Que
 			if err := json.Compact(&doc, it); err != nil {
 				return err
 			}
-			f(doc.Bytes(), change{ts: sys.TS, etag: sys.ETag, seq: creationNumber(sys.RID)})
+			f(doc.Bytes(), change{ts: sys.TS, etag: sys.ETag, seq: creationNumber(sys.RID), pk: sys.PK})
 		}
 	}
 	return nil

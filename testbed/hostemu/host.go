@@ -147,6 +147,9 @@ type Host struct {
 	opts   Options
 	client *http.Client
 
+	quit     chan struct{} // closed by StopReceiving
+	quitOnce sync.Once
+
 	mu          sync.Mutex
 	lastRestart time.Time // the last restart after a function timeout
 	settled     int
@@ -194,8 +197,13 @@ func New(opts Options) (*Host, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost, t.MaxIdleConns = conns, 2*conns
 	t.DisableCompression = true
-	return &Host{opts: opts, client: &http.Client{Transport: t}}, nil
+	return &Host{opts: opts, client: &http.Client{Transport: t}, quit: make(chan struct{})}, nil
 }
+
+// StopReceiving makes Run return once the invocations in flight have
+// finished and settled, as an instance shut down gracefully (scaled in)
+// does: it takes no message more.
+func (h *Host) StopReceiving() { h.quitOnce.Do(func() { close(h.quit) }) }
 
 // Run delivers until the queue is drained, ctx ends, or the handler cannot be
 // started; it returns the first such error.
@@ -203,12 +211,22 @@ func (h *Host) Run(ctx context.Context) error {
 	h.total = h.opts.Queue.Counts().Outstanding
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	receiving, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-h.quit:
+			stop()
+		case <-receiving.Done():
+		}
+	}()
 	var wg sync.WaitGroup
 	for _, fn := range h.opts.Functions {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := h.listen(ctx, fn); err != nil && !errors.Is(err, ErrDrained) {
+			err := h.listen(ctx, receiving, fn)
+			if err != nil && !errors.Is(err, ErrDrained) && ctx.Err() == nil && receiving.Err() == nil {
 				cancel(err)
 			}
 		}()
@@ -228,7 +246,7 @@ func (h *Host) Run(ctx context.Context) error {
 // listen runs one function's listener: up to MaxConcurrentCalls
 // single-message invocations at once, a burst taking as many slots, released
 // together; or BatchesInFlight batches of a "cardinality": "many" function.
-func (h *Host) listen(ctx context.Context, fn *Function) error {
+func (h *Host) listen(ctx, receiving context.Context, fn *Function) error {
 	width := h.opts.MaxConcurrentCalls
 	if fn.Trigger().Many() {
 		width = h.opts.BatchesInFlight
@@ -239,8 +257,8 @@ func (h *Host) listen(ctx context.Context, fn *Function) error {
 	for {
 		select {
 		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return context.Cause(ctx)
+		case <-receiving.Done():
+			return context.Cause(receiving)
 		}
 		// Like the Service Bus processor (prefetchCount 0), receive only
 		// what can start now, one message per free slot: a burst wider than
@@ -257,7 +275,7 @@ func (h *Host) listen(ctx context.Context, fn *Function) error {
 				break take
 			}
 		}
-		calls, err := h.receive(ctx, fn, free)
+		calls, err := h.receive(receiving, fn, free)
 		if err != nil {
 			for range free {
 				<-slots

@@ -351,11 +351,17 @@ func (r *Route) hasParams() bool {
 // use once the listener is open, and wait, which returns after the server
 // has shut down (in-flight callers get shutdownGrace to finish).
 func (f *HTTPFront) Listen(ctx context.Context, addr string) (baseURL string, wait func() error, err error) {
+	return ListenHandler(ctx, addr, f)
+}
+
+// ListenHandler is Listen for any handler: an HTTPFront, or a balancer in
+// front of several instances' fronts.
+func ListenHandler(ctx context.Context, addr string, h http.Handler) (baseURL string, wait func() error, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("HTTP listener on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	stopped := make(chan error, 1)

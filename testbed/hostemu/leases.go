@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -69,33 +71,61 @@ type leaseStore struct {
 	owner  string
 }
 
-// acquire returns the range's lease owned by this host instance, creating it
-// when missing with start as its checkpoint (the beginning, or now when
+// ensure creates the range's lease, without an owner, when it is missing,
+// with start as its checkpoint (the beginning, or now when
 // startFromBeginning is false: the CFP starts a new lease there).
-func (s *leaseStore) acquire(ctx context.Context, rangeID string, min, max string, start FeedPosition) (*Lease, error) {
+func (s *leaseStore) ensure(ctx context.Context, rangeID string, start FeedPosition) error {
 	id := s.prefix + rangeID
-	l, err := s.read(ctx, id)
-	if err != nil && !notFound(err) {
-		return nil, err
+	if _, err := s.read(ctx, id); !notFound(err) {
+		return err
 	}
-	if l == nil {
-		l = &Lease{ID: id, LeaseToken: rangeID, Mode: "IncrementalFeed", Properties: map[string]any{}}
-		l.FeedRange = &leaseRange{}
-		l.FeedRange.Range.Min, l.FeedRange.Range.Max = min, max
-		if start.TS != 0 || len(start.Seen) > 0 {
-			tok, _ := json.Marshal(start)
-			l.ContinuationToken = string(tok)
+	l := &Lease{ID: id, LeaseToken: rangeID, Mode: "IncrementalFeed", Properties: map[string]any{}, FeedRange: &leaseRange{}}
+	if start.TS != 0 || len(start.Seen) > 0 {
+		tok, _ := json.Marshal(start)
+		l.ContinuationToken = string(tok)
+	}
+	l.Timestamp = time.Now().UTC().Format(time.RFC3339Nano)
+	body, _ := json.Marshal(l)
+	if _, err := s.c.CreateItem(ctx, azcosmos.NewPartitionKeyString(id), body, nil); err != nil && statusCode(err) != http.StatusConflict {
+		return fmt.Errorf("create lease %s: %w", id, err)
+	}
+	return nil
+}
+
+// take makes l this instance's if its owner is still the one l names, as
+// the SDK's DocumentServiceLeaseManagerCosmos.AcquireAsync does.
+func (s *leaseStore) take(ctx context.Context, l *Lease) (*Lease, error) {
+	// The owner it was listed with, as the processor's AcquireAsync keeps it:
+	// a renewal meanwhile (a 412, then a read) leaves the steal valid, a new
+	// owner does not. l itself is written into on the first try.
+	prev := l.Owner
+	return s.update(ctx, l, func(server *Lease) error {
+		if server.Owner != prev {
+			return fmt.Errorf("lease %s: %w to %q", l.ID, errLeaseLost, server.Owner)
 		}
-		l.Owner, l.Timestamp = s.owner, time.Now().UTC().Format(time.RFC3339Nano)
-		body, _ := json.Marshal(l)
-		if _, err := s.c.CreateItem(ctx, azcosmos.NewPartitionKeyString(id), body, nil); err != nil && statusCode(err) != http.StatusConflict {
-			return nil, fmt.Errorf("create lease %s: %w", id, err)
+		server.Owner = s.owner
+		return nil
+	})
+}
+
+// list returns the trigger's leases (the lease container is small).
+func (s *leaseStore) list(ctx context.Context) ([]*Lease, error) {
+	var out []*Lease
+	pager := s.c.NewQueryItemsPager("SELECT * FROM c", azcosmos.NewPartitionKey(), nil)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list leases: %w", err)
 		}
-		if l, err = s.read(ctx, id); err != nil {
-			return nil, err
+		for _, it := range page.Items {
+			var l Lease
+			if json.Unmarshal(it, &l) == nil && strings.HasPrefix(l.ID, s.prefix) {
+				out = append(out, &l)
+			}
 		}
 	}
-	return s.update(ctx, l, func(l *Lease) error { l.Owner = s.owner; return nil })
+	slices.SortFunc(out, func(a, b *Lease) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
 }
 
 // checkpoint stores pos as the lease's continuation, if this host instance
@@ -107,7 +137,7 @@ func (s *leaseStore) checkpoint(ctx context.Context, l *Lease, pos FeedPosition)
 	}
 	return s.update(ctx, l, func(server *Lease) error {
 		if server.Owner != s.owner {
-			return fmt.Errorf("lease %s was taken over by %q", l.ID, server.Owner)
+			return fmt.Errorf("lease %s: %w to %q", l.ID, errLeaseLost, server.Owner)
 		}
 		server.ContinuationToken = string(tok)
 		return nil

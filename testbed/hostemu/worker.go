@@ -118,6 +118,8 @@ func (w *Worker) Endpoint(ctx context.Context) (string, error) {
 		select {
 		case <-ch:
 		case <-w.fatalCh:
+		case <-w.done:
+			return "", errors.New("the handler was stopped")
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}

@@ -23,12 +23,12 @@ var DefaultOutages = []faults.Outage{{Kind: faults.Unreachable, After: 0.25, For
 // ledger when the run had one (outages). only, when not nil, limits the
 // documents read back to those orderIds (a resumed run). It returns the
 // verdicts and the queue's stored orders (chaos.Judge).
-func judge(ctx context.Context, db *ordersDB, t *verify.Tracker, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *rig.Result, only map[string]bool, http *chaos.SubmitLedger) (*verify.Findings, []chaos.StoredOrder, error) {
+func judge(ctx context.Context, db *ordersDB, t *verify.Tracker, msgs []*hostemu.Message, invs []*hostemu.Invocation, res *rig.Result, only map[string]bool, http *chaos.SubmitLedger, historyFile string) (*verify.Findings, []chaos.StoredOrder, error) {
 	for _, inv := range invs {
 		t.Observe(inv)
 	}
 	ev := chaos.Evidence{Evidence: verify.Evidence{Messages: msgs, Fates: t, Queue: res.Queue, Worker: res.Worker, Dead: res.DeadLetters,
-		Outages: res.Outages, RecoveryBound: verify.DefaultRecoveryBound, OnlyOrders: only}, HTTP: http, Publisher: res.Publisher}
+		Outages: res.Outages, RecoveryBound: verify.DefaultRecoveryBound, OnlyOrders: only}, HTTP: http, Publisher: res.Publisher, Invocations: invs, HistoryFile: historyFile}
 	if res.Ledger != nil {
 		ev.Created, ev.CreatedAt = res.Ledger.Created(), res.Ledger.CreatedAt()
 	}

@@ -66,6 +66,11 @@ type Options struct {
 	// the same MessageId inside it never reach the consumer.
 	DuplicateDetection time.Duration
 	HandlerKills       int // chaos: SIGKILL the handler this many times
+	// Instances is how many instances of the app run side by side (0: one);
+	// Lag, when set, puts the fault proxy in front of Cosmos emulating
+	// Session consistency across them (faults.ProxyConfig.Lag).
+	Instances int
+	Lag       time.Duration
 	// Clocks are the lock, renewal and function timeout the host enforces
 	// (zero fields: host.json and the orders queue).
 	Clocks hostemu.Clocks
@@ -97,6 +102,9 @@ type Options struct {
 	// rig.Config.Watch (a test ends an outage on what the queue saw); the
 	// func it returns is called when delivery ends.
 	Watch func(*rig.Live) (stop func())
+	// HistoryFile receives the visualisation of the operations the history
+	// check finds not linearizable (HTML; "" for none).
+	HistoryFile string
 
 	Verbose  bool      // print each invocation's Logs and failures
 	Progress io.Writer // progress bar target, nil for none
@@ -155,7 +163,7 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 		App: app, Functions: fns, Executable: ss.exe, Settings: ss.settings, Messages: opts.Messages,
 		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
 		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
-		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Kills: opts.HandlerKills, Outages: opts.Outages,
+		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Kills: opts.HandlerKills, Outages: opts.Outages, Instances: opts.Instances,
 		HandlerOutput: outcomes, ServiceBusOut: files.serviceBus,
 		Log: func(s string) { logf("%s", s) },
 		Observe: func(inv *hostemu.Invocation) {
@@ -176,6 +184,9 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 			return func() { stopWatch(); stopProgress() }
 		},
 	}
+	if opts.Lag > 0 {
+		rc.Proxy = &faults.ProxyConfig{Lag: opts.Lag, Seed: opts.Seed}
+	}
 	ss.listen(&rc, opts)
 	addPublisher(&rc, opts)
 	res, err := rig.Deliver(ctx, rc)
@@ -184,6 +195,7 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 	}
 	rep.Clocks, rep.Took, rep.Worker, rep.Queue, rep.Proxy, rep.Outages = res.Clocks, res.Elapsed, res.Worker, res.Queue, res.Proxy, res.Outages
 	rep.Publisher, rep.Outcomes = res.Publisher, outcomes.Outcomes()
+	rep.Instances, rep.Kills = max(opts.Instances, 1), res.Kills
 	if len(res.DeadLetters) > 0 {
 		if _, err := files.deadLetters(fns[0].ServiceBusQueue(), res.DeadLetters); err != nil {
 			return nil, err
@@ -203,7 +215,7 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 		rep.HTTP.TookOver, rep.HTTP.Fenced = outcomes.KeyTakeovers()
 	}
 	rep.Orders = orderstream.DistinctOrders(msgs)
-	findings, stored, err := judge(ctx, db, tracker, msgs, invs, res, only, httpTraffic)
+	findings, stored, err := judge(ctx, db, tracker, msgs, invs, res, only, httpTraffic, opts.HistoryFile)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,8 +17,10 @@ import (
 
 // defaultCatchUp bounds the wait, once the queue is drained, for the outbox
 // publisher to deliver every change: a few feed polls and the first retry
-// delays of the publisher's policy.
-const defaultCatchUp = 2 * time.Minute
+// delays of the publisher's policy; with several instances, a crashed
+// one's lease expiring and a loaded emulator scanning the container for
+// each range's poll (make soak once needed more than 2 minutes).
+const defaultCatchUp = 4 * time.Minute
 
 // publisherConfig is the publisher part of a Config.
 type publisherConfig struct {
@@ -25,6 +28,7 @@ type publisherConfig struct {
 	PoisonPartition, TopicFile string
 	CatchUp                    time.Duration
 	Seed                       uint64
+	Instances                  int
 }
 
 // LateOrder is the valid orderId whose first message comes last in msgs:
@@ -49,6 +53,7 @@ type topicMessage struct {
 	// sent (read then, directly from Cosmos).
 	OrderStored bool
 	Body        string
+	Sent        time.Time
 }
 
 // SetAside is a parking envelope the publisher sent for a document it
@@ -84,14 +89,13 @@ type publisher struct {
 	orders  *hostemu.CosmosContainer
 	leases  *hostemu.CosmosContainer
 	prefix  string // of the lease ids
-	feed    *hostemu.ChangeFeed
-	stop    context.CancelFunc
-	done    chan struct{}
 	file    *os.File
 
 	once     sync.Once
 	mu       sync.Mutex
-	runErr   error // why the trigger stopped on its own
+	runErr   error // why a trigger stopped on its own
+	feeds    []*hostemu.ChangeFeed
+	kills    int // publisher kills made so far
 	res      PublisherResult
 	stored   map[string]bool // orderIds read back as stored
 	sends    map[string]int  // invocation -> topic sends so far
@@ -118,7 +122,7 @@ func newPublisher(ctx context.Context, rc *Config, endpoint, key string) (*publi
 		return nil, nil
 	}
 	p := &publisher{cfg: publisherConfig{Kills: rc.PublisherKills, SendFaults: rc.PublisherSendFaults,
-		PoisonPartition: rc.PoisonPartition, TopicFile: rc.TopicFile, CatchUp: rc.CatchUp, Seed: rc.PublisherSeed}, fn: fn, stored: map[string]bool{}, sends: map[string]int{},
+		PoisonPartition: rc.PoisonPartition, TopicFile: rc.TopicFile, CatchUp: rc.CatchUp, Seed: rc.PublisherSeed, Instances: rc.Instances}, fn: fn, stored: map[string]bool{}, sends: map[string]int{},
 		invOrder: map[string]int{}, refuse: map[string]bool{}, fault: rc.SendFault, out: rc.ServiceBusOut}
 	p.res.Function = fn.Name
 	for _, b := range fn.Outputs() {
@@ -146,43 +150,60 @@ func newPublisher(ctx context.Context, rc *Config, endpoint, key string) (*publi
 	return p, nil
 }
 
-// start runs the trigger under host until finish.
-func (p *publisher) start(ctx context.Context, host *hostemu.Host, worker *hostemu.Worker, log func(string)) error {
-	kills := 0
-	var err error
-	p.feed, err = host.ChangeFeed(p.fn, hostemu.ChangeFeedConfig{Monitored: p.orders, Leases: p.leases, LeasePrefix: p.prefix,
-		Seed: p.cfg.Seed, Kill: worker.Kill, Log: log,
-		// The 2nd, 6th, 10th … invocation while kills are left: the
-		// first batch meets a refused send, then a kill, then succeeds.
-		KillDuring: func(n int) bool {
-			if kills < p.cfg.Kills && n%4 == 2 {
-				kills++
-				return true
-			}
-			return false
-		}})
-	if err != nil {
-		return err
+// feedOn is the trigger of one instance, on its host and handler. With
+// several instances the container's feed is read in feedRanges ranges
+// whose leases they share on scaled clocks, as the change feed processor
+// balances them.
+func (p *publisher) feedOn(host *hostemu.Host, worker *hostemu.Worker, log func(string)) (*hostemu.ChangeFeed, error) {
+	cfg := hostemu.ChangeFeedConfig{Monitored: p.orders, Leases: p.leases, LeasePrefix: p.prefix,
+		Seed: p.cfg.Seed, Kill: worker.Kill, Log: log, KillDuring: p.killDuring}
+	if p.cfg.Instances > 1 {
+		cfg.Ranges, cfg.Clocks = feedRanges, scaledLeaseClocks
 	}
+	feed, err := host.ChangeFeed(p.fn, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.feeds = append(p.feeds, feed)
 	p.res.Policy = "none"
-	if pol := p.feed.Policy(); pol != nil {
+	if pol := feed.Policy(); pol != nil {
 		p.res.Policy = pol.String()
 	}
-	if err := p.writePoison(ctx); err != nil {
-		return err
+	return feed, nil
+}
+
+// feedRanges and scaledLeaseClocks are the change feed's ranges and lease
+// clocks when several instances share it: two ranges (each range polls the
+// whole container of the local emulator, whose every query scans it), and
+// the processor's 13 s, 17 s and 60 s scaled down three to four times, so
+// that a crashed instance's leases are taken over within a run.
+const feedRanges = 2
+
+var scaledLeaseClocks = hostemu.LeaseClocks{Acquire: 3 * time.Second, Renew: 5 * time.Second, Expire: 20 * time.Second}
+
+// killDuring kills the handler in the 2nd, 6th, 10th … invocation of an
+// instance's trigger while kills are left: the first batch meets a refused
+// send, then a kill, then succeeds.
+func (p *publisher) killDuring(n int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.kills < p.cfg.Kills && n%4 == 2 {
+		p.kills++
+		return true
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	p.stop, p.done = stop, make(chan struct{})
-	go func() {
-		defer close(p.done)
-		if err := p.feed.Run(runCtx); err != nil {
-			log(err.Error())
-			p.mu.Lock()
-			p.runErr = err
-			p.mu.Unlock()
-		}
-	}()
-	return nil
+	return false
+}
+
+// run runs one instance's trigger until ctx ends.
+func (p *publisher) run(ctx context.Context, feed *hostemu.ChangeFeed, log func(string)) {
+	if err := feed.Run(ctx); err != nil {
+		log(err.Error())
+		p.mu.Lock()
+		p.runErr = err
+		p.mu.Unlock()
+	}
 }
 
 // writePoison writes an outbox document without eventType or payload into
@@ -200,9 +221,9 @@ func (p *publisher) writePoison(ctx context.Context) error {
 	return nil
 }
 
-// finish waits until the feed has delivered every change made so far (at
-// most CatchUp), stops the trigger and returns what it did. Later calls
-// return the same result.
+// finish waits until the instances' feeds have delivered every change made
+// so far (at most CatchUp) and returns what they did. Later calls return
+// the same result.
 func (p *publisher) finish(ctx context.Context) *PublisherResult {
 	if p == nil {
 		return nil
@@ -212,24 +233,17 @@ func (p *publisher) finish(ctx context.Context) *PublisherResult {
 		if wait <= 0 {
 			wait = defaultCatchUp
 		}
-		if p.stop != nil {
-			drainCtx, cancel := context.WithTimeoutCause(ctx, wait, fmt.Errorf("not within %s of the queue's end", wait))
-			// A trigger that stopped on its own never catches up.
-			go func() {
-				select {
-				case <-p.done:
-					cancel()
-				case <-drainCtx.Done():
-				}
-			}()
-			p.res.CaughtUp = p.feed.Drain(drainCtx, time.Now())
-			cancel()
-			p.mu.Lock()
-			if p.runErr != nil {
-				p.res.CaughtUp = p.runErr
-			}
-			p.mu.Unlock()
+		p.mu.Lock()
+		feeds := slices.Clone(p.feeds)
+		p.mu.Unlock()
+		drainCtx, cancel := context.WithTimeoutCause(ctx, wait, fmt.Errorf("not within %s of the queue's end", wait))
+		p.res.CaughtUp = hostemu.Drain(drainCtx, time.Now(), feeds...)
+		cancel()
+		p.mu.Lock()
+		if p.runErr != nil {
+			p.res.CaughtUp = p.runErr
 		}
+		p.mu.Unlock()
 		p.halt()
 	})
 	p.mu.Lock()
@@ -238,15 +252,16 @@ func (p *publisher) finish(ctx context.Context) *PublisherResult {
 	return &res
 }
 
-// halt stops the trigger without waiting for it to catch up (a delivery
-// that failed); finish after it returns what it did until then.
+// halt sums what the feeds did and closes the topic file; the instances
+// stop the feeds (Fleet).
 func (p *publisher) halt() {
-	if p.stop != nil {
-		p.stop()
-		<-p.done
-		p.stop = nil
-		p.res.Stats = p.feed.Stats()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var st hostemu.ChangeFeedStats
+	for _, f := range p.feeds {
+		st = st.Add(f.Stats())
 	}
+	p.res.Stats = st
 	if p.file != nil {
 		_ = p.file.Close()
 		p.file = nil
@@ -306,7 +321,7 @@ func (p *publisher) book(inv *hostemu.Invocation, m hostemu.OutputMessage) error
 			EventID, OrderID, EventType, RequestHash string
 		}
 		_ = json.Unmarshal([]byte(m.Text), &e)
-		tm := topicMessage{EventID: e.EventID, OrderID: e.OrderID, EventType: e.EventType, RequestHash: e.RequestHash, Invocation: inv.ID, Body: m.Text}
+		tm := topicMessage{EventID: e.EventID, OrderID: e.OrderID, EventType: e.EventType, RequestHash: e.RequestHash, Invocation: inv.ID, Body: m.Text, Sent: time.Now()}
 		stored, err := p.orderStored(e.OrderID)
 		if err != nil {
 			return err

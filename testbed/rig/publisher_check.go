@@ -119,7 +119,8 @@ func (r *PublisherResult) String() string {
 		distinct[m.EventID] = true
 	}
 	s := r.Stats
-	return fmt.Sprintf("%d events on the topic (%d distinct, %d duplicates); %d batches of %d documents checkpointed in %d invocations, %d failed (%d handler kills mid-invocation, %d topic sends refused), %d retries, %d batches skipped after the retries; %d set aside; retry policy %s",
-		len(r.Topic), len(distinct), len(r.Topic)-len(distinct), s.Batches, s.Documents, s.Invocations, s.Failed, s.Kills, r.Refused,
-		s.Retries, s.Skipped, len(r.SetAside), r.Policy)
+	dup := len(r.Topic) - len(distinct)
+	return fmt.Sprintf("%d events on the topic (%d distinct, %d duplicates: %.1f per 10,000); %d batches of %d documents checkpointed in %d invocations, %d failed (%d handler kills mid-invocation, %d topic sends refused), %d retries, %d batches skipped after the retries; %d set aside; %d leases: %d taken, %d of them from another instance, %d lost mid-batch; retry policy %s",
+		len(r.Topic), len(distinct), dup, 1e4*float64(dup)/float64(max(len(r.Topic), 1)), s.Batches, s.Documents, s.Invocations, s.Failed, s.Kills, r.Refused,
+		s.Retries, s.Skipped, len(r.SetAside), s.Leases, s.Acquired, s.TakenOver, s.Lost, r.Policy)
 }

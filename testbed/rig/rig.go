@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,8 +37,14 @@ type Config struct {
 	MaxMessageBatchSize int           // 0 = host.json
 	BatchesInFlight     int
 	Clocks              hostemu.Clocks
+	// Instances is how many instances of the app run (0: one), each its
+	// own handler process and host (Fleet); with Scale the run starts with
+	// one and scales out and in (Fleet.steer).
+	Instances int
+	Scale     bool
 
-	// Kills SIGKILLs the handler this many times, spread over the run.
+	// Kills SIGKILLs a handler this many times, spread over the run, each
+	// on the next instance.
 	Kills int
 	// Proxy puts the fault proxy between the handler and Cosmos (its
 	// Upstream is set from COSMOS_ENDPOINT); nil without Outages means
@@ -103,7 +110,9 @@ type Config struct {
 
 // Live is a run in progress, for progress lines.
 type Live struct {
-	Queue  *hostemu.Queue
+	Queue *hostemu.Queue
+	Fleet *Fleet
+	// Worker is the first instance's handler.
 	Worker *hostemu.Worker
 	Proxy  *faults.Proxy // nil without one
 	Start  time.Time
@@ -121,6 +130,7 @@ type Result struct {
 	Outages     []faults.OutageRecord
 	Elapsed     time.Duration
 	Publisher   *PublisherResult // nil without one
+	Kills       []InstanceKill
 }
 
 // startError is a handler that could not be started: the caller may add
@@ -130,19 +140,20 @@ type startError struct{ Err error }
 func (e *startError) Error() string { return "start the handler: " + e.Err.Error() }
 func (e *startError) Unwrap() error { return e.Err }
 
-// Deliver runs the handler, delivers every message until each is completed
-// or dead-lettered, and stops the handler. An error means the delivery could
-// not be completed; the result is returned with it when there is one.
+// Deliver runs the handler on cfg.Instances instances, delivers every
+// message until each is completed or dead-lettered, and stops the
+// handlers. An error means the delivery could not be completed; the result
+// is returned with it when there is one.
 func Deliver(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Log == nil {
 		cfg.Log = func(string) {}
 	}
-	logf := func(format string, args ...any) { cfg.Log(fmt.Sprintf(format, args...)) }
 	for _, o := range cfg.Outages {
 		if err := o.Validate(); err != nil {
 			return nil, err
 		}
 	}
+	cfg.Instances = max(cfg.Instances, 1)
 	res := &Result{Clocks: cfg.Clocks.Resolve(cfg.App.Host)}
 	cfg.Clocks.Apply(cfg.Settings)
 	// The trigger reads Cosmos itself, not through the handler's proxy.
@@ -162,112 +173,147 @@ func Deliver(ctx context.Context, cfg Config) (*Result, error) {
 	if proxy != nil {
 		defer proxy.Close()
 	}
-	worker, err := cfg.App.StartHandler(cfg.Executable, cfg.Settings, cfg.HandlerOutput, cfg.Log)
-	if err != nil {
-		return nil, err
+	queue := hostemu.NewQueue(cfg.Functions[0].ServiceBusQueue(), cfg.MaxDeliveryCount)
+	queue.DuplicateDetection, queue.LockDuration = cfg.DuplicateDetection, res.Clocks.LockDuration
+	queue.Send(cfg.Messages...)
+	// Held open before any instance receives: by the HTTP traffic until it
+	// ends, by a session until ctx does.
+	holdForTraffic := func() {}
+	if cfg.Traffic != nil {
+		holdForTraffic = queue.Hold()
 	}
-	stopped := false
-	stopWorker := func() {
-		if !stopped {
-			stopped = true
-			worker.Stop(20 * time.Second)
-		}
+	if cfg.Serve {
+		stopHolding := context.AfterFunc(ctx, queue.Hold())
+		defer stopHolding()
 	}
-	defer stopWorker()
-
-	queue, host, err := newHost(&cfg, res.Clocks, worker)
-	if err != nil {
-		return nil, err
-	}
-	// Delivery starts once the handler answers, like the host's listeners.
-	if _, err := worker.Endpoint(ctx); err != nil {
-		return nil, &startError{err}
-	}
-	base, stopHTTP, err := listenHTTP(ctx, &cfg, host)
+	fleet := &Fleet{cfg: &cfg, queue: queue, proxy: proxy, pub: pub, ctx: ctx}
+	defer fleet.halt()
+	base, stopHTTP, err := fleet.open(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer stopHTTP()
-	if pub != nil {
-		if err := pub.start(ctx, host, worker, cfg.Log); err != nil {
-			return nil, err
-		}
-	}
-	settled := func() float64 {
-		q := queue.Counts()
-		return float64(q.Completed+q.DeadLettered) / float64(max(q.Sent, 1))
-	}
 	if cfg.Traffic != nil && base == "" {
 		return nil, errors.New("HTTP traffic needs the HTTP listener")
 	}
-	// Watch comes before the traffic: it may arm what the clients meet
-	// (make chaos's key faults kill the worker it is given).
-	live := &Live{Queue: queue, Worker: worker, Proxy: proxy, Start: time.Now()}
-	stopWatch := func() {}
-	if cfg.Watch != nil {
-		stopWatch = cfg.Watch(live)
-	}
-	trafficDone := make(chan error, 1)
-	trafficCtx, cancelTraffic := context.WithCancel(ctx)
-	defer cancelTraffic()
-	if cfg.Traffic != nil {
-		inOutage := func() bool { return false }
-		if proxy != nil {
-			inOutage = proxy.InOutage
-		}
-		release := queue.Hold()
-		go func() {
-			defer release()
-			trafficDone <- cfg.Traffic(trafficCtx, base, settled, inOutage)
-		}()
-	} else {
-		trafficDone <- nil
-	}
-	if cfg.Serve {
-		release := queue.Hold()
-		stopHolding := context.AfterFunc(ctx, release)
-		defer stopHolding()
-	}
-	outageCtx, endOutages := context.WithCancel(ctx)
-	outages := &faults.OutageSchedule{}
-	if proxy != nil {
-		outages = faults.StartOutages(outageCtx, cfg.Outages, proxy, settled, logf)
-	}
-	runErr := host.Run(ctx)
-	if runErr != nil {
-		cancelTraffic() // the delivery failed: the clients stop too
-	}
-	if cfg.Serve && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
-		runErr = nil // the session ended as asked
-	}
-	if err := <-trafficDone; err != nil && runErr == nil && !errors.Is(err, context.Canceled) {
-		runErr = fmt.Errorf("HTTP traffic: %w", err)
-	}
-	stopHTTP()
-	res.Publisher = pub.finish(ctx)
-	endOutages()
-	res.Outages = outages.Wait()
-	stopWatch()
-	res.Elapsed = time.Since(live.Start)
-	stopWorker() // flushes the handler's output
-	res.Queue, res.DeadLetters, res.Dropped, res.Worker = queue.Counts(), queue.DeadLetters(), queue.Dropped(), worker.Stats()
-	if proxy != nil {
-		_ = proxy.Close()
-		res.Proxy = proxy.Counts()
-	}
+	runErr := fleet.drive(ctx, res, base, holdForTraffic, stopHTTP)
+	fleet.halt() // flushes the handlers' output
+	res.collect(queue, fleet, proxy)
 	if runErr != nil {
 		return res, fmt.Errorf("host emulator: %w", runErr)
 	}
 	return res, nil
 }
 
-// newHost fills the queue with the stream and sets the host up as the
-// platform would be: its clocks, its concurrency, the kills asked for.
-func newHost(cfg *Config, clocks hostemu.Clocks, worker *hostemu.Worker) (*hostemu.Queue, *hostemu.Host, error) {
-	queue := hostemu.NewQueue(cfg.Functions[0].ServiceBusQueue(), cfg.MaxDeliveryCount)
-	queue.DuplicateDetection, queue.LockDuration = cfg.DuplicateDetection, clocks.LockDuration
-	queue.Send(cfg.Messages...)
-	host, err := hostemu.New(hostemu.Options{
+// drive runs the delivery until the instances have delivered the queue,
+// with the watch, the HTTP traffic, the outages and the fleet's plan
+// beside it, then waits for the traffic and the publisher and books what
+// they did in res. It returns why the delivery failed, if it did.
+func (f *Fleet) drive(ctx context.Context, res *Result, base string, holdForTraffic, stopHTTP func()) error {
+	cfg := f.cfg
+	settled := func() float64 {
+		q := f.queue.Counts()
+		return float64(q.Completed+q.DeadLettered) / float64(max(q.Sent, 1))
+	}
+	// Watch comes before the traffic: it may arm what the clients meet
+	// (make chaos's key faults kill the instance they are given).
+	live := &Live{Queue: f.queue, Fleet: f, Worker: f.all[0].worker, Proxy: f.proxy, Start: time.Now()}
+	stopWatch := func() {}
+	if cfg.Watch != nil {
+		stopWatch = cfg.Watch(live)
+	}
+	trafficDone := startTraffic(ctx, cfg, holdForTraffic, base, f.proxy, settled)
+	planCtx, endPlan := context.WithCancel(ctx)
+	outages := &faults.OutageSchedule{}
+	if f.proxy != nil {
+		outages = faults.StartOutages(planCtx, cfg.Outages, f.proxy, settled, func(format string, args ...any) { cfg.Log(fmt.Sprintf(format, args...)) })
+	}
+	steered := make(chan struct{})
+	go func() { defer close(steered); f.steer(planCtx, settled) }()
+	runErr := f.wait()
+	if runErr == nil && ctx.Err() != nil {
+		runErr = ctx.Err()
+	}
+	if cfg.Serve && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
+		runErr = nil // the session ended as asked
+	}
+	if err := trafficDone(runErr != nil); err != nil && runErr == nil && !errors.Is(err, context.Canceled) {
+		runErr = fmt.Errorf("HTTP traffic: %w", err)
+	}
+	stopHTTP()
+	res.Publisher = f.pub.finish(ctx)
+	endPlan()
+	<-steered
+	res.Outages = outages.Wait()
+	stopWatch()
+	res.Elapsed = time.Since(live.Start)
+	return runErr
+}
+
+// open writes the poison document, starts the first instances (one when
+// the fleet scales, else all) and opens the HTTP listener in front of them.
+func (f *Fleet) open(ctx context.Context) (base string, stopHTTP func(), err error) {
+	if f.pub != nil {
+		if err := f.pub.writePoison(ctx); err != nil {
+			return "", nil, err
+		}
+	}
+	first := 1
+	if !f.cfg.Scale {
+		first = f.cfg.Instances
+	}
+	for n := 1; n <= first; n++ {
+		if err := f.start(n); err != nil {
+			return "", nil, err
+		}
+	}
+	return listenHTTP(ctx, f.cfg, f)
+}
+
+// collect books what the queue, the instances and the proxy did.
+func (res *Result) collect(queue *hostemu.Queue, fleet *Fleet, proxy *faults.Proxy) {
+	res.Queue, res.DeadLetters, res.Dropped, res.Worker = queue.Counts(), queue.DeadLetters(), queue.Dropped(), fleet.Stats()
+	fleet.mu.Lock()
+	res.Kills = slices.Clone(fleet.kills)
+	fleet.mu.Unlock()
+	if proxy != nil {
+		_ = proxy.Close()
+		res.Proxy = proxy.Counts()
+	}
+}
+
+// startTraffic runs cfg.Traffic, when set, beside the queue, which stays
+// held open until it ends (release); the func it returns waits for it
+// (cancelling it first when told the delivery failed) and returns its
+// error.
+func startTraffic(ctx context.Context, cfg *Config, release func(), base string, proxy *faults.Proxy, settled func() float64) func(cancel bool) error {
+	if cfg.Traffic == nil {
+		return func(bool) error { return nil }
+	}
+	inOutage := func() bool { return false }
+	if proxy != nil {
+		inOutage = proxy.InOutage
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		defer release()
+		done <- cfg.Traffic(ctx, base, settled, inOutage)
+	}()
+	return func(stop bool) error {
+		if stop {
+			cancel() // the delivery failed: the clients stop too
+		}
+		defer cancel()
+		return <-done
+	}
+}
+
+// newHost is one instance's host as the platform would set it up: its
+// clocks, its concurrency, reading the delivery's queue.
+func newHost(cfg *Config, queue *hostemu.Queue, worker *hostemu.Worker, observe func(*hostemu.Invocation), log func(string)) (*hostemu.Host, error) {
+	clocks := cfg.Clocks.Resolve(cfg.App.Host)
+	return hostemu.New(hostemu.Options{
 		Functions: cfg.Functions, Queue: queue, Handler: worker,
 		MaxConcurrentCalls:  firstPositive(cfg.MaxConcurrentCalls, cfg.App.Host.MaxConcurrentCalls),
 		MaxMessageBatchSize: firstPositive(cfg.MaxMessageBatchSize, cfg.App.Host.MaxMessageBatchSize),
@@ -276,36 +322,30 @@ func newHost(cfg *Config, clocks hostemu.Clocks, worker *hostemu.Worker) (*hoste
 		MaxAutoLockRenewalDuration: clocks.MaxAutoLockRenewal,
 		// The broker's limit is the one the handler budgets for.
 		MaxMessageBytes: cfg.Settings.Int("SERVICEBUS_MAX_MESSAGE_BYTES"),
-		Kills:           cfg.Kills, Kill: worker.Kill,
-		Observe: cfg.Observe, Log: cfg.Log, ServiceBusOut: cfg.ServiceBusOut,
+		Observe:         observe, Log: log, ServiceBusOut: cfg.ServiceBusOut,
 		Enqueued: cfg.Enqueued, SendFault: cfg.SendFault,
 	})
-	return queue, host, err
 }
 
-// listenHTTP opens the HTTP listener when the run asks for one; stop closes
-// it and waits for the callers in flight (it may be called more than once).
-func listenHTTP(ctx context.Context, cfg *Config, host *hostemu.Host) (baseURL string, stop func(), err error) {
+// listenHTTP opens the HTTP listener in front of the fleet when the run
+// asks for one; stop closes it and waits for the callers in flight (it may
+// be called more than once).
+func listenHTTP(ctx context.Context, cfg *Config, fleet *Fleet) (baseURL string, stop func(), err error) {
 	if cfg.HTTPAddr == "" {
 		return "", func() {}, nil
 	}
-	front, err := host.HTTP(hostemu.HTTPOptions{Functions: cfg.App.Functions, RoutePrefix: cfg.App.Host.RoutePrefix,
-		FunctionKeys: cfg.FunctionKeys, Observe: cfg.ObserveHTTP})
-	if err != nil {
-		return "", nil, err
-	}
 	httpCtx, cancel := context.WithCancel(ctx)
-	base, wait, err := front.Listen(httpCtx, cfg.HTTPAddr)
+	base, wait, err := hostemu.ListenHandler(httpCtx, cfg.HTTPAddr, fleet)
 	if err != nil && cfg.HTTPOptional {
 		cfg.Log(err.Error() + "; listening on a free port instead")
-		base, wait, err = front.Listen(httpCtx, "127.0.0.1:0")
+		base, wait, err = hostemu.ListenHandler(httpCtx, "127.0.0.1:0", fleet)
 	}
 	if err != nil {
 		cancel()
 		return "", nil, err
 	}
 	if cfg.Listening != nil {
-		cfg.Listening(base, front.Routes())
+		cfg.Listening(base, fleet.routes())
 	}
 	var once sync.Once
 	return base, func() {

@@ -21,7 +21,7 @@ if [ -z "${COSMOS_ENDPOINT:-}" ]; then
 fi
 runlogs_start chaos
 rc=0
-# A -handler-log among the arguments wins over this one.
-./bin/chaos -handler-log "$RUNLOGS/handler.log" "$@" | tee "$RUNLOGS/report.txt" || rc=$?
+# A -handler-log or -history-html among the arguments wins over these.
+./bin/chaos -handler-log "$RUNLOGS/handler.log" -history-html "$RUNLOGS/history.html" "$@" | tee "$RUNLOGS/report.txt" || rc=$?
 runlogs_end "$rc"
 exit "$rc"

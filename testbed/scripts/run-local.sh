@@ -35,9 +35,9 @@ fi
 runlogs_start run
 rc=0
 if [ -t 1 ]; then
-  ./bin/localrun "$@" || rc=$? # the terminal keeps the summary and localrun's progress bar
+  ./bin/localrun -history-html "$RUNLOGS/history.html" "$@" || rc=$? # the terminal keeps the summary and localrun's progress bar
 else
-  ./bin/localrun "$@" | tee "$RUNLOGS/summary.txt" || rc=$?
+  ./bin/localrun -history-html "$RUNLOGS/history.html" "$@" | tee "$RUNLOGS/summary.txt" || rc=$?
 fi
 if [ "$rc" -ne 0 ] && [ -f "$out/handler.log" ]; then
   cp "$out/handler.log" "$RUNLOGS/"

@@ -44,6 +44,8 @@ for ((i = 1; i <= seeds; i++)); do
   violations=$(field '^  invariant violations = \([0-9]*\)$' "$report")
   # after each outage, from Cosmos answering again to the first order created
   recovered=$(sed -n 's/^  outage [0-9].*first order created +\([^,]*\),.*/\1/p' "$report" | paste -sd/ -)
+  history=$(sed -n 's/^  history *\([0-9]*\) .* in \([0-9.a-zµ]*\);.*/\1 ops in \2/p' "$report" | head -n1 | tr ' ' _)
+  twice=$(sed -n 's/^  published .* duplicates: \([0-9.]*\) per 10,000.*/\1/p' "$report" | head -n1)
   load=$(cut -d' ' -f1-3 /proc/loadavg)
   if [ "$rc" -eq 0 ]; then
     result=ok
@@ -53,8 +55,8 @@ for ((i = 1; i <= seeds; i++)); do
   else
     result="FAILED: $(tail -n1 "$dir/seed-$seed.stderr")"
   fi
-  say "$(printf 'soak %2d/%d  seed %-7s messages %-6s faults %-5s kills %-3s recovered %-13s wall %dm%02ds  load %s  %s' \
-    "$i" "$seeds" "$seed" "${msgs:--}" "${faults:--}" "${kills:--}" "${recovered:--}" $((secs / 60)) $((secs % 60)) "$load" "$result")"
+  say "$(printf 'soak %2d/%d  seed %-7s messages %-6s faults %-5s kills %-3s recovered %-13s history %-20s twice/10k %-5s wall %dm%02ds  load %s  %s' \
+    "$i" "$seeds" "$seed" "${msgs:--}" "${faults:--}" "${kills:--}" "${recovered:--}" "${history:--}" "${twice:--}" $((secs / 60)) $((secs % 60)) "$load" "$result")"
   total_secs=$((total_secs + secs))
   if [ "$rc" -ne 0 ]; then
     grep -A6 '^    FAIL ' "$report" || tail -n5 "$dir/seed-$seed.stderr"

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/ordersink/orders-consumer/testbed/history"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
@@ -48,6 +49,8 @@ type Findings struct {
 	Documents map[string]int
 	// Recoveries are the figures of each outage of the run.
 	Recoveries []Recovery
+	// History is what the history check found and cost (nil: not run).
+	History *history.Result
 }
 
 // Violations is the number of places an invariant did not hold.

@@ -31,15 +31,6 @@ func NewLedger() *Ledger {
 	return &Ledger{created: map[string][]string{}, firstAt: map[string]time.Time{}, unseen: map[faults.Fault]int{}}
 }
 
-type batchOperation struct {
-	OperationType string          `json:"operationType"`
-	ResourceBody  json.RawMessage `json:"resourceBody"`
-}
-
-type batchResult struct {
-	StatusCode int `json:"statusCode"`
-}
-
 type orderFields struct {
 	Type        string `json:"type"`
 	OrderID     string `json:"orderId"`
@@ -54,16 +45,7 @@ func (l *Ledger) Observe(x faults.Exchange) {
 	var created [][]byte
 	switch {
 	case strings.EqualFold(x.Header.Get("x-ms-cosmos-is-batch-request"), "true"):
-		var ops []batchOperation
-		var results []batchResult
-		if json.Unmarshal(x.Body, &ops) != nil || json.Unmarshal(x.Answer, &results) != nil {
-			return
-		}
-		for i := range min(len(ops), len(results)) {
-			if strings.EqualFold(ops[i].OperationType, "Create") && results[i].StatusCode == http.StatusCreated {
-				created = append(created, ops[i].ResourceBody)
-			}
-		}
+		created = faults.BatchCreates(x.Body, x.Answer)
 	case strings.EqualFold(x.Header.Get("x-ms-documentdb-isquery"), "true"):
 		return
 	case x.Status == http.StatusCreated:

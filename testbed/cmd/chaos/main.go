@@ -43,7 +43,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	messages := fs.Int("messages", 10000, "least number of messages to deliver")
 	kills := fs.Int("kills", 5, "SIGKILLs of the handler, spread over the run")
 	seed := fs.Uint64("seed", 0, "seed of the stream and the fault rolls (0: random)")
-	timeout := fs.Duration("timeout", 8*time.Minute, "bound of the whole run")
+	timeout := fs.Duration("timeout", 10*time.Minute, "bound of the whole run")
 	rateFlag := fs.String("faults", formatRates(chaos.DefaultRates), "fault rates per document request, kind=rate,…")
 	retryAfter := fs.Duration("retry-after", faults.DefaultRetryAfter, "x-ms-retry-after-ms of an injected 429")
 	slow := fs.String("slow", "200ms-4s", "range of the delay of a slow answer")
@@ -56,6 +56,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	clocks.RegisterFlags(fs)
 	outageFlag := fs.String("outages", faults.FormatOutages(faults.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none")
 	cfg := chaos.DefaultConfig()
+	fs.IntVar(&cfg.Instances, "instances", cfg.Instances, "instances of the app: the run starts with one, scales out to this many at 10% settled and back to one at 70% (the last one crashing)")
+	fs.DurationVar(&cfg.Lag, "lag", cfg.Lag, "at most this long, a point read on another instance than the writer's is answered from before the write (Session consistency without the session token; 0: off)")
+	fs.StringVar(&cfg.HandlerPath, "executable", "", "handler executable (default: host.json's defaultExecutablePath)")
+	fs.StringVar(&cfg.HistoryFile, "history-html", "", "file for porcupine's visualisation of the orderIds whose history is not linearizable (HTML)")
 	cfg.Submissions.RegisterFlags(fs)
 	fs.IntVar(&cfg.KeyKills, "key-kills", cfg.KeyKills, "SIGKILLs of the handler while it completes an idempotency key, so the key is left started")
 	fs.IntVar(&cfg.KeyLostAnswers, "key-lost-answers", cfg.KeyLostAnswers, "idempotency key completions whose answer is lost after Cosmos stored them")
@@ -105,6 +109,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg.Log, cfg.HandlerOutput, cfg.Progress = stderr, hout, 5*time.Second
 	rep, err := chaos.Run(ctx, cfg)
 	if rep != nil {
+		rep.Replay = chaos.ReplayCommand("chaos", fs, rep.Seed)
 		rep.Print(stdout)
 	}
 	if err != nil {

@@ -36,6 +36,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/localrun"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
@@ -118,6 +119,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	)
 	fs.Var(functionKeysFlag{&opts.FunctionKeys}, "function-key", "a function key NAME=VALUE (a bare VALUE is named default, as the host names the key it creates; repeatable): one of them is required (x-functions-key header or code query) from callers of authLevel function and admin functions, as Azure does, and the handler is told its name; none: no check, as Core Tools")
 	fs.DurationVar(&opts.HoldKeyCompletions, "hold-key-completions", 0, "-serve: hold each completion of an idempotency key record until another request reads the record, at most this long (below SUBMIT_DEADLINE), so a second request with a key meets the first in flight; once one has been met so, completions pass (make http-demo)")
+	fs.StringVar(&opts.HistoryFile, "history-html", "", "file for porcupine's visualisation of the orderIds whose history is not linearizable (HTML)")
 	fs.StringVar(&opts.Executable, "executable", "", "handler executable (default: host.json customHandler.description.defaultExecutablePath)")
 	fs.Var(&functions, "function", "feed the queue to these functions only (comma-separated); the others are disabled")
 	fs.Var(&settings, "setting", "app setting KEY=VALUE for the handler and the host, e.g. AzureWebJobs.ProcessOrder.Disabled=true (repeatable)")
@@ -138,6 +140,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	fs.IntVar(&opts.MaxDeliveryCount, "max-delivery-count", 0, "the queue's maxDeliveryCount (default: the orders queue's, one past the retry budget)")
 	fs.DurationVar(&opts.DuplicateDetection, "duplicate-detection", 0, "the queue's duplicate detection window, e.g. 10m as in Azure (0: off, every resend reaches the consumer)")
 	fs.IntVar(&opts.HandlerKills, "kill-handler", 0, "SIGKILL the handler this many times, spread over the run")
+	fs.DurationVar(&opts.Lag, "lag", 0, "with -instances above 1: at most this long, a point read on another instance than the writer's is answered from before the write (Session consistency without the session token)")
+	fs.IntVar(&opts.Instances, "instances", 1, "instances of the app, each its own handler, host and change feed lease owner; HTTP requests spread over them")
 	opts.Clocks.RegisterFlags(fs)
 	outages := fs.String("outages", faults.FormatOutages(localrun.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none; needs a loopback http:// Cosmos endpoint")
 	fs.StringVar(&opts.Database, "database", "", "Cosmos database to use; it must hold no orders (default: a fresh one, deleted afterwards)")
@@ -204,6 +208,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
+	rep.Replay = chaos.ReplayCommand("run", fs, gen.Seed)
 	rep.Print(stdout)
 	if !rep.OK() {
 		return exitViolation
