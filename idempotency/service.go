@@ -18,7 +18,7 @@ const (
 // maxJudgements bounds how often Execute judges a key whose record changes
 // under it (released, taken over by another request) before it gives up
 // with a transient error: each change means another request made progress.
-const maxJudgements = 4
+const maxJudgements = 5
 
 // SettleTimeout bounds each write that settles a key after its work ended
 // (the completion, and the release after a completion that failed). It runs
@@ -123,13 +123,16 @@ func (s *Service) Execute(ctx context.Context, scope Scope, fp Fingerprint, work
 }
 
 // vanishedPause waits before the n-th judgement of a key: none before the
-// first two (a key released meanwhile is claimed at once), then 25 ms, 50
-// ms: time for a lagging replica to catch up.
+// first two (a key released meanwhile is claimed at once), then 20, 80 and
+// 320 ms: a record another instance claimed a moment ago may be missing
+// from the replica that serves this instance's read (Session consistency
+// without that instance's token) for as long as Cosmos DB's reads behind a
+// write do (docs/adr/0016-reads-behind-a-write.md).
 func vanishedPause(ctx context.Context, n int) error {
 	if n < 2 {
 		return nil
 	}
-	t := time.NewTimer(time.Duration(n-1) * 25 * time.Millisecond)
+	t := time.NewTimer(20 * time.Millisecond << (2 * (n - 2)))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

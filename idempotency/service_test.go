@@ -160,7 +160,7 @@ func TestExecuteStoreFailures(t *testing.T) {
 		"claim fails":      {failing{Store: idemtest.NewMemStore(), claim: throttled}, true, "429"},
 		"read fails":       {failing{Store: claimed(), read: throttled}, true, "429"},
 		"take-over fails":  {failing{Store: claimed(), replace: throttled}, true, "429"},
-		"record vanishes":  {failing{Store: claimed(), read: idempotency.ErrNotFound}, true, "changed 4 times"},
+		"record vanishes":  {failing{Store: claimed(), read: idempotency.ErrNotFound}, true, "changed 5 times"},
 		"completion fails": {failing{Store: idemtest.NewMemStore(), replace: throttled}, true, "429"},
 	} {
 		t.Run(name, func(t *testing.T) {

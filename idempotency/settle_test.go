@@ -72,7 +72,7 @@ func (s *vanishing) Read(context.Context, string) (idempotency.Record, error) {
 // later attempt first pauses (for a replica to catch up), and a request
 // whose context has ended stops there, with a transient error, rather than
 // hammering the store; a live one gives up after a bounded number of
-// judgements. On virtual time: the pauses are exactly 25 and 50 ms.
+// judgements. On virtual time: the pauses are exactly 20, 80 and 320 ms.
 func TestVanishingRecordIsClaimedAgainThenAfterPauses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ended, cancel := context.WithCancel(context.Background())
@@ -85,11 +85,11 @@ func TestVanishingRecordIsClaimedAgainThenAfterPauses(t *testing.T) {
 		store = &vanishing{}
 		start := time.Now()
 		_, err = (&idempotency.Service{Store: store}).Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, okWork)
-		if !orders.IsTransient(err) || store.claims != 4 {
-			t.Errorf("live context: %v after %d claims; want a transient error after 4", err, store.claims)
+		if !orders.IsTransient(err) || store.claims != 5 {
+			t.Errorf("live context: %v after %d claims; want a transient error after 5", err, store.claims)
 		}
-		if took := time.Since(start); took != 75*time.Millisecond {
-			t.Errorf("live context: gave up after %s; want pauses of 25 and 50 ms before the last two claims", took)
+		if took := time.Since(start); took != 420*time.Millisecond {
+			t.Errorf("live context: gave up after %s; want pauses of 20, 80 and 320 ms before the last three claims", took)
 		}
 	})
 }
