@@ -58,6 +58,9 @@ func (l *SubmitLedger) historyOps() []history.Op {
 			Label: fmt.Sprintf("copy %d attempt %d", a.Copy, a.Attempt)}
 		out := history.Output{Unknown: !settles(a.Status, a.ProblemType), Status: a.Status, Outcome: anchor(a.ProblemType),
 			Body: digest([]byte(a.Body)), Replayed: a.Replayed}
+		if a.Status/100 == 2 && isReceipt(a.Body) {
+			out.Outcome = history.Receipt
+		}
 		ops = append(ops, history.Op{Input: in, Output: out, Call: a.Call, Return: a.Return})
 	}
 	for _, v := range append(l.probes, l.views...) {

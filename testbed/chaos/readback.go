@@ -116,7 +116,7 @@ func (l *SubmitLedger) Views() []orderView {
 func answeredOrders(answers []Answer) map[string]string {
 	owners := map[string]string{}
 	for _, a := range answers {
-		if !a.Reuse && a.Status/100 == 2 {
+		if !a.Reuse && a.Status/100 == 2 && !isReceipt(a.Body) {
 			owners[a.OrderID] = a.Client
 		}
 	}

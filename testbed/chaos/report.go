@@ -281,8 +281,8 @@ func (r *Report) Print(w io.Writer) {
 	}
 	if h := r.HTTP; h != nil {
 		in := h.Injected
-		p("HTTP (POST /api/orders): %d orders under %d keys: %d first attempts timed out, %d keys sent as %d identical requests at once, %d keys reused with another payload, %d orders again under a new key, %d raced by another client with other content",
-			in.Orders, in.Keys, in.Timeouts, in.Concurrent, in.ConcurrentCopies, in.Reused, in.NewKeys, in.Races)
+		p("HTTP (POST /api/orders): %d orders under %d keys: %d first attempts timed out, %d keys sent as %d identical requests at once, %d keys reused with another payload, %d orders again under a new key, %d raced by another client with other content, %d first put on the queue (the fall-back), %d at the event size edge",
+			in.Orders, in.Keys, in.Timeouts, in.Concurrent, in.ConcurrentCopies, in.Reused, in.NewKeys, in.Races, in.Fallbacks, in.Edge)
 	}
 	p("")
 	secs := max(r.Took.Seconds(), 1e-9)

@@ -153,6 +153,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if h != nil {
+		stream.Messages = orderstream.WithFallbacks(stream.Messages, h.submits.subs)
+	}
 	rep.Stream, rep.Messages = &stream.Injected, len(stream.Messages)
 	rep.Orders = orderstream.DistinctOrders(stream.Messages)
 

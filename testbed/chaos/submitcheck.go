@@ -62,6 +62,22 @@ func apiOrders(docs map[string][]json.RawMessage) map[string]*apiOrder {
 	return out
 }
 
+// isReceipt reports whether a 2xx body is an order's receipt: orderId,
+// requestHash and hashVersion, the answer to a client that sent the
+// content of an order it does not own (docs/http-api.md).
+func isReceipt(body string) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(body), &m) != nil || len(m) != 3 {
+		return false
+	}
+	for _, k := range []string{"orderId", "requestHash", "hashVersion"} {
+		if _, ok := m[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // ownerOf is the client scope SubmitOrder records for a client presenting
 // the function key named client (docs/http-api.md, "Keys and scope").
 func ownerOf(client string) string { return "key:" + client }
@@ -90,16 +106,19 @@ func final(a Answer) bool {
 // the documents of its orderIds (by type), against the invariant of
 // docs/http-api.md:
 //
-//   - every submission ends with a final answer: 201 or 200, or 409
-//     order-id-taken when the orderId is another client's or holds other
-//     content;
+//   - every submission ends with a final answer: 201 or 200 (the
+//     client's order, or its receipt when the order is another's with this
+//     content: a fall-back from the queue), or 409 order-id-taken when the
+//     orderId holds other content;
 //   - one execution per key: at most one final answer is not marked
 //     Idempotent-Replayed, and every final answer of a key is identical
 //     to its first (status, body, Location);
 //   - a key reused with another payload is refused (422);
 //   - one order per orderId, with its outbox event, and every 2xx answer's
 //     order stored with that answer's fingerprint and the answering
-//     client as owner; exactly one key of an orderId is answered 201;
+//     client as owner (a receipt: stored with its fingerprint); exactly
+//     one key of an orderId is answered 201, none when the queue stored it
+//     first;
 //   - two clients racing for one orderId: one 201, one 409
 //     order-id-taken, the winner's order stored.
 func SubmitChecks(subs []orderstream.Submission, answers []Answer, docs map[string][]json.RawMessage) []*verify.Check {
@@ -124,7 +143,7 @@ func SubmitChecks(subs []orderstream.Submission, answers []Answer, docs map[stri
 	ended := &verify.Check{Name: "HTTP: every submission ends with a final answer (201, 200, or 409 order-id-taken), after retries"}
 	once := &verify.Check{Name: "HTTP: one execution per Idempotency-Key, every replay identical to the first answer (status, body, Location)"}
 	refused := &verify.Check{Name: "HTTP: every key reused with another payload refused (422 idempotency-key-reused)"}
-	kept := &verify.Check{Name: "HTTP: one order per orderId; every 2xx answer's order stored with its fingerprint and the answering client as owner, with its outbox event"}
+	kept := &verify.Check{Name: "HTTP: one order per real-world order: one per orderId, whichever path stored it first; every 2xx answer's order stored with its fingerprint, owned by the answering client or answered with its receipt, with its outbox event"}
 	races := &verify.Check{Name: "HTTP: two clients racing for one orderId: one 201, one 409 order-id-taken, the winner's order stored"}
 
 	created := map[string][]string{} // orderId -> keys answered 201
@@ -180,6 +199,18 @@ func SubmitChecks(subs []orderstream.Submission, answers []Answer, docs map[stri
 			}
 		}
 	}
+	fallbacks, receipts := 0, 0
+	for _, k := range keys {
+		if k.sub.Fallback {
+			fallbacks++
+			if f := firstFinal(k); f.Status == http.StatusOK && isReceipt(f.Body) {
+				receipts++
+			}
+		}
+	}
+	if fallbacks > 0 {
+		kept.Name += fmt.Sprintf(" (%d fall-backs from the queue: %d answered the queue's order's receipt)", fallbacks, receipts)
+	}
 	for _, id := range slices.Sorted(maps.Keys(byOrder)) {
 		kept.Checked++
 		o := stored[id]
@@ -193,8 +224,8 @@ func SubmitChecks(subs []orderstream.Submission, answers []Answer, docs map[stri
 			kept.Fail("order %s: %d order documents", id, o.orders)
 		case len(o.events) != 1 || o.events[0] != o.requestHash:
 			kept.Fail("order %s: outbox events %v, want one carrying %s", id, o.events, o.requestHash)
-		case len(created[id]) != 1:
-			kept.Fail("order %s: %d keys answered 201 (%v), want exactly one", id, len(created[id]), created[id])
+		case len(created[id]) != 1 && (o.owner != "" || len(created[id]) != 0):
+			kept.Fail("order %s: %d keys answered 201 (%v), want exactly one (none when the queue stored it)", id, len(created[id]), created[id])
 		}
 	}
 	for _, s := range subs {
@@ -237,10 +268,22 @@ func firstFinal(k *keyAnswers) Answer {
 func judgeAnswer(a Answer, s orderstream.Submission, o *apiOrder) string {
 	fingerprint := orderstream.ContentKey(s.Body)
 	if a.Status/100 != 2 {
-		// 409 order-id-taken: only when the orderId is another client's or
-		// holds other content.
-		if o != nil && o.owner == ownerOf(s.Client) && o.requestHash == fingerprint {
-			return "answered 409 order-id-taken although it owns the order with this content"
+		// 409 order-id-taken: only when the orderId holds other content.
+		if o != nil && o.orders > 0 && o.requestHash == fingerprint {
+			return fmt.Sprintf("answered 409 order-id-taken although the order stored (owner %q) has this content", o.owner)
+		}
+		return ""
+	}
+	if isReceipt(a.Body) {
+		switch {
+		case a.Status != http.StatusOK:
+			return fmt.Sprintf("a receipt answered %d", a.Status)
+		case o == nil || o.orders == 0 || o.requestHash != fingerprint:
+			return "answered a receipt, but no order with this content is stored"
+		case o.owner == ownerOf(s.Client):
+			return "answered a receipt for an order the client owns (its view was due)"
+		case !strings.Contains(a.Body, `"`+fingerprint+`"`):
+			return fmt.Sprintf("receipt %s does not carry the fingerprint %s", a.Body, fingerprint)
 		}
 		return ""
 	}
@@ -294,9 +337,13 @@ func (l *SubmitLedger) OrderIDs() map[string]bool {
 
 // takeDocuments splits a run's documents (by type) into those of the
 // orderIds the ledger submitted over HTTP, judged by Checks, and the rest,
-// judged with the queue's messages.
+// judged with the queue's messages; an order a client also put on the queue
+// (a fall-back) is judged both ways.
 func (l *SubmitLedger) takeDocuments(docs map[string][]json.RawMessage) (rest, api map[string][]json.RawMessage) {
-	ids := l.OrderIDs()
+	ids, fallbacks := l.OrderIDs(), map[string]bool{}
+	for _, s := range l.subs {
+		fallbacks[s.OrderID] = fallbacks[s.OrderID] || s.Fallback
+	}
 	rest, api = map[string][]json.RawMessage{}, map[string][]json.RawMessage{}
 	for t, ds := range docs {
 		for _, raw := range ds {
@@ -304,7 +351,8 @@ func (l *SubmitLedger) takeDocuments(docs map[string][]json.RawMessage) (rest, a
 			_ = json.Unmarshal(raw, &h)
 			if ids[h.OrderID] {
 				api[t] = append(api[t], raw)
-			} else {
+			}
+			if !ids[h.OrderID] || fallbacks[h.OrderID] {
 				rest[t] = append(rest[t], raw)
 			}
 		}

@@ -83,7 +83,7 @@ func TestSubmitChecks(t *testing.T) {
 	}{
 		{"a good run", nil, nil, ""},
 		{"an answered order lost", nil, func(d map[string][]json.RawMessage) { d["order"] = d["order"][1:] }, "every 2xx answer's order stored"},
-		{"an order stored twice", nil, func(d map[string][]json.RawMessage) { d["order"] = append(d["order"], d["order"][0]) }, "one order per orderId"},
+		{"an order stored twice", nil, func(d map[string][]json.RawMessage) { d["order"] = append(d["order"], d["order"][0]) }, "one per orderId"},
 		{"an order without its event", nil, func(d map[string][]json.RawMessage) { d["outboxEvent"] = d["outboxEvent"][1:] }, "with its outbox event"},
 		{"a copy never answered", func(a []Answer) []Answer { return a[1:3] }, nil, "every submission ends"},
 		{"two executions", func(a []Answer) []Answer { a[3].Replayed = false; return a }, nil, "one execution per Idempotency-Key"},
@@ -155,5 +155,44 @@ func TestClientRetriesOnlyWhatIsNotFinal(t *testing.T) {
 		if _, again := retryAfter(tc.a); again != tc.again {
 			t.Errorf("%d %s: retried %v, want %v", tc.a.Status, tc.a.ProblemType, again, tc.again)
 		}
+	}
+}
+
+// The fall-back from the queue (docs/http-api.md, rule 1): the order the
+// queue stored answers the client its receipt, and no key is answered 201;
+// a 409 or a receipt for other content, or for an order the client owns,
+// is a violation.
+func TestSubmitChecksOfAFallBack(t *testing.T) {
+	w := apiTestOrder("W-9", 1)
+	hash := orderstream.ContentKey(w)
+	sub := orderstream.Submission{Client: orderstream.ClientA, Key: "k9", OrderID: "W-9", Body: w, Copies: 1, Fallback: true}
+	receipt := fmt.Sprintf(`{"hashVersion":1,"orderId":"W-9","requestHash":%q}`, hash)
+	docs := func(owner string) map[string][]json.RawMessage {
+		o := fmt.Sprintf(`{"id":"W-9","orderId":"W-9","type":"order","requestHash":%q,"owner":%q}`, hash, owner)
+		e := fmt.Sprintf(`{"id":"W-9:event:OrderAccepted","orderId":"W-9","requestHash":%q}`, hash)
+		return map[string][]json.RawMessage{"order": {json.RawMessage(o)}, "outboxEvent": {json.RawMessage(e)}}
+	}
+	for _, tc := range []struct {
+		name  string
+		owner string
+		a     Answer
+		want  string
+	}{
+		{"the queue's order, its receipt", "", Answer{Status: 200, Body: receipt}, ""},
+		{"the queue's order, 409", "", Answer{Status: 409, ProblemType: "#order-id-taken"}, "has this content"},
+		{"the client's own order, a receipt", ownerOf(orderstream.ClientA), Answer{Status: 200, Body: receipt}, "owns"},
+		{"a receipt for other content", "", Answer{Status: 200, Body: strings.Replace(receipt, hash, "sha256:00", 1)}, "does not carry"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.a.Client, tc.a.Key, tc.a.OrderID, tc.a.Attempt = sub.Client, sub.Key, sub.OrderID, 1
+			var failed []string
+			for _, c := range SubmitChecks([]orderstream.Submission{sub}, []Answer{tc.a}, docs(tc.owner)) {
+				failed = append(failed, c.Violations...)
+			}
+			got := strings.Join(failed, "; ")
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("violations %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

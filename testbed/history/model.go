@@ -55,7 +55,8 @@ type Output struct {
 	Unknown bool
 	Status  int
 	// Outcome: a Deliver's contract §5 outcome (created, duplicate,
-	// mismatch, …); a Submit's problem type anchor (order-id-taken, …).
+	// mismatch, …); a Submit's problem type anchor (order-id-taken, …), or
+	// Receipt for a 200 that carries an order's receipt.
 	Outcome  string
 	Body     string // a digest of the answer's body
 	Replayed bool
@@ -68,6 +69,12 @@ const (
 	Created      = "created"
 	Duplicate    = "duplicate"
 	Mismatch     = "mismatch"
+	// Receipt: the 200 to a client that sent the content of an order it
+	// does not own (contract §13).
+	Receipt = "receipt"
+	// The refusals of the rules, the key's stored answer.
+	InvalidOrder   = "invalid-order"
+	MalformedOrder = "malformed-order"
 )
 
 // unbound is a body not seen yet: an answer that was lost. The first
@@ -179,38 +186,50 @@ func (s state) submit(in Input, out Output) []state {
 	case out.Replayed:
 		o := s.order
 		if !k.done || k.hash != in.Hash || k.status != out.Status || !bind(&k.body, out.Body) ||
-			out.Status/100 == 2 && !bind(&o.view, out.Body) { // a 2xx body is the order's view
+			out.Status/100 == 2 && out.Outcome != Receipt && !bind(&o.view, out.Body) { // a 2xx body is the order's view
 			return nil
 		}
 		return []state{state{order: o, keys: s.keys}.withKey(k)}
-	case out.Status == 201 || out.Status == 200 || out.Status == 409 && out.Outcome == OrderIDTaken:
+	case out.Status == 201 || out.Status == 200 || out.Status == 409 && out.Outcome == OrderIDTaken ||
+		out.Outcome == InvalidOrder || out.Outcome == MalformedOrder:
 		if claimed && (k.done || k.hash != in.Hash) {
 			return nil
 		}
-		n, ok := s.decide(in, out.Status, out.Body)
+		n, ok := s.decide(in, out.Status, out.Outcome == Receipt, out.Body)
 		if !ok {
 			return nil
 		}
 		return []state{n.withKey(key{id: k.id, hash: in.Hash, done: true, status: out.Status, body: out.Body})}
 	}
-	return []state{s} // refused before any claim (400, 411, 413, 422 invalid-order)
+	return []state{s} // refused before any claim (400 about the key or body, 403, 411, 413)
 }
 
 // decide is the order's side of one execution answered status with body,
 // by contract §13: 201 creates the order, or resumes the one the key's
-// earlier attempt created; 200 is the caller's own order under a new key;
-// 409 order-id-taken someone else's or other content.
-func (s state) decide(in Input, status int, body string) (state, bool) {
+// earlier attempt created; 200 is the caller's own order under a new key,
+// or the receipt of this content stored by another owner; 409
+// order-id-taken is other content; a refusal of the rules (400, 422) is
+// never given for content the orderId holds.
+func (s state) decide(in Input, status int, receipt bool, body string) (state, bool) {
 	o := s.order
-	mine := o.exists && o.owner == in.Client && o.hash == in.Hash
+	same := o.exists && o.hash == in.Hash
+	mine := same && o.owner == in.Client
 	switch {
 	case status == 201 && !o.exists:
 		o = order{exists: true, owner: in.Client, hash: in.Hash, by: keyID(in), view: body}
+	case status == 200 && receipt:
+		if !same || mine {
+			return s, false
+		}
 	case status == 201 && mine && o.by == keyID(in), status == 200 && mine && o.by != keyID(in):
 		if !bind(&o.view, body) {
 			return s, false
 		}
-	case status == 409 && o.exists && !mine:
+	case status == 409 && o.exists && !same:
+	case status == 400 || status == 422:
+		if same {
+			return s, false
+		}
 	default:
 		return s, false
 	}
@@ -231,9 +250,12 @@ func (s state) anySubmit(in Input) []state {
 		made := state{order: order{exists: true, owner: in.Client, hash: in.Hash, by: k.id, view: unbound}, keys: s.keys}
 		out = append(out, made.withKey(started), made.withoutKey(k.id))
 	}
-	for _, status := range []int{201, 200, 409} {
-		if n, ok := s.decide(in, status, unbound); ok {
-			out = append(out, n.withKey(key{id: k.id, hash: in.Hash, done: true, status: status, body: unbound}))
+	for _, a := range []struct {
+		status  int
+		receipt bool
+	}{{201, false}, {200, false}, {200, true}, {409, false}} {
+		if n, ok := s.decide(in, a.status, a.receipt, unbound); ok {
+			out = append(out, n.withKey(key{id: k.id, hash: in.Hash, done: true, status: a.status, body: unbound}))
 		}
 	}
 	return out

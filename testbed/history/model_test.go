@@ -62,6 +62,20 @@ func TestLinearizableHistories(t *testing.T) {
 			at(20, 30, post("a", "k2", "h1"), Output{Status: 200, Body: "view1"}),
 			at(40, 50, post("a", "k1", "h9"), Output{Status: 422, Outcome: KeyReused}),
 		},
+		"the fall-back: the queue stored it, the API answers its receipt, GET 404": {
+			at(0, 10, deliver("h1"), Output{Outcome: Created}),
+			at(20, 30, post("a", "k1", "h1"), Output{Status: 200, Outcome: Receipt, Body: "r1"}),
+			at(40, 50, post("a", "k1", "h1"), Output{Status: 200, Outcome: Receipt, Body: "r1", Replayed: true}),
+			at(60, 70, get("a"), Output{Status: 404}),
+		},
+		"the fall-back: the API stored it first, the queue's copy is a duplicate": {
+			at(0, 10, post("a", "k1", "h1"), created),
+			at(20, 30, deliver("h1"), Output{Outcome: Duplicate}),
+		},
+		"a refusal of the rules is the key's answer, replayed": {
+			at(0, 10, post("a", "k1", "h1"), Output{Status: 422, Outcome: InvalidOrder, Body: "p1"}),
+			at(20, 30, post("a", "k1", "h1"), Output{Status: 422, Outcome: InvalidOrder, Body: "p1", Replayed: true}),
+		},
 		"queue: a create whose answer was lost, retried in the delivery, meets its own order": {
 			at(0, 10, deliver("h1"), Output{Outcome: Duplicate}),
 			at(20, 30, deliver("h1"), Output{Outcome: Duplicate}),
@@ -117,6 +131,18 @@ func TestHistoriesTheEndStateMisses(t *testing.T) {
 		"two executions of one key": {
 			at(0, 10, post("a", "k1", "h1"), created),
 			at(20, 30, post("a", "k1", "h1"), created),
+		},
+		"409 order-id-taken for the content stored (the fall-back told to use another orderId)": {
+			at(0, 10, deliver("h1"), Output{Outcome: Created}),
+			at(20, 30, post("a", "k1", "h1"), Output{Status: 409, Outcome: OrderIDTaken, Body: "p1"}),
+		},
+		"a receipt for other content": {
+			at(0, 10, deliver("h1"), Output{Outcome: Created}),
+			at(20, 30, post("a", "k1", "h2"), Output{Status: 200, Outcome: Receipt, Body: "r1"}),
+		},
+		"a refusal of the rules for the content stored": {
+			at(0, 10, post("a", "k1", "h1"), created),
+			at(20, 30, post("a", "k2", "h1"), Output{Status: 422, Outcome: InvalidOrder, Body: "p1"}),
 		},
 		"an event before its order": {
 			at(0, 0, Input{Kind: Publish, OrderID: "ORD-1", Hash: "h1"}, Output{}),

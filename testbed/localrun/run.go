@@ -124,6 +124,7 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	if len(opts.Submissions) > 0 {
+		opts.Messages = orderstream.WithFallbacks(opts.Messages, opts.Submissions)
 		// Two clients, two key names: each its own scope (races).
 		keys := maps.Clone(opts.FunctionKeys)
 		if keys == nil {

@@ -1,6 +1,7 @@
 package orderstream
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"flag"
@@ -8,6 +9,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
@@ -36,6 +38,16 @@ type SubmitOptions struct {
 	// content at the same moment: one of the two gets 201, the other 409
 	// order-id-taken.
 	Races float64
+	// Fallbacks: orders the client first put on the queue, then posts
+	// unchanged (WithFallbacks adds the queue's copy to the stream): one
+	// order either way, the API answering 201 or its 200 receipt.
+	Fallbacks float64
+	// Edge: orders whose OrderAccepted event is exactly at the size budget
+	// of a MaxMessageBytes message (0: handler.DefaultMaxMessageBytes),
+	// their first attempt given up on: every retry must be answered as the
+	// first request was, whenever it comes.
+	Edge            float64
+	MaxMessageBytes int
 }
 
 // The function key names of the two clients of the HTTP traffic: every
@@ -48,7 +60,7 @@ const (
 // DefaultSubmitOptions are the submissions `make run` mixes into its stream.
 func DefaultSubmitOptions() SubmitOptions {
 	return SubmitOptions{Orders: 200, Seed: 1, Timeouts: 0.1, Concurrent: 0.05, ConcurrentSize: 8, Reused: 0.05,
-		NewKeys: 0.05, Races: 0.05}
+		NewKeys: 0.05, Races: 0.05, Fallbacks: 0.05, Edge: 0.02}
 }
 
 // RegisterFlags registers the options as -http-… flags (make run's and
@@ -61,6 +73,8 @@ func (o *SubmitOptions) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.Reused, "http-reused", o.Reused, "HTTP keys sent again with another payload, as a fraction")
 	fs.Float64Var(&o.NewKeys, "http-new-keys", o.NewKeys, "HTTP orders submitted again under a new key, as a fraction")
 	fs.Float64Var(&o.Races, "http-races", o.Races, "HTTP orders another client submits at the same moment with other content, as a fraction")
+	fs.Float64Var(&o.Fallbacks, "http-fallbacks", o.Fallbacks, "HTTP orders first put on the queue by their client, as a fraction")
+	fs.Float64Var(&o.Edge, "http-edge", o.Edge, "HTTP orders whose OrderAccepted event is exactly at its size budget, as a fraction")
 }
 
 // Submission is one Idempotency-Key's requests.
@@ -86,11 +100,14 @@ type Submission struct {
 	// DuringOutage starts the submission as soon as Cosmos is in an outage,
 	// if one comes before At.
 	DuringOutage bool
+	// Fallback: the client put this order on the queue first
+	// (SubmitOptions.Fallbacks); Edge: its event is at its size budget.
+	Fallback, Edge bool
 }
 
 // SubmitInjected counts what the submissions hold on purpose.
 type SubmitInjected struct {
-	Orders, Keys, Timeouts, Concurrent, ConcurrentCopies, Reused, NewKeys, Races int
+	Orders, Keys, Timeouts, Concurrent, ConcurrentCopies, Reused, NewKeys, Races, Fallbacks, Edge int
 }
 
 // GenerateSubmissions builds the HTTP submissions; the same options give the
@@ -101,7 +118,7 @@ func GenerateSubmissions(opts SubmitOptions) ([]Submission, SubmitInjected, erro
 		return nil, in, fmt.Errorf("HTTP orders must be from 0 to 100000, got %d", opts.Orders)
 	}
 	for name, r := range map[string]float64{"timeouts": opts.Timeouts, "concurrent": opts.Concurrent, "reused": opts.Reused,
-		"new keys": opts.NewKeys, "races": opts.Races} {
+		"new keys": opts.NewKeys, "races": opts.Races, "fallbacks": opts.Fallbacks, "edge": opts.Edge} {
 		if r < 0 || r > 1 {
 			return nil, in, fmt.Errorf("%s rate must be from 0 to 1, got %g", name, r)
 		}
@@ -119,6 +136,15 @@ func GenerateSubmissions(opts SubmitOptions) ([]Submission, SubmitInjected, erro
 		o.Meta.Producer = "web-shop"
 		body, _ := json.Marshal(o) // plain strings and ints always marshal
 		subs[i] = Submission{Client: ClientA, Key: g.key(), OrderID: o.OrderID, Body: body, Copies: 1, At: g.rng.Float64()}
+	}
+	for _, i := range g.pick(n, opts.Edge) {
+		body, err := edgeBody(subs[i].Body, cmp.Or(opts.MaxMessageBytes, handler.DefaultMaxMessageBytes))
+		if err != nil {
+			return nil, in, fmt.Errorf("order at the event size edge: %w", err)
+		}
+		subs[i].Body, subs[i].Edge = body, true
+		subs[i].FirstTimeout = time.Duration(1+g.rng.IntN(20)) * time.Millisecond
+		in.Edge++
 	}
 	for _, i := range g.pick(n, opts.Timeouts) {
 		subs[i].FirstTimeout = time.Duration(1+g.rng.IntN(20)) * time.Millisecond
@@ -143,9 +169,15 @@ func GenerateSubmissions(opts SubmitOptions) ([]Submission, SubmitInjected, erro
 		subs[i].Rival = &rival
 		in.Races++
 	}
+	for _, i := range g.pick(n, opts.Fallbacks) {
+		if subs[i].Rival == nil && subs[i].Reuse == nil && !subs[i].Edge { // an edge order is too large for a queue message
+			subs[i].Fallback = true
+			in.Fallbacks++
+		}
+	}
 	for _, i := range g.pick(n, opts.NewKeys) {
 		again := subs[i]
-		again.Key, again.Copies, again.FirstTimeout, again.Reuse, again.Rival = g.key(), 1, 0, nil, nil
+		again.Key, again.Copies, again.FirstTimeout, again.Reuse, again.Rival, again.Fallback = g.key(), 1, 0, nil, nil, false
 		again.At = min(1, again.At+g.rng.Float64()/4)
 		subs = append(subs, again)
 		in.NewKeys++

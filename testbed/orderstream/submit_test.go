@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
+	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/internal/hostjson"
+	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
@@ -89,4 +92,69 @@ func TestUnwrap(t *testing.T) {
 			t.Errorf("%s was read as a given-back message", body)
 		}
 	}
+}
+
+// The fall-back's queue copy is the submission's order (its fingerprint,
+// another meta), placed just before the submission starts; an order at the
+// event size edge fits its budget to the byte, and one byte more does not.
+func TestFallbacksAndOrdersAtTheEdge(t *testing.T) {
+	opts := DefaultSubmitOptions()
+	subs, in, err := GenerateSubmissions(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Fallbacks == 0 || in.Edge != 4 {
+		t.Fatalf("injected %+v: want fall-backs and 4 orders at the edge", in)
+	}
+	stream := []*hostemu.Message{{Body: []byte(`{}`)}, {Body: []byte(`{}`)}}
+	msgs := WithFallbacks(stream, subs)
+	fallbacks, edges := 0, map[string]bool{}
+	for _, s := range subs {
+		if s.Fallback {
+			fallbacks++
+			found := 0
+			for _, m := range msgs {
+				if c := Classify(m); c.Valid && c.OrderID == s.OrderID {
+					found++
+					if c.Content != ContentKey(s.Body) || bytes.Equal(m.Body, s.Body) {
+						t.Errorf("%s: the queue copy has content %s (body equal: %v), the submission %s", s.OrderID, c.Content, bytes.Equal(m.Body, s.Body), ContentKey(s.Body))
+					}
+				}
+			}
+			if found != 1 {
+				t.Errorf("%s: %d queue copies, want 1", s.OrderID, found)
+			}
+		}
+		if !s.Edge {
+			continue
+		}
+		edges[s.OrderID] = true
+		if s.Fallback {
+			t.Errorf("%s: an order at the edge is too large to be put on the queue", s.OrderID)
+		}
+		if fits, err := eventFits(s.Body, handler.DefaultMaxMessageBytes); err != nil || !fits {
+			t.Errorf("%s: its event does not fit (%v)", s.OrderID, err)
+		}
+		over := bytes.Replace(s.Body, []byte(`x"]`), []byte(`xx"]`), 1)
+		if fits, err := eventFits(over, handler.DefaultMaxMessageBytes); err != nil || fits {
+			t.Errorf("%s: one byte more still fits (%v)", s.OrderID, err)
+		}
+	}
+	if len(msgs) != len(stream)+fallbacks || len(edges) != in.Edge || fallbacks != in.Fallbacks {
+		t.Errorf("%d messages from %d and %d fall-backs; %d orders at the edge of %d", len(msgs), len(stream), fallbacks, len(edges), in.Edge)
+	}
+}
+
+// eventFits says whether body's OrderAccepted event fits a message of max
+// bytes as the host sends it.
+func eventFits(body []byte, max int) (bool, error) {
+	o, err := orders.ParseOrder(body)
+	if err != nil {
+		return false, err
+	}
+	b, err := o.AcceptanceDocuments(orders.Acceptance{MessageID: orders.MessageID(o.ID, body), AcceptedAt: time.Now()})
+	if err != nil {
+		return false, err
+	}
+	return handler.OutputBudget(max)(b.Event) == nil, nil
 }
