@@ -9,6 +9,7 @@ package handler
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -45,8 +46,10 @@ const (
 // deadlines of cfg take their defaults when it is served.
 func productionWiring(store orders.Store) Config {
 	health := &retrying.Health{ProbeInterval: prodProbeInterval}
-	return Config{Health: health, Processor: &orders.Processor{Store: &retrying.Store{Store: store, Health: health,
-		AttemptTimeout: prodOperationTimeout, Backoff: retrying.Backoff{Initial: prodProbeInterval / 10, Max: prodProbeInterval}}}}
+	held := &retrying.Store{Store: store, Health: health,
+		AttemptTimeout: prodOperationTimeout, Backoff: retrying.Backoff{Initial: prodProbeInterval / 10, Max: prodProbeInterval}}
+	reader, _ := store.(orders.OrderReader)
+	return Config{Health: health, Processor: &orders.Processor{Store: held, Reader: held}, Orders: reader}
 }
 
 // outageStore is an orderstest.MemStore behind a switch: while Fault is not
@@ -94,6 +97,13 @@ func (s *outageStore) RecordConflict(ctx context.Context, c orders.Conflict) err
 		return err
 	}
 	return s.MemStore.RecordConflict(ctx, c)
+}
+
+func (s *outageStore) ReadOrder(ctx context.Context, orderID string) (json.RawMessage, error) {
+	if err := s.outage(ctx, "read order", orderID); err != nil {
+		return nil, err
+	}
+	return s.MemStore.ReadOrder(ctx, orderID)
 }
 
 var (

@@ -2,6 +2,7 @@ package retrying
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -9,7 +10,7 @@ import (
 	"github.com/ordersink/orders-consumer/orders"
 )
 
-// Store is an [orders.Store] and [orders.StatusStore] that retries transient
+// Store is an [orders.Store], [orders.StatusStore] and [orders.OrderReader] that retries transient
 // failures until its context's deadline, which the caller sets below the
 // platform clock the invocation lives under (docs/adr/0007-holding-through-outages.md). Every
 // write it retries is idempotent by orderId, so a retry after an attempt
@@ -67,6 +68,25 @@ func (r *Store) ApplyStatus(ctx context.Context, c orders.StatusChange, messageI
 		return err
 	})
 	return applied, err
+}
+
+// ReadOrder is orders.OrderReader.ReadOrder of Store, retried: the
+// processor's look at the order stored under a refused body's orderId holds
+// through an outage as the writes do, so an outage does not spend the
+// refused message's retry budget and park it RetryBudgetExhausted instead
+// of with its reason (or as the duplicate it may be). A Store that reads no
+// orders fails for good.
+func (r *Store) ReadOrder(ctx context.Context, orderID string) (json.RawMessage, error) {
+	reader, _ := r.Store.(orders.OrderReader)
+	if reader == nil {
+		return nil, &orders.StoreError{Op: "read order", OrderID: orderID, Err: fmt.Errorf("the store reads no orders")}
+	}
+	var doc json.RawMessage
+	err := r.do(ctx, "read order", orderID, func(ctx context.Context) (err error) {
+		doc, err = reader.ReadOrder(ctx, orderID)
+		return err
+	})
+	return doc, err
 }
 
 // do runs op until it succeeds, fails for good, or ctx ends; it returns the

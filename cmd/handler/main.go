@@ -64,7 +64,9 @@ func run(ctx context.Context, stdout io.Writer) error {
 	}
 	srv := &http.Server{
 		Handler: handler.NewServer(handler.Config{
-			Processor:            &orders.Processor{Store: held, RetryBudget: cfg.RetryBudget},
+			// A refused body's look at the stored order holds through an
+			// outage as the writes do; GetOrder answers 503 at once instead.
+			Processor:            &orders.Processor{Store: held, Reader: held, RetryBudget: cfg.RetryBudget},
 			Bodies:               store,
 			Orders:               store,
 			HTTP:                 httpapi.Functions{Idempotency: keys, SubmitDeadline: cfg.SubmitDeadline, EasyAuth: cfg.EasyAuth},
