@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 )
 
 // Target is the Cosmos DB endpoint and the database a run writes to.

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"

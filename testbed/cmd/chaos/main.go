@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
