@@ -74,7 +74,15 @@ func transport(o Options) http.RoundTripper {
 	if o.Transport != nil {
 		return o.Transport
 	}
-	conns := o.MaxConnsPerHost
+	return NewTransport(o.MaxConnsPerHost)
+}
+
+// NewTransport returns the HTTP transport NewClient builds when
+// Options.Transport is nil, keeping conns idle connections per host (100,
+// cmd/handler's COSMOS_MAX_CONNS default, when conns <= 0). A caller that
+// wraps the transport (to count round trips) wraps this one, so its client
+// pools connections as the handler's does.
+func NewTransport(conns int) *http.Transport {
 	if conns <= 0 {
 		conns = 100 // cmd/handler's COSMOS_MAX_CONNS default
 	}

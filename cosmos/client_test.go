@@ -113,3 +113,18 @@ func TestConciseKeepsOneLineAndTheCause(t *testing.T) {
 		t.Errorf("the SDK error is not reachable with errors.As: %v", err)
 	}
 }
+
+// TestTransportPoolsAsManyConnectionsAsAsked: the transport NewClient
+// builds, which the bench wraps, keeps MaxConnsPerHost idle connections per
+// host (100 when unset) instead of net/http's 2.
+func TestTransportPoolsAsManyConnectionsAsAsked(t *testing.T) {
+	for _, c := range []struct{ conns, want int }{{0, 100}, {-1, 100}, {16, 16}} {
+		tr, ok := transport(Options{MaxConnsPerHost: c.conns}).(*http.Transport)
+		if !ok {
+			t.Fatalf("transport(MaxConnsPerHost %d) is not an *http.Transport", c.conns)
+		}
+		if tr.MaxIdleConnsPerHost != c.want || tr.MaxIdleConns != 2*c.want {
+			t.Errorf("MaxConnsPerHost %d: idle per host %d, all %d; want %d, %d", c.conns, tr.MaxIdleConnsPerHost, tr.MaxIdleConns, c.want, 2*c.want)
+		}
+	}
+}

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 

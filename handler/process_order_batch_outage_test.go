@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/handler/handlertest"
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/handler/handlertest"
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
 )
 

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/handler/handlertest"
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 	"github.com/ordersink/orders-consumer/retrying"

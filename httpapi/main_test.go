@@ -4,8 +4,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/handler/handlertest"
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
 )
 
 // stores are the test binary's: Cosmos DB, or with -short one in-memory

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/httpapi"
 	"github.com/ordersink/orders-consumer/idempotency"
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
 )
 
 // cosmosEnv is a fresh database on the Cosmos DB of the integration tests

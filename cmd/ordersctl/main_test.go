@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 )
 
 // The fixtures are in the format internal/localqueue defines: the

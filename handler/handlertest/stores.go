@@ -3,7 +3,7 @@ package handlertest
 import (
 	"testing"
 
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 

@@ -78,3 +78,26 @@ func deps(t *testing.T, path string) []string {
 	}
 	return strings.Fields(string(out))
 }
+
+// TestInternalImportsNoAdapterNorBench: no package under internal/ depends
+// on cosmos or testbed/: internal holds shared support the adapters import,
+// so an arrow back (as internal/cosmostest → cosmos was) would make a
+// cycle waiting to happen; test helpers for an adapter live beside it
+// (cosmos/cosmostest, as net/http/httptest).
+func TestInternalImportsNoAdapterNorBench(t *testing.T) {
+	out, err := exec.Command("go", "list", module+"/internal/...").Output()
+	if err != nil {
+		t.Fatalf("go list %s/internal/...: %v", module, err)
+	}
+	pkgs := strings.Fields(string(out))
+	if len(pkgs) < 5 {
+		t.Fatalf("internal/ lists %d packages; the filter lost them", len(pkgs))
+	}
+	for _, pkg := range pkgs {
+		for _, dep := range deps(t, pkg) {
+			if dep == module+"/cosmos" || strings.HasPrefix(dep, module+"/cosmos/") || strings.HasPrefix(dep, module+"/testbed/") {
+				t.Errorf("%s depends on %s; internal/ must not import an adapter or the bench", pkg, dep)
+			}
+		}
+	}
+}

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 )
 
 // cosmosDB is the endpoint of the tests that write: COSMOS_ENDPOINT when set,

@@ -18,10 +18,10 @@ func TestProductionImportsOfAzcosmos(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	allowed := map[string]bool{
-		"github.com/ordersink/orders-consumer/cosmos":              true,
-		"github.com/ordersink/orders-consumer/internal/cosmostest": true,
-		"github.com/ordersink/orders-consumer/testbed/bench":       true,
-		"github.com/ordersink/orders-consumer/testbed/hostemu":     true,
+		"github.com/ordersink/orders-consumer/cosmos":            true,
+		"github.com/ordersink/orders-consumer/cosmos/cosmostest": true,
+		"github.com/ordersink/orders-consumer/testbed/bench":     true,
+		"github.com/ordersink/orders-consumer/testbed/hostemu":   true,
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)

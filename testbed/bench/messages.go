@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/handler"
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 

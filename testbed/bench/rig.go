@@ -35,7 +35,7 @@ func NewRig(t Target, conns, batchParallelism int) (*Rig, error) {
 // newRig opens a fresh client and builds the handler over it, with the
 // settings configure adds.
 func newRig(t Target, conns int, configure func(*cosmos.Store, *handler.Config)) (*Rig, error) {
-	c := NewCounter(Transport(conns))
+	c := NewCounter(cosmos.NewTransport(conns))
 	store, err := t.Open(c)
 	if err != nil {
 		return nil, err

@@ -42,17 +42,9 @@ func RoundTrips(t Target, n, batchSize int) (*RoundTripReport, error) {
 	run := RunID()
 	rep := &RoundTripReport{}
 
-	// Warm-up: the first request reads the account (regions) first.
-	warm, err := SingleInvocation(Delivery{Body: OrderBody("RT-"+run+"-warm", "CUST-1"), MessageID: "RT-" + run + "-warm", DeliveryCount: 1})
-	if err != nil {
+	if rep.First, err = warmUp(rig, run); err != nil {
 		return nil, err
 	}
-	if _, err := rig.Invoke(handler.FunctionProcessOrder, warm); err != nil {
-		return nil, err
-	}
-	rep.First = rig.Counter.Snapshot()
-	rig.Outcomes.Take()
-
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("RT-%s-%04d", run, i)
@@ -78,22 +70,7 @@ func RoundTrips(t Target, n, batchSize int) (*RoundTripReport, error) {
 	status := func(s string, v int64) func(string) []byte {
 		return func(id string) []byte { return StatusBody(id, s, v) }
 	}
-	batchIDs := make([]string, batchSize)
-	for i := range batchIDs {
-		batchIDs[i] = fmt.Sprintf("RB-%s-%04d", run, i)
-	}
-	batch := func() error {
-		ds := make([]Delivery, len(batchIDs))
-		for i, id := range batchIDs {
-			ds[i] = Delivery{Body: OrderBody(id, "CUST-1"), MessageID: id, DeliveryCount: 1}
-		}
-		req, err := BatchInvocation(ds)
-		if err != nil {
-			return err
-		}
-		_, err = rig.Invoke(handler.FunctionProcessOrderBatch, req)
-		return err
-	}
+	batch := batchStep(rig, run, batchSize)
 
 	steps := []struct {
 		name  string
@@ -119,4 +96,40 @@ func RoundTrips(t Target, n, batchSize int) (*RoundTripReport, error) {
 			Outcomes: rig.Outcomes.Take(), Counts: rig.Counter.Snapshot()})
 	}
 	return rep, nil
+}
+
+// warmUp sends one message: the first request reads the account (regions)
+// first. It returns what that cost.
+func warmUp(rig *Rig, run string) (Counts, error) {
+	warm, err := SingleInvocation(Delivery{Body: OrderBody("RT-"+run+"-warm", "CUST-1"), MessageID: "RT-" + run + "-warm", DeliveryCount: 1})
+	if err != nil {
+		return Counts{}, err
+	}
+	if _, err := rig.Invoke(handler.FunctionProcessOrder, warm); err != nil {
+		return Counts{}, err
+	}
+	first := rig.Counter.Snapshot()
+	rig.Outcomes.Take()
+	return first, nil
+}
+
+// batchStep returns a step sending one ProcessOrderBatch invocation of the
+// same size new orders each time.
+func batchStep(rig *Rig, run string, size int) func() error {
+	batchIDs := make([]string, size)
+	for i := range batchIDs {
+		batchIDs[i] = fmt.Sprintf("RB-%s-%04d", run, i)
+	}
+	return func() error {
+		ds := make([]Delivery, len(batchIDs))
+		for i, id := range batchIDs {
+			ds[i] = Delivery{Body: OrderBody(id, "CUST-1"), MessageID: id, DeliveryCount: 1}
+		}
+		req, err := BatchInvocation(ds)
+		if err != nil {
+			return err
+		}
+		_, err = rig.Invoke(handler.FunctionProcessOrderBatch, req)
+		return err
+	}
 }

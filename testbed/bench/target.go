@@ -3,12 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 )
 
 // Target is the Cosmos DB endpoint and the database a run writes to.
@@ -17,17 +15,6 @@ type Target struct {
 	Key       string
 	Database  string
 	Container string
-}
-
-// Transport is the HTTP transport cosmos.NewClient builds when given none,
-// so that the counted clients behave like the handler's own.
-func Transport(conns int) *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = conns * 2
-	t.MaxIdleConnsPerHost = conns
-	t.IdleConnTimeout = 90 * time.Second
-	t.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	return t
 }
 
 // Options returns the cosmos.Options for the target over rt.

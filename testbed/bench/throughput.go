@@ -168,7 +168,7 @@ var noContent = &azcosmos.ItemOptions{EnableContentResponseOnWrite: false}
 // plainContainer is a container client built by cosmos.NewClient, the same
 // constructor the handler's store uses, over a counted transport.
 func plainContainer(t Target, conns int) (*azcosmos.ContainerClient, *Counter, error) {
-	c := NewCounter(Transport(conns))
+	c := NewCounter(cosmos.NewTransport(conns))
 	client, err := cosmos.NewClient(t.Options(c))
 	if err != nil {
 		return nil, nil, err

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/rig"
 	"github.com/ordersink/orders-consumer/testbed/verify"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 )
 
 // The Cosmos endpoint of the integration tests, started on first use so the

@@ -260,6 +260,42 @@ const maxExamples = 10
 func (r *Report) Print(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 	row := func(name string, n any, note string) { p("  %-20s %8v   %s", name, n, note) }
+	r.printHead(p)
+	p("")
+	r.printDeliveries(row)
+	r.printProxy(row)
+	row("kills", r.Worker.Kills, fmt.Sprintf("SIGKILLs (%d requested); %d handler starts, %d restarts after functionTimeout, %d unexpected exits",
+		r.KillsRequested, r.Worker.Starts, r.Worker.TimeoutRestarts, r.Worker.UnexpectedExits))
+	r.printInstances(row)
+	r.printHTTP(row)
+	if r.Publisher != nil {
+		row("published", len(r.Publisher.Topic), r.Publisher.String())
+	}
+	if f := r.Findings; f != nil {
+		row("Cosmos", "", "documents by type: "+counts(f.Documents))
+		for i, rc := range f.Recoveries {
+			row(fmt.Sprintf("outage %d", i+1), fmt.Sprintf("%.0f s", rc.End.Sub(rc.Start).Seconds()), rc.String())
+		}
+	}
+	row("elapsed", fmt.Sprintf("%.1f s", r.Took.Seconds()), "")
+	p("")
+	r.printChecks(p)
+	if r.OK() {
+		p("\nINVARIANT HOLDS")
+	} else {
+		p("\nINVARIANT VIOLATED")
+	}
+	if r.Replay != "" {
+		p("replay: %s", r.Replay)
+	}
+	if len(r.Files) > 0 {
+		p("files: %s", strings.Join(r.Files, ", "))
+	}
+}
+
+// printHead writes what the run was: functions, seed, clocks, fault rates
+// and what the stream and the HTTP clients injected.
+func (r *Report) printHead(p func(string, ...any)) {
 	head := []string{fmt.Sprintf("seed %d", r.Seed), "database " + r.Database}
 	if len(r.Functions) > 0 {
 		head = append([]string{strings.Join(r.Functions, " + ")}, head...)
@@ -284,7 +320,11 @@ func (r *Report) Print(w io.Writer) {
 		p("HTTP (POST /api/orders): %d orders under %d keys: %d first attempts timed out, %d keys sent as %d identical requests at once, %d keys reused with another payload, %d orders again under a new key, %d raced by another client with other content, %d first put on the queue (the fall-back), %d at the event size edge",
 			in.Orders, in.Keys, in.Timeouts, in.Concurrent, in.ConcurrentCopies, in.Reused, in.NewKeys, in.Races, in.Fallbacks, in.Edge)
 	}
-	p("")
+}
+
+// printDeliveries writes the rows of what the queue delivered and how each
+// delivery ended.
+func (r *Report) printDeliveries(row func(string, any, string)) {
 	secs := max(r.Took.Seconds(), 1e-9)
 	row("messages", r.Messages, fmt.Sprintf("sent to the queue (%.0f/s), %d distinct valid orderIds", float64(r.Messages)/secs, r.Orders))
 	if r.Queue.Dropped > 0 {
@@ -307,6 +347,11 @@ func (r *Report) Print(w io.Writer) {
 	row("broker dead-letters", r.DeadLetters, "MaxDeliveryCountExceeded")
 	row("deliveries", r.Deliveries, fmt.Sprintf("final state per message: %s; %d parking envelopes written (repeats after lost completions included)",
 		counts(r.Final), r.Envelopes))
+}
+
+// printProxy writes the fault proxy's rows: faults injected, creates whose
+// answer was lost, resends.
+func (r *Report) printProxy(row func(string, any, string)) {
 	if pc := r.Proxy; pc.Requests > 0 {
 		var injected, resent []string
 		for _, f := range faults.Faults {
@@ -321,9 +366,10 @@ func (r *Report) Print(w io.Writer) {
 			r.UnseenCreates[faults.LostAnswer], r.UnseenCreates[faults.Slow], pc.UpstreamErrors, pc.OutageAnswers, pc.StaleReads))
 		row("SDK retries", pc.TotalResent(), "requests resent unchanged by the Cosmos SDK or net/http: "+strings.Join(resent, ", "))
 	}
-	row("kills", r.Worker.Kills, fmt.Sprintf("SIGKILLs (%d requested); %d handler starts, %d restarts after functionTimeout, %d unexpected exits",
-		r.KillsRequested, r.Worker.Starts, r.Worker.TimeoutRestarts, r.Worker.UnexpectedExits))
-	r.printInstances(row)
+}
+
+// printHTTP writes the HTTP API's rows, if the run had it.
+func (r *Report) printHTTP(row func(string, any, string)) {
 	if h := r.HTTP; h != nil {
 		row("HTTP submissions", h.Answers.Keys, h.Answers.String())
 		kf := h.KeyFaults
@@ -332,29 +378,6 @@ func (r *Report) Print(w io.Writer) {
 		for _, s := range kf.Skipped {
 			row("", "", "missed: "+s)
 		}
-	}
-	if r.Publisher != nil {
-		row("published", len(r.Publisher.Topic), r.Publisher.String())
-	}
-	if f := r.Findings; f != nil {
-		row("Cosmos", "", "documents by type: "+counts(f.Documents))
-		for i, rc := range f.Recoveries {
-			row(fmt.Sprintf("outage %d", i+1), fmt.Sprintf("%.0f s", rc.End.Sub(rc.Start).Seconds()), rc.String())
-		}
-	}
-	row("elapsed", fmt.Sprintf("%.1f s", r.Took.Seconds()), "")
-	p("")
-	r.printChecks(p)
-	if r.OK() {
-		p("\nINVARIANT HOLDS")
-	} else {
-		p("\nINVARIANT VIOLATED")
-	}
-	if r.Replay != "" {
-		p("replay: %s", r.Replay)
-	}
-	if len(r.Files) > 0 {
-		p("files: %s", strings.Join(r.Files, ", "))
 	}
 }
 

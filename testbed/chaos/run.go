@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
@@ -123,17 +123,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// log.Logger serialises them.
 	lg := log.New(cfg.Log, "", 0)
 	logf := func(format string, args ...any) { lg.Printf("chaos: "+format, args...) }
-	if cfg.Seed == 0 {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		cfg.Seed = binary.LittleEndian.Uint64(b[:])%1_000_000 + 1
-	}
-	if cfg.OperationTimeout <= 0 {
-		cfg.OperationTimeout = 3 * time.Second
-	}
-	if cfg.RecoveryBound <= 0 {
-		cfg.RecoveryBound = verify.DefaultRecoveryBound
-	}
+	withDefaults(&cfg)
 	rep := &Report{Seed: cfg.Seed, Rates: cfg.Rates, KillsRequested: cfg.Kills, MaxDelivery: hostemu.DefaultMaxDeliveryCount}
 	app, err := hostemu.LoadApp(cfg.AppRoot)
 	if err != nil {
@@ -159,17 +149,79 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Stream, rep.Messages = &stream.Injected, len(stream.Messages)
 	rep.Orders = orderstream.DistinctOrders(stream.Messages)
 
-	var suffix [4]byte
-	_, _ = rand.Read(suffix[:])
-	rep.Database = "chaos-" + hex.EncodeToString(suffix[:])
-	const container = "orders"
-	store, err := cosmos.Open(cosmos.Options{Endpoint: cfg.Endpoint, Key: cfg.Key}, rep.Database, container)
+	db, drop, err := prepareDatabase(ctx, cfg, rep, h)
 	if err != nil {
 		return nil, err
 	}
-	db, err := cosmostest.OpenDatabase(cosmos.Options{Endpoint: cfg.Endpoint, Key: cfg.Key}, rep.Database, container)
+	defer drop()
+	exe, err := app.Executable(cfg.HandlerPath)
 	if err != nil {
 		return nil, err
+	}
+	w := &watched{outcomes: verify.NewOutcomeLog(cfg.HandlerOutput), tracker: verify.NewTracker(stream.Messages)}
+	logf("seed %d, %d messages (%d orders), database %s, proxy -> %s, %d kills, faults %s; %s",
+		cfg.Seed, rep.Messages, rep.Orders, rep.Database, cfg.Endpoint, cfg.Kills, cfg.Rates, cfg.Clocks.Resolve(app.Host))
+	delivery := deliveryConfig(cfg, app, fn, exe, handlerSettings(cfg, rep, h), stream.Messages, w, lg)
+	delivery.Watch = func(l *rig.Live) func() {
+		h.started(l)
+		return progress(cfg.Progress, func() {
+			q, p := l.Queue.Counts(), l.Proxy.Counts()
+			logf("%5.1fs settled %d/%d (lost completions %d, dead-lettered %d), faults %d, outage answers %d, kills %d",
+				time.Since(l.Start).Seconds(), q.Completed+q.DeadLettered, q.Sent, q.LostCompletions, q.DeadLettered,
+				p.TotalFaults(), p.OutageAnswers, l.Fleet.Stats().Kills)
+		})
+	}
+	h.rig(&delivery, w.tracker)
+	res, runErr := rig.Deliver(ctx, delivery)
+	if res == nil {
+		return nil, runErr
+	}
+	rep.Took, rep.Clocks, rep.Queue, rep.Proxy, rep.Worker, rep.Outages = res.Elapsed, res.Clocks, res.Queue, res.Proxy, res.Worker, res.Outages
+	rep.Instances, rep.Scaled, rep.Kills = max(cfg.Instances, 1), cfg.Instances > 1, res.Kills
+	rep.Outcomes = w.outcomes.Outcomes()
+	rep.UnseenCreates = map[faults.Fault]int{faults.LostAnswer: res.Ledger.Unseen(faults.LostAnswer), faults.Slow: res.Ledger.Unseen(faults.Slow)}
+	rep.Summary = w.tracker.Summary()
+	rep.HTTP = h.report(w.outcomes)
+	rep.Publisher = res.Publisher
+	if err := judgeRun(ctx, cfg, rep, db, h, res, stream.Messages, w, ParkingQueue(fn)); err != nil {
+		return rep, errors.Join(runErr, err)
+	}
+	return rep, runErr
+}
+
+// withDefaults fills the settings cfg leaves at zero: a random seed, the
+// operation timeout and the recovery bound.
+func withDefaults(cfg *Config) {
+	if cfg.Seed == 0 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		cfg.Seed = binary.LittleEndian.Uint64(b[:])%1_000_000 + 1
+	}
+	if cfg.OperationTimeout <= 0 {
+		cfg.OperationTimeout = 3 * time.Second
+	}
+	if cfg.RecoveryBound <= 0 {
+		cfg.RecoveryBound = verify.DefaultRecoveryBound
+	}
+}
+
+// runContainer is the orders container of a chaos run's database.
+const runContainer = "orders"
+
+// prepareDatabase creates the run's fresh database and its containers (the
+// key container too when the HTTP API is part of the run); drop deletes it
+// unless cfg.Keep.
+func prepareDatabase(ctx context.Context, cfg Config, rep *Report, h *httpPart) (db *cosmostest.Database, drop func(), err error) {
+	var suffix [4]byte
+	_, _ = rand.Read(suffix[:])
+	rep.Database = "chaos-" + hex.EncodeToString(suffix[:])
+	store, err := cosmos.Open(cosmos.Options{Endpoint: cfg.Endpoint, Key: cfg.Key}, rep.Database, runContainer)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err = cosmostest.OpenDatabase(cosmos.Options{Endpoint: cfg.Endpoint, Key: cfg.Key}, rep.Database, runContainer)
+	if err != nil {
+		return nil, nil, err
 	}
 	setupCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	err = store.CreateContainers(setupCtx)
@@ -178,90 +230,92 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	cancel()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if !cfg.Keep {
-		defer func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			_ = db.Delete(ctx)
-		}()
+	drop = func() {
+		if cfg.Keep {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = db.Delete(ctx)
 	}
+	return db, drop, nil
+}
 
-	outcomes := verify.NewOutcomeLog(cfg.HandlerOutput)
-	exe, err := app.Executable(cfg.HandlerPath)
-	if err != nil {
-		return nil, err
-	}
+// handlerSettings is the handler's environment in a chaos run.
+func handlerSettings(cfg Config, rep *Report, h *httpPart) *hostemu.Settings {
 	settings := hostemu.NewSettings(os.Environ())
 	for k, v := range map[string]string{
 		"COSMOS_ENDPOINT": cfg.Endpoint, "COSMOS_KEY": cfg.Key, "COSMOS_DATABASE": rep.Database,
-		"COSMOS_CONTAINER": container, "COSMOS_OPERATION_TIMEOUT": cfg.OperationTimeout.String(),
+		"COSMOS_CONTAINER": runContainer, "COSMOS_OPERATION_TIMEOUT": cfg.OperationTimeout.String(),
 		"RETRY_BUDGET_DELIVERY_COUNT": strconv.Itoa(orders.DefaultRetryBudget), "LOG_LEVEL": "info",
 	} {
 		settings.Set(k, v)
 	}
 	h.configure(settings)
-	tracker := verify.NewTracker(stream.Messages)
-	var invsMu sync.Mutex
-	var invs []*hostemu.Invocation
-	logf("seed %d, %d messages (%d orders), database %s, proxy -> %s, %d kills, faults %s; %s",
-		cfg.Seed, rep.Messages, rep.Orders, rep.Database, cfg.Endpoint, cfg.Kills, cfg.Rates, cfg.Clocks.Resolve(app.Host))
+	return settings
+}
+
+// watched is what a run observes while it delivers: the handler's
+// outcomes, each message's fate and every invocation.
+type watched struct {
+	outcomes *verify.OutcomeLog
+	tracker  *verify.Tracker
+	mu       sync.Mutex
+	invs     []*hostemu.Invocation
+}
+
+func (w *watched) observe(inv *hostemu.Invocation) {
+	w.tracker.Observe(inv)
+	w.mu.Lock()
+	w.invs = append(w.invs, inv)
+	w.mu.Unlock()
+}
+
+func (w *watched) invocations() []*hostemu.Invocation {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.invs)
+}
+
+// deliveryConfig is the rig's configuration of a chaos run: the fault proxy,
+// kills, outages, the publisher if asked, and the progress lines.
+func deliveryConfig(cfg Config, app *hostemu.App, fn *hostemu.Function, exe string, settings *hostemu.Settings,
+	msgs []*hostemu.Message, w *watched, lg *log.Logger) rig.Config {
 	delivery := rig.Config{
-		App: app, Functions: []*hostemu.Function{fn}, Executable: exe, Settings: settings, Messages: stream.Messages,
+		App: app, Functions: []*hostemu.Function{fn}, Executable: exe, Settings: settings, Messages: msgs,
 		MaxConcurrentCalls: cfg.MaxConcurrentCalls, Clocks: cfg.Clocks, Kills: cfg.Kills, Instances: cfg.Instances, Scale: cfg.Instances > 1,
 		Proxy:   &faults.ProxyConfig{Rates: cfg.Rates, RetryAfter: cfg.RetryAfter, SlowMin: cfg.SlowMin, SlowMax: cfg.SlowMax, Seed: cfg.Seed, Lag: cfg.Lag},
-		Outages: cfg.Outages, HandlerOutput: outcomes, Observe: func(inv *hostemu.Invocation) {
-			tracker.Observe(inv)
-			invsMu.Lock()
-			invs = append(invs, inv)
-			invsMu.Unlock()
-		},
+		Outages: cfg.Outages, HandlerOutput: w.outcomes, Observe: w.observe,
 		Log: func(s string) { lg.Print("hostemu: " + s) },
-		Watch: func(l *rig.Live) func() {
-			h.started(l)
-			return progress(cfg.Progress, func() {
-				q, p := l.Queue.Counts(), l.Proxy.Counts()
-				logf("%5.1fs settled %d/%d (lost completions %d, dead-lettered %d), faults %d, outage answers %d, kills %d",
-					time.Since(l.Start).Seconds(), q.Completed+q.DeadLettered, q.Sent, q.LostCompletions, q.DeadLettered,
-					p.TotalFaults(), p.OutageAnswers, l.Fleet.Stats().Kills)
-			})
-		},
 	}
 	if cfg.Publisher {
 		delivery.Publisher, delivery.PublisherKills, delivery.PublisherSendFaults = true, cfg.PublisherKills, cfg.PublisherSendFaults
-		delivery.TopicFile, delivery.PublisherSeed, delivery.PoisonPartition = cfg.TopicFile, cfg.Seed, rig.LateOrder(stream.Messages)
+		delivery.TopicFile, delivery.PublisherSeed, delivery.PoisonPartition = cfg.TopicFile, cfg.Seed, rig.LateOrder(msgs)
 	}
-	h.rig(&delivery, tracker)
-	res, runErr := rig.Deliver(ctx, delivery)
-	if res == nil {
-		return nil, runErr
-	}
-	rep.Took, rep.Clocks, rep.Queue, rep.Proxy, rep.Worker, rep.Outages = res.Elapsed, res.Clocks, res.Queue, res.Proxy, res.Worker, res.Outages
-	rep.Instances, rep.Scaled, rep.Kills = max(cfg.Instances, 1), cfg.Instances > 1, res.Kills
-	rep.Outcomes = outcomes.Outcomes()
-	ledger := res.Ledger
-	rep.UnseenCreates = map[faults.Fault]int{faults.LostAnswer: ledger.Unseen(faults.LostAnswer), faults.Slow: ledger.Unseen(faults.Slow)}
-	rep.Summary = tracker.Summary()
-	rep.HTTP = h.report(outcomes)
-	rep.Publisher = res.Publisher
+	return delivery
+}
 
+// judgeRun reads the run's database back and checks it against what was
+// sent and observed, filling rep.Findings and rep.Contents.
+func judgeRun(ctx context.Context, cfg Config, rep *Report, db *cosmostest.Database, h *httpPart, res *rig.Result,
+	sent []*hostemu.Message, w *watched, parking string) error {
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	msgs := slices.Concat(stream.Messages, tracker.Added())
-	invsMu.Lock()
-	ran := slices.Clone(invs)
-	invsMu.Unlock()
-	findings, stored, err := Judge(checkCtx, db, Evidence{Evidence: verify.Evidence{Messages: msgs, Fates: tracker,
+	msgs := slices.Concat(sent, w.tracker.Added())
+	ran := w.invocations()
+	ledger := res.Ledger
+	findings, stored, err := Judge(checkCtx, db, Evidence{Evidence: verify.Evidence{Messages: msgs, Fates: w.tracker,
 		Queue: rep.Queue, Worker: rep.Worker, Dead: res.DeadLetters, Created: ledger.Created(), Atomic: cfg.Atomic,
 		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound},
 		HTTP: h.ledger(), KeyFaults: h.keyFaults(), Publisher: res.Publisher, Invocations: ran, HistoryFile: cfg.HistoryFile})
 	if err != nil {
-		return rep, errors.Join(runErr, err)
+		return err
 	}
 	rep.Findings = findings
-	rep.Contents = Count(msgs, ran, stored, len(res.DeadLetters), ParkingQueue(fn))
-	return rep, runErr
+	rep.Contents = Count(msgs, ran, stored, len(res.DeadLetters), parking)
+	return nil
 }
 
 // generate makes a stream of at least n messages: the orderstream generator

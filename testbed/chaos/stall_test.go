@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
@@ -43,57 +43,22 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := fmt.Sprintf("stall-%d", time.Now().UnixNano())
-	store, err := cosmos.Open(cosmos.Options{Endpoint: e.Endpoint, Key: e.Key}, db, "orders")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeoutCause(context.Background(), 2*time.Minute, errors.New("the run took over 2 minutes"))
 	defer cancel()
-	if err := store.CreateContainers(ctx); err != nil {
-		t.Fatal(err)
-	}
-	testDB, err := cosmostest.OpenDatabase(cosmos.Options{Endpoint: e.Endpoint, Key: e.Key}, db, "orders")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = testDB.Delete(context.Background()) })
-	settings := hostemu.NewSettings(os.Environ())
-	for k, v := range map[string]string{"COSMOS_ENDPOINT": e.Endpoint, "COSMOS_KEY": e.Key, "COSMOS_DATABASE": db,
-		"COSMOS_CONTAINER": "orders", "COSMOS_OPERATION_TIMEOUT": "3s", "LOG_LEVEL": "info"} {
-		settings.Set(k, v)
-	}
-
-	const window = 3 * time.Second
+	settings := stallDatabase(ctx, t, e.Endpoint, e.Key)
 	var (
-		proxy   atomic.Pointer[faults.Proxy]
-		armed   atomic.Bool
-		opened  = make(chan time.Time, 1)
-		ledger  = verify.NewLedger()
 		output  orderstest.Buffer
 		mu      sync.Mutex
 		hostLog []string
 	)
 	runCtx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
-	var closedAt time.Time
-	watched := make(chan struct{})
+	w := &stallWindow{opened: make(chan time.Time, 1), ledger: verify.NewLedger(), watched: make(chan struct{})}
 	delivery := rig.Config{
 		App: app, Functions: []*hostemu.Function{app.Function("ProcessOrder")}, Executable: bin, Settings: settings,
 		Messages: stream.Messages,
 		Proxy: &faults.ProxyConfig{Seed: 1, SlowMin: 1500 * time.Millisecond, SlowMax: 1500 * time.Millisecond,
-			// The restarted process's first document request is answered
-			// late, and the window opens behind it.
-			Pick: func(int, string, string, []byte) faults.Fault {
-				if !armed.CompareAndSwap(true, false) {
-					return -1
-				}
-				proxy.Load().SetOutage(faults.Forbidden)
-				opened <- time.Now()
-				return faults.Slow
-			},
-			Observe: ledger.Observe,
-		},
+			Pick: w.pick, Observe: w.ledger.Observe},
 		HandlerOutput: &output,
 		Log: func(s string) {
 			mu.Lock()
@@ -101,43 +66,15 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 			mu.Unlock()
 		},
 		Watch: func(l *rig.Live) func() {
-			proxy.Store(l.Proxy)
-			go func() {
-				defer close(watched)
-				if !faults.WaitFor(runCtx, func() bool { q := l.Queue.Counts(); return 4*(q.Completed+q.DeadLettered) >= q.Sent }) {
-					return
-				}
-				if err := l.Worker.Kill(); err != nil {
-					stopRun(fmt.Errorf("kill: %w", err))
-					return
-				}
-				if _, err := l.Worker.Endpoint(runCtx); err != nil {
-					return
-				}
-				armed.Store(true)
-				var start time.Time
-				select {
-				case start = <-opened:
-				case <-runCtx.Done():
-					return
-				}
-				time.Sleep(window - time.Since(start))
-				l.Proxy.SetOutage(0)
-				closedAt = time.Now()
-				// No order created within a minute of the window's end is
-				// the stall: the run is ended rather than waited out.
-				wait, cancel := context.WithTimeout(runCtx, time.Minute)
-				defer cancel()
-				if !faults.WaitFor(wait, func() bool { return createdSince(ledger, closedAt) }) && runCtx.Err() == nil {
-					stopRun(errors.New("no order created within a minute of the 403 window's end"))
-				}
-			}()
+			w.proxy.Store(l.Proxy)
+			go w.run(runCtx, stopRun, l)
 			return func() {}
 		},
 	}
 	res, err := rig.Deliver(runCtx, delivery)
 	stopRun(nil)
-	<-watched
+	<-w.watched
+	closedAt, ledger := w.closedAt, w.ledger
 	if closedAt.IsZero() {
 		t.Fatalf("the 403 window never opened behind the restarted handler's first request (run: %v)", err)
 	}
@@ -152,6 +89,89 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 		t.Errorf("worker %+v, want the one kill and no restart after functionTimeout", res.Worker)
 	}
 	t.Logf("first order created %s after the 403 window ended; run %s", first.Round(time.Millisecond), res.Elapsed.Round(time.Millisecond))
+}
+
+// stallDatabase creates a fresh database for the stall test, deleted at
+// its end, and returns the handler's settings for it.
+func stallDatabase(ctx context.Context, t *testing.T, endpoint, key string) *hostemu.Settings {
+	t.Helper()
+	db := fmt.Sprintf("stall-%d", time.Now().UnixNano())
+	store, err := cosmos.Open(cosmos.Options{Endpoint: endpoint, Key: key}, db, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.CreateContainers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	testDB, err := cosmostest.OpenDatabase(cosmos.Options{Endpoint: endpoint, Key: key}, db, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = testDB.Delete(context.Background()) })
+	settings := hostemu.NewSettings(os.Environ())
+	for k, v := range map[string]string{"COSMOS_ENDPOINT": endpoint, "COSMOS_KEY": key, "COSMOS_DATABASE": db,
+		"COSMOS_CONTAINER": "orders", "COSMOS_OPERATION_TIMEOUT": "3s", "LOG_LEVEL": "info"} {
+		settings.Set(k, v)
+	}
+	return settings
+}
+
+// stallWindow kills the handler a quarter into the run and opens a 403
+// window behind the restarted process's first document request.
+type stallWindow struct {
+	proxy    atomic.Pointer[faults.Proxy]
+	armed    atomic.Bool
+	opened   chan time.Time
+	ledger   *verify.Ledger
+	closedAt time.Time // when the window closed; read after watched is closed
+	watched  chan struct{}
+}
+
+// stallLength is how long the 403 window stays open.
+const stallLength = 3 * time.Second
+
+// pick answers the restarted process's first document request late, and
+// opens the window behind it.
+func (w *stallWindow) pick(int, string, string, []byte) faults.Fault {
+	if !w.armed.CompareAndSwap(true, false) {
+		return -1
+	}
+	w.proxy.Load().SetOutage(faults.Forbidden)
+	w.opened <- time.Now()
+	return faults.Slow
+}
+
+// run kills the handler, arms pick, closes the window after stallLength and
+// ends the run if no order is created within a minute of its end.
+func (w *stallWindow) run(runCtx context.Context, stopRun context.CancelCauseFunc, l *rig.Live) {
+	defer close(w.watched)
+	if !faults.WaitFor(runCtx, func() bool { q := l.Queue.Counts(); return 4*(q.Completed+q.DeadLettered) >= q.Sent }) {
+		return
+	}
+	if err := l.Worker.Kill(); err != nil {
+		stopRun(fmt.Errorf("kill: %w", err))
+		return
+	}
+	if _, err := l.Worker.Endpoint(runCtx); err != nil {
+		return
+	}
+	w.armed.Store(true)
+	var start time.Time
+	select {
+	case start = <-w.opened:
+	case <-runCtx.Done():
+		return
+	}
+	time.Sleep(stallLength - time.Since(start))
+	l.Proxy.SetOutage(0)
+	w.closedAt = time.Now()
+	// No order created within a minute of the window's end is the stall:
+	// the run is ended rather than waited out.
+	wait, cancel := context.WithTimeout(runCtx, time.Minute)
+	defer cancel()
+	if !faults.WaitFor(wait, func() bool { return createdSince(w.ledger, w.closedAt) }) && runCtx.Err() == nil {
+		stopRun(errors.New("no order created within a minute of the 403 window's end"))
+	}
 }
 
 // createdSince reports whether an order was created after t.

@@ -123,6 +123,36 @@ func final(a Answer) bool {
 //     order-id-taken, the winner's order stored.
 func SubmitChecks(subs []orderstream.Submission, answers []Answer, docs map[string][]json.RawMessage) []*verify.Check {
 	stored := apiOrders(docs)
+	keys := groupAnswers(subs, answers)
+	c := &submitChecks{
+		ended:   &verify.Check{Name: "HTTP: every submission ends with a final answer (201, 200, or 409 order-id-taken), after retries"},
+		once:    &verify.Check{Name: "HTTP: one execution per Idempotency-Key, every replay identical to the first answer (status, body, Location)"},
+		refused: &verify.Check{Name: "HTTP: every key reused with another payload refused (422 idempotency-key-reused)"},
+		kept:    &verify.Check{Name: "HTTP: one order per real-world order: one per orderId, whichever path stored it first; every 2xx answer's order stored with its fingerprint, owned by the answering client or answered with its receipt, with its outbox event"},
+		races:   &verify.Check{Name: "HTTP: two clients racing for one orderId: one 201, one 409 order-id-taken, the winner's order stored"},
+		created: map[string][]string{},
+	}
+	byOrder := map[string][]*keyAnswers{}
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
+		k := keys[key]
+		byOrder[k.sub.OrderID] = append(byOrder[k.sub.OrderID], k)
+		c.key(key, k, stored)
+	}
+	c.nameFallbacks(keys)
+	for _, id := range slices.Sorted(maps.Keys(byOrder)) {
+		c.order(id, stored[id])
+	}
+	for _, s := range subs {
+		if s.Rival != nil {
+			c.race(s, keys, stored)
+		}
+	}
+	return []*verify.Check{c.ended, c.once, c.refused, c.kept, c.races}
+}
+
+// groupAnswers files each answer under its key: the last per copy, all of
+// them in order, and the answer to the other payload under that key.
+func groupAnswers(subs []orderstream.Submission, answers []Answer) map[string]*keyAnswers {
 	keys := map[string]*keyAnswers{}
 	for _, s := range subs {
 		keys[s.Key] = &keyAnswers{sub: s, last: map[int]Answer{}}
@@ -139,66 +169,73 @@ func SubmitChecks(subs []orderstream.Submission, answers []Answer, docs map[stri
 		k.all = append(k.all, a)
 		k.last[a.Copy] = a
 	}
+	return keys
+}
 
-	ended := &verify.Check{Name: "HTTP: every submission ends with a final answer (201, 200, or 409 order-id-taken), after retries"}
-	once := &verify.Check{Name: "HTTP: one execution per Idempotency-Key, every replay identical to the first answer (status, body, Location)"}
-	refused := &verify.Check{Name: "HTTP: every key reused with another payload refused (422 idempotency-key-reused)"}
-	kept := &verify.Check{Name: "HTTP: one order per real-world order: one per orderId, whichever path stored it first; every 2xx answer's order stored with its fingerprint, owned by the answering client or answered with its receipt, with its outbox event"}
-	races := &verify.Check{Name: "HTTP: two clients racing for one orderId: one 201, one 409 order-id-taken, the winner's order stored"}
+// submitChecks are the checks SubmitChecks returns, and the keys answered
+// 201 per orderId.
+type submitChecks struct {
+	ended, once, refused, kept, races *verify.Check
+	created                           map[string][]string // orderId -> keys answered 201
+}
 
-	created := map[string][]string{} // orderId -> keys answered 201
-	byOrder := map[string][]*keyAnswers{}
-	for _, key := range slices.Sorted(maps.Keys(keys)) {
-		k := keys[key]
-		byOrder[k.sub.OrderID] = append(byOrder[k.sub.OrderID], k)
-		ended.Checked++
-		once.Checked++
-		if len(k.last) == 0 {
-			ended.Fail("key %s (order %s): never sent", key, k.sub.OrderID)
-		}
-		for c, a := range k.last {
-			if !final(a) {
-				ended.Fail("key %s (order %s), copy %d: last answer %s after %d attempts", key, a.OrderID, c, describe(a), a.Attempt)
-			}
-		}
-		var first *Answer
-		fresh := 0
-		for i := range k.all {
-			a := &k.all[i]
-			if !final(*a) {
-				continue
-			}
-			if !a.Replayed {
-				fresh++
-			}
-			if first == nil {
-				first = a
-				if a.Status == http.StatusCreated {
-					created[k.sub.OrderID] = append(created[k.sub.OrderID], key)
-				}
-				continue
-			}
-			if a.Status != first.Status || a.Body != first.Body || a.Location != first.Location {
-				once.Fail("key %s: answer %d (attempt %d) is %d %q at %q, the first was %d %q at %q", key, i, a.Attempt,
-					a.Status, a.Body, a.Location, first.Status, first.Body, first.Location)
-			}
-		}
-		if fresh > 1 {
-			once.Fail("key %s: %d final answers were not replays", key, fresh)
-		}
-		if first != nil {
-			kept.Checked++
-			if msg := judgeAnswer(*first, k.sub, stored[k.sub.OrderID]); msg != "" {
-				kept.Fail("key %s (order %s): %s", key, k.sub.OrderID, msg)
-			}
-		}
-		if k.reuse != nil {
-			refused.Checked++
-			if k.reuse.Status != http.StatusUnprocessableEntity || !strings.HasSuffix(k.reuse.ProblemType, problemKeyReused) {
-				refused.Fail("key %s: the other payload's last answer is %s, want 422 %s", key, describe(*k.reuse), problemKeyReused)
-			}
+// key checks one Idempotency-Key: a final answer for every copy, one
+// execution, replays identical to the first answer, that answer's order
+// stored, and the other payload refused.
+func (c *submitChecks) key(key string, k *keyAnswers, stored map[string]*apiOrder) {
+	c.ended.Checked++
+	c.once.Checked++
+	if len(k.last) == 0 {
+		c.ended.Fail("key %s (order %s): never sent", key, k.sub.OrderID)
+	}
+	for n, a := range k.last {
+		if !final(a) {
+			c.ended.Fail("key %s (order %s), copy %d: last answer %s after %d attempts", key, a.OrderID, n, describe(a), a.Attempt)
 		}
 	}
+	var first *Answer
+	fresh := 0
+	for i := range k.all {
+		a := &k.all[i]
+		if !final(*a) {
+			continue
+		}
+		if !a.Replayed {
+			fresh++
+		}
+		if first == nil {
+			first = a
+			if a.Status == http.StatusCreated {
+				c.created[k.sub.OrderID] = append(c.created[k.sub.OrderID], key)
+			}
+			continue
+		}
+		if a.Status != first.Status || a.Body != first.Body || a.Location != first.Location {
+			c.once.Fail("key %s: answer %d (attempt %d) is %d %q at %q, the first was %d %q at %q", key, i, a.Attempt,
+				a.Status, a.Body, a.Location, first.Status, first.Body, first.Location)
+		}
+	}
+	if fresh > 1 {
+		c.once.Fail("key %s: %d final answers were not replays", key, fresh)
+	}
+	if first != nil {
+		c.kept.Checked++
+		if msg := judgeAnswer(*first, k.sub, stored[k.sub.OrderID]); msg != "" {
+			c.kept.Fail("key %s (order %s): %s", key, k.sub.OrderID, msg)
+		}
+	}
+	if k.reuse != nil {
+		c.refused.Checked++
+		if k.reuse.Status != http.StatusUnprocessableEntity || !strings.HasSuffix(k.reuse.ProblemType, problemKeyReused) {
+			c.refused.Fail("key %s: the other payload's last answer is %s, want 422 %s", key, describe(*k.reuse), problemKeyReused)
+		}
+	}
+}
+
+// nameFallbacks adds to the name of the one-order check how many
+// submissions were fall-backs from the queue and how many of them were
+// answered the queue's order's receipt.
+func (c *submitChecks) nameFallbacks(keys map[string]*keyAnswers) {
 	fallbacks, receipts := 0, 0
 	for _, k := range keys {
 		if k.sub.Fallback {
@@ -209,48 +246,48 @@ func SubmitChecks(subs []orderstream.Submission, answers []Answer, docs map[stri
 		}
 	}
 	if fallbacks > 0 {
-		kept.Name += fmt.Sprintf(" (%d fall-backs from the queue: %d answered the queue's order's receipt)", fallbacks, receipts)
+		c.kept.Name += fmt.Sprintf(" (%d fall-backs from the queue: %d answered the queue's order's receipt)", fallbacks, receipts)
 	}
-	for _, id := range slices.Sorted(maps.Keys(byOrder)) {
-		kept.Checked++
-		o := stored[id]
-		switch {
-		case o == nil || o.orders == 0:
-			if len(created[id]) > 0 {
-				kept.Fail("order %s: answered 201 but no order document is stored", id)
-			}
-			continue
-		case o.orders > 1:
-			kept.Fail("order %s: %d order documents", id, o.orders)
-		case len(o.events) != 1 || o.events[0] != o.requestHash:
-			kept.Fail("order %s: outbox events %v, want one carrying %s", id, o.events, o.requestHash)
-		case len(created[id]) != 1 && (o.owner != "" || len(created[id]) != 0):
-			kept.Fail("order %s: %d keys answered 201 (%v), want exactly one (none when the queue stored it)", id, len(created[id]), created[id])
+}
+
+// order checks one orderId: one order document with its one outbox event,
+// and exactly one key answered 201 (none when the queue stored it).
+func (c *submitChecks) order(id string, o *apiOrder) {
+	c.kept.Checked++
+	switch {
+	case o == nil || o.orders == 0:
+		if len(c.created[id]) > 0 {
+			c.kept.Fail("order %s: answered 201 but no order document is stored", id)
 		}
+	case o.orders > 1:
+		c.kept.Fail("order %s: %d order documents", id, o.orders)
+	case len(o.events) != 1 || o.events[0] != o.requestHash:
+		c.kept.Fail("order %s: outbox events %v, want one carrying %s", id, o.events, o.requestHash)
+	case len(c.created[id]) != 1 && (o.owner != "" || len(c.created[id]) != 0):
+		c.kept.Fail("order %s: %d keys answered 201 (%v), want exactly one (none when the queue stored it)", id, len(c.created[id]), c.created[id])
 	}
-	for _, s := range subs {
-		if s.Rival == nil {
-			continue
-		}
-		races.Checked++
-		a, b := keys[s.Key], keys[s.Rival.Key]
-		winner, loser := a, b
-		if firstFinal(b).Status == http.StatusCreated {
-			winner, loser = b, a
-		}
-		w, l := firstFinal(winner), firstFinal(loser)
-		o := stored[s.OrderID]
-		switch {
-		case w.Status != http.StatusCreated || l.Status != http.StatusConflict || !strings.HasSuffix(l.ProblemType, problemOrderIDTaken):
-			races.Fail("order %s: %s got %s, %s got %s; want one 201 and one 409 order-id-taken",
-				s.OrderID, a.sub.Client, describe(firstFinal(a)), b.sub.Client, describe(firstFinal(b)))
-		case o == nil || o.owner != ownerOf(winner.sub.Client) || o.requestHash != orderstream.ContentKey(winner.sub.Body):
-			races.Fail("order %s: the stored order is not %s's (the 201's)", s.OrderID, winner.sub.Client)
-		case strings.Contains(l.Body, "storedHash") || strings.Contains(l.Body, "requestHash"):
-			races.Fail("order %s: the 409 to %s, who does not own it, shows fingerprints: %s", s.OrderID, loser.sub.Client, l.Body)
-		}
+}
+
+// race checks two clients racing for one orderId: one 201, one 409
+// order-id-taken showing no fingerprints, the winner's order stored.
+func (c *submitChecks) race(s orderstream.Submission, keys map[string]*keyAnswers, stored map[string]*apiOrder) {
+	c.races.Checked++
+	a, b := keys[s.Key], keys[s.Rival.Key]
+	winner, loser := a, b
+	if firstFinal(b).Status == http.StatusCreated {
+		winner, loser = b, a
 	}
-	return []*verify.Check{ended, once, refused, kept, races}
+	w, l := firstFinal(winner), firstFinal(loser)
+	o := stored[s.OrderID]
+	switch {
+	case w.Status != http.StatusCreated || l.Status != http.StatusConflict || !strings.HasSuffix(l.ProblemType, problemOrderIDTaken):
+		c.races.Fail("order %s: %s got %s, %s got %s; want one 201 and one 409 order-id-taken",
+			s.OrderID, a.sub.Client, describe(firstFinal(a)), b.sub.Client, describe(firstFinal(b)))
+	case o == nil || o.owner != ownerOf(winner.sub.Client) || o.requestHash != orderstream.ContentKey(winner.sub.Body):
+		c.races.Fail("order %s: the stored order is not %s's (the 201's)", s.OrderID, winner.sub.Client)
+	case strings.Contains(l.Body, "storedHash") || strings.Contains(l.Body, "requestHash"):
+		c.races.Fail("order %s: the 409 to %s, who does not own it, shows fingerprints: %s", s.OrderID, loser.sub.Client, l.Body)
+	}
 }
 
 // firstFinal is a key's first final answer (a zero Answer without one).

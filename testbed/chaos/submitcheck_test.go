@@ -35,7 +35,17 @@ func storedDocs(docs map[string][]json.RawMessage, client string, body []byte) {
 	docs["outboxEvent"] = append(docs["outboxEvent"], e)
 }
 
-func TestSubmitChecks(t *testing.T) {
+// submitFixture is a good run of SubmitChecks: two clients' submissions
+// and the answers they got, which each case of TestSubmitChecks changes.
+type submitFixture struct {
+	subs            []orderstream.Submission
+	good            []Answer
+	w1, w2, w3, w3b []byte
+	// ok is a 2xx answer to key with the view of body.
+	ok func(key string, body []byte, status, copyNo, attempt int, replayed bool) Answer
+}
+
+func newSubmitFixture() *submitFixture {
 	const (
 		reused = "https://example.test/docs/http-api.md#idempotency-key-reused"
 		taken  = "https://example.test/docs/http-api.md#order-id-taken"
@@ -75,12 +85,53 @@ func TestSubmitChecks(t *testing.T) {
 		ok("k3", w3, 201, 0, 1, false),
 		{Client: b, Key: "k4", OrderID: "W-3", Attempt: 1, Status: 409, ProblemType: taken, Body: `{"type":"` + taken + `"}`},
 	}
-	tests := []struct {
-		name   string
-		change func([]Answer) []Answer
-		docs   func(map[string][]json.RawMessage)
-		want   string // the check that must fail; "" none
-	}{
+	return &submitFixture{subs: subs, good: good, w1: w1, w2: w2, w3: w3, w3b: w3b, ok: ok}
+}
+
+// submitCase changes the answers or the documents of the good run; want
+// names the check that must then fail ("" none).
+type submitCase struct {
+	name   string
+	change func([]Answer) []Answer
+	docs   func(map[string][]json.RawMessage)
+	want   string
+}
+
+// check runs SubmitChecks over the fixture changed by tc.
+func (f *submitFixture) check(t *testing.T, tc submitCase) {
+	t.Helper()
+	answers := append([]Answer(nil), f.good...)
+	if tc.change != nil {
+		answers = tc.change(answers)
+	}
+	docs := map[string][]json.RawMessage{}
+	storedDocs(docs, orderstream.ClientA, f.w1)
+	storedDocs(docs, orderstream.ClientA, f.w2)
+	storedDocs(docs, orderstream.ClientA, f.w3)
+	if tc.docs != nil {
+		tc.docs(docs)
+	}
+	var failed []string
+	for _, c := range SubmitChecks(f.subs, answers, docs) {
+		if c.Checked == 0 && tc.change == nil {
+			t.Errorf("check %q checked nothing", c.Name)
+		}
+		if len(c.Violations) > 0 {
+			failed = append(failed, c.Name+": "+strings.Join(c.Violations, "; "))
+		}
+	}
+	switch {
+	case tc.want == "" && len(failed) > 0:
+		t.Errorf("violations in a good run: %v", failed)
+	case tc.want != "" && (len(failed) == 0 || !strings.Contains(strings.Join(failed, "\n"), tc.want)):
+		t.Errorf("failed %v, want %q", failed, tc.want)
+	}
+}
+
+func TestSubmitChecks(t *testing.T) {
+	f := newSubmitFixture()
+	ok, w2, w3b, b := f.ok, f.w2, f.w3b, orderstream.ClientB
+	tests := []submitCase{
 		{"a good run", nil, nil, ""},
 		{"an answered order lost", nil, func(d map[string][]json.RawMessage) { d["order"] = d["order"][1:] }, "every 2xx answer's order stored"},
 		{"an order stored twice", nil, func(d map[string][]json.RawMessage) { d["order"] = append(d["order"], d["order"][0]) }, "one per orderId"},
@@ -104,34 +155,7 @@ func TestSubmitChecks(t *testing.T) {
 		{"the loser told the fingerprints", func(a []Answer) []Answer { a[9].Body = `{"storedHash":"sha256:1"}`; return a }, nil, "shows fingerprints"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			answers := append([]Answer(nil), good...)
-			if tc.change != nil {
-				answers = tc.change(answers)
-			}
-			docs := map[string][]json.RawMessage{}
-			storedDocs(docs, a, w1)
-			storedDocs(docs, a, w2)
-			storedDocs(docs, a, w3)
-			if tc.docs != nil {
-				tc.docs(docs)
-			}
-			var failed []string
-			for _, c := range SubmitChecks(subs, answers, docs) {
-				if c.Checked == 0 && tc.change == nil {
-					t.Errorf("check %q checked nothing", c.Name)
-				}
-				if len(c.Violations) > 0 {
-					failed = append(failed, c.Name+": "+strings.Join(c.Violations, "; "))
-				}
-			}
-			switch {
-			case tc.want == "" && len(failed) > 0:
-				t.Errorf("violations in a good run: %v", failed)
-			case tc.want != "" && (len(failed) == 0 || !strings.Contains(strings.Join(failed, "\n"), tc.want)):
-				t.Errorf("failed %v, want %q", failed, tc.want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { f.check(t, tc) })
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 )
 
 // OutageKind is how Cosmos fails while an outage lasts. Unlike a Fault,

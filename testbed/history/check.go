@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -22,33 +21,6 @@ type Op struct {
 	Input
 	Output
 	Call, Return time.Time
-}
-
-// Recorder collects a run's operations from every goroutine that makes
-// them.
-type Recorder struct {
-	mu  sync.Mutex
-	ops []Op
-}
-
-// Add records one operation.
-func (r *Recorder) Add(op Op) {
-	if r == nil || op.OrderID == "" {
-		return
-	}
-	r.mu.Lock()
-	r.ops = append(r.ops, op)
-	r.mu.Unlock()
-}
-
-// Ops returns what was recorded.
-func (r *Recorder) Ops() []Op {
-	if r == nil {
-		return nil
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.ops)
 }
 
 // Result is what a check found and what it cost.

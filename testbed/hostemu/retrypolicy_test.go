@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 )
 
 // The app's own policy reads as function.json says, and maxRetryCount n

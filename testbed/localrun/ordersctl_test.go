@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/producer"
 	"github.com/ordersink/orders-consumer/testbed/chaos"
@@ -145,24 +145,7 @@ func TestEndToEndParkResubmitStore(t *testing.T) {
 		t.Fatalf("run 1 parked %d exhausted, %d mismatches; want 1 and 1", rep.ExhaustedParked, rep.MismatchesParked)
 	}
 
-	code, listing, errs := ctl.run(t, nil, "parked", "list", "--local", out, "--output", "json")
-	var parked []ordersctlParked
-	if code != 0 || json.Unmarshal([]byte(listing), &parked) != nil || len(parked) != 2 ||
-		parked[0].Reason != "RetryBudgetExhausted" || parked[0].OrderID != "ORD-E2E-C" || parked[1].Reason != "HashMismatch" {
-		t.Fatalf("list: exit %d (%s)\n%s", code, errs, listing)
-	}
-	if code, shown, _ := ctl.run(t, nil, "parked", "show", "--local", out, "ORD-E2E-C"); code != 0 || !strings.Contains(shown, string(bodyC)) {
-		t.Fatalf("show: exit %d\n%s", code, shown)
-	}
-	stream := filepath.Join(out, "send.jsonl")
-	code, resubmitted, errs := ctl.run(t, nil, "parked", "resubmit", "--yes", "--local", out, "--stream", stream, "--output", "json")
-	var r ordersctlResult
-	if err := json.Unmarshal([]byte(resubmitted), &r); err != nil {
-		t.Fatalf("resubmit: exit %d (%s), not a result: %v\n%s", code, errs, err, resubmitted)
-	}
-	if code != 0 || r.Summary.Done != 1 || len(r.Results) != 1 || r.Results[0].OrderID != "ORD-E2E-C" {
-		t.Fatalf("resubmit: exit %d (%s), %+v", code, errs, r)
-	}
+	stream := resubmitParked(t, ctl, out, bodyC)
 
 	// Run 2 delivers what resubmit sent, into the same database.
 	f, err := os.Open(stream)
@@ -182,19 +165,7 @@ func TestEndToEndParkResubmitStore(t *testing.T) {
 		t.Fatalf("run 2:\n%s", b.String())
 	}
 
-	docs, err := store.Documents(context.Background(), orders.TypeOrder)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stored := map[string]int{}
-	for _, d := range docs {
-		var o struct{ OrderID string }
-		_ = json.Unmarshal(d, &o)
-		stored[o.OrderID]++
-	}
-	if len(docs) != 3 || stored["ORD-E2E-A"] != 1 || stored["ORD-E2E-B"] != 1 || stored["ORD-E2E-C"] != 1 {
-		t.Errorf("stored orders %v; want A, B and C once each", stored)
-	}
+	checkStoredOnce(t, store, "ORD-E2E-A", "ORD-E2E-B", "ORD-E2E-C")
 	vars := map[string]string{"COSMOS_ENDPOINT": env.Endpoint, "COSMOS_KEY": env.Key, "COSMOS_DATABASE": rep.Database}
 	if code, shown, errs := ctl.run(t, vars, "order", "show", "--local", out, "ORD-E2E-C"); code != 0 || !strings.Contains(shown, orders.TypeOrder) || strings.Contains(shown, "parked") {
 		t.Errorf("order show: exit %d (%s)\n%s", code, errs, shown)
@@ -206,5 +177,55 @@ func TestEndToEndParkResubmitStore(t *testing.T) {
 	}
 	if code, listing, _ := ctl.run(t, nil, "parked", "list", "--local", out, "--output", "json"); code != 0 || strings.TrimSpace(listing) != "[]" {
 		t.Errorf("left parked: %s", listing)
+	}
+}
+
+// resubmitParked lists what run 1 parked (C exhausted, B's other content
+// a mismatch), shows C and resubmits it with ordersctl; it returns the
+// stream resubmit wrote.
+func resubmitParked(t *testing.T, ctl ordersctl, out string, bodyC []byte) string {
+	t.Helper()
+	code, listing, errs := ctl.run(t, nil, "parked", "list", "--local", out, "--output", "json")
+	var parked []ordersctlParked
+	if code != 0 || json.Unmarshal([]byte(listing), &parked) != nil || len(parked) != 2 ||
+		parked[0].Reason != "RetryBudgetExhausted" || parked[0].OrderID != "ORD-E2E-C" || parked[1].Reason != "HashMismatch" {
+		t.Fatalf("list: exit %d (%s)\n%s", code, errs, listing)
+	}
+	if code, shown, _ := ctl.run(t, nil, "parked", "show", "--local", out, "ORD-E2E-C"); code != 0 || !strings.Contains(shown, string(bodyC)) {
+		t.Fatalf("show: exit %d\n%s", code, shown)
+	}
+	stream := filepath.Join(out, "send.jsonl")
+	code, resubmitted, errs := ctl.run(t, nil, "parked", "resubmit", "--yes", "--local", out, "--stream", stream, "--output", "json")
+	var r ordersctlResult
+	if err := json.Unmarshal([]byte(resubmitted), &r); err != nil {
+		t.Fatalf("resubmit: exit %d (%s), not a result: %v\n%s", code, errs, err, resubmitted)
+	}
+	if code != 0 || r.Summary.Done != 1 || len(r.Results) != 1 || r.Results[0].OrderID != "ORD-E2E-C" {
+		t.Fatalf("resubmit: exit %d (%s), %+v", code, errs, r)
+	}
+
+	return stream
+}
+
+// checkStoredOnce: the database holds exactly one order document for each
+// of ids.
+func checkStoredOnce(t *testing.T, store *cosmostest.Database, ids ...string) {
+	t.Helper()
+	docs, err := store.Documents(context.Background(), orders.TypeOrder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[string]int{}
+	for _, d := range docs {
+		var o struct{ OrderID string }
+		_ = json.Unmarshal(d, &o)
+		stored[o.OrderID]++
+	}
+	once := len(docs) == len(ids)
+	for _, id := range ids {
+		once = once && stored[id] == 1
+	}
+	if !once {
+		t.Errorf("stored orders %v; want %v once each", stored, ids)
 	}
 }

@@ -115,25 +115,9 @@ type Options struct {
 // not be completed; a completed run whose check failed returns a report
 // with problems and no error.
 func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
-	if opts.Log == nil {
-		opts.Log = io.Discard
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = 5 * time.Minute
-	}
+	withDefaults(&opts)
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	if len(opts.Submissions) > 0 {
-		opts.Messages = orderstream.WithFallbacks(opts.Messages, opts.Submissions)
-		// Two clients, two key names: each its own scope (races).
-		keys := maps.Clone(opts.FunctionKeys)
-		if keys == nil {
-			keys = map[string]string{}
-		}
-		maps.Copy(keys, chaos.ClientKeys)
-		opts.FunctionKeys = keys
-	}
-
 	if opts.Resume && opts.Database == "" {
 		return nil, errors.New("resume needs the database of the earlier run (-database)")
 	}
@@ -149,28 +133,85 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 		NotRun: notRun(app, ss.settings, fns, opts.HTTPAddr != "")}
 	rep.SetFunctions(fns, firstPositive(opts.MaxConcurrentCalls, app.Host.MaxConcurrentCalls),
 		firstPositive(opts.MaxMessageBatchSize, app.Host.MaxMessageBatchSize))
-	outcomes := verify.NewOutcomeLog(ss.handlerLog)
-	logf, logMu := ss.logf, &ss.logMu
-	var mu sync.Mutex
-	var invs []*hostemu.Invocation
-	tracker := verify.NewTracker(opts.Messages)
+	w := &watched{outcomes: verify.NewOutcomeLog(ss.handlerLog), tracker: verify.NewTracker(opts.Messages)}
 	submits := chaos.NewSubmitLedger(chaos.MeetOutages(opts.Submissions, opts.Outages))
 	traffic, err := submitTraffic(app, opts, submits)
 	if err != nil {
 		return nil, err
 	}
+	rc := rigConfig(opts, ss, w, traffic)
+	res, err := rig.Deliver(ctx, rc)
+	if err != nil {
+		return nil, fmt.Errorf("%w%s", err, tail(files.path("handler.log")))
+	}
+	rep.Clocks, rep.Took, rep.Worker, rep.Queue, rep.Proxy, rep.Outages = res.Clocks, res.Elapsed, res.Worker, res.Queue, res.Proxy, res.Outages
+	rep.Publisher, rep.Outcomes = res.Publisher, w.outcomes.Outcomes()
+	rep.Instances, rep.Kills = max(opts.Instances, 1), res.Kills
+	if len(res.DeadLetters) > 0 {
+		if _, err := files.deadLetters(fns[0].ServiceBusQueue(), res.DeadLetters); err != nil {
+			return nil, err
+		}
+	}
+	if err := judgeRun(ctx, opts, rep, ss, w, res, submits); err != nil {
+		return nil, err
+	}
+	if err := files.close(); err != nil {
+		return nil, err
+	}
+	rep.Files = append(files.written(), files.path("handler.log"))
+	return rep, nil
+}
+
+// withDefaults fills what opts leaves at zero (the log, the timeout) and,
+// with submissions, puts their fall-backs on the queue and gives the two
+// clients their function keys.
+func withDefaults(opts *Options) {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Minute
+	}
+	if len(opts.Submissions) > 0 {
+		opts.Messages = orderstream.WithFallbacks(opts.Messages, opts.Submissions)
+		// Two clients, two key names: each its own scope (races).
+		keys := maps.Clone(opts.FunctionKeys)
+		if keys == nil {
+			keys = map[string]string{}
+		}
+		maps.Copy(keys, chaos.ClientKeys)
+		opts.FunctionKeys = keys
+	}
+}
+
+// watched is what a run observes while it delivers: the handler's
+// outcomes, each message's fate and every invocation.
+type watched struct {
+	outcomes *verify.OutcomeLog
+	tracker  *verify.Tracker
+	mu       sync.Mutex
+	invs     []*hostemu.Invocation
+}
+
+func (w *watched) add(inv *hostemu.Invocation) {
+	w.mu.Lock()
+	w.invs = append(w.invs, inv)
+	w.mu.Unlock()
+}
+
+// rigConfig is the rig's configuration of a local run.
+func rigConfig(opts Options, ss *session, w *watched, traffic func(context.Context, string, func() float64, func() bool) error) rig.Config {
+	logf, logMu := ss.logf, &ss.logMu
 	rc := rig.Config{
-		Traffic: traffic, Enqueued: tracker.Enqueued,
-		App: app, Functions: fns, Executable: ss.exe, Settings: ss.settings, Messages: opts.Messages,
+		Traffic: traffic, Enqueued: w.tracker.Enqueued,
+		App: ss.app, Functions: ss.fns, Executable: ss.exe, Settings: ss.settings, Messages: opts.Messages,
 		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
 		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
 		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Kills: opts.HandlerKills, Outages: opts.Outages, Instances: opts.Instances,
-		HandlerOutput: outcomes, ServiceBusOut: files.serviceBus,
+		HandlerOutput: w.outcomes, ServiceBusOut: ss.files.serviceBus,
 		Log: func(s string) { logf("%s", s) },
 		Observe: func(inv *hostemu.Invocation) {
-			mu.Lock()
-			invs = append(invs, inv)
-			mu.Unlock()
+			w.add(inv)
 			if opts.Verbose {
 				logMu.Lock()
 				printInvocation(opts.Log, inv)
@@ -190,19 +231,13 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 	}
 	ss.listen(&rc, opts)
 	addPublisher(&rc, opts)
-	res, err := rig.Deliver(ctx, rc)
-	if err != nil {
-		return nil, fmt.Errorf("%w%s", err, tail(files.path("handler.log")))
-	}
-	rep.Clocks, rep.Took, rep.Worker, rep.Queue, rep.Proxy, rep.Outages = res.Clocks, res.Elapsed, res.Worker, res.Queue, res.Proxy, res.Outages
-	rep.Publisher, rep.Outcomes = res.Publisher, outcomes.Outcomes()
-	rep.Instances, rep.Kills = max(opts.Instances, 1), res.Kills
-	if len(res.DeadLetters) > 0 {
-		if _, err := files.deadLetters(fns[0].ServiceBusQueue(), res.DeadLetters); err != nil {
-			return nil, err
-		}
-	}
-	msgs := append(delivered(opts.Messages, res.Dropped), tracker.Added()...)
+	return rc
+}
+
+// judgeRun checks the database against what was delivered and answered,
+// filling rep's HTTP figures, findings and contents.
+func judgeRun(ctx context.Context, opts Options, rep *chaos.Report, ss *session, w *watched, res *rig.Result, submits *chaos.SubmitLedger) error {
+	msgs := append(delivered(opts.Messages, res.Dropped), w.tracker.Added()...)
 	var only map[string]bool // a resumed run counts and judges only its own orders
 	if opts.Resume {
 		only = orderIDs(msgs)
@@ -213,21 +248,17 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 		if opts.SubmitInjected != nil {
 			rep.HTTP.Injected = *opts.SubmitInjected
 		}
-		rep.HTTP.TookOver, rep.HTTP.Fenced = outcomes.KeyTakeovers()
+		rep.HTTP.TookOver, rep.HTTP.Fenced = w.outcomes.KeyTakeovers()
 	}
 	rep.Orders = orderstream.DistinctOrders(msgs)
-	findings, stored, err := judge(ctx, db, tracker, msgs, invs, res, only, httpTraffic, opts.HistoryFile)
+	findings, stored, err := judge(ctx, ss.db, w.tracker, msgs, w.invs, res, only, httpTraffic, opts.HistoryFile)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rep.Findings = findings
-	rep.Summary = tracker.Summary()
-	rep.Contents = chaos.Count(msgs, invs, stored, len(res.DeadLetters), chaos.ParkingQueue(fns[0]))
-	if err := files.close(); err != nil {
-		return nil, err
-	}
-	rep.Files = append(files.written(), files.path("handler.log"))
-	return rep, nil
+	rep.Summary = w.tracker.Summary()
+	rep.Contents = chaos.Count(msgs, w.invs, stored, len(res.DeadLetters), chaos.ParkingQueue(ss.fns[0]))
+	return nil
 }
 
 // submitTraffic is the HTTP clients of opts.Submissions, or nil without

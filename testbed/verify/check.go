@@ -124,6 +124,30 @@ func CheckRun(docs map[string][]json.RawMessage, ev Evidence) *Findings {
 		}
 	}
 
+	settled := checkSettled(ev, f)
+
+	stored, orderCheck := checkOrders(docs["order"], byOrder, ev.Created)
+	msgCheck, accounted := checkMessages(ev, classes, stored)
+	ev.Fates.mu.Lock()
+	for _, b := range ev.Fates.badEnvelopes {
+		msgCheck.Fail("%s", b)
+	}
+	ev.Fates.mu.Unlock()
+	f.Accounted = append(f.Accounted, accounted...)
+	outbox := checkOutbox(docs["outboxEvent"], stored, f)
+
+	conflicts := checkConflicts(docs["conflict"], stored, ev, classes)
+	stray := checkStray(docs, byOrder)
+	incidents, recs := incidentChecks(ev.Messages, ev.Fates, ev.Outages, ev.CreatedAt, ev.RecoveryBound)
+	f.Recoveries = recs
+	f.Checks = append([]*Check{settled, orderCheck, msgCheck, outbox, conflicts, stray}, incidents...)
+	f.Checks = append(f.Checks, clockCheck(ev.Fates.invocationCount(), ev.Queue, ev.Worker))
+	return f
+}
+
+// checkSettled: every message completed or dead-lettered, the queue empty.
+// The dead letters are accounted in f.
+func checkSettled(ev Evidence, f *Findings) *Check {
 	settled := &Check{Name: "nothing lost: every message completed or dead-lettered"}
 	settled.Checked = len(ev.Messages)
 	for _, m := range ev.Messages {
@@ -138,17 +162,14 @@ func CheckRun(docs map[string][]json.RawMessage, ev Evidence) *Findings {
 		f.Accounted = append(f.Accounted, Accounted{MessageID: d.Message.MessageID, Reason: d.Reason,
 			Detail: fmt.Sprintf("after %d deliveries; last failure: %s", d.DeliveryCount, d.Description)})
 	}
+	return settled
+}
 
-	stored, orderCheck := checkOrders(docs["order"], byOrder, ev.Created)
-	msgCheck, accounted := checkMessages(ev, classes, stored)
-	ev.Fates.mu.Lock()
-	for _, b := range ev.Fates.badEnvelopes {
-		msgCheck.Fail("%s", b)
-	}
-	ev.Fates.mu.Unlock()
-	f.Accounted = append(f.Accounted, accounted...)
+// checkOutbox: no outbox event without its order, and each carries its
+// order's requestHash; orders without an event are listed in f.
+func checkOutbox(events []json.RawMessage, stored map[string]*storedOrder, f *Findings) *Check {
 	outbox := &Check{Name: "no outbox event without its order (and with the order's requestHash)"}
-	for _, raw := range docs["outboxEvent"] {
+	for _, raw := range events {
 		outbox.Checked++
 		var e DocHead
 		_ = json.Unmarshal(raw, &e)
@@ -161,7 +182,7 @@ func CheckRun(docs map[string][]json.RawMessage, ev Evidence) *Findings {
 		}
 	}
 	withEvent := map[string]bool{}
-	for _, raw := range docs["outboxEvent"] {
+	for _, raw := range events {
 		var e DocHead
 		_ = json.Unmarshal(raw, &e)
 		withEvent[e.OrderID] = true
@@ -172,8 +193,11 @@ func CheckRun(docs map[string][]json.RawMessage, ev Evidence) *Findings {
 		}
 	}
 	sort.Strings(f.OrdersWithoutEvent)
+	return outbox
+}
 
-	conflicts := checkConflicts(docs["conflict"], stored, ev, classes)
+// checkStray: nothing written for invalid messages or unknown orderIds.
+func checkStray(docs map[string][]json.RawMessage, byOrder map[string][]*hostemu.Message) *Check {
 	stray := &Check{Name: "nothing written for invalid messages or unknown orderIds"}
 	for t, ds := range docs {
 		for _, raw := range ds {
@@ -185,11 +209,7 @@ func CheckRun(docs map[string][]json.RawMessage, ev Evidence) *Findings {
 			}
 		}
 	}
-	incidents, recs := incidentChecks(ev.Messages, ev.Fates, ev.Outages, ev.CreatedAt, ev.RecoveryBound)
-	f.Recoveries = recs
-	f.Checks = append([]*Check{settled, orderCheck, msgCheck, outbox, conflicts, stray}, incidents...)
-	f.Checks = append(f.Checks, clockCheck(ev.Fates.invocationCount(), ev.Queue, ev.Worker))
-	return f
+	return stray
 }
 
 // checkOrders: one order document per distinct valid orderId, holding the

@@ -33,53 +33,14 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("benchreport", flag.ContinueOnError)
-	var (
-		out     = fs.String("out", "docs/evidence/benchmarks.md", "the Markdown file to write")
-		bin     = fs.String("bin", "bin/handler", "the handler executable (make build)")
-		target  = fs.String("target", "", "what the Cosmos endpoint is, for the report")
-		only    = fs.String("only", "micro,roundtrips,throughput,httpapi,footprint", "sections to run")
-		s       bench.Settings
-		rawPath = fs.String("raw", "", "also write the raw go test -bench output here")
-		cpuProf = fs.String("cpuprofile", "", "write a CPU profile of the throughput rounds here")
-		emuPID  = fs.Int("emulator-pid", 0, "the Cosmos emulator's process id, to measure its CPU time per message")
-	)
-	fs.IntVar(&s.Rounds, "rounds", 5, "throughput rounds")
-	fs.IntVar(&s.Messages, "messages", 2000, "messages per variant per round")
-	fs.IntVar(&s.Concurrency, "concurrency", 16, "operations in flight (host.json maxConcurrentCalls)")
-	fs.IntVar(&s.BatchSize, "batch", 100, "messages per batch invocation (host.json maxMessageBatchSize)")
-	fs.IntVar(&s.BatchConcurrency, "batch-concurrency", 1, "batch invocations in flight (the host's listener: 1)")
-	fs.IntVar(&s.BatchParallelism, "batch-parallelism", handler.DefaultBatchParallelism, "the handler's BATCH_PARALLELISM in the batch variant")
-	latencies := fs.String("latencies", "0,5ms,20ms", "distances to Cosmos for the throughput and HTTP API rounds (a delay proxy in front of the emulator)")
-	fs.IntVar(&s.RTMessages, "rt-messages", 20, "messages per round-trip row")
-	fs.IntVar(&s.RTBatch, "rt-batch", 100, "messages in the round-trip batch invocation")
-	fs.IntVar(&s.APIRounds, "fd-rounds", 5, "HTTP API rounds")
-	fs.IntVar(&s.APIRequests, "fd-requests", 50, "HTTP API requests per path per round, sent one at a time")
-	fs.IntVar(&s.Starts, "starts", 10, "process starts timed")
-	fs.IntVar(&s.FPMessages, "fp-messages", 3000, "messages sent to the executable while its memory is sampled")
-	fs.IntVar(&s.MicroCount, "count", 5, "go test -count for the in-process benchmarks")
-	fs.StringVar(&s.Benchtime, "benchtime", "1s", "go test -benchtime for the in-process benchmarks")
-	if err := fs.Parse(args); err != nil {
+	cfg, err := parseFlags(args)
+	if err != nil {
 		return err
 	}
-	var err error
-	if s.Latencies, err = bench.ParseLatencies(*latencies); err != nil {
-		return err
-	}
-	if s.BatchParallelism < 1 {
-		return fmt.Errorf("-batch-parallelism %d: want at least 1", s.BatchParallelism)
-	}
-	sections := map[string]bool{}
-	for _, name := range strings.Split(*only, ",") {
-		sections[strings.TrimSpace(name)] = true
-	}
+	s := cfg.s
 	endpoint, key := getenv("COSMOS_ENDPOINT"), getenv("COSMOS_KEY")
 	if endpoint == "" {
 		return errors.New("COSMOS_ENDPOINT is not set (make bench starts an emulator and sets it)")
-	}
-	s.Target = *target
-	if s.Target == "" {
-		s.Target = "the endpoint in COSMOS_ENDPOINT"
 	}
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "benchreport: "+format+"\n", a...) }
 
@@ -97,27 +58,81 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			logf("drop database %s: %v", t.Database, err)
 		}
 	}()
+	if err := cfg.runSections(ctx, t, rep, logf); err != nil {
+		return err
+	}
+	rep.Finished = time.Now()
+	rep.Machine.LoadEnd = bench.LoadAverage()
+	if err := writeReport(rep, cfg.out); err != nil {
+		return err
+	}
+	logf("wrote %s", cfg.out)
+	return nil
+}
 
-	if sections["micro"] {
-		logf("in-process benchmarks (go test -bench, -count %d)", s.MicroCount)
-		root, err := os.Getwd()
-		if err != nil {
+// config is what the command line asks for.
+type config struct {
+	s                          bench.Settings
+	out, bin, rawPath, cpuProf string
+	emuPID                     int
+	sections                   map[string]bool
+}
+
+// parseFlags reads the command line into a config.
+func parseFlags(args []string) (*config, error) {
+	fs := flag.NewFlagSet("benchreport", flag.ContinueOnError)
+	c := &config{sections: map[string]bool{}}
+	s := &c.s
+	fs.StringVar(&c.out, "out", "docs/evidence/benchmarks.md", "the Markdown file to write")
+	fs.StringVar(&c.bin, "bin", "bin/handler", "the handler executable (make build)")
+	fs.StringVar(&s.Target, "target", "", "what the Cosmos endpoint is, for the report")
+	only := fs.String("only", "micro,roundtrips,throughput,httpapi,footprint", "sections to run")
+	fs.StringVar(&c.rawPath, "raw", "", "also write the raw go test -bench output here")
+	fs.StringVar(&c.cpuProf, "cpuprofile", "", "write a CPU profile of the throughput rounds here")
+	fs.IntVar(&c.emuPID, "emulator-pid", 0, "the Cosmos emulator's process id, to measure its CPU time per message")
+	fs.IntVar(&s.Rounds, "rounds", 5, "throughput rounds")
+	fs.IntVar(&s.Messages, "messages", 2000, "messages per variant per round")
+	fs.IntVar(&s.Concurrency, "concurrency", 16, "operations in flight (host.json maxConcurrentCalls)")
+	fs.IntVar(&s.BatchSize, "batch", 100, "messages per batch invocation (host.json maxMessageBatchSize)")
+	fs.IntVar(&s.BatchConcurrency, "batch-concurrency", 1, "batch invocations in flight (the host's listener: 1)")
+	fs.IntVar(&s.BatchParallelism, "batch-parallelism", handler.DefaultBatchParallelism, "the handler's BATCH_PARALLELISM in the batch variant")
+	latencies := fs.String("latencies", "0,5ms,20ms", "distances to Cosmos for the throughput and HTTP API rounds (a delay proxy in front of the emulator)")
+	fs.IntVar(&s.RTMessages, "rt-messages", 20, "messages per round-trip row")
+	fs.IntVar(&s.RTBatch, "rt-batch", 100, "messages in the round-trip batch invocation")
+	fs.IntVar(&s.APIRounds, "fd-rounds", 5, "HTTP API rounds")
+	fs.IntVar(&s.APIRequests, "fd-requests", 50, "HTTP API requests per path per round, sent one at a time")
+	fs.IntVar(&s.Starts, "starts", 10, "process starts timed")
+	fs.IntVar(&s.FPMessages, "fp-messages", 3000, "messages sent to the executable while its memory is sampled")
+	fs.IntVar(&s.MicroCount, "count", 5, "go test -count for the in-process benchmarks")
+	fs.StringVar(&s.Benchtime, "benchtime", "1s", "go test -benchtime for the in-process benchmarks")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.Latencies, err = bench.ParseLatencies(*latencies); err != nil {
+		return nil, err
+	}
+	if s.BatchParallelism < 1 {
+		return nil, fmt.Errorf("-batch-parallelism %d: want at least 1", s.BatchParallelism)
+	}
+	for _, name := range strings.Split(*only, ",") {
+		c.sections[strings.TrimSpace(name)] = true
+	}
+	if s.Target == "" {
+		s.Target = "the endpoint in COSMOS_ENDPOINT"
+	}
+	return c, nil
+}
+
+// runSections runs the sections asked for, in order, filling rep.
+func (c *config) runSections(ctx context.Context, t bench.Target, rep *bench.Report, logf func(string, ...any)) error {
+	s := c.s
+	if c.sections["micro"] {
+		if err := c.micro(ctx, rep, logf); err != nil {
 			return err
-		}
-		res, raw, err := bench.RunMicro(ctx, root, []string{"./orders", "./handler", "./httpapi", "./idempotency"},
-			"^Benchmark(DecodeEnvelope|ParseOrder|Fingerprint|AcceptanceDocuments|ProcessOrderInProcess|ProcessOrderBatchInProcess|SubmitOrderInProcess|Execute)$",
-			s.MicroCount, s.Benchtime)
-		if err != nil {
-			return err
-		}
-		rep.Micro = res
-		if *rawPath != "" {
-			if err := os.WriteFile(*rawPath, []byte(raw), 0o644); err != nil {
-				return err
-			}
 		}
 	}
-	if sections["roundtrips"] {
+	if c.sections["roundtrips"] {
 		logf("round trips per message (%d per row, batch of %d)", s.RTMessages, s.RTBatch)
 		rt, err := bench.RoundTrips(t, s.RTMessages, s.RTBatch)
 		if err != nil {
@@ -125,61 +140,84 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 		rep.RoundTrips = rt
 	}
-	if sections["throughput"] {
-		if *cpuProf != "" {
-			f, err := os.Create(*cpuProf)
-			if err != nil {
-				return err
-			}
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return err
-			}
-		}
-		var err error
-		rep.Throughput, err = rounds(ctx, t, s.Latencies, s.Rounds, s.Messages,
-			func(t bench.Target) ([]*bench.Variant, func(), error) { return bench.Variants(t, s) }, *emuPID, logf)
-		if *cpuProf != "" {
-			pprof.StopCPUProfile()
-		}
-		if err != nil {
+	if c.sections["throughput"] {
+		if err := c.throughput(ctx, t, rep, logf); err != nil {
 			return err
 		}
 	}
-	if sections["httpapi"] {
+	if c.sections["httpapi"] {
 		logf("HTTP API: %d rounds of %d requests per path, one at a time", s.APIRounds, s.APIRequests)
-		fd, err := rounds(ctx, t, s.Latencies, s.APIRounds, s.APIRequests, bench.HTTPAPIVariants, *emuPID, logf)
+		fd, err := rounds(ctx, t, s.Latencies, s.APIRounds, s.APIRequests, bench.HTTPAPIVariants, c.emuPID, logf)
 		if err != nil {
 			return err
 		}
 		rep.HTTPAPI = fd
 	}
-	if sections["footprint"] {
-		logf("footprint of %s (%d starts, %d messages under load)", *bin, s.Starts, s.FPMessages)
-		fp, err := bench.Footprint(ctx, *bin, t, s.Starts, s.FPMessages, s.Concurrency, *emuPID)
+	if c.sections["footprint"] {
+		logf("footprint of %s (%d starts, %d messages under load)", c.bin, s.Starts, s.FPMessages)
+		fp, err := bench.Footprint(ctx, c.bin, t, s.Starts, s.FPMessages, s.Concurrency, c.emuPID)
 		if err != nil {
 			return err
 		}
 		rep.Footprint = fp
 	}
-	rep.Finished = time.Now()
-	rep.Machine.LoadEnd = bench.LoadAverage()
-	if old, err := os.ReadFile(*out); err == nil {
-		rep.Kept = bench.KeptSections(string(old))
-	}
+	return nil
+}
 
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+// micro runs the in-process benchmarks (go test -bench).
+func (c *config) micro(ctx context.Context, rep *bench.Report, logf func(string, ...any)) error {
+	logf("in-process benchmarks (go test -bench, -count %d)", c.s.MicroCount)
+	root, err := os.Getwd()
+	if err != nil {
 		return err
 	}
-	f, err := os.Create(*out)
+	res, raw, err := bench.RunMicro(ctx, root, []string{"./orders", "./handler", "./httpapi", "./idempotency"},
+		"^Benchmark(DecodeEnvelope|ParseOrder|Fingerprint|AcceptanceDocuments|ProcessOrderInProcess|ProcessOrderBatchInProcess|SubmitOrderInProcess|Execute)$",
+		c.s.MicroCount, c.s.Benchtime)
+	if err != nil {
+		return err
+	}
+	rep.Micro = res
+	if c.rawPath != "" {
+		return os.WriteFile(c.rawPath, []byte(raw), 0o644)
+	}
+	return nil
+}
+
+// throughput runs the throughput rounds, under a CPU profile if asked.
+func (c *config) throughput(ctx context.Context, t bench.Target, rep *bench.Report, logf func(string, ...any)) error {
+	s := c.s
+	if c.cpuProf != "" {
+		f, err := os.Create(c.cpuProf)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var err error
+	rep.Throughput, err = rounds(ctx, t, s.Latencies, s.Rounds, s.Messages,
+		func(t bench.Target) ([]*bench.Variant, func(), error) { return bench.Variants(t, s) }, c.emuPID, logf)
+	return err
+}
+
+// writeReport writes rep as Markdown to out, keeping the sections of the
+// old file the run did not measure.
+func writeReport(rep *bench.Report, out string) error {
+	if old, err := os.ReadFile(out); err == nil {
+		rep.Kept = bench.KeptSections(string(old))
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(out)
 	if err != nil {
 		return err
 	}
 	rep.Markdown(f)
-	if err := f.Close(); err != nil {
-		return err
-	}
-	logf("wrote %s", *out)
-	return nil
+	return f.Close()
 }
 
 // rounds runs the rounds of the variants build makes: in each, every

@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ordersink/orders-consumer/internal/cosmostest"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
@@ -72,16 +72,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	rates, err := parseRates(*rateFlag)
-	if err != nil {
-		return err
-	}
-	lo, hi, err := parseRange(*slow)
-	if err != nil {
-		return err
-	}
-	outages, err := faults.ParseOutages(*outageFlag)
-	if err != nil {
+	if err := setFaults(&cfg, *rateFlag, *slow, *outageFlag); err != nil {
 		return err
 	}
 	endpoint, key := getenv("COSMOS_ENDPOINT"), getenv("COSMOS_KEY")
@@ -103,9 +94,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	cfg.Endpoint, cfg.Key, cfg.Atomic, cfg.AppRoot = endpoint, key, *atomic, *appRoot
-	cfg.Messages, cfg.Kills, cfg.Rates, cfg.RetryAfter, cfg.SlowMin, cfg.SlowMax = *messages, *kills, rates, *retryAfter, lo, hi
-	cfg.OperationTimeout, cfg.Seed, cfg.Keep, cfg.Clocks = *opTimeout, *seed, *keep, clocks
-	cfg.Outages, cfg.RecoveryBound = outages, *recovery
+	cfg.Messages, cfg.Kills, cfg.RetryAfter = *messages, *kills, *retryAfter
+	cfg.OperationTimeout, cfg.Seed, cfg.Keep, cfg.Clocks, cfg.RecoveryBound = *opTimeout, *seed, *keep, clocks, *recovery
 	cfg.Log, cfg.HandlerOutput, cfg.Progress = stderr, hout, 5*time.Second
 	rep, err := chaos.Run(ctx, cfg)
 	if rep != nil {
@@ -119,6 +109,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("%w: %d", errViolations, n)
 	}
 	return nil
+}
+
+// setFaults sets cfg's fault rates, the range of a slow answer's delay and
+// the outages from their flags.
+func setFaults(cfg *chaos.Config, rates, slow, outages string) error {
+	var err error
+	if cfg.Rates, err = parseRates(rates); err != nil {
+		return err
+	}
+	if cfg.SlowMin, cfg.SlowMax, err = parseRange(slow); err != nil {
+		return err
+	}
+	cfg.Outages, err = faults.ParseOutages(outages)
+	return err
 }
 
 // parseRates reads "429-throttled=0.05,slow=0.02"; kinds not named are 0.

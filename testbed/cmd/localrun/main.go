@@ -103,61 +103,16 @@ func (l *settingFlag) String() string     { return strings.Join(*l, " ") }
 func (l *settingFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func run(ctx context.Context, args, environ []string, stdout, stderr, progress io.Writer) int {
-	fs := flag.NewFlagSet("localrun", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	gen := orderstream.DefaultOptions()
-	var (
-		opts      localrun.Options
-		functions listFlag
-		settings  settingFlag
-		stream    = fs.String("stream", "", "deliver the messages of this JSONL file instead of generated orders")
-		appRoot   = fs.String("app", ".", "function app root (host.json, */function.json)")
-		local     = fs.String("local-settings", "local.settings.json", "Values to use where the environment has none, like Core Tools (relative to -app; empty for none)")
-		noBar     = fs.Bool("no-progress", false, "no progress bar even on a terminal")
-		serve     = fs.Bool("serve", false, "no stream and no check: serve the HTTP triggers and the queue until Ctrl-C (make serve)")
-		httpAddr  = fs.String("http-addr", defaultHTTPAddr, "where the HTTP triggers listen, or off")
-	)
-	fs.Var(functionKeysFlag{&opts.FunctionKeys}, "function-key", "a function key NAME=VALUE (a bare VALUE is named default, as the host names the key it creates; repeatable): one of them is required (x-functions-key header or code query) from callers of authLevel function and admin functions, as Azure does, and the handler is told its name; none: no check, as Core Tools")
-	fs.DurationVar(&opts.HoldKeyCompletions, "hold-key-completions", 0, "-serve: hold each completion of an idempotency key record until another request reads the record, at most this long (below SUBMIT_DEADLINE), so a second request with a key meets the first in flight; once one has been met so, completions pass (make http-demo)")
-	fs.StringVar(&opts.HistoryFile, "history-html", "", "file for porcupine's visualisation of the orderIds whose history is not linearizable (HTML)")
-	fs.StringVar(&opts.Executable, "executable", "", "handler executable (default: host.json customHandler.description.defaultExecutablePath)")
-	fs.Var(&functions, "function", "feed the queue to these functions only (comma-separated); the others are disabled")
-	fs.Var(&settings, "setting", "app setting KEY=VALUE for the handler and the host, e.g. AzureWebJobs.ProcessOrder.Disabled=true (repeatable)")
-	fs.IntVar(&gen.Orders, "orders", gen.Orders, "generated orders")
-	fs.Uint64Var(&gen.Seed, "seed", gen.Seed, "seed of the generated stream")
-	fs.Float64Var(&gen.Duplicates, "duplicates", gen.Duplicates, "producer re-sends, as a fraction of orders")
-	fs.Float64Var(&gen.Bursts, "bursts", gen.Bursts, "orders sent as concurrent copies, as a fraction of orders")
-	fs.IntVar(&gen.BurstSize, "burst-size", gen.BurstSize, "most copies in flight at once in a burst")
-	fs.Float64Var(&gen.Mismatches, "mismatches", gen.Mismatches, "orders re-sent with other content (same orderId), as a fraction of orders")
-	fs.Float64Var(&gen.Invalid, "invalid", gen.Invalid, "invalid messages, as a fraction of orders")
-	fs.Float64Var(&gen.LostCompletions, "lost-completions", gen.LostCompletions, "messages whose completion the broker drops, as a fraction")
-	sub := orderstream.DefaultSubmitOptions()
-	sub.RegisterFlags(fs)
-	writeStream := fs.String("write-stream", "", "also write the generated stream to this JSONL file")
-	fs.IntVar(&opts.MaxConcurrentCalls, "concurrency", 0, "invocations in flight (default: host.json maxConcurrentCalls, else 16)")
-	fs.IntVar(&opts.MaxMessageBatchSize, "batch-size", 0, "messages per batch (default: host.json maxMessageBatchSize, else 1000)")
-	fs.IntVar(&opts.BatchesInFlight, "batches-in-flight", 1, "batches in flight at once (more than 1 is several host instances)")
-	fs.IntVar(&opts.MaxDeliveryCount, "max-delivery-count", 0, "the queue's maxDeliveryCount (default: the orders queue's, one past the retry budget)")
-	fs.DurationVar(&opts.DuplicateDetection, "duplicate-detection", 0, "the queue's duplicate detection window, e.g. 10m as in Azure (0: off, every resend reaches the consumer)")
-	fs.IntVar(&opts.HandlerKills, "kill-handler", 0, "SIGKILL the handler this many times, spread over the run")
-	fs.DurationVar(&opts.Lag, "lag", 0, "with -instances above 1: at most this long, a point read on another instance than the writer's is answered from before the write (Session consistency without the session token)")
-	fs.IntVar(&opts.Instances, "instances", 1, "instances of the app, each its own handler, host and change feed lease owner; HTTP requests spread over them")
-	opts.Clocks.RegisterFlags(fs)
-	outages := fs.String("outages", faults.FormatOutages(localrun.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none; needs a loopback http:// Cosmos endpoint")
-	fs.StringVar(&opts.Database, "database", "", "Cosmos database to use; it must hold no orders (default: a fresh one, deleted afterwards)")
-	fs.BoolVar(&opts.KeepDatabase, "keep-database", false, "keep the fresh database for a look afterwards (ordersctl order show)")
-	fs.BoolVar(&opts.Resume, "resume", false, "continue the run that kept -database: deliver -stream (e.g. what ordersctl parked resubmit wrote) into it, append to the files in -out")
-	fs.StringVar(&opts.OutDir, "out", ".local/hostemu", "folder for the parked messages, dead letters and handler output")
-	fs.DurationVar(&opts.Timeout, "timeout", 5*time.Minute, "give up after this long")
-	fs.BoolVar(&opts.Verbose, "v", false, "print the handler's Logs and every failed invocation")
+	fs, c := newFlags(stderr)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
 		return exitError
 	}
+	opts := c.opts // the flags are all set once parsed
 	var err error
-	if opts.Outages, err = faults.ParseOutages(*outages); err != nil {
+	if opts.Outages, err = faults.ParseOutages(*c.outages); err != nil {
 		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
@@ -167,39 +122,39 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if *httpAddr != "off" {
-		opts.HTTPAddr = *httpAddr
+	if *c.httpAddr != "off" {
+		opts.HTTPAddr = *c.httpAddr
 		// make run goes on without the listener when the default port is
 		// taken; an address asked for must open.
-		opts.HTTPOptional = !given["http-addr"] && !*serve
+		opts.HTTPOptional = !given["http-addr"] && !*c.serve
 	}
 
-	opts.AppRoot, opts.Functions, opts.Settings, opts.Environ = *appRoot, functions, settings, environ
+	opts.AppRoot, opts.Functions, opts.Settings, opts.Environ = *c.appRoot, c.functions, c.settings, environ
 	opts.Log = stderr
-	if !*noBar {
+	if !*c.noBar {
 		opts.Progress = progress
 	}
-	if *local != "" {
-		opts.LocalSettings = *local
-		if !filepath.IsAbs(*local) {
-			opts.LocalSettings = filepath.Join(*appRoot, *local)
+	if *c.local != "" {
+		opts.LocalSettings = *c.local
+		if !filepath.IsAbs(*c.local) {
+			opts.LocalSettings = filepath.Join(*c.appRoot, *c.local)
 		}
 	}
 	if !filepath.IsAbs(opts.OutDir) {
-		opts.OutDir = filepath.Join(*appRoot, opts.OutDir)
+		opts.OutDir = filepath.Join(*c.appRoot, opts.OutDir)
 	}
-	if given["hold-key-completions"] && !*serve {
+	if given["hold-key-completions"] && !*c.serve {
 		fmt.Fprintln(stderr, "localrun: -hold-key-completions is for -serve")
 		return exitError
 	}
-	if *serve {
+	if *c.serve {
 		return serveApp(ctx, opts, given, stdout, stderr)
 	}
-	if err := loadStream(&opts, *stream, gen, *writeStream); err != nil {
+	if err := loadStream(&opts, *c.stream, c.gen, *c.writeStream); err != nil {
 		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
-	if err := addSubmissions(&opts, sub, gen.Seed, given); err != nil {
+	if err := addSubmissions(&opts, c.sub, c.gen.Seed, given); err != nil {
 		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
@@ -208,12 +163,73 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
-	rep.Replay = chaos.ReplayCommand("run", fs, gen.Seed)
+	rep.Replay = chaos.ReplayCommand("run", fs, c.gen.Seed)
 	rep.Print(stdout)
 	if !rep.OK() {
 		return exitViolation
 	}
 	return exitOK
+}
+
+// cli is what localrun's command line sets.
+type cli struct {
+	opts                                                   localrun.Options
+	gen                                                    orderstream.Options
+	sub                                                    orderstream.SubmitOptions
+	functions                                              listFlag
+	settings                                               settingFlag
+	stream, appRoot, local, writeStream, outages, httpAddr *string
+	noBar, serve                                           *bool
+}
+
+// newFlags declares localrun's flags.
+func newFlags(stderr io.Writer) (*flag.FlagSet, *cli) {
+	fs := flag.NewFlagSet("localrun", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := &cli{gen: orderstream.DefaultOptions(), sub: orderstream.DefaultSubmitOptions()}
+	opts, gen := &c.opts, &c.gen
+	var (
+		stream   = fs.String("stream", "", "deliver the messages of this JSONL file instead of generated orders")
+		appRoot  = fs.String("app", ".", "function app root (host.json, */function.json)")
+		local    = fs.String("local-settings", "local.settings.json", "Values to use where the environment has none, like Core Tools (relative to -app; empty for none)")
+		noBar    = fs.Bool("no-progress", false, "no progress bar even on a terminal")
+		serve    = fs.Bool("serve", false, "no stream and no check: serve the HTTP triggers and the queue until Ctrl-C (make serve)")
+		httpAddr = fs.String("http-addr", defaultHTTPAddr, "where the HTTP triggers listen, or off")
+	)
+	c.stream, c.appRoot, c.local, c.noBar, c.serve, c.httpAddr = stream, appRoot, local, noBar, serve, httpAddr
+	fs.Var(functionKeysFlag{&opts.FunctionKeys}, "function-key", "a function key NAME=VALUE (a bare VALUE is named default, as the host names the key it creates; repeatable): one of them is required (x-functions-key header or code query) from callers of authLevel function and admin functions, as Azure does, and the handler is told its name; none: no check, as Core Tools")
+	fs.DurationVar(&opts.HoldKeyCompletions, "hold-key-completions", 0, "-serve: hold each completion of an idempotency key record until another request reads the record, at most this long (below SUBMIT_DEADLINE), so a second request with a key meets the first in flight; once one has been met so, completions pass (make http-demo)")
+	fs.StringVar(&opts.HistoryFile, "history-html", "", "file for porcupine's visualisation of the orderIds whose history is not linearizable (HTML)")
+	fs.StringVar(&opts.Executable, "executable", "", "handler executable (default: host.json customHandler.description.defaultExecutablePath)")
+	fs.Var(&c.functions, "function", "feed the queue to these functions only (comma-separated); the others are disabled")
+	fs.Var(&c.settings, "setting", "app setting KEY=VALUE for the handler and the host, e.g. AzureWebJobs.ProcessOrder.Disabled=true (repeatable)")
+	fs.IntVar(&gen.Orders, "orders", gen.Orders, "generated orders")
+	fs.Uint64Var(&gen.Seed, "seed", gen.Seed, "seed of the generated stream")
+	fs.Float64Var(&gen.Duplicates, "duplicates", gen.Duplicates, "producer re-sends, as a fraction of orders")
+	fs.Float64Var(&gen.Bursts, "bursts", gen.Bursts, "orders sent as concurrent copies, as a fraction of orders")
+	fs.IntVar(&gen.BurstSize, "burst-size", gen.BurstSize, "most copies in flight at once in a burst")
+	fs.Float64Var(&gen.Mismatches, "mismatches", gen.Mismatches, "orders re-sent with other content (same orderId), as a fraction of orders")
+	fs.Float64Var(&gen.Invalid, "invalid", gen.Invalid, "invalid messages, as a fraction of orders")
+	fs.Float64Var(&gen.LostCompletions, "lost-completions", gen.LostCompletions, "messages whose completion the broker drops, as a fraction")
+	c.sub.RegisterFlags(fs)
+	c.writeStream = fs.String("write-stream", "", "also write the generated stream to this JSONL file")
+	fs.IntVar(&opts.MaxConcurrentCalls, "concurrency", 0, "invocations in flight (default: host.json maxConcurrentCalls, else 16)")
+	fs.IntVar(&opts.MaxMessageBatchSize, "batch-size", 0, "messages per batch (default: host.json maxMessageBatchSize, else 1000)")
+	fs.IntVar(&opts.BatchesInFlight, "batches-in-flight", 1, "batches in flight at once (more than 1 is several host instances)")
+	fs.IntVar(&opts.MaxDeliveryCount, "max-delivery-count", 0, "the queue's maxDeliveryCount (default: the orders queue's, one past the retry budget)")
+	fs.DurationVar(&opts.DuplicateDetection, "duplicate-detection", 0, "the queue's duplicate detection window, e.g. 10m as in Azure (0: off, every resend reaches the consumer)")
+	fs.IntVar(&opts.HandlerKills, "kill-handler", 0, "SIGKILL the handler this many times, spread over the run")
+	fs.DurationVar(&opts.Lag, "lag", 0, "with -instances above 1: at most this long, a point read on another instance than the writer's is answered from before the write (Session consistency without the session token)")
+	fs.IntVar(&opts.Instances, "instances", 1, "instances of the app, each its own handler, host and change feed lease owner; HTTP requests spread over them")
+	opts.Clocks.RegisterFlags(fs)
+	c.outages = fs.String("outages", faults.FormatOutages(localrun.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none; needs a loopback http:// Cosmos endpoint")
+	fs.StringVar(&opts.Database, "database", "", "Cosmos database to use; it must hold no orders (default: a fresh one, deleted afterwards)")
+	fs.BoolVar(&opts.KeepDatabase, "keep-database", false, "keep the fresh database for a look afterwards (ordersctl order show)")
+	fs.BoolVar(&opts.Resume, "resume", false, "continue the run that kept -database: deliver -stream (e.g. what ordersctl parked resubmit wrote) into it, append to the files in -out")
+	fs.StringVar(&opts.OutDir, "out", ".local/hostemu", "folder for the parked messages, dead letters and handler output")
+	fs.DurationVar(&opts.Timeout, "timeout", 5*time.Minute, "give up after this long")
+	fs.BoolVar(&opts.Verbose, "v", false, "print the handler's Logs and every failed invocation")
+	return fs, c
 }
 
 // defaultHTTPAddr is Core Tools' address.
