@@ -19,7 +19,7 @@ type storeFailure interface {
 
 var (
 	_ storeFailure = (*orders.StoreError)(nil)
-	_ storeFailure = (*idempotency.StoreError)(nil)
+	_ storeFailure = (*idempotency.KeyStoreError)(nil)
 )
 
 // storeStatus is the status and sub-status the store in err answered, 0

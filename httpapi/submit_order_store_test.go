@@ -108,7 +108,7 @@ type failingKeys struct {
 func (f failingKeys) Claim(ctx context.Context, r idempotency.Record) (string, error) {
 	if f.hang {
 		<-ctx.Done()
-		return "", &idempotency.StoreError{Op: "claim idempotency key", Key: r.ID, IsTransient: true, Err: ctx.Err()}
+		return "", &idempotency.KeyStoreError{Op: "claim idempotency key", Key: r.ID, IsTransient: true, Err: ctx.Err()}
 	}
 	return "", f.err
 }
@@ -121,14 +121,14 @@ func TestSubmitOrderStoreFailures(t *testing.T) {
 		anchor string
 	}{
 		{"throttled or down", func(k keyStore) failingKeys {
-			return failingKeys{keyStore: k, err: &idempotency.StoreError{Op: "claim idempotency key", Status: 503, IsTransient: true,
+			return failingKeys{keyStore: k, err: &idempotency.KeyStoreError{Op: "claim idempotency key", Status: 503, IsTransient: true,
 				Err: errors.New("503 Service Unavailable: sekrit (activity 5e1f)")}}
 		}, 503, "service-unavailable"},
 		{"no answer", func(k keyStore) failingKeys {
-			return failingKeys{keyStore: k, err: &idempotency.StoreError{Op: "claim idempotency key", IsTransient: true, Err: errors.New("dial tcp: sekrit refused")}}
+			return failingKeys{keyStore: k, err: &idempotency.KeyStoreError{Op: "claim idempotency key", IsTransient: true, Err: errors.New("dial tcp: sekrit refused")}}
 		}, 503, "service-unavailable"},
 		{"refused for good", func(k keyStore) failingKeys {
-			return failingKeys{keyStore: k, err: &idempotency.StoreError{Op: "claim idempotency key", Status: 400, Err: errors.New("400 Bad Request: sekrit")}}
+			return failingKeys{keyStore: k, err: &idempotency.KeyStoreError{Op: "claim idempotency key", Status: 400, Err: errors.New("400 Bad Request: sekrit")}}
 		}, 500, "internal-error"},
 		{"fenced", func(k keyStore) failingKeys {
 			return failingKeys{keyStore: k, err: errors.Join(errors.New("sekrit"), idempotency.ErrFenced)}
@@ -183,14 +183,14 @@ type dyingKeys struct {
 
 func (k *dyingKeys) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
 	if r.State == idempotency.Succeeded && k.died.CompareAndSwap(false, true) {
-		return "", &idempotency.StoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: errors.New("connection reset")}
+		return "", &idempotency.KeyStoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: errors.New("connection reset")}
 	}
 	return k.keyStore.Replace(ctx, r, etag)
 }
 
 func (k *dyingKeys) Release(ctx context.Context, id, etag string) error {
 	if k.died.Load() && k.buried.CompareAndSwap(false, true) {
-		return &idempotency.StoreError{Op: "release idempotency key", Key: id, IsTransient: true, Err: errors.New("connection reset")}
+		return &idempotency.KeyStoreError{Op: "release idempotency key", Key: id, IsTransient: true, Err: errors.New("connection reset")}
 	}
 	return k.keyStore.Release(ctx, id, etag)
 }
@@ -216,8 +216,8 @@ func TestSubmitOrderFinishesARequestKilledAfterItsBatch(t *testing.T) {
 	wantProblem(t, inFlight, http.StatusConflict, "request-in-progress")
 	// Retry-After is when a live first request would have answered
 	// (DefaultSubmitDeadline and the settling of its key), below the lease.
-	if s, _ := strconv.Atoi(inFlight.Header.Get("Retry-After")); s != int((DefaultSubmitDeadline+idempotency.SettleTimeout)/time.Second) {
-		t.Errorf("Retry-After %q, want %s", inFlight.Header.Get("Retry-After"), DefaultSubmitDeadline+idempotency.SettleTimeout)
+	if s, _ := strconv.Atoi(inFlight.Header.Get("Retry-After")); s != int((DefaultSubmitDeadline+idempotency.FinishTimeout)/time.Second) {
+		t.Errorf("Retry-After %q, want %s", inFlight.Header.Get("Retry-After"), DefaultSubmitDeadline+idempotency.FinishTimeout)
 	}
 
 	clock.Advance(lease + time.Second)
@@ -268,13 +268,13 @@ type deadProcess struct{ keyStore }
 
 func (k *deadProcess) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
 	if r.State != idempotency.Started {
-		return "", &idempotency.StoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: context.Canceled}
+		return "", &idempotency.KeyStoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: context.Canceled}
 	}
 	return k.keyStore.Replace(ctx, r, etag)
 }
 
 func (k *deadProcess) Release(_ context.Context, id, _ string) error {
-	return &idempotency.StoreError{Op: "release idempotency key", Key: id, IsTransient: true, Err: context.Canceled}
+	return &idempotency.KeyStoreError{Op: "release idempotency key", Key: id, IsTransient: true, Err: context.Canceled}
 }
 
 // A request in flight answers within SUBMIT_DEADLINE (and the few seconds
@@ -296,7 +296,7 @@ func TestSubmitOrderInFlightRetryAfterIsTheFirstRequestsDeadline(t *testing.T) {
 	release()
 	<-firstDone
 	wantProblem(t, a, http.StatusConflict, "request-in-progress")
-	most := int((deadline + idempotency.SettleTimeout) / time.Second)
+	most := int((deadline + idempotency.FinishTimeout) / time.Second)
 	if s, err := strconv.Atoi(a.Header.Get("Retry-After")); err != nil || s < 1 || s > most {
 		t.Errorf("Retry-After %q, want 1 to %d seconds (SUBMIT_DEADLINE and the settling of the key), not the 60 s lease", a.Header.Get("Retry-After"), most)
 	}

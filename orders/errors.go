@@ -30,7 +30,7 @@ func invalid(field, format string, args ...any) *RejectError {
 
 // StoreError is an error from the order store with enough context to decide
 // between retrying and giving up. The key store's error,
-// idempotency.StoreError, answers the same two questions through the same
+// idempotency.KeyStoreError, answers the same two questions through the same
 // methods, Transient and StoreStatus, so a caller that meets both stores
 // asks the behaviour once, as net.Error's Timeout is asked of *net.OpError
 // and *url.Error alike. The types stay two because neither package may

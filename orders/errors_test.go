@@ -9,7 +9,7 @@ import (
 	"github.com/ordersink/orders-consumer/orders"
 )
 
-// keyStoreError stands for idempotency.StoreError, which orders may not
+// keyStoreError stands for idempotency.KeyStoreError, which orders may not
 // import: another type with a Transient method.
 type keyStoreError struct{ transient bool }
 

@@ -99,7 +99,7 @@ func (h *harness) createOrder(ctx context.Context) (idempotency.Response, error)
 	return h.accepted(), nil
 }
 
-func (h *harness) execute(t *testing.T, fp string, work idempotency.Work) (idempotency.Result, error) {
+func (h *harness) execute(t *testing.T, fp string, work idempotency.Work) (idempotency.Execution, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -107,9 +107,9 @@ func (h *harness) execute(t *testing.T, fp string, work idempotency.Work) (idemp
 }
 
 // want checks an Execute's answer.
-func (h *harness) want(t *testing.T, res idempotency.Result, err error, outcome idempotency.Outcome, resp idempotency.Response) {
+func (h *harness) want(t *testing.T, res idempotency.Execution, err error, outcome idempotency.Verdict, resp idempotency.Response) {
 	t.Helper()
-	if err != nil || res.Outcome != outcome {
+	if err != nil || res.Verdict != outcome {
 		t.Fatalf("execute: %+v, %v; want %s", res, err, outcome)
 	}
 	if !reflect.DeepEqual(res.Response, resp) {
@@ -150,14 +150,14 @@ var errDied = errors.New("the process died")
 
 func (s *dying) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
 	if s.dead.Load() {
-		return "", &idempotency.StoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: errDied}
+		return "", &idempotency.KeyStoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: errDied}
 	}
 	return s.Store.Replace(ctx, r, etag)
 }
 
 func (s *dying) Release(ctx context.Context, id, etag string) error {
 	if s.dead.Load() {
-		return &idempotency.StoreError{Op: "release idempotency key", Key: id, IsTransient: true, Err: errDied}
+		return &idempotency.KeyStoreError{Op: "release idempotency key", Key: id, IsTransient: true, Err: errDied}
 	}
 	return s.Store.Release(ctx, id, etag)
 }
@@ -183,12 +183,12 @@ func testMismatch(t *testing.T, h *harness) {
 	// A mismatch while the first request runs, then after it finished.
 	res, err := h.execute(t, h.fp, func(ctx context.Context) (idempotency.Response, error) {
 		res, err := h.execute(t, other, h.createOrder)
-		h.want(t, res, err, idempotency.Mismatch, idempotency.Response{})
+		h.want(t, res, err, idempotency.Mismatched, idempotency.Response{})
 		return h.createOrder(ctx)
 	})
 	h.want(t, res, err, idempotency.Executed, h.accepted())
 	res, err = h.execute(t, other, h.createOrder)
-	h.want(t, res, err, idempotency.Mismatch, idempotency.Response{})
+	h.want(t, res, err, idempotency.Mismatched, idempotency.Response{})
 	h.wantRuns(t, 1)
 	h.wantState(t, idempotency.Succeeded)
 }
@@ -203,7 +203,7 @@ func testInFlight(t *testing.T, h *harness) {
 		}
 		h.clock.Advance(49*time.Second + 300*time.Millisecond)
 		inner, _ = h.execute(t, h.fp, h.createOrder)
-		if inner.Outcome != idempotency.InFlight || inner.RetryAfter != time.Second {
+		if inner.Verdict != idempotency.InFlight || inner.RetryAfter != time.Second {
 			t.Errorf("%+v with 0.3 s of the lease left, want InFlight after 1s", inner)
 		}
 		h.wantState(t, idempotency.Started)
@@ -250,7 +250,7 @@ func testConcurrentSameKey(t *testing.T, h *harness) {
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
-		outcomes = map[idempotency.Outcome]int{}
+		outcomes = map[idempotency.Verdict]int{}
 		errs     []error
 	)
 	for range n {
@@ -261,13 +261,13 @@ func testConcurrentSameKey(t *testing.T, h *harness) {
 			switch {
 			case err != nil:
 				errs = append(errs, err)
-			case res.Outcome == idempotency.InFlight && res.RetryAfter != Lease:
+			case res.Verdict == idempotency.InFlight && res.RetryAfter != Lease:
 				t.Errorf("InFlight with RetryAfter %s, want the whole lease %s", res.RetryAfter, Lease)
-			case res.Outcome != idempotency.InFlight && !reflect.DeepEqual(res.Response, h.accepted()):
-				t.Errorf("%s with %+v, want the work's response", res.Outcome, res.Response)
+			case res.Verdict != idempotency.InFlight && !reflect.DeepEqual(res.Response, h.accepted()):
+				t.Errorf("%s with %+v, want the work's response", res.Verdict, res.Response)
 			}
-			outcomes[res.Outcome]++
-			if res.Outcome != idempotency.Executed {
+			outcomes[res.Verdict]++
+			if res.Verdict != idempotency.Executed {
 				settle(false)
 			}
 		})
