@@ -190,7 +190,7 @@ func (k *KeyFaults) Counts() keyFaultCounts {
 	return c
 }
 
-// Checks judge the answers of the keys hit: a killed key's clients were
+// Checks cover the answers of the keys hit: a killed key's clients were
 // told 409 (in flight) and then got a 2xx, which only an attempt that took
 // the key over can have stored, since every completion of the killed one
 // was dropped (fresh, or a replay when the taker's own answer did not

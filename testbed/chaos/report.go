@@ -102,8 +102,8 @@ type HTTPFigures struct {
 }
 
 // Contents are the deliveries and parked messages of a run by what their
-// content is, and the orders stored for the queue's orderIds. They judge
-// nothing: the checks (Judge) do, and the report prints both.
+// content is, and the orders stored for the queue's orderIds. They check
+// nothing: the checks (CheckRun) do, and the report prints both.
 type Contents struct {
 	Invocations, FailedInvocations, ProtocolErrors int
 	StoredOrders                                   int

@@ -252,7 +252,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	invsMu.Lock()
 	ran := slices.Clone(invs)
 	invsMu.Unlock()
-	findings, stored, err := Judge(checkCtx, db, Evidence{Evidence: verify.Evidence{Messages: msgs, Fates: tracker,
+	findings, stored, err := CheckRun(checkCtx, db, Evidence{Evidence: verify.Evidence{Messages: msgs, Fates: tracker,
 		Queue: rep.Queue, Worker: rep.Worker, Dead: res.DeadLetters, Created: ledger.Created(), Atomic: cfg.Atomic,
 		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound},
 		HTTP: h.ledger(), KeyFaults: h.keyFaults(), Publisher: res.Publisher, Invocations: ran, HistoryFile: cfg.HistoryFile})

@@ -203,7 +203,7 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 		}
 	}
 	msgs := append(delivered(opts.Messages, res.Dropped), tracker.Added()...)
-	var only map[string]bool // a resumed run counts and judges only its own orders
+	var only map[string]bool // a resumed run counts and checks only its own orders
 	if opts.Resume {
 		only = orderIDs(msgs)
 	}
@@ -216,7 +216,7 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 		rep.HTTP.TookOver, rep.HTTP.Fenced = outcomes.KeyTakeovers()
 	}
 	rep.Orders = orderstream.DistinctOrders(msgs)
-	findings, stored, err := judge(ctx, db, tracker, msgs, invs, res, only, httpTraffic, opts.HistoryFile)
+	findings, stored, err := checkRun(ctx, db, tracker, msgs, invs, res, only, httpTraffic, opts.HistoryFile)
 	if err != nil {
 		return nil, err
 	}
