@@ -12,12 +12,12 @@ import (
 )
 
 // RequeueBinding is ProcessOrderBatch's output to the orders queue, through
-// which a batch that must be completed gives back its young transient
+// which a batch that must be completed requeues its young transient
 // messages instead of parking them (docs/adr/0007-holding-through-outages.md).
 const RequeueBinding = "requeue"
 
 // requeued is the outcome of a transient message of a batch that had to be
-// completed: it was given back to the queue as a new message, with its
+// completed: it was requeued: sent to the queue as a new message, with its
 // deliveries counted. Only ProcessOrderBatch decides it, so the outcome
 // lives here rather than among the domain's.
 const requeued orders.Outcome = "requeued"
@@ -25,7 +25,7 @@ const requeued orders.Outcome = "requeued"
 // requeueKey names the one member of a requeued message's body.
 const requeueKey = "orderConsumerRequeued"
 
-// Requeued is a message given back to the orders queue by a batch. The
+// Requeued is a message a batch requeues to the orders queue. The
 // original body travels as a string, so the host's re-serialisation of
 // output objects (indentation, dates, numbers) cannot change a byte of it,
 // nor its fingerprint; the Subject and the deliveries so far travel with it,
