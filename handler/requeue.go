@@ -55,7 +55,7 @@ func (d delivery) requeue(reason string, fits func(any) error) (map[string]Reque
 	}
 	out := map[string]Requeued{requeueKey: q}
 	if err := fits(out); err != nil {
-		return nil, fmt.Errorf("given back it would be %w", err)
+		return nil, fmt.Errorf("requeued it would be %w", err)
 	}
 	return out, nil
 }
@@ -116,12 +116,12 @@ func (cfg Config) settle(ds []delivery, results []batchResult) []map[string]Requ
 		q, err := ds[i].requeue(why, cfg.fitOutput)
 		if err != nil {
 			r.Outcome, r.Reason = orders.Exhausted, orders.RetryBudgetExhausted
-			r.Description = fmt.Sprintf("parked with its batch at delivery %d: %s, and it cannot be given back (%v); still failing: %s",
+			r.Description = fmt.Sprintf("parked with its batch at delivery %d: %s, and it cannot be requeued (%v); still failing: %s",
 				ds[i].deliveryCount, why, err, r.Description)
 			continue
 		}
 		r.Outcome = requeued
-		r.Description = fmt.Sprintf("given back to the queue as a new message: %s; was failing: %s", why, r.Description)
+		r.Description = fmt.Sprintf("requeued as a new message: %s; was failing: %s", why, r.Description)
 		out = append(out, q)
 	}
 	return out

@@ -70,7 +70,7 @@ func TestBatchMateTooLargeToRequeueIsParked(t *testing.T) {
 		t.Errorf("requeued %d messages over the budget", len(q))
 	}
 	es := a.parkedAll(t)
-	if len(es) != 2 || es[1].OrderID != big || es[1].Reason != orders.RetryBudgetExhausted || !strings.Contains(es[1].Description, "cannot be given back") {
+	if len(es) != 2 || es[1].OrderID != big || es[1].Reason != orders.RetryBudgetExhausted || !strings.Contains(es[1].Description, "cannot be requeued") {
 		t.Errorf("parked %+v", es)
 	}
 }
