@@ -77,7 +77,7 @@ func (cfg config) submit(ctx context.Context, x *exchange, req *handler.HTTPRequ
 	})
 	x.judged(res, err)
 	if err == nil && res.Verdict == idempotency.InFlight {
-		// A live first request answers within its deadline (and settles its
+		// A live first request answers within its deadline (and finishes its
 		// key within FinishTimeout after); only one that died holds the key
 		// for the rest of its lease. Come back when a live one has answered.
 		x.retryAfter = min(x.retryAfter, cfg.SubmitDeadline+idempotency.FinishTimeout)

@@ -215,7 +215,7 @@ func TestSubmitOrderFinishesARequestKilledAfterItsBatch(t *testing.T) {
 	inFlight := d.submit(t, key, body)
 	wantProblem(t, inFlight, http.StatusConflict, "request-in-progress")
 	// Retry-After is when a live first request would have answered
-	// (DefaultSubmitDeadline and the settling of its key), below the lease.
+	// (DefaultSubmitDeadline and the finishing of its key), below the lease.
 	if s, _ := strconv.Atoi(inFlight.Header.Get("Retry-After")); s != int((DefaultSubmitDeadline+idempotency.FinishTimeout)/time.Second) {
 		t.Errorf("Retry-After %q, want %s", inFlight.Header.Get("Retry-After"), DefaultSubmitDeadline+idempotency.FinishTimeout)
 	}
@@ -236,7 +236,7 @@ func TestSubmitOrderFinishesARequestKilledAfterItsBatch(t *testing.T) {
 }
 
 // A request whose process dies after its batch (its context ends, nothing
-// settles the key) is finished the same way: this one's completion and
+// finishes the key) is finished the same way: this one's completion and
 // release never land at all.
 func TestSubmitOrderFinishesARequestWhoseProcessDied(t *testing.T) {
 	const lease = 30 * time.Second
@@ -263,7 +263,7 @@ func TestSubmitOrderFinishesARequestWhoseProcessDied(t *testing.T) {
 }
 
 // deadProcess is the key store of a process killed after its batch: every
-// write that would settle a key fails, as its writes never leave.
+// write that would finish a key fails, as its writes never leave.
 type deadProcess struct{ keyStore }
 
 func (k *deadProcess) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
@@ -278,7 +278,7 @@ func (k *deadProcess) Release(_ context.Context, id, _ string) error {
 }
 
 // A request in flight answers within SUBMIT_DEADLINE (and the few seconds
-// it may take to settle its key), far sooner than its lease ends: the 409
+// it may take to finish its key), far sooner than its lease ends: the 409
 // asks the retry to come back when a live first request will have answered,
 // not to wait out a lease kept for requests that died.
 func TestSubmitOrderInFlightRetryAfterIsTheFirstRequestsDeadline(t *testing.T) {
@@ -298,7 +298,7 @@ func TestSubmitOrderInFlightRetryAfterIsTheFirstRequestsDeadline(t *testing.T) {
 	wantProblem(t, a, http.StatusConflict, "request-in-progress")
 	most := int((deadline + idempotency.FinishTimeout) / time.Second)
 	if s, err := strconv.Atoi(a.Header.Get("Retry-After")); err != nil || s < 1 || s > most {
-		t.Errorf("Retry-After %q, want 1 to %d seconds (SUBMIT_DEADLINE and the settling of the key), not the 60 s lease", a.Header.Get("Retry-After"), most)
+		t.Errorf("Retry-After %q, want 1 to %d seconds (SUBMIT_DEADLINE and the finishing of the key), not the 60 s lease", a.Header.Get("Retry-After"), most)
 	}
 }
 

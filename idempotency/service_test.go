@@ -210,10 +210,10 @@ func TestOutcomeNames(t *testing.T) {
 	}
 }
 
-// TestSettlesAfterTheRequestEnded: the key is completed or released even
+// TestFinishesAfterTheRequestEnded: the key is completed or released even
 // when the request's context ended while the work ran, so a retry is
 // replayed or runs at once instead of waiting for the lease.
-func TestSettlesAfterTheRequestEnded(t *testing.T) {
+func TestFinishesAfterTheRequestEnded(t *testing.T) {
 	store := idemtest.NewMemStore()
 	s := &idempotency.Service{Store: store}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -243,7 +243,7 @@ func TestSettlesAfterTheRequestEnded(t *testing.T) {
 }
 
 // timingOutCompletion is a key store whose completion (a Replace to a
-// settled state) hangs until its context ends, as a store that stopped
+// finished state) hangs until its context ends, as a store that stopped
 // answering; it records how much time the release after it was given.
 type timingOutCompletion struct {
 	idempotency.Store

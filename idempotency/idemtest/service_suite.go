@@ -221,14 +221,14 @@ func testConcurrentSameKey(t *testing.T, h *harness) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var (
-		settled     sync.Mutex
+		counted     sync.Mutex
 		inWork, out int
 		release     = make(chan struct{})
 	)
-	// settle counts a request that entered the work or answered without it.
-	settle := func(entered bool) {
-		settled.Lock()
-		defer settled.Unlock()
+	// count counts a request that entered the work or answered without it.
+	count := func(entered bool) {
+		counted.Lock()
+		defer counted.Unlock()
 		if entered {
 			inWork++
 		} else {
@@ -239,7 +239,7 @@ func testConcurrentSameKey(t *testing.T, h *harness) {
 		}
 	}
 	work := func(ctx context.Context) (idempotency.Response, error) {
-		settle(true)
+		count(true)
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -268,7 +268,7 @@ func testConcurrentSameKey(t *testing.T, h *harness) {
 			}
 			outcomes[res.Verdict]++
 			if res.Verdict != idempotency.Executed {
-				settle(false)
+				count(false)
 			}
 		})
 	}

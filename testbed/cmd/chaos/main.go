@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.IntVar(&cfg.KeyKills, "key-kills", cfg.KeyKills, "SIGKILLs of the handler while it completes an idempotency key, so the key is left started")
 	fs.IntVar(&cfg.KeyLostAnswers, "key-lost-answers", cfg.KeyLostAnswers, "idempotency key completions whose answer is lost after Cosmos stored them")
 	fs.DurationVar(&cfg.KeyLease, "key-lease", cfg.KeyLease, "the handler's IDEMPOTENCY_LEASE: a key left started is taken over after it")
-	fs.DurationVar(&cfg.SubmitDeadline, "submit-deadline", cfg.SubmitDeadline, "the handler's SUBMIT_DEADLINE (with 5 s to settle the key, at most 90% of -key-lease)")
+	fs.DurationVar(&cfg.SubmitDeadline, "submit-deadline", cfg.SubmitDeadline, "the handler's SUBMIT_DEADLINE (with 5 s to finish the key, at most 90% of -key-lease)")
 	recovery := fs.Duration("recovery-bound", verify.DefaultRecoveryBound, "orders must be created again this soon after each outage")
 	fs.IntVar(&cfg.PublisherKills, "publisher-kills", cfg.PublisherKills, "SIGKILLs of the handler during a PublishOrderEvents invocation")
 	fs.IntVar(&cfg.PublisherSendFaults, "publisher-send-faults", cfg.PublisherSendFaults, "PublishOrderEvents invocations whose send to the topic is refused after the handler answered")
