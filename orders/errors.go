@@ -58,7 +58,7 @@ func (e *StoreError) Transient() bool { return e.IsTransient }
 func (e *StoreError) StoreStatus() (status, subStatus int) { return e.Status, e.SubStatus }
 
 // IsTransient reports whether err is worth retrying by redelivery: the
-// verdict of the first error in its chain with a Transient method, whichever
+// answer of the first error in its chain with a Transient method, whichever
 // store's it is. Other errors count as transient: when in doubt, the broker
 // keeps the message rather than losing it.
 func IsTransient(err error) bool {

@@ -255,7 +255,7 @@ func ParkingQueue(fn *hostemu.Function) string {
 // maxExamples bounds the violations and accounted messages printed per check.
 const maxExamples = 10
 
-// Print writes the run's figures, the checks' verdicts and the verdict of
+// Print writes the run's figures, the checks' results and the result of
 // the run.
 func (r *Report) Print(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
@@ -378,7 +378,7 @@ func (r *Report) printInstances(row func(string, any, string)) {
 	}
 }
 
-// printChecks writes the verdict of every check, with the first violations
+// printChecks writes the result of every check, with the first violations
 // of those that failed, and the messages given up on with a named reason.
 func (r *Report) printChecks(p func(string, ...any)) {
 	f := r.Findings

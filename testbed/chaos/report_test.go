@@ -49,7 +49,7 @@ func TestCountWhicheverContentWins(t *testing.T) {
 	}
 }
 
-// The report prints the verdict of every check, names the violations, and a
+// The report prints the result of every check, names the violations, and a
 // run with one fails.
 func TestSummaryPrintsTheChecks(t *testing.T) {
 	ok := &verify.Check{Name: "nothing lost", Checked: 3}
