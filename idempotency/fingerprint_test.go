@@ -27,7 +27,7 @@ func TestRetryIsComparedUnderTheStoredVersion(t *testing.T) {
 		name    string
 		stored  idempotency.Fingerprint
 		retry   idempotency.Fingerprint
-		outcome idempotency.Verdict
+		verdict idempotency.Verdict
 	}{
 		{"same version", idempotency.Fingerprint{Hash: v1, Version: 1}, idempotency.Fingerprint{Hash: v1, Version: 1}, idempotency.Replayed},
 		{"stored by the older rule", idempotency.Fingerprint{Hash: v1, Version: 1}, idempotency.Fingerprint{Hash: v2, Version: 2, Under: under}, idempotency.Replayed},
@@ -51,8 +51,8 @@ func TestRetryIsComparedUnderTheStoredVersion(t *testing.T) {
 				ran = true
 				return ok, nil
 			})
-			if err != nil || res.Verdict != tc.outcome || ran {
-				t.Errorf("retry: %v, %v, work ran %v; want %v and no work", res.Verdict, err, ran, tc.outcome)
+			if err != nil || res.Verdict != tc.verdict || ran {
+				t.Errorf("retry: %v, %v, work ran %v; want %v and no work", res.Verdict, err, ran, tc.verdict)
 			}
 		})
 	}

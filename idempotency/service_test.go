@@ -205,7 +205,7 @@ func TestOutcomeNames(t *testing.T) {
 	for o, want := range map[idempotency.Verdict]string{idempotency.Executed: "executed", idempotency.Replayed: "replayed",
 		idempotency.Mismatched: "mismatch", idempotency.InFlight: "inFlight", 0: "unknown"} {
 		if o.String() != want {
-			t.Errorf("Outcome(%d) is %q, want %q", int(o), o, want)
+			t.Errorf("Verdict(%d) is %q, want %q", int(o), o, want)
 		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 const Lease = time.Minute
 
 // TestService runs the scenarios of [idempotency.Service] over the store
-// newStore returns: every outcome, concurrent requests with one key, a
+// newStore returns: every verdict, concurrent requests with one key, a
 // worker that dies, fencing, and how failures are kept or released. Leases
 // end by advancing a [Clock], never by sleeping.
 func TestService(t *testing.T, newStore func(t *testing.T) Backend) {
@@ -107,10 +107,10 @@ func (h *harness) execute(t *testing.T, fp string, work idempotency.Work) (idemp
 }
 
 // want checks an Execute's answer.
-func (h *harness) want(t *testing.T, res idempotency.Execution, err error, outcome idempotency.Verdict, resp idempotency.Response) {
+func (h *harness) want(t *testing.T, res idempotency.Execution, err error, verdict idempotency.Verdict, resp idempotency.Response) {
 	t.Helper()
-	if err != nil || res.Verdict != outcome {
-		t.Fatalf("execute: %+v, %v; want %s", res, err, outcome)
+	if err != nil || res.Verdict != verdict {
+		t.Fatalf("execute: %+v, %v; want %s", res, err, verdict)
 	}
 	if !reflect.DeepEqual(res.Response, resp) {
 		t.Errorf("execute: response %+v, want %+v", res.Response, resp)
@@ -250,7 +250,7 @@ func testConcurrentSameKey(t *testing.T, h *harness) {
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
-		outcomes = map[idempotency.Verdict]int{}
+		verdicts = map[idempotency.Verdict]int{}
 		errs     []error
 	)
 	for range n {
@@ -266,15 +266,15 @@ func testConcurrentSameKey(t *testing.T, h *harness) {
 			case res.Verdict != idempotency.InFlight && !reflect.DeepEqual(res.Response, h.accepted()):
 				t.Errorf("%s with %+v, want the work's response", res.Verdict, res.Response)
 			}
-			outcomes[res.Verdict]++
+			verdicts[res.Verdict]++
 			if res.Verdict != idempotency.Executed {
 				count(false)
 			}
 		})
 	}
 	wg.Wait()
-	if len(errs) > 0 || outcomes[idempotency.Executed] != 1 || outcomes[idempotency.InFlight]+outcomes[idempotency.Replayed] != n-1 {
-		t.Errorf("%d concurrent requests with one key: %v, errors %v; want 1 executed, the others in flight or replayed", n, outcomes, errs)
+	if len(errs) > 0 || verdicts[idempotency.Executed] != 1 || verdicts[idempotency.InFlight]+verdicts[idempotency.Replayed] != n-1 {
+		t.Errorf("%d concurrent requests with one key: %v, errors %v; want 1 executed, the others in flight or replayed", n, verdicts, errs)
 	}
 	h.wantRuns(t, 1)
 	h.wantOrders(t, 1)
