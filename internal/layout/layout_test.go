@@ -2,8 +2,7 @@
 // of the product packages (docs/contract.md keeps the product's promises;
 // internal/cosmostest, orders/orderstest, idempotency/idemtest,
 // handler/handlertest and testbed/ hold what only tests and the bench use),
-// and each of the HTTP API's statuses is decided in one file; the domain
-// packages, orders and idempotency, never export one name for two things.
+// and each of the HTTP API's statuses is decided in one file.
 package layout
 
 import (
