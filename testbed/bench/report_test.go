@@ -28,9 +28,9 @@ func failedOnce(round []Phase) []Phase {
 
 func TestReportGivesEveryLatencyAndTheBatchComparison(t *testing.T) {
 	tests := []struct {
-		name      string
-		batchRate float64
-		comparison   string
+		name       string
+		batchRate  float64
+		comparison string
 	}{
 		{"batch faster", 150, "batch mode was at least as fast as single messages in this run (median ratio 1.50)"},
 		{"batch slower", 50, "batch mode was slower than single messages in this run (median ratio 0.50)"},
