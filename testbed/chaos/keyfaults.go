@@ -42,7 +42,7 @@ type KeyFaults struct {
 	// eligible are the keys a fault may go to; a kill aimed at a key whose
 	// completion comes fewer than gap completions after the last kill is
 	// deferred (deferred counts them) to the next eligible key's
-	// completion. Counted, not timed: a run replays from its seed.
+	// completion. Counted, not timed: a run reruns from its seed.
 	eligible  map[string]bool
 	deferred  int
 	gap       int

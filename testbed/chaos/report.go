@@ -70,15 +70,15 @@ type Report struct {
 	Findings *verify.Findings
 	// Files are the files the run wrote (make run's local queues).
 	Files []string
-	// Replay is the command that runs this run again (ReplayCommand).
-	Replay string
+	// Rerun is the command that runs this run again (RerunCommand).
+	Rerun string
 }
 
-// ReplayCommand is the make command that replays a run of target (run,
+// RerunCommand is the make command that reruns a run of target (run,
 // chaos) made with fs's flags: those set on the command line, -seed always,
 // without the files of the run's own logs. A run's faults are drawn from
-// its seed and what happens, so the replay meets the same faults.
-func ReplayCommand(target string, fs *flag.FlagSet, seed uint64) string {
+// its seed and what happens, so the rerun meets the same faults.
+func RerunCommand(target string, fs *flag.FlagSet, seed uint64) string {
 	args := []string{"-seed " + strconv.FormatUint(seed, 10)}
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -350,8 +350,8 @@ func (r *Report) Print(w io.Writer) {
 	} else {
 		p("\nINVARIANT VIOLATED")
 	}
-	if r.Replay != "" {
-		p("replay: %s", r.Replay)
+	if r.Rerun != "" {
+		p("rerun: %s", r.Rerun)
 	}
 	if len(r.Files) > 0 {
 		p("files: %s", strings.Join(r.Files, ", "))

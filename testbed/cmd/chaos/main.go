@@ -109,7 +109,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg.Log, cfg.HandlerOutput, cfg.Progress = stderr, hout, 5*time.Second
 	rep, err := chaos.Run(ctx, cfg)
 	if rep != nil {
-		rep.Replay = chaos.ReplayCommand("chaos", fs, rep.Seed)
+		rep.Rerun = chaos.RerunCommand("chaos", fs, rep.Seed)
 		rep.Print(stdout)
 	}
 	if err != nil {
