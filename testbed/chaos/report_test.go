@@ -72,7 +72,7 @@ func TestSummaryPrintsTheChecks(t *testing.T) {
 	}
 }
 
-// The replay command names the seed and every flag given, not the files of
+// The rerun command names the seed and every flag given, not the files of
 // the run's own logs.
 func TestRerunCommand(t *testing.T) {
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
