@@ -90,7 +90,7 @@ func newFakeCosmos(t *testing.T) *fakeCosmos {
 	return f
 }
 
-func TestBatchCreateJudgesEveryOperation(t *testing.T) {
+func TestBatchCreateReadsEveryOperation(t *testing.T) {
 	f := newFakeCosmos(t)
 	store, err := Open(Options{Endpoint: f.URL + "/", Key: "a2V5"}, "shop", "orders")
 	if err != nil {

@@ -52,8 +52,8 @@ func TestNewClientRefusesPlainHTTPOffTheMachine(t *testing.T) {
 
 // TestClassify: one reading of a Cosmos error serves both stores. Each
 // answer (or none) gives the order store's error and the key store's the
-// same verdict, status and sub-status, and orders.IsTransient reads the
-// verdict from either: throttling, timeouts, outages and refused
+// same answer, status and sub-status, and orders.IsTransient reads the
+// answer from either: throttling, timeouts, outages and refused
 // credentials (an operator fixes those) may pass; a request Cosmos refuses
 // as such (400, 413) will be refused again.
 func TestClassify(t *testing.T) {

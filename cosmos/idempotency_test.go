@@ -84,7 +84,7 @@ func TestKeyStoreRoundTrips(t *testing.T) {
 }
 
 // TestKeyStoreErrors: a failure that is not a conditional-write answer is
-// an idempotency.StoreError naming the operation and the key record.
+// an idempotency.KeyStoreError naming the operation and the key record.
 func TestKeyStoreErrors(t *testing.T) {
 	tr := cosmostest.NewTransport()
 	store, err := testEnv(t).StoreVia(tr)
@@ -98,7 +98,7 @@ func TestKeyStoreErrors(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err = keys.Claim(ctx, idempotency.Record{ID: "rec-1", State: idempotency.Started})
-	var se *idempotency.StoreError
+	var se *idempotency.KeyStoreError
 	if !errors.As(err, &se) || se.Transient() || se.Status != 400 || errors.Is(err, idempotency.ErrExists) ||
 		err.Error() != `claim idempotency key rec-1: 400 Bad Request: BadRequest: {"Errors":["One of the specified inputs is invalid"]} (activity faked-by-cosmostest)` {
 		t.Errorf("claim refused: %v; want a final StoreError with a one-line text", err)
@@ -121,15 +121,15 @@ func BenchmarkKeyStoreExecute(b *testing.B) {
 	for _, path := range []struct {
 		name    string
 		fp      string
-		outcome idempotency.Outcome
-	}{{"first", "fp-1", idempotency.Executed}, {"replay", "fp-1", idempotency.Replayed}, {"mismatch", "fp-2", idempotency.Mismatch}} {
+		outcome idempotency.Verdict
+	}{{"first", "fp-1", idempotency.Executed}, {"replay", "fp-1", idempotency.Replayed}, {"mismatch", "fp-2", idempotency.Mismatched}} {
 		b.Run(path.name, func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				s := scope
 				if path.outcome == idempotency.Executed {
 					s.Key = fmt.Sprintf("%s-%d", scope.Key, i)
 				}
-				if res, err := svc.Execute(ctx, s, idempotency.Fingerprint{Hash: path.fp}, work); err != nil || res.Outcome != path.outcome {
+				if res, err := svc.Execute(ctx, s, idempotency.Fingerprint{Hash: path.fp}, work); err != nil || res.Verdict != path.outcome {
 					b.Fatalf("%+v, %v; want %s", res, err, path.outcome)
 				}
 			}

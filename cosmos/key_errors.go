@@ -6,5 +6,5 @@ import "github.com/ordersink/orders-consumer/idempotency"
 // record, not an order.
 func classifyKey(op, id string, err error) error {
 	f := failureOf(err)
-	return &idempotency.StoreError{Op: op, Key: id, Status: f.status, SubStatus: f.subStatus, IsTransient: f.transient, Err: f.err}
+	return &idempotency.KeyStoreError{Op: op, Key: id, Status: f.status, SubStatus: f.subStatus, IsTransient: f.transient, Err: f.err}
 }

@@ -18,7 +18,7 @@ import (
 
 // A status document deleted between the read and the replace (an operator's
 // cleanup, a TTL) answers the replace 404; the change is then created again
-// rather than lost or given back to the broker.
+// rather than lost or abandoned to the broker.
 func TestStatusDocumentDeletedBeforeTheReplaceIsCreatedAgain(t *testing.T) {
 	e := testEnv(t)
 	tr := cosmostest.NewTransport()

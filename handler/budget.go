@@ -49,7 +49,7 @@ func OutputBudget(maxMessageBytes int) func(v any) error {
 				return fmt.Errorf("encode output: %w", err)
 			}
 		}
-		// Most outputs are far below the budget: a one-pass bound settles
+		// Most outputs are far below the budget: a one-pass bound decides
 		// them without re-serialising.
 		if utf8.Valid(raw) && hostjson.MaxSize(raw) <= budget {
 			return nil

@@ -81,7 +81,7 @@ func BenchmarkOutputBudget(b *testing.B) {
 }
 
 // BenchmarkOutputBudgetLargeEnvelope is the slow path: an envelope near the
-// limit, which the one-pass bound cannot settle, re-serialised in full.
+// limit, which the one-pass bound cannot decide, re-serialised in full.
 func BenchmarkOutputBudgetLargeEnvelope(b *testing.B) {
 	d := delivery{function: FunctionProcessOrder, messageID: "ORD-B", body: escapingBody("ORD-B", 60<<10)}
 	e := d.envelope(orders.Result{Outcome: orders.Invalid, Reason: orders.ValidationFailed, OrderID: "ORD-B"}, handlertest.FixedNow())

@@ -24,7 +24,7 @@
 //   - process_order.go: ProcessOrder, one message: its result, answer and
 //     log line.
 //   - process_order_batch.go: ProcessOrderBatch, settled all or nothing.
-//   - requeue.go: a batch's transient messages given back to the queue.
+//   - requeue.go: a batch's transient messages, requeued (docs/contract.md §7).
 //   - parking.go, parked_body.go: the parking envelope, and the body kept
 //     apart when the envelope cannot carry it.
 //   - publish_order_events.go: PublishOrderEvents, the outbox publisher.

@@ -26,7 +26,7 @@ type delivery struct {
 	// Metadata (a string trigger value holding a JSON object).
 	metadataCopied bool
 	// priorDeliveries counts the deliveries of the message this one was
-	// given back for (requeue.go); they are part of deliveryCount.
+	// requeued for (requeue.go); they are part of deliveryCount.
 	priorDeliveries int
 }
 

@@ -12,8 +12,8 @@ import (
 
 // A batch against a Cosmos DB that never answers is answered at its
 // deadline: 503 when all its messages are young; completed when one is on its
-// last delivery, that one parked and the young ones given back, and what is
-// given back creates the order, unchanged, once Cosmos DB answers.
+// last delivery, that one parked and the young ones requeued, and what is
+// requeued creates the order, unchanged, once Cosmos DB answers.
 func TestBatchAgainstACosmosThatNeverAnswers(t *testing.T) {
 	b := startOutageBench(t, cosmostest.Silent, true)
 	var ids [3]string
@@ -48,16 +48,16 @@ func TestBatchAgainstACosmosThatNeverAnswers(t *testing.T) {
 		t.Fatalf("requeued %+v", requeued)
 	}
 
-	// Given back, they come in again as new messages, to either function.
+	// Requeued, they come in again as new messages, to either function.
 	b.proxy.Set(cosmostest.Up)
 	text := func(q Requeued) []byte { return []byte(hostOutputText(t, map[string]Requeued{requeueKey: q})) }
 	a = b.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{{text(requeued[0]), "sb-1", 1, ""}}))
 	if a.Status != http.StatusOK || strings.Join(a.outcomes(), " ") != "created" || !strings.Contains(a.FirstLog(), "(delivery 3)") {
-		t.Fatalf("given back to the batch function: status %d, %v", a.Status, a.Logs)
+		t.Fatalf("requeued to the batch function: status %d, %v", a.Status, a.Logs)
 	}
 	a = b.invoke(t, hostInvocation(text(requeued[1]), "sb-2", 1))
 	if a.Status != http.StatusOK || a.Outcome() != "created" || !strings.Contains(a.FirstLog(), "(delivery 2)") {
-		t.Fatalf("given back to ProcessOrder: status %d, %v", a.Status, a.Logs)
+		t.Fatalf("requeued to ProcessOrder: status %d, %v", a.Status, a.Logs)
 	}
 	for _, i := range []int{1, 2} {
 		docs := handlertest.DocumentsOfType(partition(t, ids[i]), orders.TypeOrder)
@@ -69,7 +69,7 @@ func TestBatchAgainstACosmosThatNeverAnswers(t *testing.T) {
 }
 
 // Every message at its last delivery with a final outcome keeps its
-// envelope, even beside a transient batch-mate, which is given back.
+// envelope, even beside a transient batch-mate, which is requeued.
 func TestBatchLastDeliveryWithFinalOutcomeBesideATransientMate(t *testing.T) {
 	var bad, mate, mis string
 	var badb, mateb, misb []byte

@@ -251,7 +251,7 @@ func TestBatchWithAMessageOnItsLastDeliveryIsSettled(t *testing.T) {
 		t.Errorf("a young batch-mate was parked because of its neighbour: %+v", e)
 	}
 	if q := a.requeuedAll(t); len(q) != 1 || q[0].MessageID != young || q[0].Body != string(youngb) || !strings.Contains(q[0].Reason, "last delivery") {
-		t.Errorf("batch-mate given back as %+v", q)
+		t.Errorf("batch-mate requeued as %+v", q)
 	}
 }
 
@@ -360,7 +360,7 @@ func TestBatchSummaryCountsOutcomes(t *testing.T) {
 	t.Errorf("no batch line in %s", s.logsOf(a))
 }
 
-// A batch that parks and gives back nothing names neither output: no empty
+// A batch that parks and requeues nothing names neither output: no empty
 // array or null for the host to read.
 func TestBatchWithNothingParkedHasNoParkingOutput(t *testing.T) {
 	s := startBatchServer(t, testEnv(t).Store, 2)

@@ -94,7 +94,7 @@ func TestStatusReplaceThatLosesARaceReadsAgain(t *testing.T) {
 		t.Fatalf("competing writer: %v", err)
 	}
 	if a.Status != http.StatusOK || a.Outcome() != "applied" {
-		t.Fatalf("status %d, logs %v: a lost race must be read again, not given back", a.Status, a.Logs)
+		t.Fatalf("status %d, logs %v: a lost race must be read again, not requeued", a.Status, a.Logs)
 	}
 	if logs := s.logsOf(a); !strings.Contains(logs, `"attempts":2`) || !strings.Contains(logs, `"storedVersion":2`) {
 		t.Errorf("log %s, want 2 attempts over the competitor's v2", logs)

@@ -12,12 +12,12 @@ import (
 )
 
 // RequeueBinding is ProcessOrderBatch's output to the orders queue, through
-// which a batch that must be completed gives back its young transient
+// which a batch that must be completed requeues its young transient
 // messages instead of parking them (docs/adr/0007-holding-through-outages.md).
 const RequeueBinding = "requeue"
 
 // requeued is the outcome of a transient message of a batch that had to be
-// completed: it was given back to the queue as a new message, with its
+// completed: it was requeued: sent to the queue as a new message, with its
 // deliveries counted. Only ProcessOrderBatch decides it, so the outcome
 // lives here rather than among the domain's.
 const requeued orders.Outcome = "requeued"
@@ -25,7 +25,7 @@ const requeued orders.Outcome = "requeued"
 // requeueKey names the one member of a requeued message's body.
 const requeueKey = "orderConsumerRequeued"
 
-// Requeued is a message given back to the orders queue by a batch. The
+// Requeued is a message a batch requeues to the orders queue. The
 // original body travels as a string, so the host's re-serialisation of
 // output objects (indentation, dates, numbers) cannot change a byte of it,
 // nor its fingerprint; the Subject and the deliveries so far travel with it,
@@ -55,7 +55,7 @@ func (d delivery) requeue(reason string, fits func(any) error) (map[string]Reque
 	}
 	out := map[string]Requeued{requeueKey: q}
 	if err := fits(out); err != nil {
-		return nil, fmt.Errorf("given back it would be %w", err)
+		return nil, fmt.Errorf("requeued it would be %w", err)
 	}
 	return out, nil
 }
@@ -116,12 +116,12 @@ func (cfg Config) settle(ds []delivery, results []batchResult) []map[string]Requ
 		q, err := ds[i].requeue(why, cfg.fitOutput)
 		if err != nil {
 			r.Outcome, r.Reason = orders.Exhausted, orders.RetryBudgetExhausted
-			r.Description = fmt.Sprintf("parked with its batch at delivery %d: %s, and it cannot be given back (%v); still failing: %s",
+			r.Description = fmt.Sprintf("parked with its batch at delivery %d: %s, and it cannot be requeued (%v); still failing: %s",
 				ds[i].deliveryCount, why, err, r.Description)
 			continue
 		}
 		r.Outcome = requeued
-		r.Description = fmt.Sprintf("given back to the queue as a new message: %s; was failing: %s", why, r.Description)
+		r.Description = fmt.Sprintf("requeued as a new message: %s; was failing: %s", why, r.Description)
 		out = append(out, q)
 	}
 	return out

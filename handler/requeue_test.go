@@ -13,7 +13,7 @@ import (
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 )
 
-// A requeued message is read as the message it gives back, with its
+// A requeued message is read as the message it carries, with its
 // deliveries counted, by both functions; anything else is left alone.
 func TestUnwrapRequeued(t *testing.T) {
 	binary := []byte{0xff, 0xfe, '{'}
@@ -45,15 +45,15 @@ func TestUnwrapRequeued(t *testing.T) {
 	}
 }
 
-// A young batch-mate too large to be given back in one Service Bus message
+// A young batch-mate too large to be requeued in one Service Bus message
 // is parked, with the reason, rather than lost in a failed output send.
-func TestBatchMateTooLargeToGiveBackIsParked(t *testing.T) {
+func TestBatchMateTooLargeToRequeueIsParked(t *testing.T) {
 	var old, big string
 	var oldb, bigb []byte
 	t.Run("ids", func(t *testing.T) {
 		old, oldb = handlertest.UniqueOrder(t)
 		big, bigb = handlertest.UniqueOrder(t)
-		// Quotes are escaped once in the body and twice when given back;
+		// Quotes are escaped once in the body and twice when requeued;
 		// DefaultMaxMessageBytes/3 of them in strings within the string length
 		// limit of docs/contract.md §3.
 		note := `"` + strings.Repeat(`\"`, orders.MaxTokenBytes/2) + `"`
@@ -67,21 +67,21 @@ func TestBatchMateTooLargeToGiveBackIsParked(t *testing.T) {
 		t.Fatalf("status %d", a.Status)
 	}
 	if q := a.requeuedAll(t); len(q) != 0 {
-		t.Errorf("given back %d messages over the budget", len(q))
+		t.Errorf("requeued %d messages over the budget", len(q))
 	}
 	es := a.parkedAll(t)
-	if len(es) != 2 || es[1].OrderID != big || es[1].Reason != orders.RetryBudgetExhausted || !strings.Contains(es[1].Description, "cannot be given back") {
+	if len(es) != 2 || es[1].OrderID != big || es[1].Reason != orders.RetryBudgetExhausted || !strings.Contains(es[1].Description, "cannot be requeued") {
 		t.Errorf("parked %+v", es)
 	}
 }
 
-// TestMessageGivenBackTwiceKeepsEveryDelivery: docs/contract.md §7. A
-// message a batch gives back carries its deliveries so far; given back
+// TestMessageRequeuedTwiceKeepsEveryDelivery: docs/contract.md §7. A
+// message a batch requeues carries its deliveries so far; requeued
 // again, it carries those of both lives, so the retry budget never
 // restarts. An order that keeps failing is retried at its eighth delivery in
 // all and parked RetryBudgetExhausted at its ninth, as if it had never left
 // the queue. Each batch is settled by a batch-mate on its last delivery.
-func TestMessageGivenBackTwiceKeepsEveryDelivery(t *testing.T) {
+func TestMessageRequeuedTwiceKeepsEveryDelivery(t *testing.T) {
 	var id string
 	var body []byte
 	var mates [2]string
@@ -95,7 +95,7 @@ func TestMessageGivenBackTwiceKeepsEveryDelivery(t *testing.T) {
 	})
 	store := flakyStore{Store: testStore(t), failing: map[string]bool{id: true}}
 	s := startBatchServer(t, store, 2)
-	givenBack := func(step string, a answer, deliveries int) []byte {
+	requeuedAs := func(step string, a answer, deliveries int) []byte {
 		t.Helper()
 		if a.Status != http.StatusOK {
 			t.Fatalf("%s: status %d, want the batch settled", step, a.Status)
@@ -106,15 +106,15 @@ func TestMessageGivenBackTwiceKeepsEveryDelivery(t *testing.T) {
 			for _, m := range q {
 				got = append(got, fmt.Sprintf("%s with %d deliveries (body %d bytes)", m.MessageID, m.Deliveries, len(m.Body)))
 			}
-			t.Fatalf("%s: given back %v; want %s with %d deliveries and its body", step, got, id, deliveries)
+			t.Fatalf("%s: requeued %v; want %s with %d deliveries and its body", step, got, id, deliveries)
 		}
 		return []byte(hostOutputText(t, map[string]Requeued{requeueKey: q[0]}))
 	}
 	// First life: deliveries 1 to 3 in the queue.
-	first := givenBack("first give-back", s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{
+	first := requeuedAs("first requeue", s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{
 		{mateBodies[0], mates[0], orders.DefaultRetryBudget, ""}, {body, id, 3, ""}})), 3)
 	// Second life, a new message: deliveries 1 and 2 of it, 4 and 5 in all.
-	second := givenBack("second give-back", s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{
+	second := requeuedAs("second requeue", s.invokeFunction(t, FunctionProcessOrderBatch, hostBatch([]batchMessage{
 		{mateBodies[1], mates[1], orders.DefaultRetryBudget, ""}, {first, "sb-1", 2, ""}})), 5)
 	// Third life: delivery 3 of it is the eighth in all, still under the
 	// budget; delivery 4 is the ninth.
@@ -127,7 +127,7 @@ func TestMessageGivenBackTwiceKeepsEveryDelivery(t *testing.T) {
 		t.Errorf("delivery 8's log line lacks priorDeliveries 5 or the store's status: %s", line)
 	}
 	if line := s.logsOf(s.invoke(t, hostInvocation(body, "sb-0", 1))); strings.Contains(line, "priorDeliveries") {
-		t.Errorf("a message never given back logged priorDeliveries: %s", line)
+		t.Errorf("a message never requeued logged priorDeliveries: %s", line)
 	}
 	a := s.invoke(t, hostInvocation(second, "sb-2", 4))
 	e := a.parked(t)
@@ -138,10 +138,10 @@ func TestMessageGivenBackTwiceKeepsEveryDelivery(t *testing.T) {
 	if e.MessageID != id || e.Body != string(body) {
 		t.Errorf("parked as message %s with body %.60q; want the original message", e.MessageID, e.Body)
 	}
-	// and the time the original was enqueued, not the last give-back's.
+	// and the time the original was enqueued, not the last requeue's.
 	var orig map[string]Requeued
 	if err := json.Unmarshal(first, &orig); err != nil || orig[requeueKey].EnqueuedAt == "" {
-		t.Fatalf("the first give-back %s has no enqueuedTimeUtc (%v)", first, err)
+		t.Fatalf("the first requeue %s has no enqueuedTimeUtc (%v)", first, err)
 	}
 	if e.EnqueuedAt != orig[requeueKey].EnqueuedAt {
 		t.Errorf("parked with enqueuedTimeUtc %q, want the original's %q", e.EnqueuedAt, orig[requeueKey].EnqueuedAt)

@@ -90,7 +90,7 @@ type Config struct {
 // HTTPFunctions are the app's HTTP-triggered functions. The host invokes
 // every function of the app by name on this one process, so they share its
 // router: Handlers returns the handler of each by function name, built on
-// the settled Config (every default filled, the Processor's event budget
+// the resolved Config (every default filled, the Processor's event budget
 // and reader set).
 type HTTPFunctions interface {
 	Handlers(cfg Config) map[string]http.Handler

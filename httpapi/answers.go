@@ -164,29 +164,29 @@ func orderAnswer(status int, orderID string, doc []byte) (idempotency.Response, 
 
 // judged turns what the idempotency service made of the request into the
 // answer. Nothing is written for a replay, a mismatch or a key in flight.
-func (x *exchange) judged(res idempotency.Result, err error) {
+func (x *exchange) judged(res idempotency.Execution, err error) {
 	if err != nil {
 		x.storeFailed(err)
 		return
 	}
 	x.tookOver = res.TookOver
-	switch res.Outcome {
+	switch res.Verdict {
 	case idempotency.Executed, idempotency.Replayed:
 		x.res = handler.HTTPResponse{StatusCode: res.Response.Status, Headers: map[string]string{}, Body: string(res.Response.Body)}
 		for k, v := range res.Response.Headers {
 			x.res.Headers[k] = v
 		}
-		if res.Outcome == idempotency.Replayed {
+		if res.Verdict == idempotency.Replayed {
 			x.res.Headers[headerReplayed] = "true"
 			x.outcome = "replayed"
 		}
-	case idempotency.Mismatch:
+	case idempotency.Mismatched:
 		x.refuse("keyReused", problemKeyReused, "This Idempotency-Key was used with another payload. Use a new key for a new order; retry an order with its own key and its exact payload.")
 	case idempotency.InFlight:
 		x.refuse("inFlight", problemInFlight, "A request with this Idempotency-Key is still being processed. "+x.retryHint())
 		x.retryAfter = res.RetryAfter
 	default:
-		x.fail(fmt.Errorf("idempotency: unexpected outcome %v", res.Outcome))
+		x.fail(fmt.Errorf("idempotency: unexpected verdict %v", res.Verdict))
 	}
 }
 

@@ -28,7 +28,7 @@ const DefaultSubmitDeadline = 20 * time.Second
 
 // Functions are the HTTP API's functions, SubmitOrder and GetOrder, with
 // the settings of their own. The app serves them beside its queue functions
-// (handler.Config.HTTP), on its settled Config: the processor, the order
+// (handler.Config.HTTP), on its resolved Config: the processor, the order
 // reader, the logger and the clock are the queue functions' too.
 type Functions struct {
 	// Idempotency runs SubmitOrder once per Idempotency-Key
@@ -48,7 +48,7 @@ type Functions struct {
 var _ handler.HTTPFunctions = Functions{}
 
 // Handlers returns the handler of each HTTP function by name, on the app's
-// settled Config (handler.HTTPFunctions).
+// resolved Config (handler.HTTPFunctions).
 func (f Functions) Handlers(app handler.Config) map[string]http.Handler {
 	cfg := config{Config: app, Functions: f.withDefaults()}
 	return map[string]http.Handler{
@@ -65,7 +65,7 @@ func (f Functions) withDefaults() Functions {
 	return f
 }
 
-// config is what the HTTP functions run with: the app's settled Config and
+// config is what the HTTP functions run with: the app's resolved Config and
 // the HTTP API's own settings.
 type config struct {
 	handler.Config

@@ -196,8 +196,8 @@ func TestAnswersMatchTheOpenAPIDocument(t *testing.T) {
 		status int
 		err    error
 	}{
-		{503, &idempotency.StoreError{Op: "claim idempotency key", Status: 503, IsTransient: true, Err: errors.New("503 throttled")}},
-		{500, &idempotency.StoreError{Op: "claim idempotency key", Status: 400, Err: errors.New("400 Bad Request")}},
+		{503, &idempotency.KeyStoreError{Op: "claim idempotency key", Status: 503, IsTransient: true, Err: errors.New("503 throttled")}},
+		{500, &idempotency.KeyStoreError{Op: "claim idempotency key", Status: 400, Err: errors.New("400 Bad Request")}},
 	} {
 		t.Run(fmt.Sprint("store fails ", f.status), func(t *testing.T) {
 			d := startAPI(t, func(c *config) {

@@ -10,7 +10,7 @@ import (
 // storeFailure is what the handler asks of a store's error. A request of
 // the HTTP API meets two stores, the key store of its Idempotency-Key and the
 // orders store its work writes to; both errors answer it, so the handler
-// asks the behaviour once (orders.IsTransient for the verdict) and never
+// asks the behaviour once (orders.IsTransient for the answer) and never
 // which store failed. An error carries at most one of them.
 type storeFailure interface {
 	Transient() bool
@@ -19,7 +19,7 @@ type storeFailure interface {
 
 var (
 	_ storeFailure = (*orders.StoreError)(nil)
-	_ storeFailure = (*idempotency.StoreError)(nil)
+	_ storeFailure = (*idempotency.KeyStoreError)(nil)
 )
 
 // storeStatus is the status and sub-status the store in err answered, 0

@@ -17,7 +17,7 @@ func TestStoreStatusOfEitherStore(t *testing.T) {
 		err               error
 		status, subStatus int
 	}{
-		"key store":    {fmt.Errorf("complete: %w", &idempotency.StoreError{Op: "complete idempotency key", Key: "k1", Status: 429, SubStatus: 3200}), 429, 3200},
+		"key store":    {fmt.Errorf("complete: %w", &idempotency.KeyStoreError{Op: "complete idempotency key", Key: "k1", Status: 429, SubStatus: 3200}), 429, 3200},
 		"orders store": {fmt.Errorf("idempotency key k1: work: %w", &orders.StoreError{Op: "create order", OrderID: "ORD-1", Status: 403, SubStatus: 5301}), 403, 5301},
 		"no answer":    {&orders.StoreError{Op: "create order", OrderID: "ORD-1", IsTransient: true}, 0, 0},
 		"no store's":   {errors.New("boom"), 0, 0},

@@ -76,11 +76,11 @@ func (cfg config) submit(ctx context.Context, x *exchange, req *handler.HTTPRequ
 		return cfg.decide(ctx, x, pl, sub)
 	})
 	x.judged(res, err)
-	if err == nil && res.Outcome == idempotency.InFlight {
-		// A live first request answers within its deadline (and settles its
-		// key within SettleTimeout after); only one that died holds the key
+	if err == nil && res.Verdict == idempotency.InFlight {
+		// A live first request answers within its deadline (and finishes its
+		// key within FinishTimeout after); only one that died holds the key
 		// for the rest of its lease. Come back when a live one has answered.
-		x.retryAfter = min(x.retryAfter, cfg.SubmitDeadline+idempotency.SettleTimeout)
+		x.retryAfter = min(x.retryAfter, cfg.SubmitDeadline+idempotency.FinishTimeout)
 	}
 }
 

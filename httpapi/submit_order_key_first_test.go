@@ -47,7 +47,7 @@ func TestSubmitOrderReplayAfterASettingChangeIsTheFirstAnswer(t *testing.T) {
 	wantWritten(t, id)
 }
 
-// No verdict depends on the instant (docs/contract.md §3, event size):
+// No outcome depends on the instant (docs/contract.md §3, event size):
 // acceptedAt is written at one width, so an order whose event is at its
 // budget at one instant is at it at every other, and the retry 0.12 s later
 // of a request whose acceptedAt had trailing zeros is its first answer.

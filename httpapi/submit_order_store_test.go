@@ -108,7 +108,7 @@ type failingKeys struct {
 func (f failingKeys) Claim(ctx context.Context, r idempotency.Record) (string, error) {
 	if f.hang {
 		<-ctx.Done()
-		return "", &idempotency.StoreError{Op: "claim idempotency key", Key: r.ID, IsTransient: true, Err: ctx.Err()}
+		return "", &idempotency.KeyStoreError{Op: "claim idempotency key", Key: r.ID, IsTransient: true, Err: ctx.Err()}
 	}
 	return "", f.err
 }
@@ -121,14 +121,14 @@ func TestSubmitOrderStoreFailures(t *testing.T) {
 		anchor string
 	}{
 		{"throttled or down", func(k keyStore) failingKeys {
-			return failingKeys{keyStore: k, err: &idempotency.StoreError{Op: "claim idempotency key", Status: 503, IsTransient: true,
+			return failingKeys{keyStore: k, err: &idempotency.KeyStoreError{Op: "claim idempotency key", Status: 503, IsTransient: true,
 				Err: errors.New("503 Service Unavailable: sekrit (activity 5e1f)")}}
 		}, 503, "service-unavailable"},
 		{"no answer", func(k keyStore) failingKeys {
-			return failingKeys{keyStore: k, err: &idempotency.StoreError{Op: "claim idempotency key", IsTransient: true, Err: errors.New("dial tcp: sekrit refused")}}
+			return failingKeys{keyStore: k, err: &idempotency.KeyStoreError{Op: "claim idempotency key", IsTransient: true, Err: errors.New("dial tcp: sekrit refused")}}
 		}, 503, "service-unavailable"},
 		{"refused for good", func(k keyStore) failingKeys {
-			return failingKeys{keyStore: k, err: &idempotency.StoreError{Op: "claim idempotency key", Status: 400, Err: errors.New("400 Bad Request: sekrit")}}
+			return failingKeys{keyStore: k, err: &idempotency.KeyStoreError{Op: "claim idempotency key", Status: 400, Err: errors.New("400 Bad Request: sekrit")}}
 		}, 500, "internal-error"},
 		{"fenced", func(k keyStore) failingKeys {
 			return failingKeys{keyStore: k, err: errors.Join(errors.New("sekrit"), idempotency.ErrFenced)}
@@ -183,14 +183,14 @@ type dyingKeys struct {
 
 func (k *dyingKeys) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
 	if r.State == idempotency.Succeeded && k.died.CompareAndSwap(false, true) {
-		return "", &idempotency.StoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: errors.New("connection reset")}
+		return "", &idempotency.KeyStoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: errors.New("connection reset")}
 	}
 	return k.keyStore.Replace(ctx, r, etag)
 }
 
 func (k *dyingKeys) Release(ctx context.Context, id, etag string) error {
 	if k.died.Load() && k.buried.CompareAndSwap(false, true) {
-		return &idempotency.StoreError{Op: "release idempotency key", Key: id, IsTransient: true, Err: errors.New("connection reset")}
+		return &idempotency.KeyStoreError{Op: "release idempotency key", Key: id, IsTransient: true, Err: errors.New("connection reset")}
 	}
 	return k.keyStore.Release(ctx, id, etag)
 }
@@ -215,9 +215,9 @@ func TestSubmitOrderFinishesARequestKilledAfterItsBatch(t *testing.T) {
 	inFlight := d.submit(t, key, body)
 	wantProblem(t, inFlight, http.StatusConflict, "request-in-progress")
 	// Retry-After is when a live first request would have answered
-	// (DefaultSubmitDeadline and the settling of its key), below the lease.
-	if s, _ := strconv.Atoi(inFlight.Header.Get("Retry-After")); s != int((DefaultSubmitDeadline+idempotency.SettleTimeout)/time.Second) {
-		t.Errorf("Retry-After %q, want %s", inFlight.Header.Get("Retry-After"), DefaultSubmitDeadline+idempotency.SettleTimeout)
+	// (DefaultSubmitDeadline and the finishing of its key), below the lease.
+	if s, _ := strconv.Atoi(inFlight.Header.Get("Retry-After")); s != int((DefaultSubmitDeadline+idempotency.FinishTimeout)/time.Second) {
+		t.Errorf("Retry-After %q, want %s", inFlight.Header.Get("Retry-After"), DefaultSubmitDeadline+idempotency.FinishTimeout)
 	}
 
 	clock.Advance(lease + time.Second)
@@ -236,7 +236,7 @@ func TestSubmitOrderFinishesARequestKilledAfterItsBatch(t *testing.T) {
 }
 
 // A request whose process dies after its batch (its context ends, nothing
-// settles the key) is finished the same way: this one's completion and
+// finishes the key) is finished the same way: this one's completion and
 // release never land at all.
 func TestSubmitOrderFinishesARequestWhoseProcessDied(t *testing.T) {
 	const lease = 30 * time.Second
@@ -263,22 +263,22 @@ func TestSubmitOrderFinishesARequestWhoseProcessDied(t *testing.T) {
 }
 
 // deadProcess is the key store of a process killed after its batch: every
-// write that would settle a key fails, as its writes never leave.
+// write that would finish a key fails, as its writes never leave.
 type deadProcess struct{ keyStore }
 
 func (k *deadProcess) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
 	if r.State != idempotency.Started {
-		return "", &idempotency.StoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: context.Canceled}
+		return "", &idempotency.KeyStoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: context.Canceled}
 	}
 	return k.keyStore.Replace(ctx, r, etag)
 }
 
 func (k *deadProcess) Release(_ context.Context, id, _ string) error {
-	return &idempotency.StoreError{Op: "release idempotency key", Key: id, IsTransient: true, Err: context.Canceled}
+	return &idempotency.KeyStoreError{Op: "release idempotency key", Key: id, IsTransient: true, Err: context.Canceled}
 }
 
 // A request in flight answers within SUBMIT_DEADLINE (and the few seconds
-// it may take to settle its key), far sooner than its lease ends: the 409
+// it may take to finish its key), far sooner than its lease ends: the 409
 // asks the retry to come back when a live first request will have answered,
 // not to wait out a lease kept for requests that died.
 func TestSubmitOrderInFlightRetryAfterIsTheFirstRequestsDeadline(t *testing.T) {
@@ -296,9 +296,9 @@ func TestSubmitOrderInFlightRetryAfterIsTheFirstRequestsDeadline(t *testing.T) {
 	release()
 	<-firstDone
 	wantProblem(t, a, http.StatusConflict, "request-in-progress")
-	most := int((deadline + idempotency.SettleTimeout) / time.Second)
+	most := int((deadline + idempotency.FinishTimeout) / time.Second)
 	if s, err := strconv.Atoi(a.Header.Get("Retry-After")); err != nil || s < 1 || s > most {
-		t.Errorf("Retry-After %q, want 1 to %d seconds (SUBMIT_DEADLINE and the settling of the key), not the 60 s lease", a.Header.Get("Retry-After"), most)
+		t.Errorf("Retry-After %q, want 1 to %d seconds (SUBMIT_DEADLINE and the finishing of the key), not the 60 s lease", a.Header.Get("Retry-After"), most)
 	}
 }
 

@@ -31,7 +31,7 @@ func BenchmarkExecute(b *testing.B) {
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			if res, err := s.Execute(ctx, scope, idempotency.Fingerprint{Hash: fp}, work); err != nil || res.Outcome != idempotency.Replayed {
+			if res, err := s.Execute(ctx, scope, idempotency.Fingerprint{Hash: fp}, work); err != nil || res.Verdict != idempotency.Replayed {
 				b.Fatal(res, err)
 			}
 		}
@@ -42,7 +42,7 @@ func BenchmarkExecute(b *testing.B) {
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			if res, err := s.Execute(ctx, scope, idempotency.Fingerprint{Hash: "other"}, work); err != nil || res.Outcome != idempotency.Mismatch {
+			if res, err := s.Execute(ctx, scope, idempotency.Fingerprint{Hash: "other"}, work); err != nil || res.Verdict != idempotency.Mismatched {
 				b.Fatal(res, err)
 			}
 		}

@@ -22,7 +22,7 @@
 //
 // Claiming a key is creating its record: of concurrent requests, the store
 // lets exactly one create it ([ErrExists] for the others). The others read
-// the record and judge it: another fingerprint is a [Mismatch]; a finished
+// the record and judge it: another fingerprint is [Mismatched]; a finished
 // record is [Replayed]; a started one is [InFlight] until its lease ends.
 //
 // # Fencing
@@ -59,7 +59,7 @@
 // release, conditional on the same ETag, is fenced in the one case where
 // the completion landed and only its answer was lost. Completing and
 // releasing are tried even when the request's context ended meanwhile, each
-// within [SettleTimeout] of its own, for the same reason.
+// within [FinishTimeout] of its own, for the same reason.
 //
 // # Why a replay runs nothing
 //

@@ -27,14 +27,14 @@ func TestRetryIsComparedUnderTheStoredVersion(t *testing.T) {
 		name    string
 		stored  idempotency.Fingerprint
 		retry   idempotency.Fingerprint
-		outcome idempotency.Outcome
+		verdict idempotency.Verdict
 	}{
 		{"same version", idempotency.Fingerprint{Hash: v1, Version: 1}, idempotency.Fingerprint{Hash: v1, Version: 1}, idempotency.Replayed},
 		{"stored by the older rule", idempotency.Fingerprint{Hash: v1, Version: 1}, idempotency.Fingerprint{Hash: v2, Version: 2, Under: under}, idempotency.Replayed},
 		{"stored by the newer rule", idempotency.Fingerprint{Hash: v2, Version: 2}, idempotency.Fingerprint{Hash: v1, Version: 1, Under: under}, idempotency.Replayed},
-		{"no older rule known", idempotency.Fingerprint{Hash: v1, Version: 1}, idempotency.Fingerprint{Hash: v2, Version: 2}, idempotency.Mismatch},
-		{"another payload under the older rule", idempotency.Fingerprint{Hash: "sha256:other", Version: 1}, idempotency.Fingerprint{Hash: v2, Version: 2, Under: under}, idempotency.Mismatch},
-		{"the older rule fails", idempotency.Fingerprint{Hash: v1, Version: 3}, idempotency.Fingerprint{Hash: v2, Version: 2, Under: under}, idempotency.Mismatch},
+		{"no older rule known", idempotency.Fingerprint{Hash: v1, Version: 1}, idempotency.Fingerprint{Hash: v2, Version: 2}, idempotency.Mismatched},
+		{"another payload under the older rule", idempotency.Fingerprint{Hash: "sha256:other", Version: 1}, idempotency.Fingerprint{Hash: v2, Version: 2, Under: under}, idempotency.Mismatched},
+		{"the older rule fails", idempotency.Fingerprint{Hash: v1, Version: 3}, idempotency.Fingerprint{Hash: v2, Version: 2, Under: under}, idempotency.Mismatched},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := idemtest.NewMemStore()
@@ -51,8 +51,8 @@ func TestRetryIsComparedUnderTheStoredVersion(t *testing.T) {
 				ran = true
 				return ok, nil
 			})
-			if err != nil || res.Outcome != tc.outcome || ran {
-				t.Errorf("retry: %v, %v, work ran %v; want %v and no work", res.Outcome, err, ran, tc.outcome)
+			if err != nil || res.Verdict != tc.verdict || ran {
+				t.Errorf("retry: %v, %v, work ran %v; want %v and no work", res.Verdict, err, ran, tc.verdict)
 			}
 		})
 	}
@@ -64,7 +64,7 @@ func TestRetryIsComparedUnderTheStoredVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := (&idempotency.Service{Store: store}).Execute(context.Background(), scope, idempotency.Fingerprint{Hash: v2, Version: 2, Under: under}, okWork)
-	if err != nil || res.Outcome != idempotency.Replayed {
-		t.Errorf("retry of a record without a version: %v, %v; want it replayed (version 1)", res.Outcome, err)
+	if err != nil || res.Verdict != idempotency.Replayed {
+		t.Errorf("retry of a record without a version: %v, %v; want it replayed (version 1)", res.Verdict, err)
 	}
 }

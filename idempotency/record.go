@@ -33,7 +33,7 @@ type Record struct {
 	Operation string `json:"operation"`
 	Key       string `json:"key"`
 	// RequestHash is the fingerprint of the request's payload: a retry
-	// with another payload is a [Mismatch].
+	// with another payload is [Mismatched].
 	RequestHash string `json:"requestHash"`
 	// HashVersion is the rule RequestHash was computed with ([Fingerprint]);
 	// 0 in a record stored before versions were kept: the first.
@@ -58,7 +58,7 @@ type Record struct {
 // never both believe they own a key: Claim creates only when no record
 // exists, Replace and Release act only on the version the caller read or
 // wrote (its ETag). Errors other than the sentinels say whether a retry may
-// help as a [StoreError] does.
+// help as a [KeyStoreError] does.
 // Pattern: Standard package layout (docs/design-patterns.md#standard-package-layout).
 type Store interface {
 	// Claim creates the record and returns its ETag, or ErrExists when a

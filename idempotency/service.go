@@ -20,13 +20,14 @@ const (
 // with a transient error: each change means another request made progress.
 const maxJudgements = 5
 
-// SettleTimeout bounds each write that settles a key after its work ended
-// (the completion, and the release after a completion that failed). It runs
-// even when the request's context has ended, often the very reason the work
-// stopped: a key left started makes every retry wait for the lease, where a
-// settled one is replayed or run again at once. Execute may thus return up
-// to twice SettleTimeout after its context's deadline.
-const SettleTimeout = 5 * time.Second
+// FinishTimeout bounds each write that finishes a key's attempt after its work
+// ended (the completion, and the release after a completion that failed). It
+// runs even when the request's context has ended, often the very reason the
+// work stopped: a key left started makes every retry wait for the lease,
+// where a completed or released one is replayed or run again at once.
+// Execute may thus return up to twice FinishTimeout after its context's
+// deadline.
+const FinishTimeout = 5 * time.Second
 
 // Service runs work at most once per key and payload (executeOnce); see the
 // package documentation for the protocol.
@@ -61,26 +62,26 @@ func NewService(store Store, lease, ttl time.Duration) (*Service, error) {
 
 // Execute runs work unless the key of scope has been used already: then it
 // answers with the stored response (Replayed), refuses another payload
-// (Mismatch) or tells the caller to come back (InFlight). fp identifies
+// (Mismatched) or tells the caller to come back (InFlight). fp identifies
 // the request's payload; a record is compared with it under the version the
 // record was stored with.
 //
-// Errors are values with context: a store's [StoreError] says whether
-// a retry may help ([StoreError.Transient]); an error wrapping [ErrFenced]
+// Errors are values with context: a store's [KeyStoreError] says whether
+// a retry may help ([KeyStoreError.Transient]); an error wrapping [ErrFenced]
 // means the work ran but another attempt owns the key now, so its answer
 // was not stored (a retry gets the owner's answer); the work's own errors
 // are returned wrapped, after the key was released.
-func (s *Service) Execute(ctx context.Context, scope Scope, fp Fingerprint, work Work) (Result, error) {
+func (s *Service) Execute(ctx context.Context, scope Scope, fp Fingerprint, work Work) (Execution, error) {
 	if err := scope.check(); err != nil {
-		return Result{}, err
+		return Execution{}, err
 	}
 	if fp.Hash == "" {
-		return Result{}, errors.New("idempotency: empty fingerprint")
+		return Execution{}, errors.New("idempotency: empty fingerprint")
 	}
 	id := scope.ID()
 	for judgement := range maxJudgements {
 		if err := vanishedPause(ctx, judgement); err != nil {
-			return Result{}, &StoreError{Op: "claim idempotency key", Key: id, IsTransient: true, Err: err}
+			return Execution{}, &KeyStoreError{Op: "claim idempotency key", Key: id, IsTransient: true, Err: err}
 		}
 		now := s.now()
 		rec := Record{ID: id, Client: scope.Client, Operation: scope.Operation, Key: scope.Key,
@@ -91,7 +92,7 @@ func (s *Service) Execute(ctx context.Context, scope Scope, fp Fingerprint, work
 			return s.run(ctx, rec, etag, work, false)
 		}
 		if !errors.Is(err, ErrExists) {
-			return Result{}, err
+			return Execution{}, err
 		}
 		stored, err := s.Store.Read(ctx, id)
 		if errors.Is(err, ErrNotFound) {
@@ -102,7 +103,7 @@ func (s *Service) Execute(ctx context.Context, scope Scope, fp Fingerprint, work
 			continue
 		}
 		if err != nil {
-			return Result{}, err
+			return Execution{}, err
 		}
 		res, takeOver, err := judge(stored, fp, now)
 		if !takeOver {
@@ -114,11 +115,11 @@ func (s *Service) Execute(ctx context.Context, scope Scope, fp Fingerprint, work
 			continue // another request took it over or completed it first
 		}
 		if err != nil {
-			return Result{}, err
+			return Execution{}, err
 		}
 		return s.run(ctx, rec, etag, work, true)
 	}
-	return Result{}, &StoreError{Op: "claim idempotency key", Key: id, IsTransient: true,
+	return Execution{}, &KeyStoreError{Op: "claim idempotency key", Key: id, IsTransient: true,
 		Err: fmt.Errorf("the record changed %d times while it was judged", maxJudgements)}
 }
 
@@ -144,29 +145,29 @@ func vanishedPause(ctx context.Context, n int) error {
 
 // judge decides what a request makes of the stored record of its key, or
 // that the record is a Started one whose lease has ended (takeOver).
-func judge(stored Record, fp Fingerprint, now time.Time) (res Result, takeOver bool, err error) {
+func judge(stored Record, fp Fingerprint, now time.Time) (res Execution, takeOver bool, err error) {
 	if !fp.matches(stored.RequestHash, stored.HashVersion) {
-		return Result{Outcome: Mismatch}, false, nil
+		return Execution{Verdict: Mismatched}, false, nil
 	}
 	switch stored.State {
 	case Succeeded, Failed:
 		if stored.Response == nil {
-			return Result{}, false, &StoreError{Op: "read idempotency key", Key: stored.ID,
+			return Execution{}, false, &KeyStoreError{Op: "read idempotency key", Key: stored.ID,
 				Err: fmt.Errorf("%s record has no response", stored.State)}
 		}
-		return Result{Outcome: Replayed, Response: *stored.Response}, false, nil
+		return Execution{Verdict: Replayed, Response: *stored.Response}, false, nil
 	case Started:
 		if left := stored.LeaseUntil.Sub(now); left > 0 {
-			return Result{Outcome: InFlight, RetryAfter: ceilSeconds(left)}, false, nil
+			return Execution{Verdict: InFlight, RetryAfter: ceilSeconds(left)}, false, nil
 		}
-		return Result{}, true, nil
+		return Execution{}, true, nil
 	}
-	return Result{}, false, &StoreError{Op: "read idempotency key", Key: stored.ID,
+	return Execution{}, false, &KeyStoreError{Op: "read idempotency key", Key: stored.ID,
 		Err: fmt.Errorf("unknown state %q", stored.State)}
 }
 
 // run runs the work of a claimed key and completes or releases the key.
-func (s *Service) run(ctx context.Context, rec Record, etag string, work Work, tookOver bool) (Result, error) {
+func (s *Service) run(ctx context.Context, rec Record, etag string, work Work, tookOver bool) (Execution, error) {
 	wctx, cancel := context.WithTimeout(ctx, s.lease())
 	resp, err := work(wctx)
 	cancel()
@@ -178,19 +179,19 @@ func (s *Service) run(ctx context.Context, rec Record, etag string, work Work, t
 		if rerr := s.release(ctx, rec.ID, etag); rerr != nil {
 			// The key stays Started until its lease ends; retries are
 			// InFlight until then, and take it over after.
-			return Result{}, fmt.Errorf("idempotency key %s: work: %w (and its release failed: %v)", rec.ID, err, rerr)
+			return Execution{}, fmt.Errorf("idempotency key %s: work: %w (and its release failed: %v)", rec.ID, err, rerr)
 		}
-		return Result{}, fmt.Errorf("idempotency key %s: work: %w", rec.ID, err)
+		return Execution{}, fmt.Errorf("idempotency key %s: work: %w", rec.ID, err)
 	}
 	rec.Response = &resp
 	rec.UpdatedAt = s.now()
 	rec.LeaseUntil = time.Time{}
-	sctx, cancel := settling(ctx)
+	sctx, cancel := finishing(ctx)
 	_, err = s.Store.Replace(sctx, rec, etag)
 	cancel()
 	if err != nil {
 		if errors.Is(err, ErrFenced) {
-			return Result{}, fmt.Errorf("complete idempotency key %s: %w", rec.ID, err)
+			return Execution{}, fmt.Errorf("complete idempotency key %s: %w", rec.ID, err)
 		}
 		// The answer was not stored: free the key, so a retry runs the work
 		// again at once rather than waiting out the lease (the work must
@@ -200,19 +201,19 @@ func (s *Service) run(ctx context.Context, rec Record, etag string, work Work, t
 		if rerr := s.release(ctx, rec.ID, etag); rerr != nil {
 			// The record stays Started: after its lease a retry takes it
 			// over.
-			return Result{}, fmt.Errorf("%w (and releasing the key failed: %v)", err, rerr)
+			return Execution{}, fmt.Errorf("%w (and releasing the key failed: %v)", err, rerr)
 		}
-		return Result{}, err
+		return Execution{}, err
 	}
-	return Result{Outcome: Executed, Response: resp, TookOver: tookOver}, nil
+	return Execution{Verdict: Executed, Response: resp, TookOver: tookOver}, nil
 }
 
-// release frees a key whose answer was not stored, under a settling
+// release frees a key whose answer was not stored, under a finishing
 // deadline of its own: a completion that timed out has spent its own, and
 // a release on it would never reach the store. Fenced is fine: another
 // attempt, or this one's completion after all, holds the key.
 func (s *Service) release(ctx context.Context, id, etag string) error {
-	sctx, cancel := settling(ctx)
+	sctx, cancel := finishing(ctx)
 	defer cancel()
 	if err := s.Store.Release(sctx, id, etag); err != nil && !errors.Is(err, ErrFenced) {
 		return err
@@ -220,10 +221,10 @@ func (s *Service) release(ctx context.Context, id, etag string) error {
 	return nil
 }
 
-// settling is the context of one write that settles a key: SettleTimeout
-// long, and not ended by ctx, which has often ended already.
-func settling(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), SettleTimeout)
+// finishing is the context of one write that finishes a key's attempt:
+// FinishTimeout long, and not ended by ctx, which has often ended already.
+func finishing(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), FinishTimeout)
 }
 
 func (s *Service) now() time.Time {

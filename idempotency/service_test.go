@@ -122,7 +122,7 @@ func (s failing) Replace(ctx context.Context, r idempotency.Record, etag string)
 // key is released, so the client's retry runs the work again at once
 // instead of meeting a started record (409) until the lease ends.
 func TestFailedCompletionFreesTheKey(t *testing.T) {
-	throttled := &idempotency.StoreError{Op: "complete idempotency key", Key: scope.ID(), Status: 429, IsTransient: true, Err: errors.New("429 Too Many Requests")}
+	throttled := &idempotency.KeyStoreError{Op: "complete idempotency key", Key: scope.ID(), Status: 429, IsTransient: true, Err: errors.New("429 Too Many Requests")}
 	mem := idemtest.NewMemStore()
 	now := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
 	runs := 0
@@ -136,7 +136,7 @@ func TestFailedCompletionFreesTheKey(t *testing.T) {
 	}
 	retry := &idempotency.Service{Store: mem, Now: func() time.Time { return now.Add(time.Second) }}
 	res, err := retry.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, work)
-	if err != nil || res.Outcome != idempotency.Executed || runs != 2 {
+	if err != nil || res.Verdict != idempotency.Executed || runs != 2 {
 		t.Fatalf("retry: %+v, %v after %d runs; want it executed at once", res, err, runs)
 	}
 }
@@ -144,7 +144,7 @@ func TestFailedCompletionFreesTheKey(t *testing.T) {
 // TestExecuteStoreFailures: what the store could not do is returned as its
 // error, and the work does not run unless the key is claimed.
 func TestExecuteStoreFailures(t *testing.T) {
-	throttled := &idempotency.StoreError{Op: "claim idempotency key", Key: scope.ID(), Status: 429, IsTransient: true, Err: errors.New("429 Too Many Requests")}
+	throttled := &idempotency.KeyStoreError{Op: "claim idempotency key", Key: scope.ID(), Status: 429, IsTransient: true, Err: errors.New("429 Too Many Requests")}
 	claimed := func() idempotency.Store {
 		m := idemtest.NewMemStore()
 		if _, err := m.Claim(context.Background(), idempotency.Record{ID: scope.ID(), RequestHash: fp, State: idempotency.Started}); err != nil {
@@ -171,7 +171,7 @@ func TestExecuteStoreFailures(t *testing.T) {
 				return ok, nil
 			})
 			if err == nil || orders.IsTransient(err) != tc.transient || !strings.Contains(err.Error(), tc.wantText) ||
-				!strings.Contains(err.Error(), scope.ID()) || res.Outcome != 0 {
+				!strings.Contains(err.Error(), scope.ID()) || res.Verdict != 0 {
 				t.Errorf("%+v, %v; want an error saying %q and naming the key record", res, err, tc.wantText)
 			}
 			if ran != (name == "completion fails") {
@@ -195,25 +195,25 @@ func TestExecuteRefusesCorruptRecords(t *testing.T) {
 		}
 		s := &idempotency.Service{Store: store}
 		res, err := s.Execute(context.Background(), scope, idempotency.Fingerprint{Hash: fp}, okWork)
-		if err == nil || orders.IsTransient(err) || res.Outcome != 0 {
+		if err == nil || orders.IsTransient(err) || res.Verdict != 0 {
 			t.Errorf("%s: %+v, %v; want a final error", name, res, err)
 		}
 	}
 }
 
 func TestOutcomeNames(t *testing.T) {
-	for o, want := range map[idempotency.Outcome]string{idempotency.Executed: "executed", idempotency.Replayed: "replayed",
-		idempotency.Mismatch: "mismatch", idempotency.InFlight: "inFlight", 0: "unknown"} {
+	for o, want := range map[idempotency.Verdict]string{idempotency.Executed: "executed", idempotency.Replayed: "replayed",
+		idempotency.Mismatched: "mismatch", idempotency.InFlight: "inFlight", 0: "unknown"} {
 		if o.String() != want {
-			t.Errorf("Outcome(%d) is %q, want %q", int(o), o, want)
+			t.Errorf("Verdict(%d) is %q, want %q", int(o), o, want)
 		}
 	}
 }
 
-// TestSettlesAfterTheRequestEnded: the key is completed or released even
+// TestFinishesAfterTheRequestEnded: the key is completed or released even
 // when the request's context ended while the work ran, so a retry is
 // replayed or runs at once instead of waiting for the lease.
-func TestSettlesAfterTheRequestEnded(t *testing.T) {
+func TestFinishesAfterTheRequestEnded(t *testing.T) {
 	store := idemtest.NewMemStore()
 	s := &idempotency.Service{Store: store}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -221,7 +221,7 @@ func TestSettlesAfterTheRequestEnded(t *testing.T) {
 		cancel() // the caller hung up, after the effect
 		return ok, nil
 	})
-	if err != nil || res.Outcome != idempotency.Executed {
+	if err != nil || res.Verdict != idempotency.Executed {
 		t.Fatalf("%+v, %v; want Executed", res, err)
 	}
 	if r, err := store.Read(context.Background(), scope.ID()); err != nil || r.State != idempotency.Succeeded {
@@ -243,7 +243,7 @@ func TestSettlesAfterTheRequestEnded(t *testing.T) {
 }
 
 // timingOutCompletion is a key store whose completion (a Replace to a
-// settled state) hangs until its context ends, as a store that stopped
+// finished state) hangs until its context ends, as a store that stopped
 // answering; it records how much time the release after it was given.
 type timingOutCompletion struct {
 	idempotency.Store
@@ -256,7 +256,7 @@ func (s *timingOutCompletion) Replace(ctx context.Context, r idempotency.Record,
 		return s.Store.Replace(ctx, r, etag)
 	}
 	<-ctx.Done()
-	return "", &idempotency.StoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: ctx.Err()}
+	return "", &idempotency.KeyStoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: ctx.Err()}
 }
 
 func (s *timingOutCompletion) Release(ctx context.Context, id, etag string) error {
@@ -268,9 +268,9 @@ func (s *timingOutCompletion) Release(ctx context.Context, id, etag string) erro
 }
 
 // TestReleaseAfterATimedOutCompletionHasItsOwnDeadline: the completion spent
-// its SettleTimeout; the release that frees the key gets a fresh one, so it
+// its FinishTimeout; the release that frees the key gets a fresh one, so it
 // reaches the store and the retry runs at once instead of waiting out the
-// lease. On virtual time: the completion is cut at exactly SettleTimeout.
+// lease. On virtual time: the completion is cut at exactly FinishTimeout.
 func TestReleaseAfterATimedOutCompletionHasItsOwnDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := idemtest.NewMemStore()
@@ -281,11 +281,11 @@ func TestReleaseAfterATimedOutCompletionHasItsOwnDeadline(t *testing.T) {
 		if !orders.IsTransient(err) {
 			t.Fatalf("Execute: %v, want the completion's transient error", err)
 		}
-		if took := time.Since(start); took != idempotency.SettleTimeout {
-			t.Errorf("Execute returned after %s, want the completion cut at SettleTimeout (%s)", took, idempotency.SettleTimeout)
+		if took := time.Since(start); took != idempotency.FinishTimeout {
+			t.Errorf("Execute returned after %s, want the completion cut at FinishTimeout (%s)", took, idempotency.FinishTimeout)
 		}
-		if store.releaseErr != nil || store.releaseLeft != idempotency.SettleTimeout {
-			t.Fatalf("release ran with %s left (%v), want a fresh SettleTimeout (%s)", store.releaseLeft, store.releaseErr, idempotency.SettleTimeout)
+		if store.releaseErr != nil || store.releaseLeft != idempotency.FinishTimeout {
+			t.Fatalf("release ran with %s left (%v), want a fresh FinishTimeout (%s)", store.releaseLeft, store.releaseErr, idempotency.FinishTimeout)
 		}
 		if _, err := mem.Read(context.Background(), scope.ID()); !errors.Is(err, idempotency.ErrNotFound) {
 			t.Errorf("key record after the release: %v, want none", err)

@@ -30,7 +30,7 @@ func invalid(field, format string, args ...any) *RejectError {
 
 // StoreError is an error from the order store with enough context to decide
 // between retrying and giving up. The key store's error,
-// idempotency.StoreError, answers the same two questions through the same
+// idempotency.KeyStoreError, answers the same two questions through the same
 // methods, Transient and StoreStatus, so a caller that meets both stores
 // asks the behaviour once, as net.Error's Timeout is asked of *net.OpError
 // and *url.Error alike. The types stay two because neither package may
@@ -58,7 +58,7 @@ func (e *StoreError) Transient() bool { return e.IsTransient }
 func (e *StoreError) StoreStatus() (status, subStatus int) { return e.Status, e.SubStatus }
 
 // IsTransient reports whether err is worth retrying by redelivery: the
-// verdict of the first error in its chain with a Transient method, whichever
+// answer of the first error in its chain with a Transient method, whichever
 // store's it is. Other errors count as transient: when in doubt, the broker
 // keeps the message rather than losing it.
 func IsTransient(err error) bool {

@@ -9,14 +9,14 @@ import (
 	"github.com/ordersink/orders-consumer/orders"
 )
 
-// keyStoreError stands for idempotency.StoreError, which orders may not
+// keyStoreError stands for idempotency.KeyStoreError, which orders may not
 // import: another type with a Transient method.
 type keyStoreError struct{ transient bool }
 
 func (e keyStoreError) Error() string   { return "claim idempotency key k1: 429" }
 func (e keyStoreError) Transient() bool { return e.transient }
 
-// TestIsTransientAsksTheBehaviour: IsTransient takes the verdict of the
+// TestIsTransientAsksTheBehaviour: IsTransient takes the answer of the
 // first error in the chain with a Transient method, of whatever type; any
 // other error counts as transient, so that a message is kept when in doubt.
 func TestIsTransientAsksTheBehaviour(t *testing.T) {

@@ -154,7 +154,7 @@ func TestPublishableEvent(t *testing.T) {
 	}
 }
 
-// No verdict depends on the instant (docs/contract.md §3, event size): the
+// No outcome depends on the instant (docs/contract.md §3, event size): the
 // OrderAccepted event has one length at every instant of acceptance, so an
 // order at the event's budget is accepted or refused alike whenever it
 // comes, and a resend is judged as its first delivery was.

@@ -165,7 +165,7 @@ func (p *Processor) Process(ctx context.Context, m Message) Result {
 	r.Outcome, r.Reason = Mismatch, HashMismatch
 	r.Description = fmt.Sprintf("orderId %s was already accepted with a different payload", o.ID)
 	if err != nil {
-		// The verdict is known; only its record is missing. Parking it as
+		// The outcome is known; only its record is missing. Parking it as
 		// what it is keeps the HashMismatch alarm true.
 		r.Err = err
 		r.Description += fmt.Sprintf(" (the conflict record was not written: %v)", err)

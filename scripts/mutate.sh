@@ -6,7 +6,7 @@
 #
 # Gremlins' timeout is the coverage run's duration times the coefficient; it
 # must cover compiling the mutated package on a busy machine, or mutants are
-# reported TIMED OUT instead of judged. Ctrl-C (SIGINT) stops gremlins; it
+# reported TIMED OUT instead of killed or surviving. Ctrl-C (SIGINT) stops gremlins; it
 # ignores SIGTERM.
 # A mutant that hangs is reported TIMED OUT, apart from the killed ones and
 # outside the efficacy: gremlins kills `go test` at its timeout, and
@@ -58,7 +58,7 @@ for p in "${packages[@]}"; do
   name=${p//\//_}
   echo "mutate: $p (floor ${floor[$p]} %)"
   # The stores and suites the tests run on (idemtest, orderstest) are not
-  # product code: their mutants would be judged by their own tests only.
+  # product code: their mutants would be killed by their own tests only.
   # The floor is checked here: gremlins v0.6.0 exits 0 whatever its
   # --threshold-efficacy says.
   if ! "$bin/gremlins-$version" unleash --workers 1 --timeout-coefficient 20 \

@@ -39,8 +39,8 @@ func TestLoadConfigNamesTheBadSetting(t *testing.T) {
 		{"batch deadline past a configured lock", map[string]string{"QUEUE_LOCK_DURATION": "30s"}, "BATCH_DEADLINE 40s exceeds"},
 		{"attempt longer than the batch", map[string]string{"COSMOS_OPERATION_TIMEOUT": "45s"}, "COSMOS_OPERATION_TIMEOUT 45s exceeds"},
 		{"submit deadline past functionTimeout", map[string]string{"SUBMIT_DEADLINE": "4m40s"}, "SUBMIT_DEADLINE 4m40s exceeds the host's functionTimeout 5m0s"},
-		{"submit deadline past the key lease", map[string]string{"SUBMIT_DEADLINE": "30s", "IDEMPOTENCY_LEASE": "30s"}, "SUBMIT_DEADLINE 30s plus the 5s that settle its key exceed IDEMPOTENCY_LEASE 30s"},
-		{"submit deadline and settle past the key lease", map[string]string{"SUBMIT_DEADLINE": "23s", "IDEMPOTENCY_LEASE": "30s"}, "SUBMIT_DEADLINE 23s plus the 5s that settle its key exceed IDEMPOTENCY_LEASE 30s: together they may take at most 27s"},
+		{"submit deadline past the key lease", map[string]string{"SUBMIT_DEADLINE": "30s", "IDEMPOTENCY_LEASE": "30s"}, "SUBMIT_DEADLINE 30s plus the 5s that finish its key exceed IDEMPOTENCY_LEASE 30s"},
+		{"submit deadline and key finish past the key lease", map[string]string{"SUBMIT_DEADLINE": "23s", "IDEMPOTENCY_LEASE": "30s"}, "SUBMIT_DEADLINE 23s plus the 5s that finish its key exceed IDEMPOTENCY_LEASE 30s: together they may take at most 27s"},
 		{"submit deadline zero", map[string]string{"SUBMIT_DEADLINE": "0s"}, "SUBMIT_DEADLINE must be positive"},
 		{"probe interval zero", map[string]string{"COSMOS_PROBE_INTERVAL": "0s"}, "COSMOS_PROBE_INTERVAL"},
 		{"host.json unreadable", map[string]string{"HOST_JSON": "testdata/host-bad.json"}, "functionTimeout"},
@@ -221,7 +221,7 @@ func TestKeyServiceFollowsSettings(t *testing.T) {
 	t.Setenv("COSMOS_KEY", "a2V5")
 	t.Setenv("IDEMPOTENCY_LEASE", "20s")
 	t.Setenv("IDEMPOTENCY_KEY_TTL", "1h")
-	t.Setenv("SUBMIT_DEADLINE", "12s") // with the 5 s settle, below 90 % of the lease
+	t.Setenv("SUBMIT_DEADLINE", "12s") // with the 5 s to finish its key, below 90 % of the lease
 	c, err := loadConfig()
 	if err != nil {
 		t.Fatal(err)

@@ -247,7 +247,7 @@ func (a *azureQueues) Settle(ctx context.Context, queue string, chosen map[int64
 			locksEnd = *m.LockedUntil
 		}
 	}
-	defer func() { giveBack(ctx, r, passed) }()
+	defer func() { abandonAll(ctx, r, passed) }()
 	for n := 0; len(results) < len(chosen) && n < ahead; {
 		if !locksEnd.IsZero() && time.Until(locksEnd) < receiveWait+time.Second {
 			break // what is not reached is reported; a second run goes on
@@ -376,12 +376,12 @@ func (a *azureQueues) explain(err error) error {
 	return err
 }
 
-// giveBack abandons locked messages, even when ctx has ended (an
+// abandonAll abandons locked messages, even when ctx has ended (an
 // interrupted run), all within one opTimeout: a namespace that stopped
 // answering must not hold the operator's shell for one deadline per
 // message. What it leaves, and its errors, are not the operator's concern:
 // an expired lock gives a message back too.
-func giveBack(ctx context.Context, r receiver, msgs []*azservicebus.ReceivedMessage) {
+func abandonAll(ctx context.Context, r receiver, msgs []*azservicebus.ReceivedMessage) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer cancel()
 	for _, m := range msgs {

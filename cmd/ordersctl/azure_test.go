@@ -212,7 +212,7 @@ func TestAzureResubmitSendsThenCompletesOnlyTheChosen(t *testing.T) {
 	if code != exitError || r.Summary.Done != 2 || r.Summary.Skipped != 1 || !strings.Contains(errs, "stay in the queue") {
 		t.Fatalf("exit %d, %+v, %s", code, r, errs)
 	}
-	// 2 (another reason) was passed on the way to 3 and given back; 4
+	// 2 (another reason) was passed on the way to 3 and abandoned; 4
 	// (truncated, skipped) lies beyond the last chosen and was not received.
 	if !slices.Equal(q.completed, []int64{1, 3}) || !slices.Equal(q.abandons, []int64{2}) || len(q.msgs) != 2 {
 		t.Errorf("completed %v, abandoned %v, left %d", q.completed, q.abandons, len(q.msgs))

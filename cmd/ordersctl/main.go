@@ -62,7 +62,7 @@ func main() {
 		}
 	}
 	// Ctrl-C ends the work in progress: settled messages stay settled, the
-	// ones locked and not yet settled are given back.
+	// ones locked and not yet settled are abandoned.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], c)
 	stop()

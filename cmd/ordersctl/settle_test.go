@@ -124,7 +124,7 @@ func TestResubmitSendsOnlyWithinTheLock(t *testing.T) {
 		t.Fatalf("short lock: exit %d, sent %d, %+v\n%s", code, len(snd.deadlines), r.Summary, out)
 	}
 	if len(q.completed) != 0 || !slices.Contains(q.abandons, 1) {
-		t.Errorf("completed %v, abandoned %v: want 1 given back untouched", q.completed, q.abandons)
+		t.Errorf("completed %v, abandoned %v: want 1 abandoned untouched", q.completed, q.abandons)
 	}
 
 	// A lock shorter than a send's own 30 s deadline: the lock must bind.

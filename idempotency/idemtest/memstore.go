@@ -55,7 +55,7 @@ func (s *MemStore) Read(ctx context.Context, id string) (idempotency.Record, err
 	}
 	var r idempotency.Record
 	if err := json.Unmarshal(doc, &r); err != nil {
-		return idempotency.Record{}, &idempotency.StoreError{Op: "read idempotency key", Key: id, Err: err}
+		return idempotency.Record{}, &idempotency.KeyStoreError{Op: "read idempotency key", Key: id, Err: err}
 	}
 	r.ETag = etag
 	return r, nil
@@ -103,7 +103,7 @@ func (s *MemStore) encode(ctx context.Context, op string, r idempotency.Record) 
 	}
 	doc, err := json.Marshal(r)
 	if err != nil {
-		return nil, &idempotency.StoreError{Op: op, Key: r.ID, Err: err}
+		return nil, &idempotency.KeyStoreError{Op: op, Key: r.ID, Err: err}
 	}
 	return doc, nil
 }
@@ -119,5 +119,5 @@ func (s *MemStore) put(id string, doc json.RawMessage) string {
 // storeError is the transient error of a call whose context ended, as
 // cosmos.KeyStore reports it.
 func storeError(op, id string, err error) error {
-	return &idempotency.StoreError{Op: op, Key: id, IsTransient: true, Err: err}
+	return &idempotency.KeyStoreError{Op: op, Key: id, IsTransient: true, Err: err}
 }

@@ -32,7 +32,7 @@ func testTakeOverStartsAFreshLease(t *testing.T, h *harness) {
 	open := func() { once.Do(func() { close(release) }) }
 	t.Cleanup(open) // B never outlives a step that failed
 	type outcome struct {
-		res idempotency.Result
+		res idempotency.Execution
 		err error
 	}
 	doneB := make(chan outcome, 1)

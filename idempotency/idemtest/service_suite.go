@@ -20,7 +20,7 @@ import (
 const Lease = time.Minute
 
 // TestService runs the scenarios of [idempotency.Service] over the store
-// newStore returns: every outcome, concurrent requests with one key, a
+// newStore returns: every verdict, concurrent requests with one key, a
 // worker that dies, fencing, and how failures are kept or released. Leases
 // end by advancing a [Clock], never by sleeping.
 func TestService(t *testing.T, newStore func(t *testing.T) Backend) {
@@ -99,7 +99,7 @@ func (h *harness) createOrder(ctx context.Context) (idempotency.Response, error)
 	return h.accepted(), nil
 }
 
-func (h *harness) execute(t *testing.T, fp string, work idempotency.Work) (idempotency.Result, error) {
+func (h *harness) execute(t *testing.T, fp string, work idempotency.Work) (idempotency.Execution, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -107,10 +107,10 @@ func (h *harness) execute(t *testing.T, fp string, work idempotency.Work) (idemp
 }
 
 // want checks an Execute's answer.
-func (h *harness) want(t *testing.T, res idempotency.Result, err error, outcome idempotency.Outcome, resp idempotency.Response) {
+func (h *harness) want(t *testing.T, res idempotency.Execution, err error, verdict idempotency.Verdict, resp idempotency.Response) {
 	t.Helper()
-	if err != nil || res.Outcome != outcome {
-		t.Fatalf("execute: %+v, %v; want %s", res, err, outcome)
+	if err != nil || res.Verdict != verdict {
+		t.Fatalf("execute: %+v, %v; want %s", res, err, verdict)
 	}
 	if !reflect.DeepEqual(res.Response, resp) {
 		t.Errorf("execute: response %+v, want %+v", res.Response, resp)
@@ -150,14 +150,14 @@ var errDied = errors.New("the process died")
 
 func (s *dying) Replace(ctx context.Context, r idempotency.Record, etag string) (string, error) {
 	if s.dead.Load() {
-		return "", &idempotency.StoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: errDied}
+		return "", &idempotency.KeyStoreError{Op: "replace idempotency key", Key: r.ID, IsTransient: true, Err: errDied}
 	}
 	return s.Store.Replace(ctx, r, etag)
 }
 
 func (s *dying) Release(ctx context.Context, id, etag string) error {
 	if s.dead.Load() {
-		return &idempotency.StoreError{Op: "release idempotency key", Key: id, IsTransient: true, Err: errDied}
+		return &idempotency.KeyStoreError{Op: "release idempotency key", Key: id, IsTransient: true, Err: errDied}
 	}
 	return s.Store.Release(ctx, id, etag)
 }
@@ -183,12 +183,12 @@ func testMismatch(t *testing.T, h *harness) {
 	// A mismatch while the first request runs, then after it finished.
 	res, err := h.execute(t, h.fp, func(ctx context.Context) (idempotency.Response, error) {
 		res, err := h.execute(t, other, h.createOrder)
-		h.want(t, res, err, idempotency.Mismatch, idempotency.Response{})
+		h.want(t, res, err, idempotency.Mismatched, idempotency.Response{})
 		return h.createOrder(ctx)
 	})
 	h.want(t, res, err, idempotency.Executed, h.accepted())
 	res, err = h.execute(t, other, h.createOrder)
-	h.want(t, res, err, idempotency.Mismatch, idempotency.Response{})
+	h.want(t, res, err, idempotency.Mismatched, idempotency.Response{})
 	h.wantRuns(t, 1)
 	h.wantState(t, idempotency.Succeeded)
 }
@@ -203,7 +203,7 @@ func testInFlight(t *testing.T, h *harness) {
 		}
 		h.clock.Advance(49*time.Second + 300*time.Millisecond)
 		inner, _ = h.execute(t, h.fp, h.createOrder)
-		if inner.Outcome != idempotency.InFlight || inner.RetryAfter != time.Second {
+		if inner.Verdict != idempotency.InFlight || inner.RetryAfter != time.Second {
 			t.Errorf("%+v with 0.3 s of the lease left, want InFlight after 1s", inner)
 		}
 		h.wantState(t, idempotency.Started)
@@ -221,14 +221,14 @@ func testConcurrentSameKey(t *testing.T, h *harness) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var (
-		settled     sync.Mutex
+		counted     sync.Mutex
 		inWork, out int
 		release     = make(chan struct{})
 	)
-	// settle counts a request that entered the work or answered without it.
-	settle := func(entered bool) {
-		settled.Lock()
-		defer settled.Unlock()
+	// count counts a request that entered the work or answered without it.
+	count := func(entered bool) {
+		counted.Lock()
+		defer counted.Unlock()
 		if entered {
 			inWork++
 		} else {
@@ -239,7 +239,7 @@ func testConcurrentSameKey(t *testing.T, h *harness) {
 		}
 	}
 	work := func(ctx context.Context) (idempotency.Response, error) {
-		settle(true)
+		count(true)
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -250,7 +250,7 @@ func testConcurrentSameKey(t *testing.T, h *harness) {
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
-		outcomes = map[idempotency.Outcome]int{}
+		verdicts = map[idempotency.Verdict]int{}
 		errs     []error
 	)
 	for range n {
@@ -261,20 +261,20 @@ func testConcurrentSameKey(t *testing.T, h *harness) {
 			switch {
 			case err != nil:
 				errs = append(errs, err)
-			case res.Outcome == idempotency.InFlight && res.RetryAfter != Lease:
+			case res.Verdict == idempotency.InFlight && res.RetryAfter != Lease:
 				t.Errorf("InFlight with RetryAfter %s, want the whole lease %s", res.RetryAfter, Lease)
-			case res.Outcome != idempotency.InFlight && !reflect.DeepEqual(res.Response, h.accepted()):
-				t.Errorf("%s with %+v, want the work's response", res.Outcome, res.Response)
+			case res.Verdict != idempotency.InFlight && !reflect.DeepEqual(res.Response, h.accepted()):
+				t.Errorf("%s with %+v, want the work's response", res.Verdict, res.Response)
 			}
-			outcomes[res.Outcome]++
-			if res.Outcome != idempotency.Executed {
-				settle(false)
+			verdicts[res.Verdict]++
+			if res.Verdict != idempotency.Executed {
+				count(false)
 			}
 		})
 	}
 	wg.Wait()
-	if len(errs) > 0 || outcomes[idempotency.Executed] != 1 || outcomes[idempotency.InFlight]+outcomes[idempotency.Replayed] != n-1 {
-		t.Errorf("%d concurrent requests with one key: %v, errors %v; want 1 executed, the others in flight or replayed", n, outcomes, errs)
+	if len(errs) > 0 || verdicts[idempotency.Executed] != 1 || verdicts[idempotency.InFlight]+verdicts[idempotency.Replayed] != n-1 {
+		t.Errorf("%d concurrent requests with one key: %v, errors %v; want 1 executed, the others in flight or replayed", n, verdicts, errs)
 	}
 	h.wantRuns(t, 1)
 	h.wantOrders(t, 1)

@@ -337,9 +337,9 @@ func testEndedContext(t *testing.T, s Backend, _ Features) {
 	_, claimErr := s.Claim(ctx, r)
 	_, readErr := s.Read(ctx, r.ID)
 	for what, err := range map[string]error{"claim": claimErr, "read": readErr} {
-		var se *idempotency.StoreError
+		var se *idempotency.KeyStoreError
 		if !errors.As(err, &se) || !se.Transient() || !strings.Contains(err.Error(), r.ID) {
-			t.Errorf("%s under an ended context: %v (%T); want a transient *idempotency.StoreError naming %s", what, err, err, r.ID)
+			t.Errorf("%s under an ended context: %v (%T); want a transient *idempotency.KeyStoreError naming %s", what, err, err, r.ID)
 		}
 	}
 }

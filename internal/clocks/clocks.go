@@ -59,12 +59,12 @@ func KeyLifetime(ttl, lease time.Duration) error {
 // SubmitWithinLease checks SUBMIT_DEADLINE against IDEMPOTENCY_LEASE. A
 // SubmitOrder still running when its key's lease ends would be taken over by
 // its own retry, which would run the work beside it. The request ends by its
-// deadline, and the write settling its key by idempotency.SettleTimeout
+// deadline, and the write finishing its key by idempotency.FinishTimeout
 // after that.
 func SubmitWithinLease(deadline, lease time.Duration) error {
-	if most, held := Most(lease), deadline+idempotency.SettleTimeout; held > most {
-		return fmt.Errorf("SUBMIT_DEADLINE %s plus the %s that settle its key exceed IDEMPOTENCY_LEASE %s: together they may take at most %s (%d%%), or a retry takes the running request's key over",
-			deadline, idempotency.SettleTimeout, lease, most, percent)
+	if most, held := Most(lease), deadline+idempotency.FinishTimeout; held > most {
+		return fmt.Errorf("SUBMIT_DEADLINE %s plus the %s that finish its key exceed IDEMPOTENCY_LEASE %s: together they may take at most %s (%d%%), or a retry takes the running request's key over",
+			deadline, idempotency.FinishTimeout, lease, most, percent)
 	}
 	return nil
 }

@@ -24,8 +24,8 @@ func TestRulesAtTheirLimits(t *testing.T) {
 		{"lease zero", KeyLifetime(time.Hour, 0), "IDEMPOTENCY_LEASE must be positive"},
 		{"ttl at Cosmos DB's largest", KeyLifetime(MaxTTL, lease), ""},
 		{"ttl past Cosmos DB's largest", KeyLifetime(MaxTTL+time.Second, lease), "2147483647 seconds"},
-		{"deadline and settle at 90 % of the lease", SubmitWithinLease(54*time.Second-idempotency.SettleTimeout, lease), ""},
-		{"deadline and settle past 90 % of the lease", SubmitWithinLease(54*time.Second-idempotency.SettleTimeout+1, lease), "together they may take at most 54s"},
+		{"deadline and key finish at 90 % of the lease", SubmitWithinLease(54*time.Second-idempotency.FinishTimeout, lease), ""},
+		{"deadline and key finish past 90 % of the lease", SubmitWithinLease(54*time.Second-idempotency.FinishTimeout+1, lease), "together they may take at most 54s"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			switch {

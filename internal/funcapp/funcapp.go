@@ -96,7 +96,7 @@ func LoadHost(path string) (Host, error) {
 
 // Load reads host.json and every <dir>/function.json under root, in name
 // order. It fails on a missing host.json and on files that are not valid
-// JSON; whether they make sense is for the caller to judge.
+// JSON; whether they make sense is for the caller to check.
 func Load(root string) (*App, error) {
 	app := &App{Root: root}
 	var err error

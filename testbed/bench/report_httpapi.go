@@ -48,7 +48,7 @@ func (r *Report) httpAPI(p func(string, ...any)) {
 	p("`SubmitOrder` and `GetOrder` as the host sends them (`hostemu.Encoder.HTTP`), %d requests per path", s.APIRequests)
 	p("**one at a time**, %d rounds per distance. The **baseline** runs over a key store that keeps nothing.", s.APIRounds)
 	p("")
-	r.httpAPIVerdict(p)
+	r.httpAPIComparison(p)
 	p("### Round trips and request charge per request")
 	p("")
 	p("The charge sums `x-ms-request-charge` (the emulator reports a flat 1 RU per request).")
@@ -100,9 +100,9 @@ func at(ms0, ms5, ms20 float64) map[time.Duration]float64 {
 	return map[time.Duration]float64{0: ms0, 5 * time.Millisecond: ms5, 20 * time.Millisecond: ms20}
 }
 
-// httpAPIVerdict states what each path costs now beside what it cost
+// httpAPIComparison states what each path costs now beside what it cost
 // before issue 20, the table the section exists for.
-func (r *Report) httpAPIVerdict(p func(string, ...any)) {
+func (r *Report) httpAPIComparison(p func(string, ...any)) {
 	base := r.pathTotals(PathNoKeys)
 	if base.requests == 0 {
 		return

@@ -26,11 +26,11 @@ func failedOnce(round []Phase) []Phase {
 	return round
 }
 
-func TestReportGivesEveryLatencyAndTheBatchVerdict(t *testing.T) {
+func TestReportGivesEveryLatencyAndTheBatchComparison(t *testing.T) {
 	tests := []struct {
-		name      string
-		batchRate float64
-		verdict   string
+		name       string
+		batchRate  float64
+		comparison string
 	}{
 		{"batch faster", 150, "batch mode was at least as fast as single messages in this run (median ratio 1.50)"},
 		{"batch slower", 50, "batch mode was slower than single messages in this run (median ratio 0.50)"},
@@ -45,7 +45,7 @@ func TestReportGivesEveryLatencyAndTheBatchVerdict(t *testing.T) {
 			var b strings.Builder
 			r.Markdown(&b)
 			doc := b.String()
-			for _, want := range []string{"| 0 ms | 20 ms |", "At 20 ms, " + tc.verdict,
+			for _, want := range []string{"| 0 ms | 20 ms |", "At 20 ms, " + tc.comparison,
 				"- **Errors**: variant B at 20 ms: 1, first: `create order ORD-1: 503`",
 				"At 20 ms, 16 in flight allow 800 messages/s; `ProcessOrder` reached 100 (12 %): held down by the CPU"} {
 				if !strings.Contains(doc, want) {

@@ -194,11 +194,11 @@ func (r *Report) ratioTable(p func(string, ...any)) {
 	p("")
 	far := r.Throughput[len(r.Throughput)-1]
 	m := medianOf(far.ratios(VarHandlerBatch, VarHandlerSingle))
-	verdict := "at least as fast as"
+	comparison := "at least as fast as"
 	if m < 1 {
-		verdict = "slower than"
+		comparison = "slower than"
 	}
-	p("At %s, batch mode was %s single messages in this run (median ratio %.2f).", latencyName(far.Latency), verdict, m)
+	p("At %s, batch mode was %s single messages in this run (median ratio %.2f).", latencyName(far.Latency), comparison, m)
 	p("")
 }
 

@@ -56,7 +56,7 @@ func (l *SubmitLedger) historyOps() []history.Op {
 		}
 		in := history.Input{Kind: history.Submit, OrderID: a.OrderID, Client: a.Client, Key: a.Key, Hash: hashes[k],
 			Label: fmt.Sprintf("copy %d attempt %d", a.Copy, a.Attempt)}
-		out := history.Output{Unknown: !settles(a.Status, a.ProblemType), Status: a.Status, Outcome: anchor(a.ProblemType),
+		out := history.Output{Unknown: !known(a.Status, a.ProblemType), Status: a.Status, Outcome: anchor(a.ProblemType),
 			Body: digest([]byte(a.Body)), Replayed: a.Replayed}
 		if a.Status/100 == 2 && isReceipt(a.Body) {
 			out.Outcome = history.Receipt
@@ -67,16 +67,16 @@ func (l *SubmitLedger) historyOps() []history.Op {
 		if v.Undone {
 			continue
 		}
-		out := history.Output{Unknown: !settles(v.Status, v.ProblemType), Status: v.Status, Body: v.Body}
+		out := history.Output{Unknown: !known(v.Status, v.ProblemType), Status: v.Status, Body: v.Body}
 		in := history.Input{Kind: history.Get, OrderID: v.OrderID, Client: v.Client}
 		ops = append(ops, history.Op{Input: in, Output: out, Call: v.Call, Return: v.Return})
 	}
 	return ops
 }
 
-// settles: an answer that says what happened. No answer, a 5xx and a 409
+// known: an answer that says what happened. No answer, a 5xx and a 409
 // other than order-id-taken (in progress, taken over) do not.
-func settles(status int, problem string) bool {
+func known(status int, problem string) bool {
 	switch {
 	case status == 0, status >= 500:
 		return false
@@ -93,7 +93,7 @@ func anchor(problem string) string {
 
 // queueOps are the ProcessOrder deliveries of valid orders, with the
 // outcome their answer's log line names (handler.humanLine: "<function>:
-// <outcome> <orderId> …"). A failed invocation settles nothing. Batches,
+// <outcome> <orderId> …"). A failed invocation says nothing. Batches,
 // whose lines are not one per delivery, are left out.
 func queueOps(invs []*hostemu.Invocation) []history.Op {
 	var ops []history.Op

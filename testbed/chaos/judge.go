@@ -16,7 +16,7 @@ import (
 // (verify.Evidence) and what its optional parts did.
 type Evidence struct {
 	verify.Evidence
-	// HTTP, when set, is the run's HTTP traffic, judged with
+	// HTTP, when set, is the run's HTTP traffic, checked with
 	// SubmitLedger.Checks; KeyFaults, when set, the faults aimed at its key
 	// completions.
 	HTTP      *SubmitLedger
@@ -54,12 +54,12 @@ func readBack(ctx context.Context, db *cosmostest.Database, only map[string]bool
 	return docs, nil
 }
 
-// Judge reads a run's documents back from db (directly, not through
+// CheckRun reads a run's documents back from db (directly, not through
 // the proxy) and checks every invariant against them: the one set of rules
-// make run and make chaos both print. It returns the verdicts and the
+// make run and make chaos both print. It returns the findings and the
 // orders stored for the queue's orderIds (not those submitted over HTTP),
 // for Count.
-func Judge(ctx context.Context, db *cosmostest.Database, ev Evidence) (*verify.Findings, []StoredOrder, error) {
+func CheckRun(ctx context.Context, db *cosmostest.Database, ev Evidence) (*verify.Findings, []StoredOrder, error) {
 	docs, err := readBack(ctx, db, ev.OnlyOrders)
 	if err != nil {
 		return nil, nil, err
@@ -73,7 +73,7 @@ func Judge(ctx context.Context, db *cosmostest.Database, ev Evidence) (*verify.F
 	var api map[string][]json.RawMessage
 	if ev.HTTP != nil {
 		// Orders submitted over HTTP never pass through the queue: the
-		// HTTP checks judge their documents.
+		// HTTP checks cover their documents.
 		docs, api = ev.HTTP.takeDocuments(docs)
 	}
 	stored, err := storedOrders(docs["order"])

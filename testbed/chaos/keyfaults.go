@@ -42,7 +42,7 @@ type KeyFaults struct {
 	// eligible are the keys a fault may go to; a kill aimed at a key whose
 	// completion comes fewer than gap completions after the last kill is
 	// deferred (deferred counts them) to the next eligible key's
-	// completion. Counted, not timed: a run replays from its seed.
+	// completion. Counted, not timed: a run reruns from its seed.
 	eligible  map[string]bool
 	deferred  int
 	gap       int
@@ -190,7 +190,7 @@ func (k *KeyFaults) Counts() keyFaultCounts {
 	return c
 }
 
-// Checks judge the answers of the keys hit: a killed key's clients were
+// Checks cover the answers of the keys hit: a killed key's clients were
 // told 409 (in flight) and then got a 2xx, which only an attempt that took
 // the key over can have stored, since every completion of the killed one
 // was dropped (fresh, or a replay when the taker's own answer did not

@@ -45,7 +45,7 @@ type orderView struct {
 // long as the host lets an invocation run: how fast the store answers is
 // the handler's SUBMIT_DEADLINE to bound, not the client's to guess. The
 // whole read-back takes at most budget: the reads it leaves undone are
-// named, not judged. The views are kept for readBackCheck.
+// named, not checked. The views are kept for readBackCheck.
 func (l *SubmitLedger) ReadBack(ctx context.Context, base string, keys map[string]string, n int, patience, budget time.Duration) {
 	owners := answeredOrders(l.Answers())
 	ids := slices.Sorted(maps.Keys(owners))
@@ -157,11 +157,11 @@ func getOrder(ctx context.Context, c *http.Client, base, functionKey, id, avoid 
 	return v
 }
 
-// readBackCheck judges the views against the stored orders: the owner gets
+// readBackCheck checks the views against the stored orders: the owner gets
 // 200 with the stored fingerprint, anyone else 404 order-not-found. A view
 // whose last answer is 503 is the handler keeping its promise when the
 // store did not answer within SUBMIT_DEADLINE (a slow emulator, a loaded
-// machine): it is named, not judged; so is a read the read-back's budget
+// machine): it is named, not checked; so is a read the read-back's budget
 // left undone. It checks nothing when no order was
 // read back.
 func readBackCheck(views []orderView, stored map[string]*apiOrder) *verify.Check {
@@ -195,7 +195,7 @@ func readBackCheck(views []orderView, stored map[string]*apiOrder) *verify.Check
 		}
 	}
 	if unanswered > 0 {
-		c.Name += fmt.Sprintf("; %d not judged: answered 503 to the end, the store did not answer within SUBMIT_DEADLINE", unanswered)
+		c.Name += fmt.Sprintf("; %d not checked: answered 503 to the end, the store did not answer within SUBMIT_DEADLINE", unanswered)
 	}
 	if undone > 0 {
 		c.Name += fmt.Sprintf("; %d not read: the read-back's time ran out", undone)
@@ -206,7 +206,7 @@ func readBackCheck(views []orderView, stored map[string]*apiOrder) *verify.Check
 // Traffic is a rig.Config.Traffic that runs the ledger's submissions with
 // the clients' keys and then, while the queue is still open, reads back
 // ReadBackSample of the orders answered 2xx through GetOrder (ReadBack,
-// judged by readBackCheck): make run's and make chaos's HTTP clients.
+// checked by readBackCheck): make run's and make chaos's HTTP clients.
 func (l *SubmitLedger) Traffic(keys map[string]string) func(context.Context, string, func() float64, func() bool) error {
 	return func(ctx context.Context, base string, settled func() float64, inOutage func() bool) error {
 		if err := submit(ctx, base, keys, l, settled, inOutage); err != nil {

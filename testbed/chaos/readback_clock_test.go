@@ -17,7 +17,7 @@ import (
 // store answers: a GET that takes longer than a second is waited for, an
 // order its owner cannot read does not use up the patience of the next,
 // and a GET answered 503 to the end (the store missed SUBMIT_DEADLINE) is
-// named, not judged. On virtual time.
+// named, not checked. On virtual time.
 func TestReadBackWaitsForTheHandlersDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		keys := map[string]string{orderstream.ClientA: "key-a", orderstream.ClientB: "key-b"}
@@ -52,9 +52,9 @@ func TestReadBackWaitsForTheHandlersDeadline(t *testing.T) {
 		stored := map[string]*apiOrder{"W-0": {orders: 1, requestHash: "sha256:bb"}, "W-1": {orders: 1, requestHash: "sha256:aa"}, "W-2": {orders: 1, requestHash: "sha256:cc"}}
 		c := readBackCheck(views, stored)
 		if c.Checked != 5 || len(c.Violations) != 1 || !strings.Contains(c.Violations[0], "W-0") {
-			t.Errorf("checked %d, violations %q: want W-0 refused to its owner, the rest right, W-2's owner not judged", c.Checked, c.Violations)
+			t.Errorf("checked %d, violations %q: want W-0 refused to its owner, the rest right, W-2's owner not checked", c.Checked, c.Violations)
 		}
-		if !strings.Contains(c.Name, "1 not judged: answered 503") {
+		if !strings.Contains(c.Name, "1 not checked: answered 503") {
 			t.Errorf("check %q does not name the GET answered 503", c.Name)
 		}
 	})
@@ -62,7 +62,7 @@ func TestReadBackWaitsForTheHandlersDeadline(t *testing.T) {
 
 // A store that answers 503 to every GET cannot stretch the read-back past
 // its budget (otherwise 40 reads of a minute each): the reads left undone
-// are named, not judged, and none fails the run. On virtual time: it ends
+// are named, not checked, and none fails the run. On virtual time: it ends
 // at its budget exactly.
 func TestReadBackEndsWithItsBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -93,7 +93,7 @@ func TestReadBackEndsWithItsBudget(t *testing.T) {
 		}
 		c := readBackCheck(views, nil)
 		if len(c.Violations) != 0 || c.Checked != 0 {
-			t.Errorf("checked %d, violations %q: want nothing judged", c.Checked, c.Violations)
+			t.Errorf("checked %d, violations %q: want nothing checked", c.Checked, c.Violations)
 		}
 		if !strings.Contains(c.Name, fmt.Sprintf("%d not read: the read-back's time ran out", undone)) {
 			t.Errorf("check %q does not name the %d reads left undone", c.Name, undone)

@@ -114,8 +114,8 @@ func TestReadBackGivesUpAtItsPatience(t *testing.T) {
 			t.Errorf("took %s, want the patience of two reads (%s)", took, 2*patience)
 		}
 		c := readBackCheck(l.Views(), map[string]*apiOrder{"W-1": {orders: 1, requestHash: "sha256:aa"}})
-		if c.Checked != 0 || len(c.Violations) != 0 || !strings.Contains(c.Name, "2 not judged: answered 503") {
-			t.Errorf("check %q: checked %d, violations %q; want both reads, still 503, named and not judged", c.Name, c.Checked, c.Violations)
+		if c.Checked != 0 || len(c.Violations) != 0 || !strings.Contains(c.Name, "2 not checked: answered 503") {
+			t.Errorf("check %q: checked %d, violations %q; want both reads, still 503, named and not checked", c.Name, c.Checked, c.Violations)
 		}
 	})
 }

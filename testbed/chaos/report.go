@@ -70,15 +70,15 @@ type Report struct {
 	Findings *verify.Findings
 	// Files are the files the run wrote (make run's local queues).
 	Files []string
-	// Replay is the command that runs this run again (ReplayCommand).
-	Replay string
+	// Rerun is the command that runs this run again (RerunCommand).
+	Rerun string
 }
 
-// ReplayCommand is the make command that replays a run of target (run,
+// RerunCommand is the make command that reruns a run of target (run,
 // chaos) made with fs's flags: those set on the command line, -seed always,
 // without the files of the run's own logs. A run's faults are drawn from
-// its seed and what happens, so the replay meets the same faults.
-func ReplayCommand(target string, fs *flag.FlagSet, seed uint64) string {
+// its seed and what happens, so the rerun meets the same faults.
+func RerunCommand(target string, fs *flag.FlagSet, seed uint64) string {
 	args := []string{"-seed " + strconv.FormatUint(seed, 10)}
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -102,8 +102,8 @@ type HTTPFigures struct {
 }
 
 // Contents are the deliveries and parked messages of a run by what their
-// content is, and the orders stored for the queue's orderIds. They judge
-// nothing: the checks (Judge) do, and the report prints both.
+// content is, and the orders stored for the queue's orderIds. They check
+// nothing: the checks (CheckRun) do, and the report prints both.
 type Contents struct {
 	Invocations, FailedInvocations, ProtocolErrors int
 	StoredOrders                                   int
@@ -255,7 +255,7 @@ func ParkingQueue(fn *hostemu.Function) string {
 // maxExamples bounds the violations and accounted messages printed per check.
 const maxExamples = 10
 
-// Print writes the run's figures, the checks' verdicts and the verdict of
+// Print writes the run's figures, the checks' results and the result of
 // the run.
 func (r *Report) Print(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
@@ -285,8 +285,8 @@ func (r *Report) Print(w io.Writer) {
 	} else {
 		p("\nINVARIANT VIOLATED")
 	}
-	if r.Replay != "" {
-		p("replay: %s", r.Replay)
+	if r.Rerun != "" {
+		p("rerun: %s", r.Rerun)
 	}
 	if len(r.Files) > 0 {
 		p("files: %s", strings.Join(r.Files, ", "))
@@ -401,7 +401,7 @@ func (r *Report) printInstances(row func(string, any, string)) {
 	}
 }
 
-// printChecks writes the verdict of every check, with the first violations
+// printChecks writes the result of every check, with the first violations
 // of those that failed, and the messages given up on with a named reason.
 func (r *Report) printChecks(p func(string, ...any)) {
 	f := r.Findings

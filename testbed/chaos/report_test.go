@@ -49,7 +49,7 @@ func TestCountWhicheverContentWins(t *testing.T) {
 	}
 }
 
-// The report prints the verdict of every check, names the violations, and a
+// The report prints the result of every check, names the violations, and a
 // run with one fails.
 func TestSummaryPrintsTheChecks(t *testing.T) {
 	ok := &verify.Check{Name: "nothing lost", Checked: 3}
@@ -72,9 +72,9 @@ func TestSummaryPrintsTheChecks(t *testing.T) {
 	}
 }
 
-// The replay command names the seed and every flag given, not the files of
+// The rerun command names the seed and every flag given, not the files of
 // the run's own logs.
-func TestReplayCommand(t *testing.T) {
+func TestRerunCommand(t *testing.T) {
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
 	fs.Uint64("seed", 0, "")
 	fs.Int("messages", 10000, "")
@@ -83,7 +83,7 @@ func TestReplayCommand(t *testing.T) {
 	if err := fs.Parse([]string{"-messages", "2000", "-history-html", ".local/logs/x/history.html"}); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ReplayCommand("chaos", fs, 42), "make chaos CHAOS_ARGS='-seed 42 -messages 2000'"; got != want {
+	if got, want := RerunCommand("chaos", fs, 42), "make chaos CHAOS_ARGS='-seed 42 -messages 2000'"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -183,7 +183,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Summary = w.tracker.Summary()
 	rep.HTTP = h.report(w.outcomes)
 	rep.Publisher = res.Publisher
-	if err := judgeRun(ctx, cfg, rep, db, h, res, stream.Messages, w, ParkingQueue(fn)); err != nil {
+	if err := verifyRun(ctx, cfg, rep, db, h, res, stream.Messages, w, ParkingQueue(fn)); err != nil {
 		return rep, errors.Join(runErr, err)
 	}
 	return rep, runErr
@@ -297,16 +297,16 @@ func deliveryConfig(cfg Config, app *hostemu.App, fn *hostemu.Function, exe stri
 	return delivery
 }
 
-// judgeRun reads the run's database back and checks it against what was
+// verifyRun reads the run's database back and checks it against what was
 // sent and observed, filling rep.Findings and rep.Contents.
-func judgeRun(ctx context.Context, cfg Config, rep *Report, db *cosmostest.Database, h *httpPart, res *rig.Result,
+func verifyRun(ctx context.Context, cfg Config, rep *Report, db *cosmostest.Database, h *httpPart, res *rig.Result,
 	sent []*hostemu.Message, w *watched, parking string) error {
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	msgs := slices.Concat(sent, w.tracker.Added())
 	ran := w.invocations()
 	ledger := res.Ledger
-	findings, stored, err := Judge(checkCtx, db, Evidence{Evidence: verify.Evidence{Messages: msgs, Fates: w.tracker,
+	findings, stored, err := CheckRun(checkCtx, db, Evidence{Evidence: verify.Evidence{Messages: msgs, Fates: w.tracker,
 		Queue: rep.Queue, Worker: rep.Worker, Dead: res.DeadLetters, Created: ledger.Created(), Atomic: cfg.Atomic,
 		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound},
 		HTTP: h.ledger(), KeyFaults: h.keyFaults(), Publisher: res.Publisher, Invocations: ran, HistoryFile: cfg.HistoryFile})

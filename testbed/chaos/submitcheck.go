@@ -102,7 +102,7 @@ func final(a Answer) bool {
 	return false
 }
 
-// SubmitChecks judge the HTTP traffic from the answers the clients got and
+// SubmitChecks check the HTTP traffic from the answers the clients got and
 // the documents of its orderIds (by type), against the invariant of
 // docs/http-api.md:
 //
@@ -220,7 +220,7 @@ func (c *submitChecks) key(key string, k *keyAnswers, stored map[string]*apiOrde
 	}
 	if first != nil {
 		c.kept.Checked++
-		if msg := judgeAnswer(*first, k.sub, stored[k.sub.OrderID]); msg != "" {
+		if msg := checkAnswer(*first, k.sub, stored[k.sub.OrderID]); msg != "" {
 			c.kept.Fail("key %s (order %s): %s", key, k.sub.OrderID, msg)
 		}
 	}
@@ -300,9 +300,9 @@ func firstFinal(k *keyAnswers) Answer {
 	return Answer{Err: "no final answer"}
 }
 
-// judgeAnswer says what is wrong with a key's final answer given what
+// checkAnswer says what is wrong with a key's final answer given what
 // its orderId's documents hold, or "".
-func judgeAnswer(a Answer, s orderstream.Submission, o *apiOrder) string {
+func checkAnswer(a Answer, s orderstream.Submission, o *apiOrder) string {
 	fingerprint := orderstream.ContentKey(s.Body)
 	if a.Status/100 != 2 {
 		// 409 order-id-taken: only when the orderId holds other content.
@@ -373,9 +373,9 @@ func (l *SubmitLedger) OrderIDs() map[string]bool {
 }
 
 // takeDocuments splits a run's documents (by type) into those of the
-// orderIds the ledger submitted over HTTP, judged by Checks, and the rest,
-// judged with the queue's messages; an order a client also put on the queue
-// (a fall-back) is judged both ways.
+// orderIds the ledger submitted over HTTP, checked by Checks, and the rest,
+// checked with the queue's messages; an order a client also put on the queue
+// (a fall-back) is checked both ways.
 func (l *SubmitLedger) takeDocuments(docs map[string][]json.RawMessage) (rest, api map[string][]json.RawMessage) {
 	ids, fallbacks := l.OrderIDs(), map[string]bool{}
 	for _, s := range l.subs {

@@ -114,7 +114,7 @@ type ProxyCounts struct {
 	Faults [numFaults]int64
 	// Resent counts requests the client sent again unchanged (same method,
 	// path, x-ms-activity-id and body) after a fault, by the fault: the
-	// SDK's own retries and net/http's replays. A redelivered message is a
+	// SDK's own retries and net/http's. A redelivered message is a
 	// new operation with a new activity id, so it does not count here.
 	Resent [numFaults]int64
 	// UpstreamErrors counts requests Cosmos itself did not answer; the

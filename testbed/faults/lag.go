@@ -144,7 +144,7 @@ func idOf(doc []byte) string {
 }
 
 // draw is the lag of the n-th write of a document: a function of the seed
-// and of the write, so that a run replays from its seed.
+// and of the write, so that a run reruns from its seed.
 func (rs *replicas) draw(path string, n int) time.Duration {
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], rs.seed^uint64(n)*0x9e3779b97f4a7c15)

@@ -47,7 +47,7 @@ type ProxyConfig struct {
 	Latency time.Duration
 	// Seed seeds fault selection; 0 picks one at random. Each request's
 	// fault is a function of the seed and of the request (schedule), so a
-	// run replays from its seed.
+	// run reruns from its seed.
 	Seed uint64
 	// Hold, when set, is called with every request before it is forwarded
 	// and may block to hold it back: the client waits and Cosmos has not

@@ -10,7 +10,7 @@ import (
 // from what the request is, never from when it comes: the n-th request of
 // one kind (method, path, partition key, query or batch) to one document or
 // partition gets the same draw in every run with that seed, whatever the
-// other requests and the machine's load do meanwhile. So a run replays from
+// other requests and the machine's load do meanwhile. So a run reruns from
 // its seed (issue 30): the same faults hit the same orders' requests.
 type schedule struct {
 	seed uint64

@@ -12,7 +12,7 @@ import (
 // kind, its partition, how many of them came before), never on what other
 // partitions do meanwhile: two runs with one seed and the requests of two
 // orders interleaved differently get the same faults, order by order.
-func TestFaultsReplayFromTheSeed(t *testing.T) {
+func TestFaultsRerunFromTheSeed(t *testing.T) {
 	up := newUpstream(t)
 	rates := Rates{Throttle: 0.3, Unavailable: 0.2}
 	statuses := func(seed uint64, sequence string) map[string][]int {
@@ -31,10 +31,10 @@ func TestFaultsReplayFromTheSeed(t *testing.T) {
 		}
 		return got
 	}
-	first, replay, other := statuses(7, "ABABABABABABABAB"), statuses(7, "BBBBBBBBAAAAAAAA"), statuses(8, "ABABABABABABABAB")
+	first, rerun, other := statuses(7, "ABABABABABABABAB"), statuses(7, "BBBBBBBBAAAAAAAA"), statuses(8, "ABABABABABABABAB")
 	for _, order := range []string{"A", "B"} {
-		if !slices.Equal(first[order], replay[order]) {
-			t.Errorf("order %s: %v in one run, %v in the replay", order, first[order], replay[order])
+		if !slices.Equal(first[order], rerun[order]) {
+			t.Errorf("order %s: %v in one run, %v in the rerun", order, first[order], rerun[order])
 		}
 	}
 	if slices.Equal(first["A"], other["A"]) && slices.Equal(first["B"], other["B"]) {

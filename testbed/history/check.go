@@ -147,14 +147,14 @@ func describe(ops []porcupine.Operation) []byte {
 // pruned drops the operations without an answer that can have had no
 // effect, which the checker would otherwise try at every point after their
 // call: a GET; a POST called after a final answer of its key had come (its
-// key is settled: a replay, or 422); a delivery called after an answer
+// key is final: a replay, or 422); a delivery called after an answer
 // showing the order stored had come. Of the unanswered attempts of one key
 // and payload (or deliveries of one payload) it keeps the first: what
 // several of them may have done, one may have done too (a client retrying
 // through an outage sends dozens), so only their times are merged.
 func pruned(ops []Op) []Op {
-	settled := map[string]time.Time{} // key -> first return of a final answer
-	var stored time.Time              // first return of an answer showing the order
+	final := map[string]time.Time{} // key -> first return of a final answer
+	var stored time.Time            // first return of an answer showing the order
 	earliest := func(t *time.Time, at time.Time) {
 		if t.IsZero() || at.Before(*t) {
 			*t = at
@@ -164,9 +164,9 @@ func pruned(ops []Op) []Op {
 		switch {
 		case op.Unknown:
 		case op.Kind == Submit && (op.Status/100 == 2 || op.Outcome == OrderIDTaken):
-			t := settled[keyID(op.Input)]
+			t := final[keyID(op.Input)]
 			earliest(&t, op.Return)
-			settled[keyID(op.Input)] = t
+			final[keyID(op.Input)] = t
 			if op.Status/100 == 2 {
 				earliest(&stored, op.Return)
 			}
@@ -181,7 +181,7 @@ func pruned(ops []Op) []Op {
 		if !op.Unknown {
 			return false
 		}
-		t, ok := settled[keyID(op.Input)]
+		t, ok := final[keyID(op.Input)]
 		same := Input{Kind: op.Kind, Client: op.Client, Key: op.Key, Hash: op.Hash}
 		seen := first[same]
 		first[same] = true

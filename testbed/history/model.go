@@ -5,7 +5,7 @@
 // its call and its return. The model (docs/contract.md §5, §10, §13) is per
 // orderId: the order (owner, fingerprint, creator, public view) and the
 // Idempotency-Keys used on it with their first answer. An operation whose
-// answer was lost, or that does not settle (a 5xx, 409 request-in-progress),
+// answer was lost, or that says nothing of what happened (a 5xx, 409 request-in-progress),
 // may have taken any of its effects, or none, at any time after its call.
 package history
 
@@ -50,7 +50,7 @@ type Input struct {
 }
 
 // Output is what the caller was told. Unknown: no answer, or one that
-// settles nothing (5xx, 409 request-in-progress, a failed delivery).
+// says nothing of what happened (5xx, 409 request-in-progress, a failed delivery).
 type Output struct {
 	Unknown bool
 	Status  int

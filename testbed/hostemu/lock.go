@@ -10,8 +10,7 @@ type lock struct {
 	until time.Time
 	timer *time.Timer
 	// expired remembers, per lock token whose lock ran out, whether the
-	// expiry dead-lettered the message (its last delivery) rather than
-	// giving it back: the late settlement of that delivery reports it.
+	// expiry dead-lettered the message (its last delivery) rather than	// redelivering it: the late settlement of that delivery reports it.
 	expired map[string]bool
 }
 

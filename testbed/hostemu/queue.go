@@ -261,7 +261,7 @@ type QueueCounts struct {
 	Sent, Dropped, Outstanding, Completed, LostCompletions, DeadLettered int
 	// ExpiredLocks counts deliveries whose lock expired before they were
 	// settled (a batch past LockDuration, a single message past its
-	// renewals): each was given back with DeliveryCount+1.
+	// renewals): each was redelivered with DeliveryCount+1.
 	ExpiredLocks int
 }
 

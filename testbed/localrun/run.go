@@ -152,7 +152,7 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 			return nil, err
 		}
 	}
-	if err := judgeRun(ctx, opts, rep, ss, w, res, submits); err != nil {
+	if err := verifyRun(ctx, opts, rep, ss, w, res, submits); err != nil {
 		return nil, err
 	}
 	if err := files.close(); err != nil {
@@ -234,11 +234,11 @@ func rigConfig(opts Options, ss *session, w *watched, traffic func(context.Conte
 	return rc
 }
 
-// judgeRun checks the database against what was delivered and answered,
+// verifyRun checks the database against what was delivered and answered,
 // filling rep's HTTP figures, findings and contents.
-func judgeRun(ctx context.Context, opts Options, rep *chaos.Report, ss *session, w *watched, res *rig.Result, submits *chaos.SubmitLedger) error {
+func verifyRun(ctx context.Context, opts Options, rep *chaos.Report, ss *session, w *watched, res *rig.Result, submits *chaos.SubmitLedger) error {
 	msgs := append(delivered(opts.Messages, res.Dropped), w.tracker.Added()...)
-	var only map[string]bool // a resumed run counts and judges only its own orders
+	var only map[string]bool // a resumed run counts and checks only its own orders
 	if opts.Resume {
 		only = orderIDs(msgs)
 	}
@@ -251,7 +251,7 @@ func judgeRun(ctx context.Context, opts Options, rep *chaos.Report, ss *session,
 		rep.HTTP.TookOver, rep.HTTP.Fenced = w.outcomes.KeyTakeovers()
 	}
 	rep.Orders = orderstream.DistinctOrders(msgs)
-	findings, stored, err := judge(ctx, ss.db, w.tracker, msgs, w.invs, res, only, httpTraffic, opts.HistoryFile)
+	findings, stored, err := checkRun(ctx, ss.db, w.tracker, msgs, w.invs, res, only, httpTraffic, opts.HistoryFile)
 	if err != nil {
 		return err
 	}

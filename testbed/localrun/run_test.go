@@ -101,7 +101,7 @@ func runStream(t *testing.T, root string, s *orderstream.Stream, seed uint64, o 
 	return checkFigures(t, rep, s)
 }
 
-// deliver runs s through the real handler and returns the report, judged
+// deliver runs s through the real handler and returns the report, checked
 // but not asserted.
 func deliver(t *testing.T, root string, s *orderstream.Stream, seed uint64, o Options) *chaos.Report {
 	t.Helper()
@@ -221,7 +221,7 @@ func TestEndToEndBatchPastItsLock(t *testing.T) {
 // The HTTP API beside the queue: orders submitted to SubmitOrder by two
 // clients that time out, send one key several times at once, reuse a key
 // with another payload, resend an order under a new key and race each
-// other for an orderId; the HTTP checks judge what the requests stored,
+// other for an orderId; the HTTP checks cover what the requests stored,
 // the queue's checks the stream.
 func TestEndToEndHTTPSubmissions(t *testing.T) {
 	root := endToEnd(t)
@@ -253,7 +253,7 @@ func TestEndToEndHTTPSubmissions(t *testing.T) {
 	case httpChecks != 6:
 		t.Errorf("%d HTTP checks ran with something to check, want 6 (chaos.SubmitChecks and ReadBackCheck)", httpChecks)
 	case rep.StoredOrders != 100:
-		t.Errorf("counted %d stored orders, want the stream's 100 (the HTTP orders are judged apart)", rep.StoredOrders)
+		t.Errorf("counted %d stored orders, want the stream's 100 (the HTTP orders are checked apart)", rep.StoredOrders)
 	case c.ByStatus[201] == 0 || c.ByStatus[200] == 0 || c.ByStatus[409] < in.Races || c.ByStatus[422] < in.Reused || c.Replays == 0:
 		t.Errorf("figures %s: want every injected fault seen", c)
 	}

@@ -29,7 +29,7 @@ const sampleOrder = "bicep/deploy/sample-order.json"
 // app's HTTP functions, their Service Bus outputs land on the queue, and the
 // queue's functions consume them. It prints the base URL and a curl example
 // per route to stdout once the listener is open, and the queue's counts at
-// the end. Nothing is judged: there is no stream to judge against.
+// the end. Nothing is checked: there is no stream to check against.
 func Serve(ctx context.Context, opts Options, stdout io.Writer) error {
 	if opts.Log == nil {
 		opts.Log = io.Discard

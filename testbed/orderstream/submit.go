@@ -196,7 +196,7 @@ func (g *generator) key() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-// requeued is a message given back to the queue (docs/contract.md §7).
+// requeued is a message a batch requeued (docs/contract.md §7).
 type requeued struct {
 	Envelope *struct {
 		Body         string `json:"body"`
@@ -206,7 +206,7 @@ type requeued struct {
 	} `json:"orderConsumerRequeued"`
 }
 
-// Unwrap returns the message a given-back message stands for
+// Unwrap returns the message a requeued message stands for
 // (docs/contract.md §7: a batch's requeue): the
 // original body, messageId and subject, which is what the consumer reads.
 // ok is false for any other message.

@@ -67,7 +67,7 @@ func TestGenerateSubmissionsIsWhatItSays(t *testing.T) {
 	}
 }
 
-// A given-back message is read as the consumer reads it, from the text the
+// A requeued message is read as the consumer reads it, from the text the
 // host sends (Newtonsoft's indented form).
 func TestUnwrap(t *testing.T) {
 	body := []byte(`{"orderId":"WEB-1","total":"19.90"}`)
@@ -89,7 +89,7 @@ func TestUnwrap(t *testing.T) {
 	}
 	for _, body := range []string{`{"orderId":"A"}`, `not json`, `{"orderConsumerRequeued":{"body":"x"}}`} {
 		if _, ok := Unwrap(&hostemu.Message{Body: []byte(body)}); ok {
-			t.Errorf("%s was read as a given-back message", body)
+			t.Errorf("%s was read as a requeued message", body)
 		}
 	}
 }

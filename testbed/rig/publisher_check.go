@@ -76,8 +76,8 @@ func (r *PublisherResult) Checks(docs map[string][]json.RawMessage) []*verify.Ch
 }
 
 // WithoutPoison leaves out the poison document the run wrote: it is the
-// run's, not an outbox event of the product's, so the order checks do not
-// judge it.
+// run's, not an outbox event of the product's, so the order checks leave
+// it out.
 func (r *PublisherResult) WithoutPoison(docs []json.RawMessage) []json.RawMessage {
 	if r.Poison == "" {
 		return docs

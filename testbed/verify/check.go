@@ -105,7 +105,7 @@ type DocHead struct {
 // left, by type.
 func CheckRun(docs map[string][]json.RawMessage, ev Evidence) *Findings {
 	// Messages of another type (a valid Subject such as
-	// OrderStatusChanged) are delivered but not judged here.
+	// OrderStatusChanged) are delivered but not checked here.
 	ev.Messages = slices.DeleteFunc(slices.Clone(ev.Messages), func(m *hostemu.Message) bool {
 		return orderstream.Classify(m).OtherType
 	})
@@ -324,7 +324,7 @@ func checkMessages(ev Evidence, classes map[*hostemu.Message]orderstream.Class, 
 		}
 		o, ok := stored[cl.OrderID]
 		if !ok {
-			continue // judged below, once every message of the order is seen
+			continue // checked below, once every message of the order is seen
 		}
 		mc, _ := content(m.Body, "meta")
 		same := reflect.DeepEqual(mc, o.content)

@@ -1,4 +1,4 @@
-// Package verify judges what a chaos run or make run left behind: the
+// Package verify checks what a chaos run or make run left behind: the
 // proxy's ledger of the creates Cosmos accepted, the fate of every message,
 // and the checks that the consumer's invariants held against the documents
 // read back.

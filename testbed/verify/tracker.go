@@ -66,9 +66,9 @@ func NewTracker(msgs []*hostemu.Message) *Tracker {
 }
 
 // Enqueued follows a message an output binding put on the queue (pass it
-// as hostemu.Options.Enqueued): a given-back message (SubmitOrder's order, a
+// as hostemu.Options.Enqueued): an enqueued message (SubmitOrder's order, a
 // batch's requeue) is followed as the message it stands for, which is what
-// the consumer reads and what the checks judge.
+// the consumer reads and what the checks read.
 func (t *Tracker) Enqueued(_ *hostemu.Invocation, m *hostemu.Message) {
 	logical, ok := orderstream.Unwrap(m)
 	if !ok {

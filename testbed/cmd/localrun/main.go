@@ -163,7 +163,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
-	rep.Replay = chaos.ReplayCommand("run", fs, c.gen.Seed)
+	rep.Rerun = chaos.RerunCommand("run", fs, c.gen.Seed)
 	rep.Print(stdout)
 	if !rep.OK() {
 		return exitViolation

@@ -1,4 +1,4 @@
-// want: SUBMIT_DEADLINE 20s plus the 5s that settle its key exceed IDEMPOTENCY_LEASE 15s
+// want: SUBMIT_DEADLINE 20s plus the 5s that finish its key exceed IDEMPOTENCY_LEASE 15s
 param name string
 
 resource site 'Microsoft.Web/sites@2024-04-01' existing = {

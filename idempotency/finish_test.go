@@ -27,7 +27,7 @@ func (s releasing) Release(context.Context, string, string) error { return s.err
 // key then stays started until its lease ends), and says nothing more when
 // the release was fenced (another attempt's record stands).
 func TestFailedCompletionThenRelease(t *testing.T) {
-	throttled := &idempotency.StoreError{Op: "complete idempotency key", Key: scope.ID(), Status: 429, IsTransient: true, Err: errors.New("429 Too Many Requests")}
+	throttled := &idempotency.KeyStoreError{Op: "complete idempotency key", Key: scope.ID(), Status: 429, IsTransient: true, Err: errors.New("429 Too Many Requests")}
 	for _, tc := range []struct {
 		name        string
 		releaseErr  error

@@ -7,31 +7,31 @@ import (
 	"time"
 )
 
-// Outcome is what [Service.Execute] made of a request.
-type Outcome int
+// Verdict is what [Service.Execute] made of a request.
+type Verdict int
 
-// The outcomes of Execute. The zero Outcome is none of them.
+// The verdicts of Execute. The zero Verdict is none of them.
 const (
 	// Executed: this request claimed the key (or took it over) and ran
 	// the work; Response is the work's answer, now stored.
-	Executed Outcome = iota + 1
+	Executed Verdict = iota + 1
 	// Replayed: an earlier request with the same key and payload finished;
 	// Response is its stored answer. Nothing ran.
 	Replayed
-	// Mismatch: the key was used with another payload. Nothing ran.
-	Mismatch
+	// Mismatched: the key was used with another payload. Nothing ran.
+	Mismatched
 	// InFlight: an earlier request with the same key is still running and
 	// its lease has not ended; RetryAfter says when it will have. Nothing ran.
 	InFlight
 )
 
-func (o Outcome) String() string {
+func (o Verdict) String() string {
 	switch o {
 	case Executed:
 		return "executed"
 	case Replayed:
 		return "replayed"
-	case Mismatch:
+	case Mismatched:
 		return "mismatch"
 	case InFlight:
 		return "inFlight"
@@ -39,9 +39,10 @@ func (o Outcome) String() string {
 	return "unknown"
 }
 
-// Result is the answer of [Service.Execute].
-type Result struct {
-	Outcome  Outcome
+// Execution is what [Service.Execute] made of a request: its Verdict and,
+// for Executed and Replayed, the Response to give.
+type Execution struct {
+	Verdict  Verdict
 	Response Response // Executed, Replayed: the answer to give
 	// RetryAfter is, for InFlight, how long until the running attempt's
 	// lease ends, in whole seconds and at least one (an HTTP Retry-After).
@@ -55,7 +56,7 @@ type Result struct {
 // record keeps the version it was stored with, and a retry is compared
 // under that version: a release that changes the rule still recognises the
 // retries of keys its predecessor stored, rather than refusing every one of
-// them as a [Mismatch].
+// them as [Mismatched].
 type Fingerprint struct {
 	Hash string
 	// Version of the rule Hash was computed with; 0 means 1, the first.

@@ -1,4 +1,4 @@
-// want: SUBMIT_DEADLINE 23s plus the 5s that settle its key exceed IDEMPOTENCY_LEASE 30s: together they may take at most 27s (90%)
+// want: SUBMIT_DEADLINE 23s plus the 5s that finish its key exceed IDEMPOTENCY_LEASE 30s: together they may take at most 27s (90%)
 param name string
 
 resource site 'Microsoft.Web/sites@2024-04-01' existing = {
