@@ -127,7 +127,12 @@ soak: build
 	$(GO) build -o bin/chaos ./testbed/cmd/chaos
 	./testbed/scripts/soak.sh
 
-.PHONY: bench fuzz vulncheck mutate
+.PHONY: bench fuzz vulncheck mutate flake-proof
+
+## flake-proof: go test -race ./... 3 times in a row in two copies side by side, then with -cpu 1
+##              (RUNS=3); about 40 min on 2 cores; docs/evidence/testing.md has the figures
+flake-proof:
+	./scripts/flake-proof.sh
 
 ## bench: measure and rewrite docs/evidence/benchmarks.md: Cosmos round trips per message; single and
 ##        batch invocations against a plain azcosmos loop at 0, 5 and 20 ms from Cosmos (a delay
