@@ -65,11 +65,13 @@ func (f *Findings) Violations() int {
 	return n
 }
 
-// bookkeeping are the members the consumer and Cosmos add to a stored order,
-// and meta (kept as the first accepted message had it, not part of the
-// content); what is left is the business content the producer sent.
+// bookkeeping are the members the consumer and Cosmos add to a stored order
+// (owner and submissionId when the HTTP API stored it: a client's fall-back
+// from the queue may win), and meta (kept as the first accepted message had
+// it, not part of the content); what is left is the business content the
+// producer sent.
 var bookkeeping = []string{"id", "type", "requestHash", "hashVersion", "messageId", "acceptedAt", "meta",
-	"_rid", "_self", "_etag", "_attachments", "_ts", "_lsn"}
+	"owner", "submissionId", "_rid", "_self", "_etag", "_attachments", "_ts", "_lsn"}
 
 // content decodes a JSON object without the named members, numbers kept as
 // written, for comparing contents independently of the fingerprint code.

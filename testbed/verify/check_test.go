@@ -101,6 +101,27 @@ func TestChecksPassOnAGoodRun(t *testing.T) {
 	}
 }
 
+// A client that fell back from the queue to the HTTP API may be served by
+// the API first: the order is then stored with its owner and submissionId,
+// and the queue's copy, of the same content, is a duplicate (soak seed
+// 785711 failed here, on two such orders, before the checks knew it).
+func TestChecksPassWhenTheHTTPAPIStoredTheOrderFirst(t *testing.T) {
+	s := goodScenario()
+	var order map[string]any
+	if err := json.Unmarshal(s.docs["order"][0], &order); err != nil {
+		t.Fatal(err)
+	}
+	order["owner"], order["submissionId"] = "client-a", "4f1c2d3e"
+	s.docs["order"][0] = raw(order)
+	if f := s.findings(); f.Violations() != 0 {
+		for _, c := range f.Checks {
+			if len(c.Violations) > 0 {
+				t.Errorf("%s: %v", c.Name, c.Violations)
+			}
+		}
+	}
+}
+
 // Each way a run can go wrong is caught by the check that names it.
 func TestChecksCatchEachViolation(t *testing.T) {
 	tests := []struct {
