@@ -49,9 +49,10 @@ test: vet check-infra
 test-race:
 	$(GO) test -race -count=1 ./...
 
-## vet: gofmt, go vet and staticcheck (pinned in scripts/staticcheck.sh), no finding allowed
+## vet: gofmt, go.mod tidy, go vet and staticcheck (pinned in scripts/staticcheck.sh), no finding allowed
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet ./...
 	./scripts/staticcheck.sh
 

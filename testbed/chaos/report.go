@@ -390,6 +390,7 @@ func (r *Report) printInstances(row func(string, any, string)) {
 			if k.Back == 0 {
 				back[i] = fmt.Sprintf("%d none", k.Instance)
 			}
+			back[i] += r.killDuringOutage(k)
 		}
 		row("instances", r.Instances, fmt.Sprintf("side by side (scaled out from one and back: %t); first invocation completed after each kill, by instance: %s",
 			r.Scaled, strings.Join(back, ", ")))
@@ -399,6 +400,18 @@ func (r *Report) printInstances(row func(string, any, string)) {
 		row("history", h.Ops, fmt.Sprintf("operations checked for linearizability in %d orderIds (porcupine), in %s; %d not linearizable, %d undecided",
 			h.Partitions, h.Took.Round(time.Millisecond), len(h.Illegal), len(h.Undecided)))
 	}
+}
+
+// killDuringOutage names the outage a kill fell in, and how long it had
+// still to run: no invocation can complete before Cosmos DB answers again,
+// so such a kill's figure is the outage's rest, not the restart's cost.
+func (r *Report) killDuringOutage(k rig.InstanceKill) string {
+	for n, o := range r.Outages {
+		if !k.At.Before(o.Start) && k.At.Before(o.End) {
+			return fmt.Sprintf(" (killed in outage %d, %s before its end)", n+1, o.End.Sub(k.At).Round(10*time.Millisecond))
+		}
+	}
+	return ""
 }
 
 // printChecks writes the result of every check, with the first violations

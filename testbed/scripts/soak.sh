@@ -3,8 +3,10 @@
 # random seed each, with SOAK_ARGS passed to every run (bin/chaos -h), against
 # one local Cosmos emulator started here unless COSMOS_ENDPOINT is set. It
 # stops at the first run that fails, whose logs (handler, host emulator,
-# report) are kept and named. Each run prints one summary line; the last line
-# is the total. The reports and summary.txt go to SOAK_DIR (default
+# report) are kept and named; a passing run keeps its logs too when a killed
+# instance took over SOAK_SLOW_KILL seconds (default 5) to complete an
+# invocation, unless it was killed during an outage (the report says so).
+# Each run prints one summary line; the last line is the total. The reports and summary.txt go to SOAK_DIR (default
 # .local/soak/<UTC time>). See docs/evidence/chaos.md "Soak".
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -28,6 +30,13 @@ fi
 
 say() { echo "$*" | tee -a "$summary"; }
 field() { sed -n "s/$1/\1/p" "$2" | head -n1; } # the first capture of a report line
+# slow_kills REPORT: the kill figures of the instances row over SOAK_SLOW_KILL
+# seconds, not made during an outage ("1 +32.47s"), one a line.
+slow_kills() {
+  sed -n 's/^  instances .*by instance: //p' "$1" | tr ',' '\n' | grep -v 'killed in outage' |
+    awk -v bound="${SOAK_SLOW_KILL:-5}" '{ t = $2; sub(/^\+/, "", t) }
+      t ~ /[0-9]m[0-9]/ || (t ~ /[0-9]s$/ && t !~ /ms$/ && t + 0 >= bound) { print $1, $2 }'
+}
 
 say "soak: $seeds chaos runs, SOAK_ARGS='${SOAK_ARGS:-}', $(nproc) CPUs, started $(date -u +%FT%TZ), reports in $dir"
 total_msgs=0 total_faults=0 total_kills=0 total_secs=0 passed=0
@@ -36,7 +45,7 @@ for ((i = 1; i <= seeds; i++)); do
   report=$dir/seed-$seed.txt
   start=$(date +%s)
   rc=0
-  RUN_LOG_DIR=$dir/seed-$seed.logs ./testbed/scripts/chaos.sh -seed "$seed" "${args[@]}" > "$report" 2> "$dir/seed-$seed.stderr" || rc=$?
+  RUN_KEEP_LOGS=1 RUN_LOG_DIR=$dir/seed-$seed.logs ./testbed/scripts/chaos.sh -seed "$seed" "${args[@]}" > "$report" 2> "$dir/seed-$seed.stderr" || rc=$?
   secs=$(( $(date +%s) - start ))
   msgs=$(field '^  messages *\([0-9]*\) .*' "$report")
   faults=$(field '^  faults *\([0-9]*\) .*' "$report")
@@ -50,6 +59,12 @@ for ((i = 1; i <= seeds; i++)); do
   if [ "$rc" -eq 0 ]; then
     result=ok
     rm -f "$dir/seed-$seed.stderr"
+    slow=$(slow_kills "$report" | paste -sd' ' -)
+    if [ -n "$slow" ]; then
+      result="ok, slow kill recovery $slow: logs kept in $dir/seed-$seed.logs"
+    else
+      rm -rf "$dir/seed-$seed.logs"
+    fi
   elif [ -n "$violations" ]; then
     result="FAILED: $violations invariant violations"
   else
