@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,6 +81,18 @@ type ChangeFeedStats struct {
 	// another instance owned (expired: a dead one's; or stolen to
 	// rebalance), Lost those another took from it while it read them.
 	Acquired, TakenOver, Lost int
+	// Uncheckpointed are the invocations after which their batch was not
+	// checkpointed, so it comes again (here or on another instance), with
+	// whatever they sent: the only sources of an event sent twice.
+	Uncheckpointed []Uncheckpointed
+}
+
+// Uncheckpointed is an invocation whose batch was not checkpointed after it, and
+// why: "failed" (retried by the policy), "lease lost" (another instance
+// took the lease before the checkpoint), "checkpoint failed", or
+// "stopped" (the instance stopped during it).
+type Uncheckpointed struct {
+	Invocation, Why string
 }
 
 // ChangeFeed emulates the Cosmos DB trigger of one function (extension 4.x,
@@ -156,7 +169,9 @@ func (h *Host) ChangeFeed(fn *Function, cfg ChangeFeedConfig) (*ChangeFeed, erro
 func (cf *ChangeFeed) Stats() ChangeFeedStats {
 	cf.mu.Lock()
 	defer cf.mu.Unlock()
-	return cf.stats
+	st := cf.stats
+	st.Uncheckpointed = slices.Clone(st.Uncheckpointed)
+	return st
 }
 
 // Policy is the retry policy in force (nil: none, a failed batch is
@@ -236,7 +251,8 @@ func (cf *ChangeFeed) readRange(ctx context.Context, lease *Lease) {
 			cf.sleep(ctx, cf.pollDelay)
 			continue
 		}
-		if !cf.deliver(ctx, batch, rnd) {
+		last, done := cf.deliver(ctx, batch, rnd)
+		if !done {
 			return // the run ended before the batch was done: no checkpoint
 		}
 		stepCtx, cancel = context.WithTimeout(ctx, readTimeout)
@@ -249,12 +265,14 @@ func (cf *ChangeFeed) readRange(ctx context.Context, lease *Lease) {
 			cf.mu.Lock()
 			cf.stats.Lost++
 			cf.mu.Unlock()
+			cf.uncheckpointed(last, "lease lost")
 			return
 		}
 		if err != nil {
 			// The processor drops the lease and takes it up again from the
 			// checkpoint it holds: the batch comes again.
 			cf.cfg.Log(fmt.Sprintf("%s: checkpoint: %v", cf.fn.Name, err))
+			cf.uncheckpointed(last, "checkpoint failed")
 			stepCtx, cancel = context.WithTimeout(ctx, readTimeout)
 			next, err = cf.store.read(stepCtx, lease.ID)
 			cancel()
@@ -268,9 +286,17 @@ func (cf *ChangeFeed) readRange(ctx context.Context, lease *Lease) {
 	}
 }
 
+// uncheckpointed books an invocation whose batch is not checkpointed after it.
+func (cf *ChangeFeed) uncheckpointed(inv *Invocation, why string) {
+	cf.mu.Lock()
+	defer cf.mu.Unlock()
+	cf.stats.Uncheckpointed = append(cf.stats.Uncheckpointed, Uncheckpointed{Invocation: inv.ID, Why: why})
+}
+
 // deliver invokes the function with batch until it succeeds or the retry
-// policy is spent; false when ctx ended first (nothing to checkpoint).
-func (cf *ChangeFeed) deliver(ctx context.Context, batch []change, rnd *rand.Rand) bool {
+// policy is spent, and returns the last invocation; false when ctx ended
+// first (nothing to checkpoint).
+func (cf *ChangeFeed) deliver(ctx context.Context, batch []change, rnd *rand.Rand) (*Invocation, bool) {
 	var delays *retryDelays
 	if cf.retry != nil {
 		delays = cf.retry.delays(rnd)
@@ -278,14 +304,15 @@ func (cf *ChangeFeed) deliver(ctx context.Context, batch []change, rnd *rand.Ran
 	for failed := 0; ; failed++ {
 		inv := cf.invoke(ctx, batch)
 		if ctx.Err() != nil {
-			return false
+			cf.uncheckpointed(inv, "stopped")
+			return inv, false
 		}
 		cf.mu.Lock()
 		if inv.OK() {
 			cf.stats.Batches++
 			cf.stats.Documents += len(batch)
 			cf.mu.Unlock()
-			return true
+			return inv, true
 		}
 		cf.stats.Failed++
 		if cf.retry == nil || cf.retry.Spent(failed) {
@@ -296,14 +323,15 @@ func (cf *ChangeFeed) deliver(ctx context.Context, batch []change, rnd *rand.Ran
 			cf.mu.Unlock()
 			cf.cfg.Log(fmt.Sprintf("%s: invocation %s failed after %d executions, the batch of %d documents is checkpointed past: %s",
 				cf.fn.Name, inv.ID, failed+1, len(batch), inv.Failure))
-			return true
+			return inv, true
 		}
 		cf.stats.Retries++
+		cf.stats.Uncheckpointed = append(cf.stats.Uncheckpointed, Uncheckpointed{Invocation: inv.ID, Why: "failed"})
 		cf.mu.Unlock()
 		delay := delays.next()
 		cf.cfg.Log(fmt.Sprintf("%s: invocation %s failed (%s); execution %d in %s", cf.fn.Name, inv.ID, inv.Failure, failed+2, delay.Round(time.Millisecond)))
 		if !wait(ctx, delay) {
-			return false
+			return inv, false
 		}
 	}
 }

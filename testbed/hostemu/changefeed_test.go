@@ -364,6 +364,16 @@ func TestChangeFeedCheckpointAdvancesOnlyOnSuccess(t *testing.T) {
 	if s := cf.Stats(); s.Failed != 2 || s.Retries != 2 || s.Batches != 1 || s.Skipped != 0 {
 		t.Errorf("stats %+v, want 2 failed, 2 retries, 1 batch", s)
 	}
+	// The two failed invocations are uncheckpointed (their batch came again),
+	// the success is not.
+	invs := r.invocations()
+	if len(invs) != 3 {
+		t.Fatalf("%d invocations observed, want 3", len(invs))
+	}
+	want := []Uncheckpointed{{invs[0].ID, "failed"}, {invs[1].ID, "failed"}}
+	if got := cf.Stats().Uncheckpointed; !slices.Equal(got, want) {
+		t.Errorf("uncheckpointed %v, want %v", got, want)
+	}
 }
 
 // With maxRetryCount n the batch is executed n times in all, then the
@@ -388,6 +398,11 @@ func TestChangeFeedSpentRetriesCheckpointPastTheBatch(t *testing.T) {
 	}
 	if s := cf.Stats(); s.Skipped != 1 || s.SkippedDocuments != 1 || s.Batches != 1 {
 		t.Errorf("stats %+v, want one batch skipped and one delivered", s)
+	}
+	// The last execution is checkpointed past: its batch does not come
+	// again, so it is not booked as uncheckpointed.
+	if u := cf.Stats().Uncheckpointed; len(u) != 2 {
+		t.Errorf("uncheckpointed %v, want the 2 executions that were retried", u)
 	}
 }
 

@@ -1,8 +1,10 @@
 package rig
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -68,11 +70,57 @@ func (r *PublisherResult) Checks(docs map[string][]json.RawMessage) []*verify.Ch
 			created.Fail("%s carries requestHash %s, the stored order %s", m.EventID, m.RequestHash, hash)
 		}
 	}
-	checks := []*verify.Check{every, after, created}
+	checks := []*verify.Check{every, after, created, r.resendCheck()}
 	if r.Poison != "" {
 		checks = append(checks, r.poisonCheck(orders, onTopic))
 	}
 	return checks
+}
+
+// resendCheck: an event is sent twice only because its batch came again:
+// of the invocations that sent it, at most one had its batch checkpointed
+// after it; every other was not (failed, its lease lost, its
+// checkpoint refused, its instance stopped). A checkpointed batch sent again,
+// or an event sent twice by one invocation, is a duplicate nothing explains.
+func (r *PublisherResult) resendCheck() *verify.Check {
+	uncheckpointed := map[string]string{}
+	for _, u := range r.Stats.Uncheckpointed {
+		uncheckpointed[u.Invocation] = u.Why
+	}
+	checkpointed := map[string][]string{} // eventId -> checkpointed invocations that sent it
+	for _, m := range r.Topic {
+		if _, ok := uncheckpointed[m.Invocation]; !ok {
+			checkpointed[m.EventID] = append(checkpointed[m.EventID], m.Invocation)
+		}
+	}
+	c := &verify.Check{Name: "publisher: every event sent twice was first sent by an invocation whose batch was not checkpointed", Checked: len(checkpointed)}
+	for _, id := range slices.Sorted(maps.Keys(checkpointed)) {
+		if invs := checkpointed[id]; len(invs) > 1 {
+			c.Fail("%s sent by %d invocations whose batch was checkpointed: %s", id, len(invs), strings.Join(invs, ", "))
+		}
+	}
+	return c
+}
+
+// Resent counts the sends of events sent more than once by the reason their
+// invocation's batch came again ("failed", "lease lost", …; "" for the
+// checkpointed send).
+func (r *PublisherResult) Resent() map[string]int {
+	why := map[string]string{}
+	for _, u := range r.Stats.Uncheckpointed {
+		why[u.Invocation] = u.Why
+	}
+	sends := map[string]int{}
+	for _, m := range r.Topic {
+		sends[m.EventID]++
+	}
+	n := map[string]int{}
+	for _, m := range r.Topic {
+		if w, ok := why[m.Invocation]; ok && sends[m.EventID] > 1 {
+			n[w]++
+		}
+	}
+	return n
 }
 
 // WithoutPoison leaves out the poison document the run wrote: it is the
@@ -120,7 +168,12 @@ func (r *PublisherResult) String() string {
 	}
 	s := r.Stats
 	dup := len(r.Topic) - len(distinct)
-	return fmt.Sprintf("%d events on the topic (%d distinct, %d duplicates: %.1f per 10,000); %d batches of %d documents checkpointed in %d invocations, %d failed (%d handler kills mid-invocation, %d topic sends refused), %d retries, %d batches skipped after the retries; %d set aside; %d leases: %d taken, %d of them from another instance, %d lost mid-batch; retry policy %s",
-		len(r.Topic), len(distinct), dup, 1e4*float64(dup)/float64(max(len(r.Topic), 1)), s.Batches, s.Documents, s.Invocations, s.Failed, s.Kills, r.Refused,
+	var resent []string
+	for why, n := range r.Resent() {
+		resent = append(resent, fmt.Sprintf("%s %d", why, n))
+	}
+	slices.Sort(resent)
+	return fmt.Sprintf("%d events on the topic (%d distinct, %d duplicates: %.1f per 10,000; their sends before the batch came again, by why: %s); %d batches of %d documents checkpointed in %d invocations, %d failed (%d handler kills mid-invocation, %d topic sends refused), %d retries, %d batches skipped after the retries; %d set aside; %d leases: %d taken, %d of them from another instance, %d lost mid-batch; retry policy %s",
+		len(r.Topic), len(distinct), dup, 1e4*float64(dup)/float64(max(len(r.Topic), 1)), cmp.Or(strings.Join(resent, ", "), "none"), s.Batches, s.Documents, s.Invocations, s.Failed, s.Kills, r.Refused,
 		s.Retries, s.Skipped, len(r.SetAside), s.Leases, s.Acquired, s.TakenOver, s.Lost, r.Policy)
 }

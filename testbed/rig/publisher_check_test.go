@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
 // Each publisher check fails on the evidence it exists for, and holds on a
@@ -25,10 +28,14 @@ func TestPublisherChecks(t *testing.T) {
 		}
 	}
 	sent := func(id, hash string, stored bool) topicMessage {
-		return topicMessage{EventID: id + ":event:OrderAccepted", OrderID: id, EventType: "OrderAccepted", RequestHash: hash, OrderStored: stored}
+		return topicMessage{EventID: id + ":event:OrderAccepted", OrderID: id, EventType: "OrderAccepted", RequestHash: hash, OrderStored: stored, Invocation: "inv-" + id}
 	}
 	clean := func() *PublisherResult {
-		return &PublisherResult{Topic: []topicMessage{sent("A", "h1", true), sent("B", "h2", true), sent("A", "h1", true)},
+		// A's first send was in an invocation that failed; its batch came again.
+		first := sent("A", "h1", true)
+		first.Invocation = "inv-failed"
+		return &PublisherResult{Topic: []topicMessage{first, sent("B", "h2", true), sent("A", "h1", true)},
+			Stats:  hostemu.ChangeFeedStats{Uncheckpointed: []hostemu.Uncheckpointed{{Invocation: "inv-failed", Why: "failed"}}},
 			Poison: "B:event:Poison", SetAside: []SetAside{{Reason: "Unpublishable", OrderID: "B", MessageID: "B:event:Poison"}}}
 	}
 	for name, tc := range map[string]struct {
@@ -57,6 +64,12 @@ func TestPublisherChecks(t *testing.T) {
 		"the poison's partition held up": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
 			r.Topic = r.Topic[:1]
 		}, []string{"every accepted order", "poison"}},
+		"a checkpointed batch sent again": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+			r.Stats.Uncheckpointed = nil
+		}, []string{"sent twice"}},
+		"an event sent twice by one invocation": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+			r.Topic = append(r.Topic, r.Topic[1])
+		}, []string{"sent twice"}},
 		"the poison sent": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
 			r.Topic = append(r.Topic, topicMessage{EventID: "B:event:Poison", OrderID: "B", OrderStored: true})
 		}, []string{"created order", "poison"}},
@@ -65,8 +78,8 @@ func TestPublisherChecks(t *testing.T) {
 			r, d := clean(), docs()
 			tc.change(r, d)
 			checks := r.Checks(d)
-			if len(checks) != 4 {
-				t.Fatalf("%d checks, want 4", len(checks))
+			if len(checks) != 5 {
+				t.Fatalf("%d checks, want 5", len(checks))
 			}
 			for _, c := range checks {
 				want := slices.ContainsFunc(tc.fails, func(w string) bool { return strings.Contains(c.Name, w) })
@@ -85,5 +98,21 @@ func TestWithoutPoison(t *testing.T) {
 	got := r.WithoutPoison(docs)
 	if len(got) != 1 || !strings.Contains(string(got[0]), "A:event") {
 		t.Errorf("WithoutPoison: %s", got)
+	}
+}
+
+// The figures say why each event sent twice came again.
+func TestResentByWhy(t *testing.T) {
+	r := &PublisherResult{
+		Topic: []topicMessage{{EventID: "A", Invocation: "i1"}, {EventID: "B", Invocation: "i1"}, {EventID: "A", Invocation: "i2"},
+			{EventID: "C", Invocation: "i3"}, {EventID: "C", Invocation: "i4"}, {EventID: "D", Invocation: "i5"}},
+		Stats: hostemu.ChangeFeedStats{Uncheckpointed: []hostemu.Uncheckpointed{{Invocation: "i1", Why: "failed"}, {Invocation: "i3", Why: "lease lost"}, {Invocation: "i5", Why: "stopped"}}},
+	}
+	// B and D were sent by uncheckpointed invocations but only once: not counted.
+	if got, want := r.Resent(), map[string]int{"failed": 1, "lease lost": 1}; !maps.Equal(got, want) {
+		t.Errorf("resent %v, want %v", got, want)
+	}
+	if s := r.String(); !strings.Contains(s, "2 duplicates: 3333.3 per 10,000; their sends before the batch came again, by why: failed 1, lease lost 1)") {
+		t.Errorf("summary %q lacks the duplicates by why", s)
 	}
 }
