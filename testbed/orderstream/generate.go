@@ -192,6 +192,22 @@ func (g *generator) pick(n int, rate float64) []int {
 	return g.rng.Perm(n)[:k]
 }
 
+// pickWhere is pick among the indices ok accepts (as many as there are,
+// up to the rate's count of n).
+func (g *generator) pickWhere(n int, rate float64, ok func(int) bool) []int {
+	k := min(count(n, rate), n)
+	var picked []int
+	for _, i := range g.rng.Perm(n) {
+		if len(picked) == k {
+			break
+		}
+		if ok(i) {
+			picked = append(picked, i)
+		}
+	}
+	return picked
+}
+
 var (
 	currencies = []string{"EUR", "EUR", "EUR", "USD", "USD", "GBP", "CHF", "SEK"}
 	producers  = []string{"web-shop", "web-shop", "mobile-app", "pos"}

@@ -32,7 +32,8 @@ type SubmitOptions struct {
 	// (one quantity changed), which must be refused.
 	Reused float64
 	// NewKeys: the same order submitted again under a new key by the same
-	// client, which is answered 200 with the stored order.
+	// client, which is answered 200 with the stored order (never a raced
+	// order).
 	NewKeys float64
 	// Races: another client (ClientB) submits the same orderId with other
 	// content at the same moment: one of the two gets 201, the other 409
@@ -175,7 +176,10 @@ func GenerateSubmissions(opts SubmitOptions) ([]Submission, SubmitInjected, erro
 			in.Fallbacks++
 		}
 	}
-	for _, i := range g.pick(n, opts.NewKeys) {
+	// Not a raced order: its resend could reach the API before the race,
+	// and the client's 200 there would be right but no race (soak seed
+	// 698217, whose race was moved into an outage after its resend).
+	for _, i := range g.pickWhere(n, opts.NewKeys, func(i int) bool { return subs[i].Rival == nil }) {
 		again := subs[i]
 		again.Key, again.Copies, again.FirstTimeout, again.Reuse, again.Rival, again.Fallback = g.key(), 1, 0, nil, nil, false
 		again.At = min(1, again.At+g.rng.Float64()/4)

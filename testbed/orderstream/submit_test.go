@@ -62,6 +62,34 @@ func TestGenerateSubmissionsIsWhatItSays(t *testing.T) {
 	if twice != in.NewKeys {
 		t.Errorf("%d orders under two keys, want %d", twice, in.NewKeys)
 	}
+	for _, s := range subs {
+		if s.Rival != nil && orders[s.OrderID] > 1 {
+			t.Errorf("order %s is raced and also submitted again under a new key: the resend may come first and end the race", s.OrderID)
+		}
+	}
+	// Every seed: races and resends never share an order.
+	for seed := range uint64(200) {
+		o := DefaultSubmitOptions()
+		o.Seed, o.Races, o.NewKeys, o.Edge = seed, 0.3, 0.3, 0 // edge bodies are slow to build and beside the point
+		subs, in, err := GenerateSubmissions(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raced := map[string]bool{}
+		for _, s := range subs {
+			if s.Rival != nil {
+				raced[s.OrderID] = true
+			}
+		}
+		if in.NewKeys != 60 || len(subs) != 260 {
+			t.Fatalf("seed %d: %d resends, %d submissions; want 60 and 260", seed, in.NewKeys, len(subs))
+		}
+		for _, s := range subs[200:] {
+			if raced[s.OrderID] {
+				t.Fatalf("seed %d: raced order %s submitted again under a new key", seed, s.OrderID)
+			}
+		}
+	}
 	if _, _, err := GenerateSubmissions(SubmitOptions{Orders: 10, Reused: 2}); err == nil {
 		t.Error("a rate over 1 was accepted")
 	}
