@@ -387,6 +387,9 @@ func (r *Report) printInstances(row func(string, any, string)) {
 		back := make([]string, len(r.Kills))
 		for i, k := range r.Kills {
 			back[i] = fmt.Sprintf("%d +%s", k.Instance, k.Back.Round(10*time.Millisecond))
+			if k.Took >= time.Second {
+				back[i] += fmt.Sprintf(" (the invocation itself %s)", k.Took.Round(10*time.Millisecond))
+			}
 			if k.Back == 0 {
 				back[i] = fmt.Sprintf("%d none", k.Instance)
 			}

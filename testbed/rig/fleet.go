@@ -56,11 +56,12 @@ type Fleet struct {
 
 // InstanceKill is one kill of an instance's handler, and how long after
 // it the instance first completed a queue invocation started after it
-// (0: it did not).
+// (0: it did not); Took is how long that invocation itself ran (the
+// faults it met, not the restart).
 type InstanceKill struct {
-	Instance int
-	At       time.Time
-	Back     time.Duration
+	Instance   int
+	At         time.Time
+	Back, Took time.Duration
 }
 
 // observe books an instance's invocation for the kills' figures and passes
@@ -70,7 +71,7 @@ func (f *Fleet) observe(n int) func(*hostemu.Invocation) {
 		f.mu.Lock()
 		for i, k := range f.kills {
 			if k.Instance == n && k.Back == 0 && inv.OK() && inv.Started.After(k.At) {
-				f.kills[i].Back = inv.Started.Add(inv.Took).Sub(k.At)
+				f.kills[i].Back, f.kills[i].Took = inv.Started.Add(inv.Took).Sub(k.At), inv.Took
 			}
 		}
 		f.mu.Unlock()
