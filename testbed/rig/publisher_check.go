@@ -93,7 +93,7 @@ func (r *PublisherResult) resendCheck() *verify.Check {
 			checkpointed[m.EventID] = append(checkpointed[m.EventID], m.Invocation)
 		}
 	}
-	c := &verify.Check{Name: "publisher: every event sent twice was first sent by an invocation whose batch was not checkpointed", Checked: len(checkpointed)}
+	c := &verify.Check{Name: "publisher: an event sent twice came again with its batch (of the invocations that sent it, one at most had its batch checkpointed)", Checked: len(checkpointed)}
 	for _, id := range slices.Sorted(maps.Keys(checkpointed)) {
 		if invs := checkpointed[id]; len(invs) > 1 {
 			c.Fail("%s sent by %d invocations whose batch was checkpointed: %s", id, len(invs), strings.Join(invs, ", "))
@@ -102,9 +102,9 @@ func (r *PublisherResult) resendCheck() *verify.Check {
 	return c
 }
 
-// Resent counts the sends of events sent more than once by the reason their
-// invocation's batch came again ("failed", "lease lost", …; "" for the
-// checkpointed send).
+// Resent counts the sends of events sent more than once that were made by
+// an invocation whose batch came again, by why ("failed", "lease lost",
+// "checkpoint failed", "stopped").
 func (r *PublisherResult) Resent() map[string]int {
 	why := map[string]string{}
 	for _, u := range r.Stats.Uncheckpointed {
