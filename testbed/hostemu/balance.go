@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -84,9 +85,19 @@ func leasesToTake(all []*Lease, me string, expire time.Duration, now time.Time) 
 }
 
 // balance takes this instance's share of the leases every Acquire
-// interval, and reads each lease it takes until it loses it or ctx ends.
+// interval, and reads each lease it takes until it loses it, ctx ends or
+// Retire is called; it returns once its readers have.
 func (cf *ChangeFeed) balance(ctx context.Context, read func(context.Context, *Lease)) {
 	owned := map[string]context.CancelFunc{}
+	var readers sync.WaitGroup
+	defer func() {
+		// The readers end their batch (Retire) or stop (ctx); then the
+		// renewers stop, before Run gives the leases back.
+		readers.Wait()
+		for _, stop := range owned {
+			stop()
+		}
+	}()
 	for {
 		stepCtx, cancel := context.WithTimeout(ctx, readTimeout)
 		all, err := cf.store.list(stepCtx)
@@ -105,13 +116,13 @@ func (cf *ChangeFeed) balance(ctx context.Context, read func(context.Context, *L
 			cf.noteLease(prev != "" && prev != cf.owner)
 			renewed := *taken // the renewer's own copy: update writes into it
 			go cf.renew(rctx, stop, &renewed)
-			go read(rctx, taken)
+			readers.Go(func() { read(rctx, taken) })
 		}
 		cancel()
 		if err != nil {
 			cf.cfg.Log(fmt.Sprintf("%s: list the leases: %v", cf.fn.Name, err))
 		}
-		if !wait(ctx, cf.clocks.Acquire) {
+		if !cf.sleepUnlessRetired(ctx, cf.clocks.Acquire) {
 			return
 		}
 	}

@@ -119,7 +119,9 @@ type ChangeFeed struct {
 	stats    ChangeFeedStats
 	caughtUp map[string]time.Time // range -> start of its last poll that found nothing new
 	draining bool
-	crashed  bool // Run ends without releasing its leases
+	crashed  bool          // Run ends without releasing its leases
+	retiring chan struct{} // closed by Retire: no new batch starts
+	retire   sync.Once
 }
 
 // ChangeFeed returns the trigger of fn, a cosmosDBTrigger function, run by
@@ -136,7 +138,7 @@ func (h *Host) ChangeFeed(fn *Function, cfg ChangeFeedConfig) (*ChangeFeed, erro
 		cfg.Log = func(string) {}
 	}
 	cf := &ChangeFeed{h: h, fn: fn, cfg: cfg, maxItems: DefaultMaxItemsPerInvocation, pollDelay: DefaultFeedPollDelay,
-		owner: newGUID(), caughtUp: map[string]time.Time{}, clocks: cfg.Clocks}
+		owner: newGUID(), caughtUp: map[string]time.Time{}, clocks: cfg.Clocks, retiring: make(chan struct{})}
 	if cf.clocks == (LeaseClocks{}) {
 		cf.clocks = DefaultLeaseClocks
 	}
@@ -178,9 +180,9 @@ func (cf *ChangeFeed) Stats() ChangeFeedStats {
 // checkpointed past at once).
 func (cf *ChangeFeed) Policy() *RetryPolicy { return cf.retry }
 
-// Run reads the feed until ctx ends: it creates the ranges' leases that are
-// missing, then takes and reads its share of them (balance), and releases
-// them when ctx ends, unless Crash was called. It returns an error only
+// Run reads the feed until ctx ends or Retire is called: it creates the
+// ranges' leases that are missing, then takes and reads its share of them
+// (balance), and releases them at the end, unless Crash was called. It returns an error only
 // when the trigger cannot start (no container, a lease that cannot be
 // created).
 func (cf *ChangeFeed) Run(ctx context.Context) error {
@@ -219,6 +221,26 @@ func (cf *ChangeFeed) Run(ctx context.Context) error {
 	return nil
 }
 
+// Retire makes Run end as the host's drain mode ends the trigger of an
+// instance scaled in (CosmosDBTriggerListener.StopAsync, extension 4.4 and
+// later, does not cancel the function in drain mode): each range finishes
+// its batch in flight and checkpoints it, no new batch starts, and Run gives
+// the leases back and returns. A batch between two executions of its retry
+// policy is not executed again: it stays uncheckpointed ("stopped").
+func (cf *ChangeFeed) Retire() {
+	cf.retire.Do(func() { close(cf.retiring) })
+}
+
+// retired reports whether Retire was called.
+func (cf *ChangeFeed) retired() bool {
+	select {
+	case <-cf.retiring:
+		return true
+	default:
+		return false
+	}
+}
+
 // Crash makes Run end, when its context ends, without releasing its
 // leases: an instance that died, whose leases others take once they expire.
 func (cf *ChangeFeed) Crash() {
@@ -230,7 +252,7 @@ func (cf *ChangeFeed) Crash() {
 // readRange is one lease's loop: poll, deliver, checkpoint.
 func (cf *ChangeFeed) readRange(ctx context.Context, lease *Lease) {
 	rnd := rand.New(rand.NewPCG(cf.cfg.Seed, uint64(len(lease.ID))))
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && !cf.retired() {
 		pos, err := lease.Position()
 		if err != nil {
 			cf.cfg.Log(err.Error())
@@ -330,7 +352,7 @@ func (cf *ChangeFeed) deliver(ctx context.Context, batch []change, rnd *rand.Ran
 		cf.mu.Unlock()
 		delay := delays.next()
 		cf.cfg.Log(fmt.Sprintf("%s: invocation %s failed (%s); execution %d in %s", cf.fn.Name, inv.ID, inv.Failure, failed+2, delay.Round(time.Millisecond)))
-		if !wait(ctx, delay) {
+		if !cf.sleepUnlessRetired(ctx, delay) {
 			return inv, false
 		}
 	}
@@ -444,7 +466,22 @@ func (cf *ChangeFeed) sleep(ctx context.Context, d time.Duration) {
 		d = 20 * time.Millisecond
 	}
 	cf.mu.Unlock()
-	wait(ctx, d)
+	cf.sleepUnlessRetired(ctx, d)
+}
+
+// sleepUnlessRetired waits d unless ctx ends or Retire is called first; it
+// reports whether d passed.
+func (cf *ChangeFeed) sleepUnlessRetired(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-cf.retiring:
+		return false
+	}
 }
 
 // wait waits d unless ctx ends first; it reports whether d passed.

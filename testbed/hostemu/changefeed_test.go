@@ -485,3 +485,62 @@ func TestChangeFeedFunctionTimeoutFailsTheBatch(t *testing.T) {
 		t.Errorf("calls %v, want the same batch twice", calls)
 	}
 }
+
+// Retire (an instance scaled in, the host in drain mode) lets the batch in
+// flight finish and checkpoints it, starts no other, gives the lease back
+// and ends Run: the batch does not come again elsewhere.
+func TestChangeFeedRetireFinishesTheBatchInFlight(t *testing.T) {
+	r := newFeedRig(t)
+	inFlight, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	r.invoking(r.scripted(func(n int) int {
+		if n == 1 {
+			close(inFlight)
+			<-release
+		}
+		return http.StatusOK
+	}))
+	t.Cleanup(free) // before the fake handler closes, whatever failed
+	r.write(wave([]string{"P1"}, 1, 2)...)
+	cf, err := r.host.ChangeFeed(r.fn, ChangeFeedConfig{Monitored: &CosmosContainer{r.monitored}, Leases: &CosmosContainer{r.leases},
+		LeasePrefix: "test..", PollDelay: 50 * time.Millisecond, Log: func(s string) { t.Log(s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- cf.Run(ctx) }()
+	select {
+	case <-inFlight:
+	case <-ctx.Done():
+		t.Fatal("no invocation within 30 s")
+	}
+	cf.Retire()
+	free()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Run did not end within 30 s of Retire")
+	}
+	if calls := r.recorded(); len(calls) != 1 || len(calls[0].docs) != 2 {
+		t.Errorf("invocations %v, want the one in flight with both documents", calls)
+	}
+	if pos := r.lease(); len(pos.Seen) != 2 {
+		t.Errorf("lease at %+v, want the batch in flight checkpointed", pos)
+	}
+	if s := cf.Stats(); s.Batches != 1 || len(s.Uncheckpointed) != 0 {
+		t.Errorf("stats %+v, want the batch done and checkpointed", s)
+	}
+	l, err := (&leaseStore{c: r.leases, prefix: "test.."}).read(ctx, "test..0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Owner != "" {
+		t.Errorf("lease owned by %q after Retire, want it given back", l.Owner)
+	}
+}

@@ -131,8 +131,9 @@ func (f *Fleet) start(n int) error {
 }
 
 // retire stops the last live instance: scaled in, it finishes its
-// invocations in flight and gives its leases back; crashed, its handler is
-// killed, failing them, and its leases are left to expire.
+// invocations in flight (its change feed's batches checkpointed, as the
+// host's drain mode does) and gives its leases back; crashed, its handler
+// is killed, failing them, and its leases are left to expire.
 func (f *Fleet) retire(crash bool) {
 	f.mu.Lock()
 	if len(f.live) <= 1 {
@@ -144,11 +145,15 @@ func (f *Fleet) retire(crash bool) {
 	f.mu.Unlock()
 	f.cfg.Log(fmt.Sprintf("instance %d: %s", in.n, map[bool]string{true: "crashes", false: "scaled in"}[crash]))
 	in.host.StopReceiving()
-	if crash {
+	switch {
+	case crash:
 		if in.feed != nil {
 			in.feed.Crash()
 		}
 		in.worker.Stop(0) // its invocations in flight fail
+	case in.feed != nil:
+		in.feed.Retire()
+		<-in.fed
 	}
 	<-in.ran
 	in.stop()
