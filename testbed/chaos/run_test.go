@@ -46,8 +46,12 @@ func TestShortChaosRun(t *testing.T) {
 	if h := rep.HTTP; h == nil || h.KeyFaults.Kills != 1 || h.KeyFaults.LostAnswers != 1 || h.Answers.ByStatus[409] == 0 {
 		t.Errorf("HTTP part %+v, want a kill and a lost answer on key completions, and 409s", h)
 	}
-	if rep.Worker.Kills != 4 || rep.Worker.Starts != 5 {
-		t.Errorf("worker %+v, want 4 kills (2 + 1 on a key completion + 1 in a publisher invocation) and 5 starts", rep.Worker)
+	// 4 kills are aimed (2 + 1 on a key completion + 1 in a publisher
+	// invocation), each followed by a restart; on a loaded machine one can
+	// land while the handler restarts from another, and the worker books
+	// only the kill that found a process (seen once in a soak's company).
+	if w := rep.Worker; w.Kills < 3 || w.Kills > 4 || w.Starts != w.Kills+1 {
+		t.Errorf("worker %+v, want 4 kills (3 when two met) and a start after each", rep.Worker)
 	}
 	if p := rep.Publisher; p == nil || p.Stats.Kills != 1 || p.Refused != 1 || p.Stats.Retries < 2 || len(p.SetAside) != 1 {
 		t.Errorf("publisher %v, want a kill, a refused send, their retries and the poison set aside", p)
