@@ -92,7 +92,7 @@ func (cf *ChangeFeed) balance(ctx context.Context, read func(context.Context, *L
 	var readers sync.WaitGroup
 	defer func() {
 		// The readers end their batch (Retire) or stop (ctx); then the
-		// renewers stop, before Run gives the leases back.
+		// renewers are told to stop, before Run gives the leases back.
 		readers.Wait()
 		for _, stop := range owned {
 			stop()
@@ -102,6 +102,9 @@ func (cf *ChangeFeed) balance(ctx context.Context, read func(context.Context, *L
 		stepCtx, cancel := context.WithTimeout(ctx, readTimeout)
 		all, err := cf.store.list(stepCtx)
 		for _, l := range leasesToTake(all, cf.owner, cf.clocks.Expire, time.Now()) {
+			if cf.retired() {
+				break // a retiring instance takes no lease, steals none
+			}
 			if stop, ok := owned[l.LeaseToken]; ok {
 				stop() // ours once, lost since: its reader is stopping
 			}

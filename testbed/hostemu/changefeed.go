@@ -221,12 +221,13 @@ func (cf *ChangeFeed) Run(ctx context.Context) error {
 	return nil
 }
 
-// Retire makes Run end as the host's drain mode ends the trigger of an
-// instance scaled in (CosmosDBTriggerListener.StopAsync, extension 4.4 and
-// later, does not cancel the function in drain mode): each range finishes
-// its batch in flight and checkpoints it, no new batch starts, and Run gives
-// the leases back and returns. A batch between two executions of its retry
-// policy is not executed again: it stays uncheckpointed ("stopped").
+// Retire makes Run end as the host ends the trigger of an instance scaled
+// in (Azure's DrainMode: CosmosDBTriggerListener.StopAsync, extension 4.4
+// and later, does not cancel the function then): each range finishes its
+// batch in flight and checkpoints it, no new batch starts, and Run gives
+// the leases back and returns. A batch waiting between two executions of
+// its retry policy is not executed again and not checkpointed (its failed
+// execution is booked "failed").
 func (cf *ChangeFeed) Retire() {
 	cf.retire.Do(func() { close(cf.retiring) })
 }
@@ -275,7 +276,7 @@ func (cf *ChangeFeed) readRange(ctx context.Context, lease *Lease) {
 		}
 		last, done := cf.deliver(ctx, batch, rnd)
 		if !done {
-			return // the run ended before the batch was done: no checkpoint
+			return // the run ended or the instance retired before the batch was done: no checkpoint
 		}
 		stepCtx, cancel = context.WithTimeout(ctx, readTimeout)
 		next, err := cf.store.checkpoint(stepCtx, lease, pos.after(batch))
@@ -317,7 +318,7 @@ func (cf *ChangeFeed) uncheckpointed(inv *Invocation, why string) {
 
 // deliver invokes the function with batch until it succeeds or the retry
 // policy is spent, and returns the last invocation; false when ctx ended
-// first (nothing to checkpoint).
+// or Retire came first (nothing to checkpoint).
 func (cf *ChangeFeed) deliver(ctx context.Context, batch []change, rnd *rand.Rand) (*Invocation, bool) {
 	var delays *retryDelays
 	if cf.retry != nil {

@@ -486,7 +486,7 @@ func TestChangeFeedFunctionTimeoutFailsTheBatch(t *testing.T) {
 	}
 }
 
-// Retire (an instance scaled in, the host in drain mode) lets the batch in
+// Retire (an instance scaled in: Azure's DrainMode) lets the batch in
 // flight finish and checkpoints it, starts no other, gives the lease back
 // and ends Run: the batch does not come again elsewhere.
 func TestChangeFeedRetireFinishesTheBatchInFlight(t *testing.T) {

@@ -132,7 +132,7 @@ func (f *Fleet) start(n int) error {
 
 // retire stops the last live instance: scaled in, it finishes its
 // invocations in flight (its change feed's batches checkpointed, as the
-// host's drain mode does) and gives its leases back; crashed, its handler
+// host does on scale-in: Azure's DrainMode) and gives its leases back; crashed, its handler
 // is killed, failing them, and its leases are left to expire.
 func (f *Fleet) retire(crash bool) {
 	f.mu.Lock()

@@ -18,8 +18,8 @@ const eventTypeAccepted = "OrderAccepted"
 // every accepted order's OrderAccepted event is on the topic at least once,
 // never sent before its order was stored, never one for an order that was
 // not created, and a poison document is set aside without holding up its
-// partition. Duplicates on the topic are allowed (at-least-once; consumers
-// deduplicate on eventId).
+// partition. An event comes twice only with its batch (resendCheck;
+// at-least-once, consumers deduplicate on eventId).
 func (r *PublisherResult) Checks(docs map[string][]json.RawMessage) []*verify.Check {
 	orders := map[string]string{} // orderId -> requestHash
 	for _, d := range docs["order"] {
@@ -81,22 +81,31 @@ func (r *PublisherResult) Checks(docs map[string][]json.RawMessage) []*verify.Ch
 // of the invocations that sent it, at most one had its batch checkpointed
 // after it; every other was not (failed, its lease lost, its
 // checkpoint refused, its instance stopped). A checkpointed batch sent again,
-// or an event sent twice by one invocation, is a duplicate nothing explains.
+// or an event sent twice by one invocation (contract §10: each event once
+// per invocation), is a duplicate nothing explains.
 func (r *PublisherResult) resendCheck() *verify.Check {
 	uncheckpointed := map[string]string{}
 	for _, u := range r.Stats.Uncheckpointed {
 		uncheckpointed[u.Invocation] = u.Why
 	}
 	checkpointed := map[string][]string{} // eventId -> checkpointed invocations that sent it
+	type send struct{ event, invocation string }
+	sends := map[send]int{}
 	for _, m := range r.Topic {
-		if _, ok := uncheckpointed[m.Invocation]; !ok {
+		sends[send{m.EventID, m.Invocation}]++
+		if _, ok := uncheckpointed[m.Invocation]; !ok && sends[send{m.EventID, m.Invocation}] == 1 {
 			checkpointed[m.EventID] = append(checkpointed[m.EventID], m.Invocation)
 		}
 	}
-	c := &verify.Check{Name: "publisher: an event sent twice came again with its batch (of the invocations that sent it, one at most had its batch checkpointed)", Checked: len(checkpointed)}
+	c := &verify.Check{Name: "publisher: an event sent twice came again with its batch (once per invocation; of the invocations that sent it, one at most had its batch checkpointed)", Checked: len(r.Topic)}
 	for _, id := range slices.Sorted(maps.Keys(checkpointed)) {
 		if invs := checkpointed[id]; len(invs) > 1 {
 			c.Fail("%s sent by %d invocations whose batch was checkpointed: %s", id, len(invs), strings.Join(invs, ", "))
+		}
+	}
+	for _, s := range slices.SortedFunc(maps.Keys(sends), func(a, b send) int { return strings.Compare(a.event+a.invocation, b.event+b.invocation) }) {
+		if n := sends[s]; n > 1 {
+			c.Fail("%s sent %d times by invocation %s", s.event, n, s.invocation)
 		}
 	}
 	return c

@@ -70,6 +70,9 @@ func TestPublisherChecks(t *testing.T) {
 		"an event sent twice by one invocation": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
 			r.Topic = append(r.Topic, r.Topic[1])
 		}, []string{"sent twice"}},
+		"an event sent twice by one invocation whose batch came again": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+			r.Topic = append(r.Topic, r.Topic[0])
+		}, []string{"sent twice"}},
 		"the poison sent": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
 			r.Topic = append(r.Topic, topicMessage{EventID: "B:event:Poison", OrderID: "B", OrderStored: true})
 		}, []string{"created order", "poison"}},

@@ -13,6 +13,7 @@ cd "$(dirname "$0")/../.."
 
 seeds=${SOAK_SEEDS:-10}
 [[ $seeds =~ ^[1-9][0-9]*$ ]] || { echo "soak: SOAK_SEEDS=$seeds is not a number of runs" >&2; exit 2; }
+[[ ${SOAK_SLOW_KILL:-5} =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "soak: SOAK_SLOW_KILL=$SOAK_SLOW_KILL is not a number of seconds" >&2; exit 2; }
 read -r -a args <<< "${SOAK_ARGS:-}"
 for a in "${args[@]}"; do
   [[ $a == -seed* || $a == --seed* ]] && { echo "soak: SOAK_ARGS may not set -seed: every run takes a new one" >&2; exit 2; }
@@ -33,8 +34,8 @@ field() { sed -n "s/$1/\1/p" "$2" | head -n1; } # the first capture of a report 
 # slow_kills REPORT: the kill figures of the instances row over SOAK_SLOW_KILL
 # seconds, not made during an outage ("1 +32.47s"), one a line.
 slow_kills() {
-  sed -n 's/^  instances .*by instance: //p' "$1" | tr ',' '\n' | grep -v 'killed in outage' |
-    awk -v bound="${SOAK_SLOW_KILL:-5}" '{ t = $2; sub(/^\+/, "", t) }
+  sed -n 's/^  instances .*by instance: //p' "$1" | tr ',' '\n' |
+    awk -v bound="${SOAK_SLOW_KILL:-5}" '/killed in outage/ { next } { t = $2; sub(/^\+/, "", t) }
       t ~ /[0-9]m[0-9]/ || (t ~ /[0-9]s$/ && t !~ /ms$/ && t + 0 >= bound) { print $1, $2 }'
 }
 
