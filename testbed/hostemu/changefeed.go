@@ -473,26 +473,23 @@ func (cf *ChangeFeed) sleep(ctx context.Context, d time.Duration) {
 // sleepUnlessRetired waits d unless ctx ends or Retire is called first; it
 // reports whether d passed.
 func (cf *ChangeFeed) sleepUnlessRetired(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-cf.retiring:
-		return false
-	}
+	return waitOr(ctx, cf.retiring, d)
 }
 
 // wait waits d unless ctx ends first; it reports whether d passed.
-func wait(ctx context.Context, d time.Duration) bool {
+func wait(ctx context.Context, d time.Duration) bool { return waitOr(ctx, nil, d) }
+
+// waitOr waits d unless ctx ends or stop is closed first (a nil stop never
+// is); it reports whether d passed.
+func waitOr(ctx context.Context, stop <-chan struct{}, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return true
 	case <-ctx.Done():
+		return false
+	case <-stop:
 		return false
 	}
 }
