@@ -188,12 +188,11 @@ func (g *generator) newBurst() int { g.bursts++; return g.bursts }
 
 // pick chooses count(n, rate) distinct orders.
 func (g *generator) pick(n int, rate float64) []int {
-	k := min(count(n, rate), n)
-	return g.rng.Perm(n)[:k]
+	return g.pickWhere(n, rate, func(int) bool { return true })
 }
 
 // pickWhere is pick among the indices ok accepts (as many as there are,
-// up to the rate's count of n).
+// up to the rate's count of n); it draws the same permutation as pick.
 func (g *generator) pickWhere(n int, rate float64, ok func(int) bool) []int {
 	k := min(count(n, rate), n)
 	var picked []int
