@@ -18,7 +18,7 @@ const eventTypeAccepted = "OrderAccepted"
 // every accepted order's OrderAccepted event is on the topic at least once,
 // never sent before its order was stored, never one for an order that was
 // not created, and a poison document is set aside without holding up its
-// partition. An event comes twice only with its batch (resendCheck;
+// partition. An event comes twice only with its batch (sentTwiceCheck;
 // at-least-once, consumers deduplicate on eventId).
 func (r *PublisherResult) Checks(docs map[string][]json.RawMessage) []*verify.Check {
 	orders := map[string]string{} // orderId -> requestHash
@@ -70,24 +70,21 @@ func (r *PublisherResult) Checks(docs map[string][]json.RawMessage) []*verify.Ch
 			created.Fail("%s carries requestHash %s, the stored order %s", m.EventID, m.RequestHash, hash)
 		}
 	}
-	checks := []*verify.Check{every, after, created, r.resendCheck()}
+	checks := []*verify.Check{every, after, created, r.sentTwiceCheck()}
 	if r.Poison != "" {
 		checks = append(checks, r.poisonCheck(orders, onTopic))
 	}
 	return checks
 }
 
-// resendCheck: an event is sent twice only because its batch came again:
+// sentTwiceCheck: an event is sent twice only because its batch came again:
 // of the invocations that sent it, at most one had its batch checkpointed
 // after it; every other was not (failed, its lease lost, its
 // checkpoint refused, its instance stopped). A checkpointed batch sent again,
 // or an event sent twice by one invocation (contract §10: each event once
 // per invocation), is a duplicate nothing explains.
-func (r *PublisherResult) resendCheck() *verify.Check {
-	uncheckpointed := map[string]string{}
-	for _, u := range r.Stats.Uncheckpointed {
-		uncheckpointed[u.Invocation] = u.Why
-	}
+func (r *PublisherResult) sentTwiceCheck() *verify.Check {
+	uncheckpointed := r.uncheckpointedWhy()
 	checkpointed := map[string][]string{} // eventId -> checkpointed invocations that sent it
 	type send struct{ event, invocation string }
 	sends := map[send]int{}
@@ -111,14 +108,22 @@ func (r *PublisherResult) resendCheck() *verify.Check {
 	return c
 }
 
-// Resent counts the sends of events sent more than once that were made by
-// an invocation whose batch came again, by why ("failed", "lease lost",
-// "checkpoint failed", "stopped").
-func (r *PublisherResult) Resent() map[string]int {
+// uncheckpointedWhy maps each invocation whose batch was not checkpointed
+// to why.
+func (r *PublisherResult) uncheckpointedWhy() map[string]string {
 	why := map[string]string{}
 	for _, u := range r.Stats.Uncheckpointed {
 		why[u.Invocation] = u.Why
 	}
+	return why
+}
+
+// duplicatesByCause counts the sends of events sent more than once that were
+// made by an invocation whose batch came again, by why ("failed", "lease
+// lost", "checkpoint failed", "stopped"). (Not "resent": that is the HTTP
+// API's outcome and the proxy's count of SDK retries.)
+func (r *PublisherResult) duplicatesByCause() map[string]int {
+	why := r.uncheckpointedWhy()
 	sends := map[string]int{}
 	for _, m := range r.Topic {
 		sends[m.EventID]++
@@ -177,12 +182,12 @@ func (r *PublisherResult) String() string {
 	}
 	s := r.Stats
 	dup := len(r.Topic) - len(distinct)
-	var resent []string
-	for why, n := range r.Resent() {
-		resent = append(resent, fmt.Sprintf("%s %d", why, n))
+	var byCause []string
+	for why, n := range r.duplicatesByCause() {
+		byCause = append(byCause, fmt.Sprintf("%s %d", why, n))
 	}
-	slices.Sort(resent)
+	slices.Sort(byCause)
 	return fmt.Sprintf("%d events on the topic (%d distinct, %d duplicates: %.1f per 10,000; their sends before the batch came again, by why: %s); %d batches of %d documents checkpointed in %d invocations, %d failed (%d handler kills mid-invocation, %d topic sends refused), %d retries, %d batches skipped after the retries; %d set aside; %d leases: %d taken, %d of them from another instance, %d lost mid-batch; retry policy %s",
-		len(r.Topic), len(distinct), dup, 1e4*float64(dup)/float64(max(len(r.Topic), 1)), cmp.Or(strings.Join(resent, ", "), "none"), s.Batches, s.Documents, s.Invocations, s.Failed, s.Kills, r.Refused,
+		len(r.Topic), len(distinct), dup, 1e4*float64(dup)/float64(max(len(r.Topic), 1)), cmp.Or(strings.Join(byCause, ", "), "none"), s.Batches, s.Documents, s.Invocations, s.Failed, s.Kills, r.Refused,
 		s.Retries, s.Skipped, len(r.SetAside), s.Leases, s.Acquired, s.TakenOver, s.Lost, r.Policy)
 }

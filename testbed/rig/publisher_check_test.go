@@ -105,15 +105,15 @@ func TestWithoutPoison(t *testing.T) {
 }
 
 // The figures say why each event sent twice came again.
-func TestResentByWhy(t *testing.T) {
+func TestDuplicatesByCause(t *testing.T) {
 	r := &PublisherResult{
 		Topic: []topicMessage{{EventID: "A", Invocation: "i1"}, {EventID: "B", Invocation: "i1"}, {EventID: "A", Invocation: "i2"},
 			{EventID: "C", Invocation: "i3"}, {EventID: "C", Invocation: "i4"}, {EventID: "D", Invocation: "i5"}},
 		Stats: hostemu.ChangeFeedStats{Uncheckpointed: []hostemu.Uncheckpointed{{Invocation: "i1", Why: "failed"}, {Invocation: "i3", Why: "lease lost"}, {Invocation: "i5", Why: "stopped"}}},
 	}
 	// B and D were sent by uncheckpointed invocations but only once: not counted.
-	if got, want := r.Resent(), map[string]int{"failed": 1, "lease lost": 1}; !maps.Equal(got, want) {
-		t.Errorf("resent %v, want %v", got, want)
+	if got, want := r.duplicatesByCause(), map[string]int{"failed": 1, "lease lost": 1}; !maps.Equal(got, want) {
+		t.Errorf("duplicates by cause %v, want %v", got, want)
 	}
 	if s := r.String(); !strings.Contains(s, "2 duplicates: 3333.3 per 10,000; their sends before the batch came again, by why: failed 1, lease lost 1)") {
 		t.Errorf("summary %q lacks the duplicates by why", s)
