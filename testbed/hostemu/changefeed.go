@@ -349,8 +349,8 @@ func (cf *ChangeFeed) deliver(ctx context.Context, batch []change, rnd *rand.Ran
 			return inv, true
 		}
 		cf.stats.Retries++
-		cf.stats.Uncheckpointed = append(cf.stats.Uncheckpointed, Uncheckpointed{Invocation: inv.ID, Why: "failed"})
 		cf.mu.Unlock()
+		cf.uncheckpointed(inv, "failed")
 		delay := delays.next()
 		cf.cfg.Log(fmt.Sprintf("%s: invocation %s failed (%s); execution %d in %s", cf.fn.Name, inv.ID, inv.Failure, failed+2, delay.Round(time.Millisecond)))
 		if !cf.sleepUnlessRetired(ctx, delay) {
