@@ -221,39 +221,45 @@ func (p *publisher) writePoison(ctx context.Context) error {
 	return nil
 }
 
-// finish waits until the instances' feeds have delivered every change made
-// so far (at most CatchUp) and returns what they did. Later calls return
-// the same result.
-func (p *publisher) finish(ctx context.Context) *PublisherResult {
+// catchUp waits until the instances' feeds have delivered every change
+// made so far (at most CatchUp) and books whether they did.
+func (p *publisher) catchUp(ctx context.Context) {
+	if p == nil {
+		return
+	}
+	wait := p.cfg.CatchUp
+	if wait <= 0 {
+		wait = defaultCatchUp
+	}
+	p.mu.Lock()
+	feeds := slices.Clone(p.feeds)
+	p.mu.Unlock()
+	drainCtx, cancel := context.WithTimeoutCause(ctx, wait, fmt.Errorf("not within %s of the queue's end", wait))
+	caughtUp := hostemu.Drain(drainCtx, time.Now(), feeds...)
+	cancel()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.res.CaughtUp = caughtUp
+	if p.runErr != nil {
+		p.res.CaughtUp = p.runErr
+	}
+}
+
+// result returns what the publisher did. Called once the instances have
+// stopped their feeds (Fleet.halt), so that an invocation still in flight
+// after the catch-up is in the figures; later calls return the same result.
+func (p *publisher) result() *PublisherResult {
 	if p == nil {
 		return nil
 	}
-	p.once.Do(func() {
-		wait := p.cfg.CatchUp
-		if wait <= 0 {
-			wait = defaultCatchUp
-		}
-		p.mu.Lock()
-		feeds := slices.Clone(p.feeds)
-		p.mu.Unlock()
-		drainCtx, cancel := context.WithTimeoutCause(ctx, wait, fmt.Errorf("not within %s of the queue's end", wait))
-		p.res.CaughtUp = hostemu.Drain(drainCtx, time.Now(), feeds...)
-		cancel()
-		p.mu.Lock()
-		if p.runErr != nil {
-			p.res.CaughtUp = p.runErr
-		}
-		p.mu.Unlock()
-		p.halt()
-	})
+	p.once.Do(p.halt)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	res := p.res
 	return &res
 }
 
-// halt sums what the feeds did and closes the topic file; the instances
-// stop the feeds (Fleet).
+// halt sums what the feeds did and closes the topic file.
 func (p *publisher) halt() {
 	p.mu.Lock()
 	defer p.mu.Unlock()

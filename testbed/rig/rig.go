@@ -197,7 +197,8 @@ func Deliver(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, errors.New("HTTP traffic needs the HTTP listener")
 	}
 	runErr := fleet.drive(ctx, res, base, holdForTraffic, stopHTTP)
-	fleet.halt() // flushes the handlers' output
+	fleet.halt() // flushes the handlers' output and stops the feeds
+	res.Publisher = pub.result()
 	res.collect(queue, fleet, proxy)
 	if runErr != nil {
 		return res, fmt.Errorf("host emulator: %w", runErr)
@@ -207,8 +208,9 @@ func Deliver(ctx context.Context, cfg Config) (*Result, error) {
 
 // drive runs the delivery until the instances have delivered the queue,
 // with the watch, the HTTP traffic, the outages and the fleet's plan
-// beside it, then waits for the traffic and the publisher and books what
-// they did in res. It returns why the delivery failed, if it did.
+// beside it, then waits for the traffic and the publisher's catch-up and
+// books what they did in res (the publisher's figures are taken after the
+// fleet stops its feeds). It returns why the delivery failed, if it did.
 func (f *Fleet) drive(ctx context.Context, res *Result, base string, holdForTraffic, stopHTTP func()) error {
 	cfg := f.cfg
 	settled := func() float64 {
@@ -241,7 +243,7 @@ func (f *Fleet) drive(ctx context.Context, res *Result, base string, holdForTraf
 		runErr = fmt.Errorf("HTTP traffic: %w", err)
 	}
 	stopHTTP()
-	res.Publisher = f.pub.finish(ctx)
+	f.pub.catchUp(ctx)
 	endPlan()
 	<-steered
 	res.Outages = outages.Wait()
