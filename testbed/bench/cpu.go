@@ -12,8 +12,8 @@ import (
 // 100 on Linux).
 const clockTick = 10 * time.Millisecond
 
-// ProcessCPU returns the CPU time (user + system) a process has used so far.
-func ProcessCPU(pid int) (time.Duration, error) {
+// processCPU returns the CPU time (user + system) a process has used so far.
+func processCPU(pid int) (time.Duration, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
@@ -23,11 +23,8 @@ func ProcessCPU(pid int) (time.Duration, error) {
 	// stime 15.
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
 	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
+	if i < 0 || len(f) < 13 {
 		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	}
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
@@ -38,31 +35,20 @@ func ProcessCPU(pid int) (time.Duration, error) {
 	return time.Duration(utime+stime) * clockTick, nil
 }
 
-// cpuWatch measures the CPU time of processes over a phase.
-type cpuWatch struct {
-	pids   []int
-	before []time.Duration
-}
-
-func watchCPU(pids ...int) *cpuWatch {
-	w := &cpuWatch{pids: pids, before: make([]time.Duration, len(pids))}
+// cpuSince returns a function that reports the CPU time each process has
+// used since cpuSince was called; 0 for a process that could not be read.
+func cpuSince(pids ...int) func() []time.Duration {
+	before := make([]time.Duration, len(pids))
 	for i, pid := range pids {
-		w.before[i], _ = ProcessCPU(pid)
+		before[i], _ = processCPU(pid)
 	}
-	return w
-}
-
-// used returns the CPU time each process used since watchCPU; 0 for a
-// process that could not be read.
-func (w *cpuWatch) used() []time.Duration {
-	out := make([]time.Duration, len(w.pids))
-	for i, pid := range w.pids {
-		if pid <= 0 {
-			continue
+	return func() []time.Duration {
+		used := make([]time.Duration, len(pids))
+		for i, pid := range pids {
+			if now, err := processCPU(pid); pid > 0 && err == nil {
+				used[i] = now - before[i]
+			}
 		}
-		if now, err := ProcessCPU(pid); err == nil {
-			out[i] = now - w.before[i]
-		}
+		return used
 	}
-	return out
 }

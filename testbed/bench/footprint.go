@@ -1,16 +1,13 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
-	"sort"
+	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -106,26 +103,23 @@ func (p *Process) Stop() error {
 
 // Memory reads VmRSS and VmHWM of the process, in KiB.
 func (p *Process) Memory() (rss, hwm int64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.Pid))
+	status, err := procFields(fmt.Sprintf("/proc/%d/status", p.Pid))
+	return kiB(status["VmRSS"]), kiB(status["VmHWM"]), err
+}
+
+// startReady starts bin against t and waits for its first 200; it returns
+// the time that took.
+func startReady(bin string, t Target, poll time.Duration) (*Process, time.Duration, error) {
+	t0 := time.Now()
+	p, err := StartHandler(bin, t)
 	if err != nil {
-		return 0, 0, err
+		return nil, 0, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		switch k {
-		case "VmRSS":
-			rss = n
-		case "VmHWM":
-			hwm = n
-		}
+	if err := p.WaitReady(poll, 10*time.Second); err != nil {
+		_ = p.Stop()
+		return nil, 0, err
 	}
-	return rss, hwm, sc.Err()
+	return p, time.Since(t0), nil
 }
 
 // Footprint starts bin starts times to time its readiness, then once more
@@ -135,56 +129,40 @@ func Footprint(ctx context.Context, bin string, t Target, starts, messages, conc
 	const poll = 5 * time.Millisecond
 	rep := &FootprintReport{PollEvery: poll, Messages: messages, Concurrency: conc}
 	for range starts {
-		t0 := time.Now()
-		p, err := StartHandler(bin, t)
+		p, took, err := startReady(bin, t, poll)
 		if err != nil {
 			return nil, err
 		}
-		if err := p.WaitReady(poll, 10*time.Second); err != nil {
-			_ = p.Stop()
-			return nil, err
-		}
-		rep.Starts = append(rep.Starts, time.Since(t0))
+		rep.Starts = append(rep.Starts, took)
 		if err := p.Stop(); err != nil {
 			return nil, err
 		}
 	}
-	sort.Slice(rep.Starts, func(a, b int) bool { return rep.Starts[a] < rep.Starts[b] })
+	slices.Sort(rep.Starts)
 
-	p, err := StartHandler(bin, t)
+	p, _, err := startReady(bin, t, poll)
 	if err != nil {
 		return nil, err
 	}
 	defer p.Stop()
-	if err := p.WaitReady(poll, 10*time.Second); err != nil {
-		return nil, err
-	}
 	time.Sleep(time.Second)
 	if rep.IdleRSS, _, err = p.Memory(); err != nil {
 		return nil, err
 	}
 
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 2 * time.Minute}
-	counter := NewCounter(http.DefaultTransport) // the process's requests are not visible here
-	v := &Variant{Name: "handler executable, one message per invocation", PerOp: 1, Concurrency: conc, counter: counter, EmulatorPID: emulatorPID,
-		prepare: func(prefix string, ops int) (func(context.Context, int) error, error) {
-			reqs, err := singleRequests(prefix, ops)
-			if err != nil {
-				return nil, err
-			}
-			return func(ctx context.Context, i int) error { return post(ctx, hc, p.URL+"/ProcessOrder", reqs[i]) }, nil
-		}}
-
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
+	v := &Variant{Name: "handler executable, one message per invocation", PerOp: 1, Concurrency: conc,
+		counter:     NewCounter(http.DefaultTransport), // the process's requests are not visible here
+		EmulatorPID: emulatorPID, prepare: sending(invocations(1), posting(hc, p.URL+"/ProcessOrder"))}
+	sampling, stop := context.WithCancel(ctx)
+	sampled := make(chan struct{})
 	go func() {
-		defer wg.Done()
+		defer close(sampled)
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			select {
-			case <-stop:
+			case <-sampling.Done():
 				return
 			case <-tick.C:
 				if rss, _, err := p.Memory(); err == nil && rss > rep.LoadPeakRSS {
@@ -193,11 +171,11 @@ func Footprint(ctx context.Context, bin string, t Target, starts, messages, conc
 			}
 		}
 	}()
-	cpu := watchCPU(p.Pid)
+	cpuUsed := cpuSince(p.Pid)
 	rep.LoadPhase, err = v.RunPhase(ctx, "FP-"+RunID(), messages)
-	rep.HandlerCPU = cpu.used()[0]
-	close(stop)
-	wg.Wait()
+	rep.HandlerCPU = cpuUsed()[0]
+	stop()
+	<-sampled
 	if err != nil {
 		return nil, err
 	}

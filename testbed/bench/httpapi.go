@@ -33,21 +33,36 @@ const (
 )
 
 // HTTPAPIPath describes one path: the outcome the handler logs for each
-// of its requests and the fewest Cosmos requests the design allows.
+// of its requests, the fewest Cosmos requests the design allows, and the
+// request that takes it.
 type HTTPAPIPath struct {
 	Name  string
 	Want  string
 	Floor float64
+	// afterFirst: the orders are created by their owner's first requests
+	// before the clock starts.
+	afterFirst bool
+	// request is the path's request for one order and its Idempotency-Key
+	// (submission).
+	request func(orderID, key string) ([]byte, error)
 }
 
 // HTTPAPIPaths are the paths, indexed by Path....
 var HTTPAPIPaths = [numPaths]HTTPAPIPath{
-	PathNoKeys: {"first request, key store that keeps nothing (baseline: the order's batch only)", "created", 1},
-	PathFirst:  {"first request (201)", "created", 3},
-	PathReplay: {"replay: same key, same payload (stored 201, `Idempotent-Replayed`)", "replayed", 2},
-	PathResent: {"same order under a new key (200)", "resent", 4},
-	PathTaken:  {"orderId taken by another client (409 `order-id-taken`)", "taken", 4},
-	PathGet:    {"GET by the order's owner (200)", "found", 1},
+	PathNoKeys: {"first request, key store that keeps nothing (baseline: the order's batch only)", "created", 1, false, firstSubmission},
+	PathFirst:  {"first request (201)", "created", 3, false, firstSubmission},
+	PathReplay: {"replay: same key, same payload (stored 201, `Idempotent-Replayed`)", "replayed", 2, true, firstSubmission},
+	PathResent: {"same order under a new key (200)", "resent", 4, true, func(id, key string) ([]byte, error) {
+		return SubmitInvocation(benchClient, key+"-again", OrderBody(id, "CUST-1"))
+	}},
+	// Other content: the same content from another client is no conflict
+	// (its receipt, docs/http-api.md).
+	PathTaken: {"orderId taken by another client (409 `order-id-taken`)", "taken", 4, true, func(id, key string) ([]byte, error) {
+		return SubmitInvocation(benchOtherClient, key+"-other", OrderBody(id, "CUST-2"))
+	}},
+	PathGet: {"GET by the order's owner (200)", "found", 1, true, func(id, _ string) ([]byte, error) {
+		return GetInvocation(benchClient, id)
+	}},
 }
 
 // The function key names of the bench's two callers (the host hands the
@@ -59,6 +74,17 @@ const (
 
 // benchHost is the app's host name in the requests' URLs.
 const benchHost = "orders-bench.azurewebsites.net"
+
+// submission is the i-th order of a phase and its Idempotency-Key.
+func submission(prefix string, i int) (id, key string) {
+	id = orderID(prefix, i)
+	return id, "key-" + id
+}
+
+// firstSubmission is the order sent by its owner under its key.
+func firstSubmission(id, key string) ([]byte, error) {
+	return SubmitInvocation(benchClient, key, OrderBody(id, "CUST-1"))
+}
 
 // HTTPAPIVariants builds a Variant per path (indexed by Path...), each
 // sending host-format invocations of SubmitOrder or GetOrder one at a time
@@ -87,26 +113,8 @@ func HTTPAPIVariants(t Target) (vs []*Variant, close func(), err error) {
 		drop()
 		return nil, nil, err
 	}
-	vs, close = httpAPIVariants(keyed, plain, drop)
-	return vs, close, nil
-}
-
-// httpAPIVariants serves the rigs over loopback HTTP and builds the
-// paths' variants; close stops the servers and then calls drop.
-func httpAPIVariants(keyed, plain *Rig, drop func()) ([]*Variant, func()) {
-	var vs []*Variant
 	srvKeyed, srvPlain := httptest.NewServer(keyed.Handler), httptest.NewServer(plain.Handler)
-	close := func() { srvKeyed.Close(); srvPlain.Close(); drop() }
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: time.Minute}
-	fd := &httpAPI{rig: keyed}
-	prepares := [numPaths]func(string, int) ([][]byte, error){
-		PathNoKeys: fd.firsts,
-		PathFirst:  fd.firsts,
-		PathReplay: fd.replays,
-		PathResent: fd.resends,
-		PathTaken:  fd.taken,
-		PathGet:    fd.gets,
-	}
 	for p, path := range HTTPAPIPaths {
 		rig, srv, function := keyed, srvKeyed, httpapi.FunctionSubmitOrder
 		if p == PathNoKeys {
@@ -115,24 +123,55 @@ func httpAPIVariants(keyed, plain *Rig, drop func()) ([]*Variant, func()) {
 		if p == PathGet {
 			function = httpapi.FunctionGetOrder
 		}
-		url, prepare := srv.URL+"/"+function, prepares[p]
-		vs = append(vs, &Variant{Name: path.Name, PerOp: 1, Concurrency: 1, counter: rig.Counter, outcomes: rig.Outcomes,
-			prepare: func(prefix string, ops int) (func(context.Context, int) error, error) {
-				reqs, err := prepare(prefix, ops)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", path.Name, err)
-				}
-				return func(ctx context.Context, i int) error { return post(ctx, hc, url, reqs[i]) }, nil
-			}})
+		vs = append(vs, rig.variant(path.Name, 1, 1, sending(path.requests(keyed), posting(hc, srv.URL+"/"+function))))
 	}
-	return vs, close
+	return vs, func() { srvKeyed.Close(); srvPlain.Close(); drop() }, nil
+}
+
+// requests builds the path's requests and the state they meet (the keys
+// already used, the orders already stored), through the keyed rig, before
+// the clock starts.
+func (path HTTPAPIPath) requests(keyed *Rig) func(prefix string, ops int) ([][]byte, error) {
+	return func(prefix string, ops int) ([][]byte, error) {
+		build := func(request func(id, key string) ([]byte, error)) ([][]byte, error) {
+			return each(ops, func(i int) ([]byte, error) { return request(submission(prefix, i)) })
+		}
+		if path.afterFirst {
+			firsts, err := build(firstSubmission)
+			if err == nil {
+				err = setUp(keyed, firsts)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path.Name, err)
+			}
+		}
+		reqs, err := build(path.request)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path.Name, err)
+		}
+		return reqs, nil
+	}
+}
+
+// setUp serves first requests in process and wants each to create its order.
+func setUp(rig *Rig, requests [][]byte) error {
+	rig.Outcomes.Take()
+	for _, req := range requests {
+		if err := rig.Invoke(httpapi.FunctionSubmitOrder, req); err != nil {
+			return err
+		}
+	}
+	if got := rig.Outcomes.Take(); !got.Only("created", len(requests)) {
+		return fmt.Errorf("setting up with %d %s invocations: outcomes %s, want created for each", len(requests), httpapi.FunctionSubmitOrder, got)
+	}
+	return nil
 }
 
 // httpAPIRig is the handler as cmd/handler wires the HTTP API: the
 // executeOnce service over the key container of the target's database
 // (withKeys), or over a store that keeps nothing.
 func httpAPIRig(t Target, withKeys bool) (*Rig, error) {
-	return newRig(t, PoolSize, func(store *cosmos.Store, cfg *handler.Config) {
+	return newRig(t, func(store *cosmos.Store, cfg *handler.Config) {
 		var ks idempotency.Store = keptNowhere{}
 		if withKeys {
 			ks = store.KeyStore(cosmos.KeyContainer)
@@ -157,105 +196,6 @@ func (keptNowhere) Replace(context.Context, idempotency.Record, string) (string,
 }
 
 func (keptNowhere) Release(context.Context, string, string) error { return nil }
-
-// httpAPI builds each path's requests and the state they meet (the keys
-// already used, the orders already stored), through the keyed rig, before
-// the clock starts.
-type httpAPI struct {
-	rig *Rig
-}
-
-// submission is the i-th order of a phase and its Idempotency-Key.
-func submission(prefix string, i int) (id, key string) {
-	id = fmt.Sprintf("%s-%06d", prefix, i)
-	return id, "key-" + id
-}
-
-// submitEach is the phase's orders sent by client, under their keys with
-// suffix.
-func submitEach(prefix string, ops int, client, suffix string) ([][]byte, error) {
-	return each(ops, func(i int) ([]byte, error) {
-		id, key := submission(prefix, i)
-		return SubmitInvocation(client, key+suffix, OrderBody(id, "CUST-1"))
-	})
-}
-
-func (fd *httpAPI) firsts(prefix string, ops int) ([][]byte, error) {
-	return submitEach(prefix, ops, benchClient, "")
-}
-
-// created sends the first request of every key of the phase and wants
-// each to create its order.
-func (fd *httpAPI) created(prefix string, ops int) error {
-	firsts, err := fd.firsts(prefix, ops)
-	if err != nil {
-		return err
-	}
-	return fd.setUp(httpapi.FunctionSubmitOrder, firsts, "created")
-}
-
-func (fd *httpAPI) replays(prefix string, ops int) ([][]byte, error) {
-	if err := fd.created(prefix, ops); err != nil {
-		return nil, err
-	}
-	return fd.firsts(prefix, ops)
-}
-
-// resends are the phase's orders again, by their owner under new keys.
-func (fd *httpAPI) resends(prefix string, ops int) ([][]byte, error) {
-	if err := fd.created(prefix, ops); err != nil {
-		return nil, err
-	}
-	return submitEach(prefix, ops, benchClient, "-again")
-}
-
-// taken are the phase's orderIds sent by the other client.
-func (fd *httpAPI) taken(prefix string, ops int) ([][]byte, error) {
-	if err := fd.created(prefix, ops); err != nil {
-		return nil, err
-	}
-	// Other content: the same content from another client is no conflict
-	// (its receipt, docs/http-api.md).
-	return each(ops, func(i int) ([]byte, error) {
-		id, key := submission(prefix, i)
-		return SubmitInvocation(benchOtherClient, key+"-other", OrderBody(id, "CUST-2"))
-	})
-}
-
-func (fd *httpAPI) gets(prefix string, ops int) ([][]byte, error) {
-	if err := fd.created(prefix, ops); err != nil {
-		return nil, err
-	}
-	return each(ops, func(i int) ([]byte, error) {
-		id, _ := submission(prefix, i)
-		return GetInvocation(benchClient, id)
-	})
-}
-
-// setUp serves requests in process and wants each to end in outcome.
-func (fd *httpAPI) setUp(function string, requests [][]byte, outcome string) error {
-	fd.rig.Outcomes.Take()
-	for _, req := range requests {
-		if _, err := fd.rig.Invoke(function, req); err != nil {
-			return err
-		}
-	}
-	if got := fd.rig.Outcomes.Take(); !got.Only(outcome, len(requests)) {
-		return fmt.Errorf("setting up with %d %s invocations: outcomes %s, want %s for each", len(requests), function, got, outcome)
-	}
-	return nil
-}
-
-func each(n int, f func(i int) ([]byte, error)) ([][]byte, error) {
-	out := make([][]byte, n)
-	for i := range out {
-		var err error
-		if out[i], err = f(i); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
 
 // SubmitInvocation encodes POST /api/orders by the caller whose function
 // key is named client, with the order body and the Idempotency-Key, as the

@@ -1,10 +1,10 @@
 package bench
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 )
 
@@ -24,26 +24,10 @@ type Machine struct {
 // DescribeMachine reads /proc and git.
 func DescribeMachine() Machine {
 	m := Machine{Cores: runtime.NumCPU(), Go: runtime.Version(), LoadStart: LoadAverage()}
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPU = strings.TrimSpace(v)
-				break
-			}
-		}
-		f.Close()
-	}
-	if f, err := os.Open("/proc/meminfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if v, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
-				m.MemoryKiB = parseKiB(v)
-				break
-			}
-		}
-		f.Close()
-	}
+	cpu, _ := procFields("/proc/cpuinfo")
+	m.CPU = cpu["model name"]
+	mem, _ := procFields("/proc/meminfo")
+	m.MemoryKiB = kiB(mem["MemTotal"])
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
@@ -69,13 +53,24 @@ func LoadAverage() string {
 	return strings.Join(f[:3], " ")
 }
 
-func parseKiB(v string) int64 {
-	var n int64
-	for _, c := range strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")) {
-		if c < '0' || c > '9' {
-			break
+// procFields reads a /proc file of "key: value" lines (cpuinfo, meminfo,
+// status) into a map of trimmed keys and values; the first of a repeated
+// key counts.
+func procFields(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	fields := map[string]string{}
+	for line := range strings.Lines(string(b)) {
+		k, v, ok := strings.Cut(line, ":")
+		k = strings.TrimSpace(k)
+		if _, seen := fields[k]; ok && !seen {
+			fields[k] = strings.TrimSpace(v)
 		}
-		n = n*10 + int64(c-'0')
 	}
+	return fields, err
+}
+
+// kiB reads a /proc size such as "9876 kB"; 0 if it is not one.
+func kiB(v string) int64 {
+	n, _ := strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64)
 	return n
 }

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -28,14 +30,14 @@ type Rig struct {
 // NewRig opens a fresh client (no requests made yet) and builds the handler,
 // with batchParallelism messages of a batch at once (0: the handler's
 // default).
-func NewRig(t Target, conns, batchParallelism int) (*Rig, error) {
-	return newRig(t, conns, func(_ *cosmos.Store, cfg *handler.Config) { cfg.BatchParallelism = batchParallelism })
+func NewRig(t Target, batchParallelism int) (*Rig, error) {
+	return newRig(t, func(_ *cosmos.Store, cfg *handler.Config) { cfg.BatchParallelism = batchParallelism })
 }
 
 // newRig opens a fresh client and builds the handler over it, with the
 // settings configure adds.
-func newRig(t Target, conns int, configure func(*cosmos.Store, *handler.Config)) (*Rig, error) {
-	c := NewCounter(cosmos.NewTransport(conns))
+func newRig(t Target, configure func(*cosmos.Store, *handler.Config)) (*Rig, error) {
+	c := NewCounter(cosmos.NewTransport(PoolSize))
 	store, err := t.Open(c)
 	if err != nil {
 		return nil, err
@@ -50,15 +52,49 @@ func newRig(t Target, conns int, configure func(*cosmos.Store, *handler.Config))
 	return &Rig{Counter: c, Outcomes: log, Handler: handler.NewServer(cfg)}, nil
 }
 
-// Invoke serves one invocation in process and returns the HTTP status.
-func (r *Rig) Invoke(function string, request []byte) (int, error) {
+// Invoke serves one invocation in process and wants 200.
+func (r *Rig) Invoke(function string, request []byte) error {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, "/"+function, bytes.NewReader(request))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Azure-Functions-InvocationId", "bench")
 	r.Handler.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {
-		return rec.Code, fmt.Errorf("%s answered %d: %s", function, rec.Code, rec.Body.Bytes())
+		return fmt.Errorf("%s answered %d: %s", function, rec.Code, rec.Body.Bytes())
 	}
-	return rec.Code, nil
+	return nil
+}
+
+// deliver serves one delivery as a POST /ProcessOrder invocation in process.
+func (r *Rig) deliver(d Delivery) error {
+	req, err := SingleInvocation(d)
+	if err != nil {
+		return err
+	}
+	return r.Invoke(handler.FunctionProcessOrder, req)
+}
+
+// variant is a Variant over the rig: its requests and outcomes are the
+// rig's.
+func (r *Rig) variant(name string, perOp, conc int, prepare preparer) *Variant {
+	return &Variant{Name: name, PerOp: perOp, Concurrency: conc, counter: r.Counter, outcomes: r.Outcomes, prepare: prepare}
+}
+
+// post sends one invocation over HTTP and wants 200.
+func post(ctx context.Context, hc *http.Client, url string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %d %s", url, resp.StatusCode, b)
+	}
+	return nil
 }

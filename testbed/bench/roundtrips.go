@@ -35,43 +35,28 @@ type RoundTripReport struct {
 // time, and counts the requests each kind costs after a one-message warm-up.
 // The batch rows use one ProcessOrderBatch invocation of batchSize messages.
 func RoundTrips(t Target, n, batchSize int) (*RoundTripReport, error) {
-	rig, err := NewRig(t, PoolSize, 0)
+	rig, err := NewRig(t, 0)
 	if err != nil {
 		return nil, err
 	}
 	run := RunID()
-	rep := &RoundTripReport{}
-
-	if rep.First, err = warmUp(rig, run); err != nil {
+	// The first request reads the account (regions) first.
+	if err := rig.deliver(newOrder("RT-" + run + "-warm")); err != nil {
 		return nil, err
 	}
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("RT-%s-%04d", run, i)
-	}
-	single := func(body func(id string) []byte, subject string, msgID func(id string) string) func() error {
+	rep := &RoundTripReport{First: rig.Counter.Snapshot()}
+	rig.Outcomes.Take()
+	single := func(deliveries func(id string) Delivery) func() error {
 		return func() error {
-			for _, id := range ids {
-				req, err := SingleInvocation(Delivery{Body: body(id), MessageID: msgID(id), DeliveryCount: 1, Subject: subject})
-				if err != nil {
-					return err
-				}
-				if _, err := rig.Invoke(handler.FunctionProcessOrder, req); err != nil {
+			for i := range n {
+				if err := rig.deliver(deliveries(fmt.Sprintf("RT-%s-%04d", run, i))); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
 	}
-	same := func(id string) string { return id }
-	statusID := func(v int64) func(string) string {
-		return func(id string) string { return fmt.Sprintf("%s:status:%d", id, v) }
-	}
-	status := func(s string, v int64) func(string) []byte {
-		return func(id string) []byte { return StatusBody(id, s, v) }
-	}
 	batch := batchStep(rig, run, batchSize)
-
 	steps := []struct {
 		name  string
 		want  string
@@ -79,12 +64,12 @@ func RoundTrips(t Target, n, batchSize int) (*RoundTripReport, error) {
 		msgs  int
 		do    func() error
 	}{
-		{"new order", "created", 1, n, single(func(id string) []byte { return OrderBody(id, "CUST-1") }, "", same)},
-		{"duplicate (same content)", "duplicate", 2, n, single(func(id string) []byte { return OrderBody(id, "CUST-1") }, "", same)},
-		{"mismatch (same orderId, other content)", "mismatch", 3, n, single(func(id string) []byte { return OrderBody(id, "CUST-2") }, "", same)},
-		{"status change, first for the order", "applied", 1, n, single(status("Paid", 1), "OrderStatusChanged", statusID(1))},
-		{"status change, newer version", "applied", 3, n, single(status("Shipped", 2), "OrderStatusChanged", statusID(2))},
-		{"status change, repeated or older", "stale", 2, n, single(status("Shipped", 2), "OrderStatusChanged", statusID(2))},
+		{"new order", "created", 1, n, single(newOrder)},
+		{"duplicate (same content)", "duplicate", 2, n, single(newOrder)},
+		{"mismatch (same orderId, other content)", "mismatch", 3, n, single(otherContent)},
+		{"status change, first for the order", "applied", 1, n, single(statusChange("Paid", 1))},
+		{"status change, newer version", "applied", 3, n, single(statusChange("Shipped", 2))},
+		{"status change, repeated or older", "stale", 2, n, single(statusChange("Shipped", 2))},
 		{fmt.Sprintf("batch invocation, %d new orders", batchSize), "created", 1, batchSize, batch},
 		{fmt.Sprintf("batch invocation, the same %d again", batchSize), "duplicate", 2, batchSize, batch},
 	}
@@ -98,38 +83,35 @@ func RoundTrips(t Target, n, batchSize int) (*RoundTripReport, error) {
 	return rep, nil
 }
 
-// warmUp sends one message: the first request reads the account (regions)
-// first. It returns what that cost.
-func warmUp(rig *Rig, run string) (Counts, error) {
-	warm, err := SingleInvocation(Delivery{Body: OrderBody("RT-"+run+"-warm", "CUST-1"), MessageID: "RT-" + run + "-warm", DeliveryCount: 1})
-	if err != nil {
-		return Counts{}, err
+// statusChange is the delivery of an OrderStatusChanged message to status
+// at version.
+func statusChange(status string, version int64) func(id string) Delivery {
+	return func(id string) Delivery {
+		return Delivery{Body: StatusBody(id, status, version), MessageID: fmt.Sprintf("%s:status:%d", id, version),
+			DeliveryCount: 1, Subject: "OrderStatusChanged"}
 	}
-	if _, err := rig.Invoke(handler.FunctionProcessOrder, warm); err != nil {
-		return Counts{}, err
-	}
-	first := rig.Counter.Snapshot()
-	rig.Outcomes.Take()
-	return first, nil
+}
+
+// otherContent is a new order's delivery with another customer: under an
+// id already stored, a mismatch.
+func otherContent(id string) Delivery {
+	d := newOrder(id)
+	d.Body = OrderBody(id, "CUST-2")
+	return d
 }
 
 // batchStep returns a step sending one ProcessOrderBatch invocation of the
 // same size new orders each time.
 func batchStep(rig *Rig, run string, size int) func() error {
-	batchIDs := make([]string, size)
-	for i := range batchIDs {
-		batchIDs[i] = fmt.Sprintf("RB-%s-%04d", run, i)
+	ds := make([]Delivery, size)
+	for i := range ds {
+		ds[i] = newOrder(fmt.Sprintf("RB-%s-%04d", run, i))
 	}
 	return func() error {
-		ds := make([]Delivery, len(batchIDs))
-		for i, id := range batchIDs {
-			ds[i] = Delivery{Body: OrderBody(id, "CUST-1"), MessageID: id, DeliveryCount: 1}
-		}
 		req, err := BatchInvocation(ds)
 		if err != nil {
 			return err
 		}
-		_, err = rig.Invoke(handler.FunctionProcessOrderBatch, req)
-		return err
+		return rig.Invoke(handler.FunctionProcessOrderBatch, req)
 	}
 }

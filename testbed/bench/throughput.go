@@ -1,14 +1,12 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,11 +32,13 @@ type Variant struct {
 
 	counter  *Counter
 	outcomes *OutcomeLog // nil for the plain loops, which have no outcomes
-	// prepare builds the inputs of ops operations outside the timed part
-	// and returns the operation.
-	prepare func(prefix string, ops int) (func(ctx context.Context, i int) error, error)
-	close   func()
+	prepare  preparer
+	close    func()
 }
+
+// preparer builds the inputs of ops operations (ids start with prefix)
+// outside the timed part and returns the operation.
+type preparer func(prefix string, ops int) (func(ctx context.Context, i int) error, error)
 
 // Close releases the variant's server, if any.
 func (v *Variant) Close() {
@@ -101,9 +101,9 @@ func (v *Variant) RunPhase(ctx context.Context, prefix string, messages int) (Ph
 	if v.outcomes != nil {
 		v.outcomes.Take()
 	}
-	cpu := watchCPU(os.Getpid(), v.EmulatorPID)
+	cpuUsed := cpuSince(os.Getpid(), v.EmulatorPID)
 	elapsed, lat, errs, first := drive(ctx, ops, v.Concurrency, op)
-	used := cpu.used()
+	used := cpuUsed()
 	p := Phase{Variant: v.Name, Messages: ops * v.PerOp, Elapsed: elapsed, Latencies: lat, Errors: errs, FirstErr: first,
 		Requests: v.counter.Snapshot(), SelfCPU: used[0], EmulatorCPU: used[1]}
 	if v.outcomes != nil {
@@ -124,9 +124,7 @@ func drive(ctx context.Context, ops, conc int, op func(context.Context, int) err
 		client = time.Now()
 	)
 	for range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= ops {
@@ -139,12 +137,65 @@ func drive(ctx context.Context, ops, conc int, op func(context.Context, int) err
 				}
 				lat[i] = time.Since(t0)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	elapsed := time.Since(client)
-	sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
+	slices.Sort(lat)
 	return elapsed, lat, int(errs.Load()), first
+}
+
+// orderID is the id of a phase's i-th order.
+func orderID(prefix string, i int) string { return fmt.Sprintf("%s-%06d", prefix, i) }
+
+// newOrder is a new order's first delivery.
+func newOrder(id string) Delivery {
+	return Delivery{Body: OrderBody(id, "CUST-1"), MessageID: id, DeliveryCount: 1}
+}
+
+// invocations builds ops invocations of perOp new orders each: to
+// ProcessOrder when perOp is 1, else to ProcessOrderBatch.
+func invocations(perOp int) func(prefix string, ops int) ([][]byte, error) {
+	return func(prefix string, ops int) ([][]byte, error) {
+		return each(ops, func(i int) ([]byte, error) {
+			ds := make([]Delivery, perOp)
+			for j := range ds {
+				ds[j] = newOrder(orderID(prefix, i*perOp+j))
+			}
+			if perOp == 1 {
+				return SingleInvocation(ds[0])
+			}
+			return BatchInvocation(ds)
+		})
+	}
+}
+
+// sending is the preparer of a variant whose i-th operation sends the i-th
+// request build makes.
+func sending(build func(prefix string, ops int) ([][]byte, error), send func(context.Context, []byte) error) preparer {
+	return func(prefix string, ops int) (func(context.Context, int) error, error) {
+		reqs, err := build(prefix, ops)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, i int) error { return send(ctx, reqs[i]) }, nil
+	}
+}
+
+// posting sends each request to url over HTTP with hc.
+func posting(hc *http.Client, url string) func(context.Context, []byte) error {
+	return func(ctx context.Context, body []byte) error { return post(ctx, hc, url, body) }
+}
+
+func each(n int, f func(i int) ([]byte, error)) ([][]byte, error) {
+	out := make([][]byte, n)
+	for i := range out {
+		var err error
+		if out[i], err = f(i); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // acceptance returns the documents the handler writes for a new order: the
@@ -165,80 +216,64 @@ func acceptance(id string) ([]orders.NewDocument, error) {
 // noContent is what package cosmos sends on every write.
 var noContent = &azcosmos.ItemOptions{EnableContentResponseOnWrite: false}
 
-// plainContainer is a container client built by cosmos.NewClient, the same
+// plainVariant writes each new order's acceptance documents with write, a
+// loop over a container client built by cosmos.NewClient, the same
 // constructor the handler's store uses, over a counted transport.
-func plainContainer(t Target, conns int) (*azcosmos.ContainerClient, *Counter, error) {
-	c := NewCounter(cosmos.NewTransport(conns))
-	client, err := cosmos.NewClient(t.Options(c))
+func plainVariant(t Target, name string, conc int, write func(context.Context, *azcosmos.ContainerClient, string, []orders.NewDocument) error) (*Variant, error) {
+	counter := NewCounter(cosmos.NewTransport(PoolSize))
+	client, err := cosmos.NewClient(t.Options(counter))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cc, err := client.NewContainer(t.Database, t.Container)
-	return cc, c, err
+	if err != nil {
+		return nil, err
+	}
+	return &Variant{Name: name, PerOp: 1, Concurrency: conc, counter: counter,
+		prepare: func(prefix string, ops int) (func(context.Context, int) error, error) {
+			ids := make([]string, ops)
+			docs := make([][]orders.NewDocument, ops)
+			for i := range ids {
+				var err error
+				ids[i] = orderID(prefix, i)
+				if docs[i], err = acceptance(ids[i]); err != nil {
+					return nil, err
+				}
+			}
+			return func(ctx context.Context, i int) error { return write(ctx, cc, ids[i], docs[i]) }, nil
+		}}, nil
 }
 
 // PlainCreate is the baseline: a loop of azcosmos CreateItem calls writing
 // the same order document the handler writes (without its outbox event).
 func PlainCreate(t Target, conc int) (*Variant, error) {
-	cc, counter, err := plainContainer(t, PoolSize)
-	if err != nil {
-		return nil, err
-	}
-	return &Variant{Name: fmt.Sprintf("plain azcosmos CreateItem loop (order document), %d at once", conc), PerOp: 1, Concurrency: conc, counter: counter,
-		prepare: func(prefix string, ops int) (func(context.Context, int) error, error) {
-			docs := make([][]byte, ops)
-			ids := make([]string, ops)
-			for i := range docs {
-				ids[i] = fmt.Sprintf("%s-%06d", prefix, i)
-				d, err := acceptance(ids[i])
-				if err != nil {
-					return nil, err
-				}
-				docs[i] = d[0].Body
-			}
-			return func(ctx context.Context, i int) error {
-				_, err := cc.CreateItem(ctx, azcosmos.NewPartitionKeyString(ids[i]), docs[i], noContent)
-				return err
-			}, nil
-		}}, nil
+	name := fmt.Sprintf("plain azcosmos CreateItem loop (order document), %d at once", conc)
+	return plainVariant(t, name, conc, func(ctx context.Context, cc *azcosmos.ContainerClient, id string, docs []orders.NewDocument) error {
+		_, err := cc.CreateItem(ctx, azcosmos.NewPartitionKeyString(id), docs[0].Body, noContent)
+		return err
+	})
 }
 
 // PlainBatch writes the same two documents as the handler (order and outbox
 // event) in one transactional batch per order, with no handler around it.
 func PlainBatch(t Target, conc int) (*Variant, error) {
-	cc, counter, err := plainContainer(t, PoolSize)
-	if err != nil {
-		return nil, err
-	}
-	return &Variant{Name: fmt.Sprintf("plain azcosmos transactional batch loop (order + outbox event), %d at once", conc), PerOp: 1, Concurrency: conc, counter: counter,
-		prepare: func(prefix string, ops int) (func(context.Context, int) error, error) {
-			docs := make([][]orders.NewDocument, ops)
-			ids := make([]string, ops)
-			for i := range docs {
-				ids[i] = fmt.Sprintf("%s-%06d", prefix, i)
-				d, err := acceptance(ids[i])
-				if err != nil {
-					return nil, err
-				}
-				docs[i] = d
+	name := fmt.Sprintf("plain azcosmos transactional batch loop (order + outbox event), %d at once", conc)
+	return plainVariant(t, name, conc, func(ctx context.Context, cc *azcosmos.ContainerClient, id string, docs []orders.NewDocument) error {
+		b := cc.NewTransactionalBatch(azcosmos.NewPartitionKeyString(id))
+		for _, d := range docs {
+			b.CreateItem(d.Body, nil)
+		}
+		resp, err := cc.ExecuteTransactionalBatch(ctx, b, nil)
+		if err != nil {
+			return err
+		}
+		for _, r := range resp.OperationResults {
+			if r.StatusCode >= 400 {
+				return fmt.Errorf("batch %s: operation status %d", id, r.StatusCode)
 			}
-			return func(ctx context.Context, i int) error {
-				b := cc.NewTransactionalBatch(azcosmos.NewPartitionKeyString(ids[i]))
-				for _, d := range docs[i] {
-					b.CreateItem(d.Body, nil)
-				}
-				resp, err := cc.ExecuteTransactionalBatch(ctx, b, nil)
-				if err != nil {
-					return err
-				}
-				for _, r := range resp.OperationResults {
-					if r.StatusCode >= 400 {
-						return fmt.Errorf("batch %s: operation status %d", ids[i], r.StatusCode)
-					}
-				}
-				return nil
-			}, nil
-		}}, nil
+		}
+		return nil
+	})
 }
 
 // HandlerSingle sends one-message invocations (POST /ProcessOrder) over
@@ -251,50 +286,26 @@ func HandlerSingle(t Target, conc int) (*Variant, error) {
 // HandlerDirect calls the handler's ServeHTTP in process with one-message
 // invocations: the handler's work without the loopback HTTP hop.
 func HandlerDirect(t Target, conc int) (*Variant, error) {
-	rig, err := NewRig(t, PoolSize, 0)
+	rig, err := NewRig(t, 0)
 	if err != nil {
 		return nil, err
 	}
-	return &Variant{Name: fmt.Sprintf("handler, one message per invocation, ServeHTTP called in process (no HTTP hop), %d at once", conc), PerOp: 1, Concurrency: conc,
-		counter: rig.Counter, outcomes: rig.Outcomes,
-		prepare: func(prefix string, ops int) (func(context.Context, int) error, error) {
-			reqs, err := singleRequests(prefix, ops)
-			if err != nil {
-				return nil, err
-			}
-			return func(_ context.Context, i int) error {
-				_, err := rig.Invoke(handler.FunctionProcessOrder, reqs[i])
-				return err
-			}, nil
-		}}, nil
-}
-
-func singleRequests(prefix string, ops int) ([][]byte, error) {
-	reqs := make([][]byte, ops)
-	for i := range reqs {
-		id := fmt.Sprintf("%s-%06d", prefix, i)
-		var err error
-		if reqs[i], err = SingleInvocation(Delivery{Body: OrderBody(id, "CUST-1"), MessageID: id, DeliveryCount: 1}); err != nil {
-			return nil, err
-		}
-	}
-	return reqs, nil
+	name := fmt.Sprintf("handler, one message per invocation, ServeHTTP called in process (no HTTP hop), %d at once", conc)
+	return rig.variant(name, 1, conc, sending(invocations(1), func(_ context.Context, req []byte) error {
+		return rig.Invoke(handler.FunctionProcessOrder, req)
+	})), nil
 }
 
 // HandlerBatch sends batch invocations (POST /ProcessOrderBatch) of perOp
 // messages, conc at once (the host's listener sends one at a time), to a
-// handler that writes parallelism messages of a batch at once (0: its
-// default).
+// handler that writes parallelism messages of a batch at once.
 func HandlerBatch(t Target, perOp, conc, parallelism int) (*Variant, error) {
-	if parallelism <= 0 {
-		parallelism = handler.DefaultBatchParallelism
-	}
 	name := fmt.Sprintf("handler, %d messages per invocation (POST /ProcessOrderBatch), %d invocation(s) at once, BATCH_PARALLELISM %d", perOp, conc, parallelism)
 	return handlerVariant(t, name, perOp, conc, parallelism)
 }
 
 func handlerVariant(t Target, name string, perOp, conc, parallelism int) (*Variant, error) {
-	rig, err := NewRig(t, PoolSize, parallelism)
+	rig, err := NewRig(t, parallelism)
 	if err != nil {
 		return nil, err
 	}
@@ -304,48 +315,7 @@ func handlerVariant(t Target, name string, perOp, conc, parallelism int) (*Varia
 	if perOp > 1 {
 		function = handler.FunctionProcessOrderBatch
 	}
-	url := srv.URL + "/" + function
-	return &Variant{Name: name, PerOp: perOp, Concurrency: conc, counter: rig.Counter, outcomes: rig.Outcomes,
-		close: srv.Close,
-		prepare: func(prefix string, ops int) (func(context.Context, int) error, error) {
-			reqs := make([][]byte, ops)
-			for i := range reqs {
-				ds := make([]Delivery, perOp)
-				for j := range ds {
-					id := fmt.Sprintf("%s-%06d", prefix, i*perOp+j)
-					ds[j] = Delivery{Body: OrderBody(id, "CUST-1"), MessageID: id, DeliveryCount: 1}
-				}
-				var err error
-				if perOp == 1 {
-					reqs[i], err = SingleInvocation(ds[0])
-				} else {
-					reqs[i], err = BatchInvocation(ds)
-				}
-				if err != nil {
-					return nil, err
-				}
-			}
-			return func(ctx context.Context, i int) error {
-				return post(ctx, hc, url, reqs[i])
-			}, nil
-		}}, nil
-}
-
-// post sends one invocation and wants 200.
-func post(ctx context.Context, hc *http.Client, url string, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %d %s", url, resp.StatusCode, b)
-	}
-	return nil
+	v := rig.variant(name, perOp, conc, sending(invocations(perOp), posting(hc, srv.URL+"/"+function)))
+	v.close = srv.Close
+	return v, nil
 }
