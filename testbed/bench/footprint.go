@@ -24,9 +24,9 @@ type FootprintReport struct {
 	// the highest sample under load, the kernel's high-water mark (VmHWM)
 	// after the load, and after the load once idle again.
 	IdleRSS, LoadPeakRSS, HWM, AfterRSS int64
-	// The load: Messages new orders, Concurrency invocations at once.
-	Messages, Concurrency int
-	LoadPhase             Phase
+	// The load: Concurrency invocations at once (LoadPhase has the messages).
+	Concurrency int
+	LoadPhase   Phase
 	// HandlerCPU is the CPU time the handler process used under the load.
 	HandlerCPU time.Duration
 }
@@ -127,7 +127,7 @@ func startReady(bin string, t Target, poll time.Duration) (*Process, time.Durati
 // messages new orders.
 func Footprint(ctx context.Context, bin string, t Target, starts, messages, conc, emulatorPID int) (*FootprintReport, error) {
 	const poll = 5 * time.Millisecond
-	rep := &FootprintReport{PollEvery: poll, Messages: messages, Concurrency: conc}
+	rep := &FootprintReport{PollEvery: poll, Concurrency: conc}
 	for range starts {
 		p, took, err := startReady(bin, t, poll)
 		if err != nil {

@@ -1,13 +1,10 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -32,40 +29,31 @@ func (m MicroResult) Median(unit string) (float64, bool) {
 
 // Range returns the smallest and largest sample of a unit.
 func (m MicroResult) Range(unit string) (lo, hi float64) {
-	s := append([]float64(nil), m.Samples[unit]...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return 0, 0
+	if s := m.Samples[unit]; len(s) > 0 {
+		return slices.Min(s), slices.Max(s)
 	}
-	return s[0], s[len(s)-1]
+	return 0, 0
 }
 
-// RunMicro runs go test -bench on pkgs from dir with -benchmem and returns
-// the parsed results and the raw output.
-func RunMicro(ctx context.Context, dir string, pkgs []string, pattern string, count int, benchtime string) ([]MicroResult, string, error) {
+// RunMicro runs go test -bench on pkgs, from the working directory, with
+// -benchmem and returns the parsed results.
+func RunMicro(ctx context.Context, pkgs []string, pattern string, count int, benchtime string) ([]MicroResult, error) {
 	args := append([]string{"test", "-run", "^$", "-bench", pattern, "-benchmem",
 		"-count", strconv.Itoa(count), "-benchtime", benchtime}, pkgs...)
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = dir
-	cmd.Env = os.Environ()
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return nil, out.String(), fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out.String())
+	out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
-	return ParseMicro(out.String()), out.String(), nil
+	return ParseMicro(string(out)), nil
 }
 
 // ParseMicro reads go test -bench output.
 func ParseMicro(out string) []MicroResult {
 	var (
 		pkg     string
-		order   []string
-		results = map[string]*MicroResult{}
+		results []MicroResult
 	)
-	sc := bufio.NewScanner(strings.NewReader(out))
-	for sc.Scan() {
-		line := sc.Text()
+	for line := range strings.Lines(out) {
 		if p, ok := strings.CutPrefix(line, "pkg: "); ok {
 			pkg = strings.TrimSpace(p)
 			continue
@@ -83,31 +71,23 @@ func ParseMicro(out string) []MicroResult {
 				name = name[:i]
 			}
 		}
-		key := pkg + " " + name
-		r, ok := results[key]
-		if !ok {
-			r = &MicroResult{Package: pkg, Name: name, Samples: map[string][]float64{}}
-			results[key] = r
-			order = append(order, key)
+		r := slices.IndexFunc(results, func(m MicroResult) bool { return m.Package == pkg && m.Name == name })
+		if r < 0 {
+			results = append(results, MicroResult{Package: pkg, Name: name, Samples: map[string][]float64{}})
+			r = len(results) - 1
 		}
 		for i := 2; i+1 < len(f); i += 2 {
-			v, err := strconv.ParseFloat(f[i], 64)
-			if err != nil {
-				continue
+			if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+				results[r].Samples[f[i+1]] = append(results[r].Samples[f[i+1]], v)
 			}
-			r.Samples[f[i+1]] = append(r.Samples[f[i+1]], v)
 		}
 	}
-	out2 := make([]MicroResult, len(order))
-	for i, k := range order {
-		out2[i] = *results[k]
-	}
-	return out2
+	return results
 }
 
+// median is the middle of s, or the mean of its two middle values.
 func median(s []float64) float64 {
-	c := append([]float64(nil), s...)
-	sort.Float64s(c)
+	c := slices.Sorted(slices.Values(s))
 	n := len(c)
 	if n%2 == 1 {
 		return c[n/2]

@@ -4,7 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,14 +72,9 @@ type Outcomes map[string]int
 
 // String writes the counts as "created 20, duplicate 3".
 func (o Outcomes) String() string {
-	keys := make([]string, 0, len(o))
-	for k := range o {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + " " + strconv.Itoa(o[k])
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(o)) {
+		parts = append(parts, k+" "+strconv.Itoa(o[k]))
 	}
 	return strings.Join(parts, ", ")
 }

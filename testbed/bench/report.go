@@ -3,7 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -146,13 +146,12 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
 
+// spread writes the median of s and its range: "1.2 (0.9–1.5)".
 func spread(s []float64, format string) string {
 	if len(s) == 0 {
 		return "–"
 	}
-	c := append([]float64(nil), s...)
-	sort.Float64s(c)
-	return fmt.Sprintf(format+" ("+format+"–"+format+")", median(c), c[0], c[len(c)-1])
+	return fmt.Sprintf(format+" ("+format+"–"+format+")", median(s), slices.Min(s), slices.Max(s))
 }
 
 // microPerMessage is the median time per message of an in-process

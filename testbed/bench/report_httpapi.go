@@ -107,8 +107,7 @@ func (r *Report) httpAPIComparison(p func(string, ...any)) {
 	if base.requests == 0 {
 		return
 	}
-	p("| path | Cosmos round trips, before → now | p50 / p99 ms at %s |", strings.Join(latencyNames(r.HTTPAPI), " | "))
-	p("|---|---|%s", strings.Repeat("---|", len(r.HTTPAPI)))
+	latencyColumns(p, r.HTTPAPI, "| path | Cosmos round trips, before → now | p50 / p99 ms at", "|---|---|", "---|", "")
 	for _, path := range []int{PathNoKeys, PathFirst, PathReplay, PathResent, PathTaken, PathGet} {
 		t := r.pathTotals(path)
 		if t.requests == 0 {
@@ -118,9 +117,9 @@ func (r *Report) httpAPIComparison(p func(string, ...any)) {
 		cells := make([]string, len(r.HTTPAPI))
 		for i, lr := range r.HTTPAPI {
 			st := lr.stats(path)
-			cells[i] = fmt.Sprintf("%.1f → %.1f / %.1f → %.1f", b.p50[lr.Latency], medianOf(st.p50), b.p99[lr.Latency], medianOf(st.p99))
+			cells[i] = fmt.Sprintf("%.1f → %.1f / %.1f → %.1f", b.p50[lr.Latency], median(st.p50), b.p99[lr.Latency], median(st.p99))
 			if _, ok := b.p50[lr.Latency]; !ok {
-				cells[i] = fmt.Sprintf("%.1f / %.1f", medianOf(st.p50), medianOf(st.p99))
+				cells[i] = fmt.Sprintf("%.1f / %.1f", median(st.p50), median(st.p99))
 			}
 		}
 		trips := fmt.Sprintf("%.0f", t.perRequest())
@@ -135,27 +134,19 @@ func (r *Report) httpAPIComparison(p func(string, ...any)) {
 	p("")
 }
 
-func latencyNames(runs []LatencyRun) []string {
-	out := make([]string, len(runs))
-	for i, lr := range runs {
-		out[i] = latencyName(lr.Latency)
-	}
-	return out
-}
-
 // ordinal names the n-th: "1st", "2nd", "3rd", "4th"...
 func ordinal(n int) string {
+	suffix := "th"
 	switch {
 	case n%100 >= 11 && n%100 <= 13:
-		return fmt.Sprintf("%dth", n)
 	case n%10 == 1:
-		return fmt.Sprintf("%dst", n)
+		suffix = "st"
 	case n%10 == 2:
-		return fmt.Sprintf("%dnd", n)
+		suffix = "nd"
 	case n%10 == 3:
-		return fmt.Sprintf("%drd", n)
+		suffix = "rd"
 	}
-	return fmt.Sprintf("%dth", n)
+	return fmt.Sprintf("%d%s", n, suffix)
 }
 
 func orDash(s string) string {

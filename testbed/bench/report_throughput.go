@@ -1,9 +1,6 @@
 package bench
 
-import (
-	"fmt"
-	"sort"
-)
+import "fmt"
 
 // variantStats summarises one variant over the rounds at one latency.
 type variantStats struct {
@@ -117,8 +114,8 @@ func (r *Report) cpuNote(p func(string, ...any)) {
 	if len(st.busy) == 0 {
 		return
 	}
-	b := medianOf(st.busy)
-	p("At 0 ms `ProcessOrder` cost %.0f µs CPU per message in Go and %.0f µs in the emulator, %.2f of %d cores", medianOf(st.selfCPU), medianOf(st.emuCPU), b, r.Machine.Cores)
+	b := median(st.busy)
+	p("At 0 ms `ProcessOrder` cost %.0f µs CPU per message in Go and %.0f µs in the emulator, %.2f of %d cores", median(st.selfCPU), median(st.emuCPU), b, r.Machine.Cores)
 	if b < 0.8*float64(r.Machine.Cores) {
 		p("busy: other work took the rest, so the 0 ms figures say little in this run.")
 	} else {
@@ -129,11 +126,11 @@ func (r *Report) cpuNote(p func(string, ...any)) {
 
 // throughputSummary is every variant's median messages/s at every latency.
 func (r *Report) throughputSummary(p func(string, ...any)) {
-	r.latencyColumns(p, "| variant, messages/s (median of the rounds) |", "|---|", "")
+	latencyColumns(p, r.Throughput, "| variant, messages/s (median of the rounds) |", "|---|", "---:|", "")
 	for v := range numVariants {
 		row := "| " + r.Throughput[0].stats(v).name + " |"
 		for _, lr := range r.Throughput {
-			row += fmt.Sprintf(" %.0f |", medianOf(lr.stats(v).rates))
+			row += fmt.Sprintf(" %.0f |", median(lr.stats(v).rates))
 		}
 		p("%s", row)
 	}
@@ -150,7 +147,7 @@ func (r *Report) boundNote(p func(string, ...any)) {
 			continue
 		}
 		bound := float64(s.Concurrency) / lr.Latency.Seconds()
-		got := medianOf(lr.stats(VarHandlerSingle).rates)
+		got := median(lr.stats(VarHandlerSingle).rates)
 		what := "bound by the latency, as in a deployment"
 		if got < 0.7*bound {
 			what = "held down by the CPU of the shared machine too"
@@ -162,11 +159,11 @@ func (r *Report) boundNote(p func(string, ...any)) {
 }
 
 // latencyColumns writes a table's header: the leading columns, one column
-// per latency, then the trailing one if any.
-func (r *Report) latencyColumns(p func(string, ...any), head, rule, last string) {
-	for _, lr := range r.Throughput {
+// per latency of runs (aligned by align), then the trailing one if any.
+func latencyColumns(p func(string, ...any), runs []LatencyRun, head, rule, align, last string) {
+	for _, lr := range runs {
 		head += " " + latencyName(lr.Latency) + " |"
-		rule += "---:|"
+		rule += align
 	}
 	if last != "" {
 		head += " " + last + " |"
@@ -176,14 +173,8 @@ func (r *Report) latencyColumns(p func(string, ...any), head, rule, last string)
 	p("%s", rule)
 }
 
-func medianOf(s []float64) float64 {
-	c := append([]float64(nil), s...)
-	sort.Float64s(c)
-	return median(c)
-}
-
 func (r *Report) ratioTable(p func(string, ...any)) {
-	r.latencyColumns(p, "| question | ratio |", "|---|---|", "target")
+	latencyColumns(p, r.Throughput, "| question | ratio |", "|---|---|", "---:|", "target")
 	for _, q := range r.ratioRows() {
 		row := "| " + q.question + " | " + q.name + " |"
 		for _, lr := range r.Throughput {
@@ -193,7 +184,7 @@ func (r *Report) ratioTable(p func(string, ...any)) {
 	}
 	p("")
 	far := r.Throughput[len(r.Throughput)-1]
-	m := medianOf(far.ratios(VarHandlerBatch, VarHandlerSingle))
+	m := median(far.ratios(VarHandlerBatch, VarHandlerSingle))
 	comparison := "at least as fast as"
 	if m < 1 {
 		comparison = "slower than"

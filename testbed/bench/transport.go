@@ -2,9 +2,10 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -124,16 +125,11 @@ func (c Counts) Item() int {
 // Detail lists the counts by kind and status divided by per, such as
 // "batch 200 ×1, read 200 ×1", in a stable order.
 func (c Counts) Detail(per int) string {
-	var keys []string
-	for k := range c {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(c)) {
 		if strings.Contains(k, " ") {
-			keys = append(keys, k)
+			parts = append(parts, fmt.Sprintf("%s ×%.3g", k, float64(c[k])/float64(per)))
 		}
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s ×%.3g", k, float64(c[k])/float64(per)))
 	}
 	return strings.Join(parts, ", ")
 }

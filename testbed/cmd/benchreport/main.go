@@ -11,11 +11,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -26,26 +24,23 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+func run(ctx context.Context, args []string) error {
 	cfg, err := parseFlags(args)
 	if err != nil {
 		return err
 	}
-	s := cfg.s
-	endpoint, key := getenv("COSMOS_ENDPOINT"), getenv("COSMOS_KEY")
+	endpoint := os.Getenv("COSMOS_ENDPOINT")
 	if endpoint == "" {
 		return errors.New("COSMOS_ENDPOINT is not set (make bench starts an emulator and sets it)")
 	}
-	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "benchreport: "+format+"\n", a...) }
-
-	rep := &bench.Report{Settings: s, Machine: bench.DescribeMachine(), Started: time.Now()}
-	t := bench.Target{Endpoint: endpoint, Key: key, Database: "bench-" + strings.ToLower(bench.RunID()), Container: "orders"}
+	rep := &bench.Report{Settings: cfg.s, Machine: bench.DescribeMachine(), Started: time.Now()}
+	t := bench.Target{Endpoint: endpoint, Key: os.Getenv("COSMOS_KEY"), Database: "bench-" + strings.ToLower(bench.RunID()), Container: "orders"}
 	prepCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if err := t.Prepare(prepCtx); err != nil {
@@ -58,7 +53,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			logf("drop database %s: %v", t.Database, err)
 		}
 	}()
-	if err := cfg.runSections(ctx, t, rep, logf); err != nil {
+	if err := cfg.runSections(ctx, t, rep); err != nil {
 		return err
 	}
 	rep.Finished = time.Now()
@@ -70,12 +65,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	return nil
 }
 
+func logf(format string, a ...any) { fmt.Fprintf(os.Stderr, "benchreport: "+format+"\n", a...) }
+
 // config is what the command line asks for.
 type config struct {
-	s                          bench.Settings
-	out, bin, rawPath, cpuProf string
-	emuPID                     int
-	sections                   map[string]bool
+	s        bench.Settings
+	out, bin string
+	emuPID   int
+	sections map[string]bool
 }
 
 // parseFlags reads the command line into a config.
@@ -85,10 +82,8 @@ func parseFlags(args []string) (*config, error) {
 	s := &c.s
 	fs.StringVar(&c.out, "out", "docs/evidence/benchmarks.md", "the Markdown file to write")
 	fs.StringVar(&c.bin, "bin", "bin/handler", "the handler executable (make build)")
-	fs.StringVar(&s.Target, "target", "", "what the Cosmos endpoint is, for the report")
+	fs.StringVar(&s.Target, "target", "the endpoint in COSMOS_ENDPOINT", "what the Cosmos endpoint is, for the report")
 	only := fs.String("only", "micro,roundtrips,throughput,httpapi,footprint", "sections to run")
-	fs.StringVar(&c.rawPath, "raw", "", "also write the raw go test -bench output here")
-	fs.StringVar(&c.cpuProf, "cpuprofile", "", "write a CPU profile of the throughput rounds here")
 	fs.IntVar(&c.emuPID, "emulator-pid", 0, "the Cosmos emulator's process id, to measure its CPU time per message")
 	fs.IntVar(&s.Rounds, "rounds", 5, "throughput rounds")
 	fs.IntVar(&s.Messages, "messages", 2000, "messages per variant per round")
@@ -118,89 +113,49 @@ func parseFlags(args []string) (*config, error) {
 	for _, name := range strings.Split(*only, ",") {
 		c.sections[strings.TrimSpace(name)] = true
 	}
-	if s.Target == "" {
-		s.Target = "the endpoint in COSMOS_ENDPOINT"
-	}
 	return c, nil
 }
 
 // runSections runs the sections asked for, in order, filling rep.
-func (c *config) runSections(ctx context.Context, t bench.Target, rep *bench.Report, logf func(string, ...any)) error {
+func (c *config) runSections(ctx context.Context, t bench.Target, rep *bench.Report) error {
 	s := c.s
-	if c.sections["micro"] {
-		if err := c.micro(ctx, rep, logf); err != nil {
+	sections := []struct {
+		name, what string
+		run        func() error
+	}{
+		{"micro", fmt.Sprintf("in-process benchmarks (go test -bench, -count %d)", s.MicroCount), func() (err error) {
+			rep.Micro, err = bench.RunMicro(ctx, []string{"./orders", "./handler", "./httpapi", "./idempotency"},
+				"^Benchmark(DecodeEnvelope|ParseOrder|Fingerprint|AcceptanceDocuments|ProcessOrderInProcess|ProcessOrderBatchInProcess|SubmitOrderInProcess|Execute)$",
+				s.MicroCount, s.Benchtime)
 			return err
-		}
+		}},
+		{"roundtrips", fmt.Sprintf("round trips per message (%d per row, batch of %d)", s.RTMessages, s.RTBatch), func() (err error) {
+			rep.RoundTrips, err = bench.RoundTrips(t, s.RTMessages, s.RTBatch)
+			return err
+		}},
+		{"throughput", fmt.Sprintf("throughput: %d rounds of %d messages per variant", s.Rounds, s.Messages), func() (err error) {
+			variants := func(t bench.Target) ([]*bench.Variant, func(), error) { return bench.Variants(t, s) }
+			rep.Throughput, err = rounds(ctx, t, s.Latencies, s.Rounds, s.Messages, variants, c.emuPID)
+			return err
+		}},
+		{"httpapi", fmt.Sprintf("HTTP API: %d rounds of %d requests per path, one at a time", s.APIRounds, s.APIRequests), func() (err error) {
+			rep.HTTPAPI, err = rounds(ctx, t, s.Latencies, s.APIRounds, s.APIRequests, bench.HTTPAPIVariants, c.emuPID)
+			return err
+		}},
+		{"footprint", fmt.Sprintf("footprint of %s (%d starts, %d messages under load)", c.bin, s.Starts, s.FPMessages), func() (err error) {
+			rep.Footprint, err = bench.Footprint(ctx, c.bin, t, s.Starts, s.FPMessages, s.Concurrency, c.emuPID)
+			return err
+		}},
 	}
-	if c.sections["roundtrips"] {
-		logf("round trips per message (%d per row, batch of %d)", s.RTMessages, s.RTBatch)
-		rt, err := bench.RoundTrips(t, s.RTMessages, s.RTBatch)
-		if err != nil {
-			return err
+	for _, sec := range sections {
+		if c.sections[sec.name] {
+			logf("%s", sec.what)
+			if err := sec.run(); err != nil {
+				return err
+			}
 		}
-		rep.RoundTrips = rt
-	}
-	if c.sections["throughput"] {
-		if err := c.throughput(ctx, t, rep, logf); err != nil {
-			return err
-		}
-	}
-	if c.sections["httpapi"] {
-		logf("HTTP API: %d rounds of %d requests per path, one at a time", s.APIRounds, s.APIRequests)
-		fd, err := rounds(ctx, t, s.Latencies, s.APIRounds, s.APIRequests, bench.HTTPAPIVariants, c.emuPID, logf)
-		if err != nil {
-			return err
-		}
-		rep.HTTPAPI = fd
-	}
-	if c.sections["footprint"] {
-		logf("footprint of %s (%d starts, %d messages under load)", c.bin, s.Starts, s.FPMessages)
-		fp, err := bench.Footprint(ctx, c.bin, t, s.Starts, s.FPMessages, s.Concurrency, c.emuPID)
-		if err != nil {
-			return err
-		}
-		rep.Footprint = fp
 	}
 	return nil
-}
-
-// micro runs the in-process benchmarks (go test -bench).
-func (c *config) micro(ctx context.Context, rep *bench.Report, logf func(string, ...any)) error {
-	logf("in-process benchmarks (go test -bench, -count %d)", c.s.MicroCount)
-	root, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	res, raw, err := bench.RunMicro(ctx, root, []string{"./orders", "./handler", "./httpapi", "./idempotency"},
-		"^Benchmark(DecodeEnvelope|ParseOrder|Fingerprint|AcceptanceDocuments|ProcessOrderInProcess|ProcessOrderBatchInProcess|SubmitOrderInProcess|Execute)$",
-		c.s.MicroCount, c.s.Benchtime)
-	if err != nil {
-		return err
-	}
-	rep.Micro = res
-	if c.rawPath != "" {
-		return os.WriteFile(c.rawPath, []byte(raw), 0o644)
-	}
-	return nil
-}
-
-// throughput runs the throughput rounds, under a CPU profile if asked.
-func (c *config) throughput(ctx context.Context, t bench.Target, rep *bench.Report, logf func(string, ...any)) error {
-	s := c.s
-	if c.cpuProf != "" {
-		f, err := os.Create(c.cpuProf)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
-	var err error
-	rep.Throughput, err = rounds(ctx, t, s.Latencies, s.Rounds, s.Messages,
-		func(t bench.Target) ([]*bench.Variant, func(), error) { return bench.Variants(t, s) }, c.emuPID, logf)
-	return err
 }
 
 // writeReport writes rep as Markdown to out, keeping the sections of the
@@ -225,7 +180,7 @@ func writeReport(rep *bench.Report, out string) error {
 // different variant each round so that a slow spell of the shared machine
 // does not always fall on the same one.
 func rounds(ctx context.Context, t bench.Target, latencies []time.Duration, n, messages int, build func(bench.Target) ([]*bench.Variant, func(), error),
-	emulatorPID int, logf func(string, ...any)) ([]bench.LatencyRun, error) {
+	emulatorPID int) ([]bench.LatencyRun, error) {
 	sets := make([][]*bench.Variant, len(latencies))
 	runs := make([]bench.LatencyRun, len(latencies))
 	for i, lat := range latencies {
