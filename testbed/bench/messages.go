@@ -27,14 +27,6 @@ func StatusBody(id, status string, version int64) []byte {
 	return fmt.Appendf(nil, `{"orderId":%q,"status":%q,"version":%d,"changedAt":"2026-11-29T12:30:00Z"}`, id, status, version)
 }
 
-// Delivery is one message as the broker hands it to the host.
-type Delivery struct {
-	Body          []byte
-	MessageID     string
-	DeliveryCount int
-	Subject       string
-}
-
 // app is the function app as the host reads it (host.json and every
 // function.json), so requests are encoded for the bindings as deployed:
 // ProcessOrder's trigger is binary (base64 body), ProcessOrderBatch's an
@@ -51,13 +43,18 @@ var app = sync.OnceValues(func() (*hostemu.App, error) {
 // local host emulator's, tested against the examples of docs/host-wire-format.md §1.6.
 var encoder = &hostemu.Encoder{Namespace: "bench.servicebus.windows.net", ClientID: "bench"}
 
-func (d Delivery) host() hostemu.Delivery {
+// delivery is a message's first delivery as the broker hands it to the
+// host.
+func delivery(body []byte, messageID, subject string) hostemu.Delivery {
 	return hostemu.Delivery{
-		Message: &hostemu.Message{Body: d.Body, MessageID: d.MessageID, ContentType: "application/json",
-			Subject: d.Subject, EnqueuedTime: time.Now()},
-		DeliveryCount: d.DeliveryCount, LockToken: "9d2f6c1e-7b7a-4c55-8a3e-1f0e2d3c4b5a",
+		Message: &hostemu.Message{Body: body, MessageID: messageID, ContentType: "application/json",
+			Subject: subject, EnqueuedTime: time.Now()},
+		DeliveryCount: 1, LockToken: "9d2f6c1e-7b7a-4c55-8a3e-1f0e2d3c4b5a",
 	}
 }
+
+// newOrder is a new order's first delivery.
+func newOrder(id string) hostemu.Delivery { return delivery(OrderBody(id, "CUST-1"), id, "") }
 
 func function(name string) (*hostemu.Function, error) {
 	a, err := app()
@@ -73,26 +70,22 @@ func function(name string) (*hostemu.Function, error) {
 
 // SingleInvocation encodes a delivery as the Functions host sends it to
 // POST /ProcessOrder.
-func SingleInvocation(d Delivery) ([]byte, error) {
+func SingleInvocation(d hostemu.Delivery) ([]byte, error) {
 	fn, err := function(handler.FunctionProcessOrder)
 	if err != nil {
 		return nil, err
 	}
-	return encoder.Single(fn, d.host())
+	return encoder.Single(fn, d)
 }
 
 // BatchInvocation encodes deliveries as the host sends them to
 // POST /ProcessOrderBatch.
-func BatchInvocation(ds []Delivery) ([]byte, error) {
+func BatchInvocation(ds []hostemu.Delivery) ([]byte, error) {
 	fn, err := function(handler.FunctionProcessOrderBatch)
 	if err != nil {
 		return nil, err
 	}
-	hds := make([]hostemu.Delivery, len(ds))
-	for i, d := range ds {
-		hds[i] = d.host()
-	}
-	return encoder.Batch(fn, hds)
+	return encoder.Batch(fn, ds)
 }
 
 // RunID is a short prefix that keeps the order ids of one run apart from

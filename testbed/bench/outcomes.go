@@ -15,8 +15,8 @@ import (
 // JSON log would (into io.Discard, so the formatting cost stays in the
 // measurement) and counts the "outcome" attribute of invocation records.
 type OutcomeLog struct {
-	json  slog.Handler
-	table *outcomeTable
+	slog.Handler // the JSON handler (Enabled: Info and above)
+	table        *outcomeTable
 }
 
 type outcomeTable struct {
@@ -26,12 +26,7 @@ type outcomeTable struct {
 
 // NewOutcomeLog returns an empty OutcomeLog.
 func NewOutcomeLog() *OutcomeLog {
-	return &OutcomeLog{json: slog.NewJSONHandler(io.Discard, nil), table: &outcomeTable{n: map[string]int{}}}
-}
-
-// Enabled is the JSON handler's (Info and above).
-func (l *OutcomeLog) Enabled(ctx context.Context, level slog.Level) bool {
-	return l.json.Enabled(ctx, level)
+	return &OutcomeLog{Handler: slog.NewJSONHandler(io.Discard, nil), table: &outcomeTable{n: map[string]int{}}}
 }
 
 // Handle counts the record's outcome and formats it.
@@ -45,17 +40,17 @@ func (l *OutcomeLog) Handle(ctx context.Context, r slog.Record) error {
 		}
 		return true
 	})
-	return l.json.Handle(ctx, r)
+	return l.Handler.Handle(ctx, r)
 }
 
 // WithAttrs keeps counting into the same table.
 func (l *OutcomeLog) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &OutcomeLog{json: l.json.WithAttrs(attrs), table: l.table}
+	return &OutcomeLog{Handler: l.Handler.WithAttrs(attrs), table: l.table}
 }
 
 // WithGroup keeps counting into the same table.
 func (l *OutcomeLog) WithGroup(name string) slog.Handler {
-	return &OutcomeLog{json: l.json.WithGroup(name), table: l.table}
+	return &OutcomeLog{Handler: l.Handler.WithGroup(name), table: l.table}
 }
 
 // Take returns the counts so far and resets them.

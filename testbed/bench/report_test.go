@@ -42,9 +42,7 @@ func TestReportGivesEveryLatencyAndTheBatchComparison(t *testing.T) {
 				Throughput: []LatencyRun{{Latency: 0, Rounds: [][]Phase{fakeRound(100)}},
 					{Latency: 20 * time.Millisecond, Rounds: [][]Phase{failedOnce(fakeRound(tc.batchRate))}}},
 				Kept: []string{KeepBegin + "\n## Parsing\n\nkept by hand\n" + KeepEnd}}
-			var b strings.Builder
-			r.Markdown(&b)
-			doc := b.String()
+			doc := r.markdown()
 			for _, want := range []string{"| 0 ms | 20 ms |", "At 20 ms, " + tc.comparison,
 				"- **Errors**: variant B at 20 ms: 1, first: `create order ORD-1: 503`",
 				"At 20 ms, 16 in flight allow 800 messages/s; `ProcessOrder` reached 100 (12 %): held down by the CPU"} {
@@ -111,9 +109,7 @@ func TestReportStatesWhatEachHTTPPathCosts(t *testing.T) {
 			{Latency: 0, Rounds: [][]Phase{fakeHTTPAPIRound(flat(1)), fakeHTTPAPIRound(flat(2)), fakeHTTPAPIRound(flat(9))}},
 			{Latency: 20 * time.Millisecond, Rounds: [][]Phase{offFloor}},
 		}}
-	var b strings.Builder
-	r.Markdown(&b)
-	doc := b.String()
+	doc := r.markdown()
 	for _, want := range []string{
 		"| path | Cosmos round trips, before → now | p50 / p99 ms at 0 ms | 20 ms |",
 		"| " + HTTPAPIPaths[PathFirst].Name + " | 2 → 3 | 1.6 → 3.0 / 3.3 → 3.0 | 44.8 → 3.0 / 47.8 → 3.0 |",

@@ -13,6 +13,7 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
 // PoolSize is the Cosmos connection pool of every client the bench makes:
@@ -38,7 +39,7 @@ func NewRig(t Target, batchParallelism int) (*Rig, error) {
 // settings configure adds.
 func newRig(t Target, configure func(*cosmos.Store, *handler.Config)) (*Rig, error) {
 	c := NewCounter(cosmos.NewTransport(PoolSize))
-	store, err := t.Open(c)
+	store, err := cosmos.Open(t.Options(c), t.Database, t.Container)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +67,7 @@ func (r *Rig) Invoke(function string, request []byte) error {
 }
 
 // deliver serves one delivery as a POST /ProcessOrder invocation in process.
-func (r *Rig) deliver(d Delivery) error {
+func (r *Rig) deliver(d hostemu.Delivery) error {
 	req, err := SingleInvocation(d)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ordersink/orders-consumer/handler"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
 // RoundTripRow is the cost of one kind of message, counted at the Cosmos
@@ -46,7 +47,7 @@ func RoundTrips(t Target, n, batchSize int) (*RoundTripReport, error) {
 	}
 	rep := &RoundTripReport{First: rig.Counter.Snapshot()}
 	rig.Outcomes.Take()
-	single := func(deliveries func(id string) Delivery) func() error {
+	single := func(deliveries func(id string) hostemu.Delivery) func() error {
 		return func() error {
 			for i := range n {
 				if err := rig.deliver(deliveries(fmt.Sprintf("RT-%s-%04d", run, i))); err != nil {
@@ -85,25 +86,20 @@ func RoundTrips(t Target, n, batchSize int) (*RoundTripReport, error) {
 
 // statusChange is the delivery of an OrderStatusChanged message to status
 // at version.
-func statusChange(status string, version int64) func(id string) Delivery {
-	return func(id string) Delivery {
-		return Delivery{Body: StatusBody(id, status, version), MessageID: fmt.Sprintf("%s:status:%d", id, version),
-			DeliveryCount: 1, Subject: "OrderStatusChanged"}
+func statusChange(status string, version int64) func(id string) hostemu.Delivery {
+	return func(id string) hostemu.Delivery {
+		return delivery(StatusBody(id, status, version), fmt.Sprintf("%s:status:%d", id, version), "OrderStatusChanged")
 	}
 }
 
 // otherContent is a new order's delivery with another customer: under an
 // id already stored, a mismatch.
-func otherContent(id string) Delivery {
-	d := newOrder(id)
-	d.Body = OrderBody(id, "CUST-2")
-	return d
-}
+func otherContent(id string) hostemu.Delivery { return delivery(OrderBody(id, "CUST-2"), id, "") }
 
 // batchStep returns a step sending one ProcessOrderBatch invocation of the
 // same size new orders each time.
 func batchStep(rig *Rig, run string, size int) func() error {
-	ds := make([]Delivery, size)
+	ds := make([]hostemu.Delivery, size)
 	for i := range ds {
 		ds[i] = newOrder(fmt.Sprintf("RB-%s-%04d", run, i))
 	}

@@ -22,11 +22,6 @@ func (t Target) Options(rt http.RoundTripper) cosmos.Options {
 	return cosmos.Options{Endpoint: t.Endpoint, Key: t.Key, Transport: rt}
 }
 
-// Open returns a Store over the target whose requests c counts.
-func (t Target) Open(c *Counter) (*cosmos.Store, error) {
-	return cosmos.Open(t.Options(c), t.Database, t.Container)
-}
-
 // Prepare creates the target's database and containers, the idempotency
 // key container too.
 func (t Target) Prepare(ctx context.Context) error {

@@ -16,6 +16,7 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/orders"
+	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
 // Variant is one way of writing orders, measured by RunPhase.
@@ -148,17 +149,12 @@ func drive(ctx context.Context, ops, conc int, op func(context.Context, int) err
 // orderID is the id of a phase's i-th order.
 func orderID(prefix string, i int) string { return fmt.Sprintf("%s-%06d", prefix, i) }
 
-// newOrder is a new order's first delivery.
-func newOrder(id string) Delivery {
-	return Delivery{Body: OrderBody(id, "CUST-1"), MessageID: id, DeliveryCount: 1}
-}
-
 // invocations builds ops invocations of perOp new orders each: to
 // ProcessOrder when perOp is 1, else to ProcessOrderBatch.
 func invocations(perOp int) func(prefix string, ops int) ([][]byte, error) {
 	return func(prefix string, ops int) ([][]byte, error) {
 		return each(ops, func(i int) ([]byte, error) {
-			ds := make([]Delivery, perOp)
+			ds := make([]hostemu.Delivery, perOp)
 			for j := range ds {
 				ds[j] = newOrder(orderID(prefix, i*perOp+j))
 			}

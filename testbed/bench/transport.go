@@ -134,34 +134,34 @@ func (c Counts) Detail(per int) string {
 	return strings.Join(parts, ", ")
 }
 
+// itemKinds are the kinds of the requests on one document, by method.
+var itemKinds = map[string]string{
+	http.MethodGet:    KindRead,
+	http.MethodPut:    KindReplace,
+	http.MethodPatch:  KindPatch,
+	http.MethodDelete: KindDelete,
+}
+
 // Classify names the kind of a Cosmos DB REST request.
 func Classify(r *http.Request) string {
 	p := strings.TrimSuffix(r.URL.Path, "/")
 	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
 	// dbs/{db}/colls/{coll}/docs[/{id}]
-	if len(segs) >= 5 && segs[0] == "dbs" && segs[2] == "colls" && segs[4] == "docs" {
-		if len(segs) == 5 {
-			switch {
-			case strings.EqualFold(r.Header.Get("x-ms-cosmos-is-batch-request"), "true"):
-				return KindBatch
-			case strings.EqualFold(r.Header.Get("x-ms-documentdb-isquery"), "true"),
-				strings.HasPrefix(r.Header.Get("Content-Type"), "application/query+json"):
-				return KindQuery
-			case r.Method == http.MethodPost:
-				return KindCreate
-			}
-			return KindMetadata // read feed
-		}
-		switch r.Method {
-		case http.MethodGet:
-			return KindRead
-		case http.MethodPut:
-			return KindReplace
-		case http.MethodPatch:
-			return KindPatch
-		case http.MethodDelete:
-			return KindDelete
-		}
+	if len(segs) < 5 || segs[0] != "dbs" || segs[2] != "colls" || segs[4] != "docs" {
+		return KindMetadata
 	}
-	return KindMetadata
+	switch {
+	case len(segs) > 5:
+		if kind, ok := itemKinds[r.Method]; ok {
+			return kind
+		}
+	case strings.EqualFold(r.Header.Get("x-ms-cosmos-is-batch-request"), "true"):
+		return KindBatch
+	case strings.EqualFold(r.Header.Get("x-ms-documentdb-isquery"), "true"),
+		strings.HasPrefix(r.Header.Get("Content-Type"), "application/query+json"):
+		return KindQuery
+	case r.Method == http.MethodPost:
+		return KindCreate
+	}
+	return KindMetadata // read feed, or another method on a document
 }
