@@ -39,12 +39,13 @@ type Process struct {
 	done chan error
 }
 
-// StartHandler starts the executable bin on a free loopback port against t
-// and returns once it is started (not yet ready).
-func StartHandler(bin string, t Target) (*Process, error) {
+// startReady starts bin on a free loopback port against t and polls GET /
+// every poll until it answers 200; it returns the time that took.
+func startReady(bin string, t Target, poll time.Duration) (*Process, time.Duration, error) {
+	t0 := time.Now()
 	port, err := loopback.FreePort()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	cmd := exec.Command(bin)
 	cmd.Env = []string{
@@ -58,15 +59,19 @@ func StartHandler(bin string, t Target) (*Process, error) {
 	// Stdout and stderr go to /dev/null: the log lines are still formatted
 	// and written, as under the host, without a reader to slow them.
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	p := &Process{cmd: cmd, URL: fmt.Sprintf("http://127.0.0.1:%d", port), Pid: cmd.Process.Pid, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait() }()
-	return p, nil
+	if err := p.waitReady(poll, 10*time.Second); err != nil {
+		_ = p.Stop()
+		return nil, 0, err
+	}
+	return p, time.Since(t0), nil
 }
 
-// WaitReady polls GET / every interval until it answers 200.
-func (p *Process) WaitReady(interval, limit time.Duration) error {
+// waitReady polls GET / every interval until it answers 200.
+func (p *Process) waitReady(interval, limit time.Duration) error {
 	hc := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(limit)
 	for {
@@ -105,21 +110,6 @@ func (p *Process) Stop() error {
 func (p *Process) Memory() (rss, hwm int64, err error) {
 	status, err := procFields(fmt.Sprintf("/proc/%d/status", p.Pid))
 	return kiB(status["VmRSS"]), kiB(status["VmHWM"]), err
-}
-
-// startReady starts bin against t and waits for its first 200; it returns
-// the time that took.
-func startReady(bin string, t Target, poll time.Duration) (*Process, time.Duration, error) {
-	t0 := time.Now()
-	p, err := StartHandler(bin, t)
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := p.WaitReady(poll, 10*time.Second); err != nil {
-		_ = p.Stop()
-		return nil, 0, err
-	}
-	return p, time.Since(t0), nil
 }
 
 // Footprint starts bin starts times to time its readiness, then once more

@@ -28,12 +28,7 @@ func TestHTTPAPIPathsAtTheFloor(t *testing.T) {
 		if ph.Errors > 0 {
 			t.Errorf("%s: %d errors, first: %v", path.Name, ph.Errors, ph.FirstErr)
 		}
-		if !ph.Outcomes.Only(path.Want, 3) {
-			t.Errorf("%s: outcomes %s, want 3 %s", path.Name, ph.Outcomes, path.Want)
-		}
-		if got := float64(ph.Requests.Item()) / 3; got != path.Floor || ph.Requests[KindMetadata] != 0 {
-			t.Errorf("%s: %.2f Cosmos requests per request (%s), want %.0f and no metadata", path.Name, got, ph.Requests.Detail(3), path.Floor)
-		}
+		atTheFloor(t, path.Name, path.Want, path.Floor, 3, ph.Outcomes, ph.Requests)
 		if ph.Requests.Item() > 0 && ph.Requests.Charge() <= 0 {
 			t.Errorf("%s: %d Cosmos requests and no request charge counted", path.Name, ph.Requests.Item())
 		}

@@ -14,13 +14,20 @@ func TestRoundTripsAtTheFloor(t *testing.T) {
 		t.Errorf("first message: %d document requests (%s), want 1", rep.First.Item(), rep.First.Detail(1))
 	}
 	for _, r := range rep.Rows {
-		if !r.OK() {
-			t.Errorf("%s: outcomes %s, want %d %s", r.Scenario, r.Outcomes, r.Messages, r.Want)
-		}
-		if got := r.PerMessage(); got != r.Floor || r.Counts[KindMetadata] != 0 {
-			t.Errorf("%s: %.2f document requests per message (%s), want %.0f and no metadata", r.Scenario, got, r.Counts.Detail(r.Messages), r.Floor)
-		}
+		atTheFloor(t, r.Scenario, r.Want, r.Floor, r.Messages, r.Outcomes, r.Counts)
 		t.Logf("%-40s %.2f/msg  %s", r.Scenario, r.PerMessage(), r.Counts.Detail(r.Messages))
 	}
 	t.Logf("first message on a fresh client: %s", rep.First.Detail(1))
+}
+
+// atTheFloor wants each of n messages or requests to have got the outcome
+// want and cost floor Cosmos requests, none of them metadata.
+func atTheFloor(t *testing.T, name, want string, floor float64, n int, outcomes Outcomes, counts Counts) {
+	t.Helper()
+	if !outcomes.Only(want, n) {
+		t.Errorf("%s: outcomes %s, want %d %s", name, outcomes, n, want)
+	}
+	if got := float64(counts.Item()) / float64(n); got != floor || counts[KindMetadata] != 0 {
+		t.Errorf("%s: %.2f Cosmos requests each (%s), want %.0f and no metadata", name, got, counts.Detail(n), floor)
+	}
 }
