@@ -108,11 +108,7 @@ func (r *Report) roundTrips(p func(string, ...any)) {
 	p("| message | outcomes | Cosmos requests per message | floor | metadata | by kind and HTTP status |")
 	p("|---|---|---:|---:|---:|---|")
 	for _, row := range rt.Rows {
-		mark := ""
-		if !row.OK() || row.PerMessage() != row.Floor {
-			mark = " **(off the floor)**"
-		}
-		p("| %s | %s | %.2f%s | %.0f | %d | %s |", row.Scenario, row.Outcomes, row.PerMessage(), mark,
+		p("| %s | %s | %.2f%s | %.0f | %d | %s |", row.Scenario, row.Outcomes, row.PerMessage(), row.offFloor(),
 			row.Floor, row.Counts[KindMetadata], row.Counts.Detail(row.Messages))
 	}
 	p("")

@@ -6,36 +6,23 @@ import (
 	"time"
 )
 
-// pathTotals is one HTTP API path over every round at every latency.
-type pathTotals struct {
-	requests int
-	counts   Counts
-	outcomes Outcomes
-	errors   int
-}
-
-func (r *Report) pathTotals(path int) pathTotals {
-	t := pathTotals{counts: Counts{}, outcomes: Outcomes{}}
+// pathTotals is one HTTP API path over every round at every latency, as
+// a row of the round-trip table, and its errors.
+func (r *Report) pathTotals(path int) (row RoundTripRow, errors int) {
+	fp := HTTPAPIPaths[path]
+	row = RoundTripRow{Scenario: fp.Name, Want: fp.Want, Floor: fp.Floor, Outcomes: Outcomes{}, Counts: Counts{}}
 	for _, lr := range r.HTTPAPI {
 		for _, round := range lr.Rounds {
 			ph := round[path]
-			t.requests += ph.Messages
-			t.counts.Add(ph.Requests)
-			t.errors += ph.Errors
+			row.Messages += ph.Messages
+			row.Counts.Add(ph.Requests)
+			errors += ph.Errors
 			for k, n := range ph.Outcomes {
-				t.outcomes[k] += n
+				row.Outcomes[k] += n
 			}
 		}
 	}
-	return t
-}
-
-// perRequest is the Cosmos requests (metadata excluded) per request.
-func (t pathTotals) perRequest() float64 {
-	if t.requests == 0 {
-		return 0
-	}
-	return float64(t.counts.Item()) / float64(t.requests)
+	return row, errors
 }
 
 func (r *Report) httpAPI(p func(string, ...any)) {
@@ -55,24 +42,20 @@ func (r *Report) httpAPI(p func(string, ...any)) {
 	p("")
 	p("| path | outcomes | Cosmos requests per request | floor | RU per request | metadata | by kind and HTTP status |")
 	p("|---|---|---:|---:|---:|---:|---|")
-	for path, fp := range HTTPAPIPaths {
-		t := r.pathTotals(path)
-		if t.requests == 0 {
+	for path := range HTTPAPIPaths {
+		t, _ := r.pathTotals(path)
+		if t.Messages == 0 {
 			continue
 		}
-		mark := ""
-		if !t.outcomes.Only(fp.Want, t.requests) || t.perRequest() != fp.Floor {
-			mark = " **(off the floor)**"
-		}
-		p("| %s | %s | %.2f%s | %.0f | %.2f | %d | %s |", fp.Name, t.outcomes, t.perRequest(), mark,
-			fp.Floor, t.counts.Charge()/float64(t.requests), t.counts[KindMetadata], orDash(t.counts.Detail(t.requests)))
+		p("| %s | %s | %.2f%s | %.0f | %.2f | %d | %s |", t.Scenario, t.Outcomes, t.PerMessage(), t.offFloor(),
+			t.Floor, t.Counts.Charge()/float64(t.Messages), t.Counts[KindMetadata], orDash(t.Counts.Detail(t.Messages)))
 	}
 	p("")
 	p("p99 of %d requests is the %s slowest: the tail of this run, not of production traffic.",
 		s.APIRequests, ordinal(s.APIRequests-int(0.99*float64(s.APIRequests-1))))
 	for path := range HTTPAPIPaths {
-		if t := r.pathTotals(path); t.errors > 0 {
-			p("- **Errors**: %s: %d", HTTPAPIPaths[path].Name, t.errors)
+		if _, errors := r.pathTotals(path); errors > 0 {
+			p("- **Errors**: %s: %d", HTTPAPIPaths[path].Name, errors)
 		}
 	}
 	p("")
@@ -103,14 +86,13 @@ func at(ms0, ms5, ms20 float64) map[time.Duration]float64 {
 // httpAPIComparison states what each path costs now beside what it cost
 // before issue 20, the table the section exists for.
 func (r *Report) httpAPIComparison(p func(string, ...any)) {
-	base := r.pathTotals(PathNoKeys)
-	if base.requests == 0 {
+	if base, _ := r.pathTotals(PathNoKeys); base.Messages == 0 {
 		return
 	}
 	latencyColumns(p, r.HTTPAPI, "| path | Cosmos round trips, before → now | p50 / p99 ms at", "|---|---|", "---|", "")
-	for _, path := range []int{PathNoKeys, PathFirst, PathReplay, PathResent, PathTaken, PathGet} {
-		t := r.pathTotals(path)
-		if t.requests == 0 {
+	for path := range numPaths {
+		t, _ := r.pathTotals(path)
+		if t.Messages == 0 {
 			continue
 		}
 		b, known := beforeIssue20[path]
@@ -122,11 +104,11 @@ func (r *Report) httpAPIComparison(p func(string, ...any)) {
 				cells[i] = fmt.Sprintf("%.1f / %.1f", median(st.p50), median(st.p99))
 			}
 		}
-		trips := fmt.Sprintf("%.0f", t.perRequest())
+		trips := fmt.Sprintf("%.0f", t.PerMessage())
 		if known {
 			trips = fmt.Sprintf("%d → %s", b.roundTrips, trips)
 		}
-		p("| %s | %s | %s |", HTTPAPIPaths[path].Name, trips, strings.Join(cells, " | "))
+		p("| %s | %s | %s |", t.Scenario, trips, strings.Join(cells, " | "))
 	}
 	p("")
 	p("Before: issue 20's 202 design (`make bench` of 2026-12-01 11:29 UTC, commit e06ef17, this machine);")

@@ -21,8 +21,14 @@ type RoundTripRow struct {
 // PerMessage is the document requests (metadata excluded) per message.
 func (r RoundTripRow) PerMessage() float64 { return float64(r.Counts.Item()) / float64(r.Messages) }
 
-// OK reports whether every message got the wanted outcome.
-func (r RoundTripRow) OK() bool { return r.Outcomes.Only(r.Want, r.Messages) }
+// offFloor marks, in a table, a row in which not every message got the
+// wanted outcome or whose requests are not the ones the design allows.
+func (r RoundTripRow) offFloor() string {
+	if !r.Outcomes.Only(r.Want, r.Messages) || r.PerMessage() != r.Floor {
+		return " **(off the floor)**"
+	}
+	return ""
+}
 
 // RoundTripReport is the result of RoundTrips.
 type RoundTripReport struct {
