@@ -143,7 +143,7 @@ func Footprint(ctx context.Context, bin string, t Target, starts, messages, conc
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 2 * time.Minute}
 	v := &Variant{Name: "handler executable, one message per invocation", PerOp: 1, Concurrency: conc,
 		counter:     NewCounter(http.DefaultTransport), // the process's requests are not visible here
-		EmulatorPID: emulatorPID, prepare: sending(invocations(1), posting(hc, p.URL+"/ProcessOrder"))}
+		EmulatorPID: emulatorPID, prepare: sending(invocations(1), post(hc, p.URL+"/ProcessOrder"))}
 	sampling, stop := context.WithCancel(ctx)
 	sampled := make(chan struct{})
 	go func() {

@@ -96,13 +96,9 @@ func HTTPAPIVariants(t Target) (vs []*Variant, close func(), err error) {
 	t.Database += "-fd-" + strings.ToLower(RunID())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := t.Prepare(ctx); err != nil {
+	drop, err := t.Create(ctx)
+	if err != nil {
 		return nil, nil, err
-	}
-	drop := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_ = t.Drop(ctx) // best effort: a database left behind holds only bench orders
 	}
 	keyed, err := httpAPIRig(t, true)
 	var plain *Rig
@@ -110,7 +106,7 @@ func HTTPAPIVariants(t Target) (vs []*Variant, close func(), err error) {
 		plain, err = httpAPIRig(t, false)
 	}
 	if err != nil {
-		drop()
+		_ = drop()
 		return nil, nil, err
 	}
 	srvKeyed, srvPlain := httptest.NewServer(keyed.Handler), httptest.NewServer(plain.Handler)
@@ -123,9 +119,10 @@ func HTTPAPIVariants(t Target) (vs []*Variant, close func(), err error) {
 		if p == PathGet {
 			function = httpapi.FunctionGetOrder
 		}
-		vs = append(vs, rig.variant(path.Name, 1, 1, sending(path.requests(keyed), posting(hc, srv.URL+"/"+function))))
+		vs = append(vs, rig.variant(path.Name, 1, 1, sending(path.requests(keyed), post(hc, srv.URL+"/"+function))))
 	}
-	return vs, func() { srvKeyed.Close(); srvPlain.Close(); drop() }, nil
+	// Dropping is best effort: a database left behind holds only bench orders.
+	return vs, func() { srvKeyed.Close(); srvPlain.Close(); _ = drop() }, nil
 }
 
 // requests builds the path's requests and the state they meet (the keys

@@ -81,21 +81,24 @@ func (r *Rig) variant(name string, perOp, conc int, prepare preparer) *Variant {
 	return &Variant{Name: name, PerOp: perOp, Concurrency: conc, counter: r.Counter, outcomes: r.Outcomes, prepare: prepare}
 }
 
-// post sends one invocation over HTTP and wants 200.
-func post(ctx context.Context, hc *http.Client, url string, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return err
+// post returns a function that sends one invocation to url over HTTP with
+// hc and wants 200.
+func post(hc *http.Client, url string) func(context.Context, []byte) error {
+	return func(ctx context.Context, body []byte) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %d %s", url, resp.StatusCode, b)
+		}
+		return nil
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %d %s", url, resp.StatusCode, b)
-	}
-	return nil
 }

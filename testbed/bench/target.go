@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
@@ -22,28 +23,27 @@ func (t Target) Options(rt http.RoundTripper) cosmos.Options {
 	return cosmos.Options{Endpoint: t.Endpoint, Key: t.Key, Transport: rt}
 }
 
-// Prepare creates the target's database and containers, the idempotency
-// key container too.
-func (t Target) Prepare(ctx context.Context) error {
+// Create creates the target's database and containers, the idempotency
+// key container too; drop deletes the database (within a minute).
+func (t Target) Create(ctx context.Context) (drop func() error, err error) {
 	s, err := cosmos.Open(t.Options(nil), t.Database, t.Container)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	err = s.CreateContainers(ctx)
 	if err == nil {
 		err = s.KeyStore(cosmos.KeyContainer).CreateContainer(ctx)
 	}
 	if err != nil {
-		return fmt.Errorf("prepare %s: %w", t.Database, err)
+		return nil, fmt.Errorf("prepare %s: %w", t.Database, err)
 	}
-	return nil
-}
-
-// Drop deletes the target's database.
-func (t Target) Drop(ctx context.Context) error {
-	db, err := cosmostest.OpenDatabase(t.Options(nil), t.Database, t.Container)
-	if err != nil {
-		return err
-	}
-	return db.Delete(ctx)
+	return func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		db, err := cosmostest.OpenDatabase(t.Options(nil), t.Database, t.Container)
+		if err != nil {
+			return err
+		}
+		return db.Delete(ctx)
+	}, nil
 }

@@ -178,11 +178,6 @@ func sending(build func(prefix string, ops int) ([][]byte, error), send func(con
 	}
 }
 
-// posting sends each request to url over HTTP with hc.
-func posting(hc *http.Client, url string) func(context.Context, []byte) error {
-	return func(ctx context.Context, body []byte) error { return post(ctx, hc, url, body) }
-}
-
 func each(n int, f func(i int) ([]byte, error)) ([][]byte, error) {
 	out := make([][]byte, n)
 	for i := range out {
@@ -311,7 +306,7 @@ func handlerVariant(t Target, name string, perOp, conc, parallelism int) (*Varia
 	if perOp > 1 {
 		function = handler.FunctionProcessOrderBatch
 	}
-	v := rig.variant(name, perOp, conc, sending(invocations(perOp), posting(hc, srv.URL+"/"+function)))
+	v := rig.variant(name, perOp, conc, sending(invocations(perOp), post(hc, srv.URL+"/"+function)))
 	v.close = srv.Close
 	return v, nil
 }

@@ -43,13 +43,12 @@ func run(ctx context.Context, args []string) error {
 	t := bench.Target{Endpoint: endpoint, Key: os.Getenv("COSMOS_KEY"), Database: "bench-" + strings.ToLower(bench.RunID()), Container: "orders"}
 	prepCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if err := t.Prepare(prepCtx); err != nil {
+	drop, err := t.Create(prepCtx)
+	if err != nil {
 		return err
 	}
 	defer func() {
-		dropCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := t.Drop(dropCtx); err != nil {
+		if err := drop(); err != nil {
 			logf("drop database %s: %v", t.Database, err)
 		}
 	}()
