@@ -52,9 +52,9 @@ func Variants(t Target, s Settings) (vs []*Variant, close func(), err error) {
 	makers := []func() (*Variant, error){
 		VarPlainCreate:   func() (*Variant, error) { return PlainCreate(t, s.Concurrency) },
 		VarPlainBatch:    func() (*Variant, error) { return PlainBatch(t, s.Concurrency) },
-		VarHandlerSingle: func() (*Variant, error) { return HandlerSingle(t, s.Concurrency) },
+		VarHandlerSingle: func() (*Variant, error) { return Handler(t, 1, s.Concurrency, 0) },
 		VarHandlerDirect: func() (*Variant, error) { return HandlerDirect(t, s.Concurrency) },
-		VarHandlerBatch:  func() (*Variant, error) { return HandlerBatch(t, s.BatchSize, s.BatchConcurrency, s.BatchParallelism) },
+		VarHandlerBatch:  func() (*Variant, error) { return Handler(t, s.BatchSize, s.BatchConcurrency, s.BatchParallelism) },
 		VarPlainBatchWide: func() (*Variant, error) {
 			return PlainBatch(t, s.BatchConcurrency*min(s.BatchSize, s.BatchParallelism))
 		},

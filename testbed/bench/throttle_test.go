@@ -34,7 +34,7 @@ func TestWideBatchLeavesThrottlingToTheSDK(t *testing.T) {
 	}
 	defer p.Close()
 	tg.Endpoint = p.URL()
-	v, err := HandlerBatch(tg, 100, 1, 100)
+	v, err := Handler(tg, 100, 1, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,6 +178,7 @@ func sending(build func(prefix string, ops int) ([][]byte, error), send func(con
 	}
 }
 
+// each returns f(0) … f(n-1), or the first error.
 func each(n int, f func(i int) ([]byte, error)) ([][]byte, error) {
 	out := make([][]byte, n)
 	for i := range out {
@@ -267,13 +268,6 @@ func PlainBatch(t Target, conc int) (*Variant, error) {
 	})
 }
 
-// HandlerSingle sends one-message invocations (POST /ProcessOrder) over
-// loopback HTTP to the handler served in this process, as the Functions
-// host does.
-func HandlerSingle(t Target, conc int) (*Variant, error) {
-	return handlerVariant(t, fmt.Sprintf("handler, one message per invocation (POST /ProcessOrder), %d at once", conc), 1, conc, 0)
-}
-
 // HandlerDirect calls the handler's ServeHTTP in process with one-message
 // invocations: the handler's work without the loopback HTTP hop.
 func HandlerDirect(t Target, conc int) (*Variant, error) {
@@ -287,25 +281,24 @@ func HandlerDirect(t Target, conc int) (*Variant, error) {
 	})), nil
 }
 
-// HandlerBatch sends batch invocations (POST /ProcessOrderBatch) of perOp
-// messages, conc at once (the host's listener sends one at a time), to a
-// handler that writes parallelism messages of a batch at once.
-func HandlerBatch(t Target, perOp, conc, parallelism int) (*Variant, error) {
-	name := fmt.Sprintf("handler, %d messages per invocation (POST /ProcessOrderBatch), %d invocation(s) at once, BATCH_PARALLELISM %d", perOp, conc, parallelism)
-	return handlerVariant(t, name, perOp, conc, parallelism)
-}
-
-func handlerVariant(t Target, name string, perOp, conc, parallelism int) (*Variant, error) {
+// Handler sends invocations of perOp messages over loopback HTTP to the
+// handler served in this process, as the Functions host does, conc at once:
+// POST /ProcessOrder when perOp is 1, else POST /ProcessOrderBatch (the
+// host's listener sends one at a time) to a handler that writes parallelism
+// messages of a batch at once (0: its default).
+func Handler(t Target, perOp, conc, parallelism int) (*Variant, error) {
 	rig, err := NewRig(t, parallelism)
 	if err != nil {
 		return nil, err
 	}
-	srv := httptest.NewServer(rig.Handler)
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 2 * time.Minute}
+	name := fmt.Sprintf("handler, one message per invocation (POST /ProcessOrder), %d at once", conc)
 	function := handler.FunctionProcessOrder
 	if perOp > 1 {
+		name = fmt.Sprintf("handler, %d messages per invocation (POST /ProcessOrderBatch), %d invocation(s) at once, BATCH_PARALLELISM %d", perOp, conc, parallelism)
 		function = handler.FunctionProcessOrderBatch
 	}
+	srv := httptest.NewServer(rig.Handler)
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 2 * time.Minute}
 	v := rig.variant(name, perOp, conc, sending(invocations(perOp), post(hc, srv.URL+"/"+function)))
 	v.close = srv.Close
 	return v, nil
