@@ -109,7 +109,7 @@ func (r *Report) roundTrips(p func(string, ...any)) {
 	p("|---|---|---:|---:|---:|---|")
 	for _, row := range rt.Rows {
 		p("| %s | %s | %.2f%s | %.0f | %d | %s |", row.Scenario, row.Outcomes, row.PerMessage(), row.offFloor(),
-			row.Floor, row.Counts[KindMetadata], row.Counts.Detail(row.Messages))
+			row.Floor, row.Counts.ByKind[KindMetadata], row.Counts.Detail(row.Messages))
 	}
 	p("")
 	p("### Beside the anchors")

@@ -10,7 +10,7 @@ import (
 // a row of the round-trip table, and its errors.
 func (r *Report) pathTotals(path int) (row RoundTripRow, errors int) {
 	fp := HTTPAPIPaths[path]
-	row = RoundTripRow{Scenario: fp.Name, Want: fp.Want, Floor: fp.Floor, Outcomes: Outcomes{}, Counts: Counts{}}
+	row = RoundTripRow{Scenario: fp.Name, Want: fp.Want, Floor: fp.Floor, Outcomes: Outcomes{}, Counts: Counts{ByKind: map[string]int{}}}
 	for _, lr := range r.HTTPAPI {
 		for _, round := range lr.Rounds {
 			ph := round[path]
@@ -48,7 +48,7 @@ func (r *Report) httpAPI(p func(string, ...any)) {
 			continue
 		}
 		p("| %s | %s | %.2f%s | %.0f | %.2f | %d | %s |", t.Scenario, t.Outcomes, t.PerMessage(), t.offFloor(),
-			t.Floor, t.Counts.Charge()/float64(t.Messages), t.Counts[KindMetadata], orDash(t.Counts.Detail(t.Messages)))
+			t.Floor, t.Counts.Charge()/float64(t.Messages), t.Counts.ByKind[KindMetadata], orDash(t.Counts.Detail(t.Messages)))
 	}
 	p("")
 	p("p99 of %d requests is the %s slowest: the tail of this run, not of production traffic.",

@@ -87,7 +87,7 @@ func fakeHTTPAPIRound(lat func(path int) time.Duration) []Phase {
 			Latencies: []time.Duration{lat(path), lat(path), lat(path), lat(path)},
 			Outcomes:  Outcomes{fp.Want: 4}, Requests: Counts{}}
 		if n := int(fp.Floor) * 4; n > 0 {
-			round[path].Requests = Counts{KindRead: n, KindRead + " 200": n, chargeKey: n * chargeScale}
+			round[path].Requests = Counts{ByKind: map[string]int{KindRead: n, KindRead + " 200": n}, milliRU: n * 1000}
 		}
 	}
 	return round
@@ -103,7 +103,7 @@ func TestReportStatesWhatEachHTTPPathCosts(t *testing.T) {
 		}
 	}
 	offFloor := fakeHTTPAPIRound(flat(2))
-	offFloor[PathReplay].Requests = Counts{KindRead: 12, KindRead + " 200": 12}
+	offFloor[PathReplay].Requests = Counts{ByKind: map[string]int{KindRead: 12, KindRead + " 200": 12}}
 	r := &Report{Settings: Settings{APIRounds: 3, APIRequests: 4},
 		HTTPAPI: []LatencyRun{
 			{Latency: 0, Rounds: [][]Phase{fakeHTTPAPIRound(flat(1)), fakeHTTPAPIRound(flat(2)), fakeHTTPAPIRound(flat(9))}},

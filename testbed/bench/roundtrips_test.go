@@ -27,7 +27,7 @@ func atTheFloor(t *testing.T, name, want string, floor float64, n int, outcomes 
 	if !outcomes.Only(want, n) {
 		t.Errorf("%s: outcomes %s, want %d %s", name, outcomes, n, want)
 	}
-	if got := float64(counts.Item()) / float64(n); got != floor || counts[KindMetadata] != 0 {
+	if got := float64(counts.Item()) / float64(n); got != floor || counts.ByKind[KindMetadata] != 0 {
 		t.Errorf("%s: %.2f Cosmos requests each (%s), want %.0f and no metadata", name, got, counts.Detail(n), floor)
 	}
 }

@@ -50,7 +50,7 @@ func TestWideBatchLeavesThrottlingToTheSDK(t *testing.T) {
 	if c.Faults[faults.Throttle] == 0 || c.Resent[faults.Throttle] != c.Faults[faults.Throttle] {
 		t.Errorf("%d writes throttled, %d sent again by the SDK: want every throttled write retried", c.Faults[faults.Throttle], c.Resent[faults.Throttle])
 	}
-	if peak := ph.Requests.Peak(); peak < 50 {
+	if peak := ph.Requests.Peak; peak < 50 {
 		t.Errorf("at most %d requests in flight: the batch was not written all at once", peak)
 	}
 }

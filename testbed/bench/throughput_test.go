@@ -61,7 +61,7 @@ func checkVariant(t *testing.T, v *Variant, prefix string, messages int, latency
 	if ph.Errors != 0 || ph.Messages != messages {
 		t.Errorf("%s: %d messages, %d errors (first %v)", v.Name, ph.Messages, ph.Errors, ph.FirstErr)
 	}
-	if got := float64(ph.Requests.Item()) / float64(ph.Messages); got != 1 || ph.Requests[KindMetadata] != 0 {
+	if got := float64(ph.Requests.Item()) / float64(ph.Messages); got != 1 || ph.Requests.ByKind[KindMetadata] != 0 {
 		t.Errorf("%s: %.2f requests per message (%s), want 1 and no metadata", v.Name, got, ph.Requests.Detail(ph.Messages))
 	}
 	if v.outcomes != nil && !ph.Outcomes.Only("created", messages) {

@@ -65,59 +65,46 @@ func (c *Counter) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// Snapshot returns the counts so far and resets them. The "peak in flight"
-// entry is the most requests that were outstanding at once.
+// Snapshot returns the counts so far and resets them.
 func (c *Counter) Snapshot() Counts {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := Counts(c.counts)
+	out := Counts{ByKind: c.counts, Peak: c.peak, milliRU: int(math.Round(c.charge * 1000))}
 	c.counts = map[string]int{}
-	if c.peak > 0 {
-		out[peakKey] = c.peak
-	}
-	if c.charge > 0 {
-		out[chargeKey] = int(math.Round(c.charge * chargeScale))
-	}
 	c.peak, c.charge = c.inFlight, 0
 	return out
 }
 
-// peakKey holds the peak of requests in flight in Counts, chargeKey the
-// request charge in thousandths of an RU; they have no space, so Detail
-// leaves them out.
-const (
-	peakKey     = "peakInFlight"
-	chargeKey   = "requestChargeMilliRU"
-	chargeScale = 1000
-)
-
-// Peak is the most requests that were outstanding at once.
-func (c Counts) Peak() int { return c[peakKey] }
-
-// Charge is the request charge (RU) the answers reported, summed.
-func (c Counts) Charge() float64 { return float64(c[chargeKey]) / chargeScale }
-
-// Add adds the counts of o to c; the peak is the higher of the two.
-func (c Counts) Add(o Counts) {
-	for k, v := range o {
-		if k == peakKey {
-			c[k] = max(c[k], v)
-			continue
-		}
-		c[k] += v
-	}
+// Counts are the requests a Counter forwarded.
+type Counts struct {
+	// ByKind counts them by kind ("batch") and by kind and status
+	// ("batch 200").
+	ByKind map[string]int
+	// Peak is the most requests that were outstanding at once.
+	Peak int
+	// milliRU is the request charge the answers reported, summed, in
+	// thousandths of an RU (so that sums add up exactly).
+	milliRU int
 }
 
-// Counts are request counts by kind ("batch") and by kind and status
-// ("batch 200").
-type Counts map[string]int
+// Charge is the request charge (RU) the answers reported, summed.
+func (c Counts) Charge() float64 { return float64(c.milliRU) / 1000 }
+
+// Add adds the counts of o to c; the peak is the higher of the two.
+func (c *Counts) Add(o Counts) {
+	for k, v := range o.ByKind {
+		c.ByKind[k] += v
+	}
+	c.Peak = max(c.Peak, o.Peak)
+	c.milliRU += o.milliRU
+}
 
 // Item is the number of requests that touch documents: everything but
 // metadata.
 func (c Counts) Item() int {
 	n := 0
 	for _, k := range []string{KindCreate, KindBatch, KindQuery, KindRead, KindReplace, KindPatch, KindDelete} {
-		n += c[k]
+		n += c.ByKind[k]
 	}
 	return n
 }
@@ -126,9 +113,9 @@ func (c Counts) Item() int {
 // "batch 200 ×1, read 200 ×1", in a stable order.
 func (c Counts) Detail(per int) string {
 	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(c)) {
+	for _, k := range slices.Sorted(maps.Keys(c.ByKind)) {
 		if strings.Contains(k, " ") {
-			parts = append(parts, fmt.Sprintf("%s ×%.3g", k, float64(c[k])/float64(per)))
+			parts = append(parts, fmt.Sprintf("%s ×%.3g", k, float64(c.ByKind[k])/float64(per)))
 		}
 	}
 	return strings.Join(parts, ", ")
