@@ -7,6 +7,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -166,12 +167,9 @@ func writeReport(rep *bench.Report, out string) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	rep.Markdown(f)
-	return f.Close()
+	var doc bytes.Buffer
+	rep.Markdown(&doc)
+	return os.WriteFile(out, doc.Bytes(), 0o644)
 }
 
 // rounds runs the rounds of the variants build makes: in each, every
