@@ -283,9 +283,9 @@ func HandlerDirect(t Target, conc int) (*Variant, error) {
 
 // Handler sends invocations of perOp messages over loopback HTTP to the
 // handler served in this process, as the Functions host does, conc at once:
-// POST /ProcessOrder when perOp is 1, else POST /ProcessOrderBatch (the
-// host's listener sends one at a time) to a handler that writes parallelism
-// messages of a batch at once (0: its default).
+// POST /ProcessOrder when perOp is 1 (parallelism 0: the handler's
+// default), else POST /ProcessOrderBatch (the host's listener sends one at
+// a time) to a handler that writes parallelism messages of a batch at once.
 func Handler(t Target, perOp, conc, parallelism int) (*Variant, error) {
 	rig, err := NewRig(t, parallelism)
 	if err != nil {
