@@ -53,8 +53,6 @@ type Config struct {
 	// OperationTimeout is the handler's COSMOS_OPERATION_TIMEOUT: slow
 	// answers past it make the delivery fail while the write succeeded.
 	OperationTimeout time.Duration
-	// MaxConcurrentCalls overrides host.json's (0: keep it).
-	MaxConcurrentCalls int
 	// Clocks are the lock, renewal and function timeout the host enforces
 	// (zero fields: host.json and the orders queue).
 	Clocks hostemu.Clocks
@@ -79,11 +77,10 @@ type Config struct {
 	// SUBMIT_DEADLINE: short, so that a key left `started` by a kill is
 	// taken over within the run (the handler checks them at start).
 	KeyLease, SubmitDeadline time.Duration
-	// Publisher runs the outbox publisher with PublisherKills kills and
+	// The outbox publisher runs with PublisherKills kills and
 	// PublisherSendFaults refused topic sends, writing the topic's messages
 	// to TopicFile when set (rig.Config; its seed and poison partition are
 	// the run's).
-	Publisher                           bool
 	PublisherKills, PublisherSendFaults int
 	TopicFile                           string
 	// HistoryFile receives the visualisation of the operations the history
@@ -100,7 +97,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Instances: 3, Lag: DefaultLag, Submissions: orderstream.DefaultSubmitOptions(), KeyKills: 3, KeyLostAnswers: 3,
 		KeyLease: 10 * time.Second, SubmitDeadline: 4 * time.Second,
-		Publisher: true, PublisherKills: 2, PublisherSendFaults: 2}
+		PublisherKills: 2, PublisherSendFaults: 2}
 }
 
 // DefaultLag is make chaos's replica lag: far above Azure's usual
@@ -133,7 +130,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if fn == nil {
 		return nil, fmt.Errorf("%s: no ProcessOrder function", app.Root)
 	}
-	rep.SetFunctions([]*hostemu.Function{fn}, firstPositive(cfg.MaxConcurrentCalls, app.Host.MaxConcurrentCalls), app.Host.MaxMessageBatchSize)
+	rep.SetFunctions([]*hostemu.Function{fn}, app.Host.MaxConcurrentCalls, app.Host.MaxMessageBatchSize)
 
 	h, err := newHTTPPart(cfg, app)
 	if err != nil {
@@ -143,13 +140,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if h != nil {
+	if h.submits != nil {
 		stream.Messages = orderstream.WithFallbacks(stream.Messages, h.submits.subs)
 	}
 	rep.Stream, rep.Messages = &stream.Injected, len(stream.Messages)
 	rep.Orders = orderstream.DistinctOrders(stream.Messages)
 
-	db, drop, err := prepareDatabase(ctx, cfg, rep, h)
+	db, drop, err := prepareDatabase(ctx, cfg, rep, h.submits != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +160,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.Seed, rep.Messages, rep.Orders, rep.Database, cfg.Endpoint, cfg.Kills, cfg.Rates, cfg.Clocks.Resolve(app.Host))
 	delivery := deliveryConfig(cfg, app, fn, exe, handlerSettings(cfg, rep, h), stream.Messages, w, lg)
 	delivery.Watch = func(l *rig.Live) func() {
-		h.started(l)
 		return progress(cfg.Progress, func() {
 			q, p := l.Queue.Counts(), l.Proxy.Counts()
 			logf("%5.1fs settled %d/%d (lost completions %d, dead-lettered %d), faults %d, outage answers %d, kills %d",
@@ -209,9 +205,9 @@ func withDefaults(cfg *Config) {
 const runContainer = "orders"
 
 // prepareDatabase creates the run's fresh database and its containers (the
-// key container too when the HTTP API is part of the run); drop deletes it
-// unless cfg.Keep.
-func prepareDatabase(ctx context.Context, cfg Config, rep *Report, h *httpPart) (db *cosmostest.Database, drop func(), err error) {
+// key container too with keys: the HTTP API is part of the run); drop
+// deletes it unless cfg.Keep.
+func prepareDatabase(ctx context.Context, cfg Config, rep *Report, keys bool) (db *cosmostest.Database, drop func(), err error) {
 	var suffix [4]byte
 	_, _ = rand.Read(suffix[:])
 	rep.Database = "chaos-" + hex.EncodeToString(suffix[:])
@@ -225,8 +221,8 @@ func prepareDatabase(ctx context.Context, cfg Config, rep *Report, h *httpPart) 
 	}
 	setupCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	err = store.CreateContainers(setupCtx)
-	if err == nil && h != nil {
-		err = store.KeyStore(h.keyContainer).CreateContainer(setupCtx)
+	if err == nil && keys {
+		err = store.KeyStore(cosmos.KeyContainer).CreateContainer(setupCtx)
 	}
 	cancel()
 	if err != nil {
@@ -244,7 +240,7 @@ func prepareDatabase(ctx context.Context, cfg Config, rep *Report, h *httpPart) 
 }
 
 // handlerSettings is the handler's environment in a chaos run.
-func handlerSettings(cfg Config, rep *Report, h *httpPart) *hostemu.Settings {
+func handlerSettings(cfg Config, rep *Report, h httpPart) *hostemu.Settings {
 	settings := hostemu.NewSettings(os.Environ())
 	for k, v := range map[string]string{
 		"COSMOS_ENDPOINT": cfg.Endpoint, "COSMOS_KEY": cfg.Key, "COSMOS_DATABASE": rep.Database,
@@ -253,7 +249,7 @@ func handlerSettings(cfg Config, rep *Report, h *httpPart) *hostemu.Settings {
 	} {
 		settings.Set(k, v)
 	}
-	h.configure(settings)
+	h.configure(settings, cfg)
 	return settings
 }
 
@@ -280,26 +276,23 @@ func (w *watched) invocations() []*hostemu.Invocation {
 }
 
 // deliveryConfig is the rig's configuration of a chaos run: the fault proxy,
-// kills, outages, the publisher if asked, and the progress lines.
+// kills, outages and the publisher.
 func deliveryConfig(cfg Config, app *hostemu.App, fn *hostemu.Function, exe string, settings *hostemu.Settings,
 	msgs []*hostemu.Message, w *watched, lg *log.Logger) rig.Config {
-	delivery := rig.Config{
+	return rig.Config{
 		App: app, Functions: []*hostemu.Function{fn}, Executable: exe, Settings: settings, Messages: msgs,
-		MaxConcurrentCalls: cfg.MaxConcurrentCalls, Clocks: cfg.Clocks, Kills: cfg.Kills, Instances: cfg.Instances, Scale: cfg.Instances > 1,
+		Clocks: cfg.Clocks, Kills: cfg.Kills, Instances: cfg.Instances, Scale: cfg.Instances > 1,
 		Proxy:   &faults.ProxyConfig{Rates: cfg.Rates, RetryAfter: cfg.RetryAfter, SlowMin: cfg.SlowMin, SlowMax: cfg.SlowMax, Seed: cfg.Seed, Lag: cfg.Lag},
 		Outages: cfg.Outages, HandlerOutput: w.outcomes, Observe: w.observe,
-		Log: func(s string) { lg.Print("hostemu: " + s) },
+		Log:       func(s string) { lg.Print("hostemu: " + s) },
+		Publisher: true, PublisherKills: cfg.PublisherKills, PublisherSendFaults: cfg.PublisherSendFaults,
+		TopicFile: cfg.TopicFile, PublisherSeed: cfg.Seed, PoisonPartition: rig.LateOrder(msgs),
 	}
-	if cfg.Publisher {
-		delivery.Publisher, delivery.PublisherKills, delivery.PublisherSendFaults = true, cfg.PublisherKills, cfg.PublisherSendFaults
-		delivery.TopicFile, delivery.PublisherSeed, delivery.PoisonPartition = cfg.TopicFile, cfg.Seed, rig.LateOrder(msgs)
-	}
-	return delivery
 }
 
 // verifyRun reads the run's database back and checks it against what was
 // sent and observed, filling rep.Findings and rep.Contents.
-func verifyRun(ctx context.Context, cfg Config, rep *Report, db *cosmostest.Database, h *httpPart, res *rig.Result,
+func verifyRun(ctx context.Context, cfg Config, rep *Report, db *cosmostest.Database, h httpPart, res *rig.Result,
 	sent []*hostemu.Message, w *watched, parking string) error {
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
@@ -309,7 +302,7 @@ func verifyRun(ctx context.Context, cfg Config, rep *Report, db *cosmostest.Data
 	findings, stored, err := CheckRun(checkCtx, db, Evidence{Evidence: verify.Evidence{Messages: msgs, Fates: w.tracker,
 		Queue: rep.Queue, Worker: rep.Worker, Dead: res.DeadLetters, Created: ledger.Created(), Atomic: cfg.Atomic,
 		Outages: rep.Outages, CreatedAt: ledger.CreatedAt(), RecoveryBound: cfg.RecoveryBound},
-		HTTP: h.ledger(), KeyFaults: h.keyFaults(), Publisher: res.Publisher, Invocations: ran, HistoryFile: cfg.HistoryFile})
+		HTTP: h.submits, KeyFaults: h.faults, Publisher: res.Publisher, Invocations: ran, HistoryFile: cfg.HistoryFile})
 	if err != nil {
 		return err
 	}
@@ -361,13 +354,4 @@ func progress(period time.Duration, f func()) (stop func()) {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
-}
-
-func firstPositive(vals ...int) int {
-	for _, v := range vals {
-		if v > 0 {
-			return v
-		}
-	}
-	return 0
 }

@@ -4,17 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/ordersink/orders-consumer/cosmos"
-	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
@@ -45,7 +40,12 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeoutCause(context.Background(), 2*time.Minute, errors.New("the run took over 2 minutes"))
 	defer cancel()
-	settings := stallDatabase(ctx, t, e.Endpoint, e.Key)
+	cfg, rep := Config{Endpoint: e.Endpoint, Key: e.Key, OperationTimeout: 3 * time.Second}, &Report{}
+	_, drop, err := prepareDatabase(ctx, cfg, rep, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(drop)
 	var (
 		output  orderstest.Buffer
 		mu      sync.Mutex
@@ -55,7 +55,7 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 	defer stopRun(nil)
 	w := &stallWindow{opened: make(chan time.Time, 1), ledger: verify.NewLedger(), watched: make(chan struct{})}
 	delivery := rig.Config{
-		App: app, Functions: []*hostemu.Function{app.Function("ProcessOrder")}, Executable: bin, Settings: settings,
+		App: app, Functions: []*hostemu.Function{app.Function("ProcessOrder")}, Executable: bin, Settings: handlerSettings(cfg, rep, httpPart{}),
 		Messages: stream.Messages,
 		Proxy: &faults.ProxyConfig{Seed: 1, SlowMin: 1500 * time.Millisecond, SlowMax: 1500 * time.Millisecond,
 			Pick: w.pick, Observe: w.ledger.Observe},
@@ -89,31 +89,6 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 		t.Errorf("worker %+v, want the one kill and no restart after functionTimeout", res.Worker)
 	}
 	t.Logf("first order created %s after the 403 window ended; run %s", first.Round(time.Millisecond), res.Elapsed.Round(time.Millisecond))
-}
-
-// stallDatabase creates a fresh database for the stall test, deleted at
-// its end, and returns the handler's settings for it.
-func stallDatabase(ctx context.Context, t *testing.T, endpoint, key string) *hostemu.Settings {
-	t.Helper()
-	db := fmt.Sprintf("stall-%d", time.Now().UnixNano())
-	store, err := cosmos.Open(cosmos.Options{Endpoint: endpoint, Key: key}, db, "orders")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.CreateContainers(ctx); err != nil {
-		t.Fatal(err)
-	}
-	testDB, err := cosmostest.OpenDatabase(cosmos.Options{Endpoint: endpoint, Key: key}, db, "orders")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = testDB.Delete(context.Background()) })
-	settings := hostemu.NewSettings(os.Environ())
-	for k, v := range map[string]string{"COSMOS_ENDPOINT": endpoint, "COSMOS_KEY": key, "COSMOS_DATABASE": db,
-		"COSMOS_CONTAINER": "orders", "COSMOS_OPERATION_TIMEOUT": "3s", "LOG_LEVEL": "info"} {
-		settings.Set(k, v)
-	}
-	return settings
 }
 
 // stallWindow kills the handler a quarter into the run and opens a 403
@@ -169,13 +144,10 @@ func (w *stallWindow) run(runCtx context.Context, stopRun context.CancelCauseFun
 	// the run is ended rather than waited out.
 	wait, cancel := context.WithTimeout(runCtx, time.Minute)
 	defer cancel()
-	if !faults.WaitFor(wait, func() bool { return createdSince(w.ledger, w.closedAt) }) && runCtx.Err() == nil {
+	if !faults.WaitFor(wait, func() bool { return firstCreatedSince(w.ledger, w.closedAt) >= 0 }) && runCtx.Err() == nil {
 		stopRun(errors.New("no order created within a minute of the 403 window's end"))
 	}
 }
-
-// createdSince reports whether an order was created after t.
-func createdSince(l *verify.Ledger, t time.Time) bool { return firstCreatedSince(l, t) >= 0 }
 
 // firstCreatedSince is how long after t the first order was created; -1
 // when none was.
@@ -187,23 +159,6 @@ func firstCreatedSince(l *verify.Ledger, t time.Time) time.Duration {
 		}
 	}
 	return first
-}
-
-// buildHandler builds bin/handler's package into the test's temporary
-// folder and returns the repository root and the executable.
-func buildHandler(t *testing.T) (root, bin string) {
-	t.Helper()
-	root, err := cosmostest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin = filepath.Join(t.TempDir(), "handler")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/handler")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the handler: %v\n%s", err, out)
-	}
-	return root, bin
 }
 
 // tail is the last n lines of s.
