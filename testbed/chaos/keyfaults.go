@@ -179,7 +179,7 @@ type keyFaultCounts struct {
 func (k *KeyFaults) Counts() keyFaultCounts {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	c := keyFaultCounts{Missed: len(k.target) + k.deferred + len(k.skipped), Skipped: append([]string(nil), k.skipped...)}
+	c := keyFaultCounts{Missed: len(k.target) + k.deferred + len(k.skipped), Skipped: slices.Clone(k.skipped)}
 	for _, f := range k.done {
 		if f == keyKill {
 			c.Kills++
@@ -199,10 +199,7 @@ func (k *KeyFaults) Counts() keyFaultCounts {
 // stored once is the queue checks' (one order per orderId).
 func (k *KeyFaults) Checks(answers []Answer) []*verify.Check {
 	k.mu.Lock()
-	done := make(map[string]keyFault, len(k.done))
-	for key, f := range k.done {
-		done[key] = f
-	}
+	done := maps.Clone(k.done)
 	k.mu.Unlock()
 	byKey := map[string][]Answer{}
 	for _, a := range answers {

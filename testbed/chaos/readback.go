@@ -108,7 +108,7 @@ func otherClient(client string) string {
 func (l *SubmitLedger) Views() []orderView {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]orderView(nil), l.views...)
+	return slices.Clone(l.views)
 }
 
 // answeredOrders maps the orderIds answered 2xx for their own payload to

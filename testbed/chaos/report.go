@@ -1,11 +1,13 @@
 package chaos
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -459,22 +461,15 @@ func examples[T any](p func(string, ...any), items []T, text func(T) string) {
 
 // counts prints a map of counters as "a 1, b 2", largest first.
 func counts[K ~string](m map[K]int) string {
-	keys := make([]K, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	if len(m) == 0 {
+		return "none"
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
-		}
-		return keys[i] < keys[j]
+	keys := slices.SortedFunc(maps.Keys(m), func(a, b K) int {
+		return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b)) // largest first, then by name
 	})
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	if len(parts) == 0 {
-		return "none"
 	}
 	return strings.Join(parts, ", ")
 }

@@ -91,7 +91,7 @@ func (l *SubmitLedger) submissions() []orderstream.Submission {
 func (l *SubmitLedger) Answers() []Answer {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]Answer(nil), l.answers...)
+	return slices.Clone(l.answers)
 }
 
 func (l *SubmitLedger) book(a Answer) {

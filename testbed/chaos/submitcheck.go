@@ -363,22 +363,14 @@ func (l *SubmitLedger) Checks(docs map[string][]json.RawMessage) []*verify.Check
 	return append(SubmitChecks(l.submissions(), l.Answers(), docs), readBackCheck(l.Views(), apiOrders(docs)))
 }
 
-// OrderIDs are the orderIds the ledger submits.
-func (l *SubmitLedger) OrderIDs() map[string]bool {
-	ids := map[string]bool{}
-	for _, s := range l.subs {
-		ids[s.OrderID] = true
-	}
-	return ids
-}
-
 // takeDocuments splits a run's documents (by type) into those of the
 // orderIds the ledger submitted over HTTP, checked by Checks, and the rest,
 // checked with the queue's messages; an order a client also put on the queue
 // (a fall-back) is checked both ways.
 func (l *SubmitLedger) takeDocuments(docs map[string][]json.RawMessage) (rest, api map[string][]json.RawMessage) {
-	ids, fallbacks := l.OrderIDs(), map[string]bool{}
+	ids, fallbacks := map[string]bool{}, map[string]bool{}
 	for _, s := range l.subs {
+		ids[s.OrderID] = true
 		fallbacks[s.OrderID] = fallbacks[s.OrderID] || s.Fallback
 	}
 	rest, api = map[string][]json.RawMessage{}, map[string][]json.RawMessage{}
