@@ -339,9 +339,7 @@ func progress(period time.Duration, f func()) (stop func()) {
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		t := time.NewTicker(period)
 		defer t.Stop()
 		for {
@@ -352,6 +350,6 @@ func progress(period time.Duration, f func()) (stop func()) {
 				return
 			}
 		}
-	}()
+	})
 	return func() { close(done); wg.Wait() }
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 	"github.com/ordersink/orders-consumer/testbed/rig"
+	"golang.org/x/sync/errgroup"
 )
 
 // The HTTP traffic of a run: clients posting orders to SubmitOrder with an
@@ -44,7 +45,6 @@ type Answer struct {
 	Err           string
 	Replayed      bool
 	Location      string
-	ContentType   string
 	Body          string
 	ProblemType   string
 	// Call and Return are when the request was sent and when its answer
@@ -105,17 +105,14 @@ func (l *SubmitLedger) book(a Answer) {
 // inOutage() says Cosmos is in an outage), until all are answered or ctx
 // ends. keys are the clients' function keys, name -> value
 // (orderstream.Submission.Client names one); a client without one sends
-// none. inOutage may be nil (no outages).
+// none.
 func submit(ctx context.Context, base string, keys map[string]string, l *SubmitLedger, progress func() float64, inOutage func() bool) error {
-	if inOutage == nil {
-		inOutage = func() bool { return false }
-	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 4 * submitClients
 	c := &client{base: base, keys: keys, ledger: l, http: &http.Client{Transport: t}}
 	defer t.CloseIdleConnections()
-	slots := make(chan struct{}, submitClients)
-	var wg sync.WaitGroup
+	var clients errgroup.Group
+	clients.SetLimit(submitClients)
 	// In the order they come due: one due late must not hold back those
 	// due before it. Those waiting for an outage go in a line of their own.
 	subs := slices.Clone(l.subs)
@@ -123,28 +120,18 @@ func submit(ctx context.Context, base string, keys map[string]string, l *SubmitL
 	outage := slices.DeleteFunc(slices.Clone(subs), func(s orderstream.Submission) bool { return !s.DuringOutage })
 	subs = slices.DeleteFunc(subs, func(s orderstream.Submission) bool { return s.DuringOutage })
 	line := func(subs []orderstream.Submission) {
-		defer wg.Done()
 		for _, s := range subs {
 			if !faults.WaitFor(ctx, func() bool { return progress() >= s.At || s.DuringOutage && inOutage() }) {
 				return
 			}
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() { <-slots }()
-				c.submission(ctx, s)
-			}()
+			clients.Go(func() error { c.submission(ctx, s); return nil })
 		}
 	}
-	wg.Add(2)
-	go line(outage)
+	var lines sync.WaitGroup
+	lines.Go(func() { line(outage) })
 	line(subs)
-	wg.Wait()
+	lines.Wait()
+	_ = clients.Wait() // a submission has no error: its answers are booked
 	return ctx.Err()
 }
 
@@ -166,20 +153,16 @@ func (c *client) submission(ctx context.Context, s orderstream.Submission) {
 	var wg sync.WaitGroup
 	release := make(chan struct{})
 	for i := range max(s.Copies, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			<-release
 			c.request(ctx, s, i, s.Body, false)
-		}()
+		})
 	}
 	if r := s.Rival; r != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			<-release
 			c.request(ctx, *r, 0, r.Body, false)
-		}()
+		})
 	}
 	close(release)
 	wg.Wait()
@@ -249,8 +232,8 @@ func (c *client) post(ctx context.Context, s orderstream.Submission, body []byte
 	}
 	a.Status, a.Body, a.Instance = resp.StatusCode, string(b), resp.Header.Get(rig.InstanceHeader)
 	a.Replayed = strings.EqualFold(resp.Header.Get("Idempotent-Replayed"), "true")
-	a.Location, a.ContentType = resp.Header.Get("Location"), resp.Header.Get("Content-Type")
-	if strings.HasPrefix(a.ContentType, "application/problem+json") {
+	a.Location = resp.Header.Get("Location")
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json") {
 		var p struct {
 			Type string `json:"type"`
 		}
