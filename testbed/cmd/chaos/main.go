@@ -6,6 +6,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -21,7 +22,6 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/faults"
-	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
@@ -40,22 +40,21 @@ var errViolations = errors.New("invariant violations")
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	messages := fs.Int("messages", 10000, "least number of messages to deliver")
-	kills := fs.Int("kills", 5, "SIGKILLs of the handler, spread over the run")
-	seed := fs.Uint64("seed", 0, "seed of the stream and the fault rolls (0: random)")
+	cfg := chaos.DefaultConfig()
+	fs.IntVar(&cfg.Messages, "messages", 10000, "least number of messages to deliver")
+	fs.IntVar(&cfg.Kills, "kills", 5, "SIGKILLs of the handler, spread over the run")
+	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of the stream and the fault rolls (0: random)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "bound of the whole run")
 	rateFlag := fs.String("faults", formatRates(chaos.DefaultRates), "fault rates per document request, kind=rate,…")
-	retryAfter := fs.Duration("retry-after", faults.DefaultRetryAfter, "x-ms-retry-after-ms of an injected 429")
+	fs.DurationVar(&cfg.RetryAfter, "retry-after", faults.DefaultRetryAfter, "x-ms-retry-after-ms of an injected 429")
 	slow := fs.String("slow", "200ms-4s", "range of the delay of a slow answer")
-	opTimeout := fs.Duration("operation-timeout", 3*time.Second, "the handler's COSMOS_OPERATION_TIMEOUT")
-	appRoot := fs.String("app", ".", "function app root (host.json); the handler is its defaultExecutablePath, built by make build")
+	fs.DurationVar(&cfg.OperationTimeout, "operation-timeout", 3*time.Second, "the handler's COSMOS_OPERATION_TIMEOUT")
+	fs.StringVar(&cfg.AppRoot, "app", ".", "function app root (host.json); the handler is its defaultExecutablePath, built by make build")
 	handlerLog := fs.String("handler-log", "", "file for the handler's own output (default: discarded)")
-	atomic := fs.Bool("atomic-batches", false, "the endpoint's transactional batches are atomic (not the local emulator): an order without its outbox event is then a violation")
-	keep := fs.Bool("keep", false, "keep the run's database")
-	var clocks hostemu.Clocks
-	clocks.RegisterFlags(fs)
+	fs.BoolVar(&cfg.Atomic, "atomic-batches", false, "the endpoint's transactional batches are atomic (not the local emulator): an order without its outbox event is then a violation")
+	fs.BoolVar(&cfg.Keep, "keep", false, "keep the run's database")
+	cfg.Clocks.RegisterFlags(fs)
 	outageFlag := fs.String("outages", faults.FormatOutages(faults.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none")
-	cfg := chaos.DefaultConfig()
 	fs.IntVar(&cfg.Instances, "instances", cfg.Instances, "instances of the app: the run starts with one, scales out to this many at 10% settled and back to one at 70% (the last one crashing)")
 	fs.DurationVar(&cfg.Lag, "lag", cfg.Lag, "at most this long, a point read on another instance than the writer's is answered from before the write (Session consistency without the session token; 0: off)")
 	fs.StringVar(&cfg.HandlerPath, "executable", "", "handler executable (default: host.json's defaultExecutablePath)")
@@ -65,7 +64,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.IntVar(&cfg.KeyLostAnswers, "key-lost-answers", cfg.KeyLostAnswers, "idempotency key completions whose answer is lost after Cosmos stored them")
 	fs.DurationVar(&cfg.KeyLease, "key-lease", cfg.KeyLease, "the handler's IDEMPOTENCY_LEASE: a key left started is taken over after it")
 	fs.DurationVar(&cfg.SubmitDeadline, "submit-deadline", cfg.SubmitDeadline, "the handler's SUBMIT_DEADLINE (with 5 s to finish the key, at most 90% of -key-lease)")
-	recovery := fs.Duration("recovery-bound", verify.DefaultRecoveryBound, "orders must be created again this soon after each outage")
+	fs.DurationVar(&cfg.RecoveryBound, "recovery-bound", verify.DefaultRecoveryBound, "orders must be created again this soon after each outage")
 	fs.IntVar(&cfg.PublisherKills, "publisher-kills", cfg.PublisherKills, "SIGKILLs of the handler during a PublishOrderEvents invocation")
 	fs.IntVar(&cfg.PublisherSendFaults, "publisher-send-faults", cfg.PublisherSendFaults, "PublishOrderEvents invocations whose send to the topic is refused after the handler answered")
 	fs.StringVar(&cfg.TopicFile, "topic-file", ".local/chaos/order-events.jsonl", "file for the messages PublishOrderEvents sends to the topic (JSONL); empty for none")
@@ -75,28 +74,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := setFaults(&cfg, *rateFlag, *slow, *outageFlag); err != nil {
 		return err
 	}
-	endpoint, key := getenv("COSMOS_ENDPOINT"), getenv("COSMOS_KEY")
-	if endpoint == "" {
+	cfg.Endpoint, cfg.Key = getenv("COSMOS_ENDPOINT"), cmp.Or(getenv("COSMOS_KEY"), cosmostest.EmulatorKey)
+	if cfg.Endpoint == "" {
 		return errors.New("COSMOS_ENDPOINT is not set: start the local emulator (make chaos does)")
 	}
-	if key == "" {
-		key = cosmostest.EmulatorKey
-	}
-	var hout io.Writer
 	if *handlerLog != "" {
 		f, err := os.Create(*handlerLog)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		hout = f
+		cfg.HandlerOutput = f
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	cfg.Endpoint, cfg.Key, cfg.Atomic, cfg.AppRoot = endpoint, key, *atomic, *appRoot
-	cfg.Messages, cfg.Kills, cfg.RetryAfter = *messages, *kills, *retryAfter
-	cfg.OperationTimeout, cfg.Seed, cfg.Keep, cfg.Clocks, cfg.RecoveryBound = *opTimeout, *seed, *keep, clocks, *recovery
-	cfg.Log, cfg.HandlerOutput, cfg.Progress = stderr, hout, 5*time.Second
+	cfg.Log, cfg.Progress = stderr, 5*time.Second
 	rep, err := chaos.Run(ctx, cfg)
 	if rep != nil {
 		rep.Rerun = chaos.RerunCommand("chaos", fs, rep.Seed)
