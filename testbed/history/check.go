@@ -37,10 +37,6 @@ type Result struct {
 	VisualisationErr error
 }
 
-func (r Result) String() string {
-	return fmt.Sprintf("%d operations in %d orderIds, checked in %s", r.Ops, r.Partitions, r.Took.Round(time.Millisecond))
-}
-
 // maxShown bounds the illegal partitions drawn in the visualisation.
 const maxShown = 20
 

@@ -2,7 +2,6 @@ package history
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -168,7 +167,7 @@ func TestHistoriesTheEndStateMisses(t *testing.T) {
 
 func TestResultNamesItsCost(t *testing.T) {
 	r := Check([]Op{at(0, 10, post("a", "k1", "h1"), created), at(0, 1, Input{Kind: Get, OrderID: "ORD-2", Client: "a"}, Output{Status: 404})}, time.Second, "")
-	if r.Ops != 2 || r.Partitions != 2 || !strings.Contains(r.String(), "2 operations in 2 orderIds, checked in ") {
-		t.Errorf("result %+v (%s)", r, r)
+	if r.Ops != 2 || r.Partitions != 2 || r.Took <= 0 {
+		t.Errorf("result %+v, want 2 operations in 2 orderIds and the time taken", r)
 	}
 }
