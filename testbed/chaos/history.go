@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -63,7 +64,7 @@ func (l *SubmitLedger) historyOps() []history.Op {
 		}
 		ops = append(ops, history.Op{Input: in, Output: out, Call: a.Call, Return: a.Return})
 	}
-	for _, v := range append(l.probes, l.views...) {
+	for _, v := range slices.Concat(l.probes, l.views) {
 		if v.Undone {
 			continue
 		}

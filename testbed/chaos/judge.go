@@ -43,9 +43,7 @@ func readBack(ctx context.Context, db *cosmostest.Database, only map[string]bool
 		}
 		if only != nil {
 			d = slices.DeleteFunc(d, func(doc json.RawMessage) bool {
-				var head struct {
-					OrderID string `json:"orderId"`
-				}
+				var head verify.DocHead
 				return json.Unmarshal(doc, &head) != nil || !only[head.OrderID]
 			})
 		}

@@ -89,7 +89,7 @@ func RerunCommand(target string, fs *flag.FlagSet, seed uint64) string {
 			args = append(args, "-"+f.Name+" "+f.Value.String())
 		}
 	})
-	return fmt.Sprintf("make %s %s_ARGS='%s'", target, map[string]string{"run": "RUN", "chaos": "CHAOS"}[target], strings.Join(args, " "))
+	return fmt.Sprintf("make %s %s_ARGS='%s'", target, strings.ToUpper(target), strings.Join(args, " "))
 }
 
 // HTTPFigures are what a run's HTTP traffic did.

@@ -82,11 +82,13 @@ func isReceipt(body string) bool {
 // the function key named client (docs/http-api.md, "Keys and scope").
 func ownerOf(client string) string { return "key:" + client }
 
-// keyAnswers are one Idempotency-Key's answers to its own payload and the
-// last one of each copy sent at once.
+// keyAnswers are one Idempotency-Key's answers to its own payload, its
+// first final one (Err "no final answer" without one) and the last one of
+// each copy sent at once.
 type keyAnswers struct {
 	sub   orderstream.Submission
 	all   []Answer
+	first Answer
 	last  map[int]Answer
 	reuse *Answer // the last answer to the other payload
 }
@@ -151,11 +153,12 @@ func SubmitChecks(subs []orderstream.Submission, answers []Answer, docs map[stri
 }
 
 // groupAnswers files each answer under its key: the last per copy, all of
-// them in order, and the answer to the other payload under that key.
+// them in order, the first final one, and the answer to the other payload
+// under that key.
 func groupAnswers(subs []orderstream.Submission, answers []Answer) map[string]*keyAnswers {
 	keys := map[string]*keyAnswers{}
 	for _, s := range subs {
-		keys[s.Key] = &keyAnswers{sub: s, last: map[int]Answer{}}
+		keys[s.Key] = &keyAnswers{sub: s, first: Answer{Err: "no final answer"}, last: map[int]Answer{}}
 	}
 	for _, a := range answers {
 		k := keys[a.Key]
@@ -168,6 +171,9 @@ func groupAnswers(subs []orderstream.Submission, answers []Answer) map[string]*k
 		}
 		k.all = append(k.all, a)
 		k.last[a.Copy] = a
+		if final(a) && !final(k.first) {
+			k.first = a
+		}
 	}
 	return keys
 }
@@ -193,22 +199,13 @@ func (c *submitChecks) key(key string, k *keyAnswers, stored map[string]*apiOrde
 			c.ended.Fail("key %s (order %s), copy %d: last answer %s after %d attempts", key, a.OrderID, n, describe(a), a.Attempt)
 		}
 	}
-	var first *Answer
-	fresh := 0
-	for i := range k.all {
-		a := &k.all[i]
-		if !final(*a) {
+	first, fresh := k.first, 0
+	for i, a := range k.all {
+		if !final(a) {
 			continue
 		}
 		if !a.Replayed {
 			fresh++
-		}
-		if first == nil {
-			first = a
-			if a.Status == http.StatusCreated {
-				c.created[k.sub.OrderID] = append(c.created[k.sub.OrderID], key)
-			}
-			continue
 		}
 		if a.Status != first.Status || a.Body != first.Body || a.Location != first.Location {
 			c.once.Fail("key %s: answer %d (attempt %d) is %d %q at %q, the first was %d %q at %q", key, i, a.Attempt,
@@ -218,9 +215,12 @@ func (c *submitChecks) key(key string, k *keyAnswers, stored map[string]*apiOrde
 	if fresh > 1 {
 		c.once.Fail("key %s: %d final answers were not replays", key, fresh)
 	}
-	if first != nil {
+	if first.Status == http.StatusCreated {
+		c.created[k.sub.OrderID] = append(c.created[k.sub.OrderID], key)
+	}
+	if final(first) {
 		c.kept.Checked++
-		if msg := checkAnswer(*first, k.sub, stored[k.sub.OrderID]); msg != "" {
+		if msg := checkAnswer(first, k.sub, stored[k.sub.OrderID]); msg != "" {
 			c.kept.Fail("key %s (order %s): %s", key, k.sub.OrderID, msg)
 		}
 	}
@@ -240,7 +240,7 @@ func (c *submitChecks) nameFallbacks(keys map[string]*keyAnswers) {
 	for _, k := range keys {
 		if k.sub.Fallback {
 			fallbacks++
-			if f := firstFinal(k); f.Status == http.StatusOK && isReceipt(f.Body) {
+			if k.first.Status == http.StatusOK && isReceipt(k.first.Body) {
 				receipts++
 			}
 		}
@@ -274,30 +274,20 @@ func (c *submitChecks) race(s orderstream.Submission, keys map[string]*keyAnswer
 	c.races.Checked++
 	a, b := keys[s.Key], keys[s.Rival.Key]
 	winner, loser := a, b
-	if firstFinal(b).Status == http.StatusCreated {
+	if b.first.Status == http.StatusCreated {
 		winner, loser = b, a
 	}
-	w, l := firstFinal(winner), firstFinal(loser)
+	w, l := winner.first, loser.first
 	o := stored[s.OrderID]
 	switch {
 	case w.Status != http.StatusCreated || l.Status != http.StatusConflict || !strings.HasSuffix(l.ProblemType, problemOrderIDTaken):
 		c.races.Fail("order %s: %s got %s, %s got %s; want one 201 and one 409 order-id-taken",
-			s.OrderID, a.sub.Client, describe(firstFinal(a)), b.sub.Client, describe(firstFinal(b)))
+			s.OrderID, a.sub.Client, describe(a.first), b.sub.Client, describe(b.first))
 	case o == nil || o.owner != ownerOf(winner.sub.Client) || o.requestHash != orderstream.ContentKey(winner.sub.Body):
 		c.races.Fail("order %s: the stored order is not %s's (the 201's)", s.OrderID, winner.sub.Client)
 	case strings.Contains(l.Body, "storedHash") || strings.Contains(l.Body, "requestHash"):
 		c.races.Fail("order %s: the 409 to %s, who does not own it, shows fingerprints: %s", s.OrderID, loser.sub.Client, l.Body)
 	}
-}
-
-// firstFinal is a key's first final answer (a zero Answer without one).
-func firstFinal(k *keyAnswers) Answer {
-	for _, a := range k.all {
-		if final(a) {
-			return a
-		}
-	}
-	return Answer{Err: "no final answer"}
 }
 
 // checkAnswer says what is wrong with a key's final answer given what
