@@ -287,9 +287,7 @@ func (l *SubmitLedger) Counts() SubmitCounts {
 func (c SubmitCounts) String() string {
 	var parts []string
 	for _, s := range slices.Sorted(maps.Keys(c.ByStatus)) {
-		if n := c.ByStatus[s]; n > 0 {
-			parts = append(parts, strconv.Itoa(s)+": "+strconv.Itoa(n))
-		}
+		parts = append(parts, strconv.Itoa(s)+": "+strconv.Itoa(c.ByStatus[s]))
 	}
 	return fmt.Sprintf("%d keys, %d requests (%s; %d without an answer), %d replays",
 		c.Keys, c.Requests, strings.Join(parts, ", "), c.NoAnswer, c.Replays)
