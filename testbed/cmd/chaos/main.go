@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -129,15 +130,11 @@ func parseRates(s string) (faults.Rates, error) {
 		if !ok || err != nil {
 			return r, fmt.Errorf("-faults: %q is not kind=rate", part)
 		}
-		found := false
-		for _, f := range faults.Faults {
-			if f.String() == strings.TrimSpace(name) {
-				r[f], found = v, true
-			}
-		}
-		if !found {
+		i := slices.IndexFunc(faults.Faults, func(f faults.Fault) bool { return f.String() == strings.TrimSpace(name) })
+		if i < 0 {
 			return r, fmt.Errorf("-faults: unknown fault %q (kinds: %s)", name, formatRates(faults.Rates{}))
 		}
+		r[faults.Faults[i]] = v
 	}
 	return r, r.Validate()
 }
