@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,8 +16,7 @@ import (
 
 func testOrder(t *testing.T, id string) *orders.Order {
 	t.Helper()
-	o, err := orders.ParseOrder([]byte(fmt.Sprintf(`{"orderId":%q,"customerId":"C-1","currency":"EUR",
-		"lines":[{"sku":"S-1","quantity":2,"unitPrice":"1.50"}],"total":"3.00","placedAt":"2026-11-29T10:00:00Z"}`, id)))
+	o, err := orders.ParseOrder(orderstest.ExampleBodyWithID(id))
 	if err != nil {
 		t.Fatal(err)
 	}
