@@ -40,22 +40,11 @@ func (c *client) probe(ctx context.Context, client, orderID, avoid string) {
 
 // historyOps are the ledger's requests as the history check takes them.
 func (l *SubmitLedger) historyOps() []history.Op {
-	hashes := map[string]string{}
-	for _, s := range l.submissions() {
-		hashes[s.Key] = orderstream.ContentKey(s.Body)
-		if s.Reuse != nil {
-			hashes[s.Key+" reuse"] = orderstream.ContentKey(s.Reuse)
-		}
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var ops []history.Op
 	for _, a := range l.answers {
-		k := a.Key
-		if a.Reuse {
-			k += " reuse"
-		}
-		in := history.Input{Kind: history.Submit, OrderID: a.OrderID, Client: a.Client, Key: a.Key, Hash: hashes[k],
+		in := history.Input{Kind: history.Submit, OrderID: a.OrderID, Client: a.Client, Key: a.Key, Hash: a.Hash,
 			Label: fmt.Sprintf("copy %d attempt %d", a.Copy, a.Attempt)}
 		out := history.Output{Unknown: !known(a.Status, a.ProblemType), Status: a.Status, Outcome: anchor(a.ProblemType),
 			Body: digest([]byte(a.Body)), Replayed: a.Replayed}

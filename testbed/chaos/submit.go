@@ -38,9 +38,11 @@ type Answer struct {
 	OrderID string
 	// Copy is which of the identical requests sent at once it answers (0
 	// for a single one); Attempt counts from 1; Reuse marks the request
-	// with the other payload.
+	// with the other payload; Hash is the payload's fingerprint
+	// (orderstream.ContentKey).
 	Copy, Attempt int
 	Reuse         bool
+	Hash          string
 	Status        int // 0: no answer (timeout, connection error)
 	Err           string
 	Replayed      bool
@@ -175,14 +177,14 @@ func (c *client) submission(ctx context.Context, s orderstream.Submission) {
 // again after a timeout, a 409 in flight, a 500 or a 503, waiting as
 // Retry-After asks (at most a second), until a final answer or submitPatience.
 func (c *client) request(ctx context.Context, s orderstream.Submission, copyNo int, body []byte, reuse bool) {
-	deadline := time.Now().Add(submitPatience)
+	deadline, hash := time.Now().Add(submitPatience), orderstream.ContentKey(body)
 	for attempt := 1; ; attempt++ {
 		timeout := attemptTimeout
 		if attempt == 1 && s.FirstTimeout > 0 {
 			timeout = s.FirstTimeout
 		}
 		a := c.post(ctx, s, body, timeout)
-		a.Copy, a.Attempt, a.Reuse = copyNo, attempt, reuse
+		a.Copy, a.Attempt, a.Reuse, a.Hash = copyNo, attempt, reuse, hash
 		c.ledger.book(a)
 		if a.Status == 0 || a.Status/100 == 2 && !reuse {
 			c.probe(ctx, s.Client, s.OrderID, a.Instance) // on another instance
