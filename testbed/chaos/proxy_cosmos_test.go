@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ordersink/orders-consumer/cosmos"
+	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/orders/orderstest"
 	"github.com/ordersink/orders-consumer/testbed/faults"
@@ -29,11 +30,7 @@ func testOrder(t *testing.T, id string) *orders.Order {
 func TestProxyWithTheCosmosSDK(t *testing.T) {
 	e := cosmosEnv(t)
 	ledger := verify.NewLedger()
-	p := startProxy(t, faults.ProxyConfig{Upstream: e.Endpoint, Observe: ledger.Observe})
-	store, err := cosmos.Open(cosmos.Options{Endpoint: p.URL(), Key: e.Key}, e.Database, e.Container)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, store := storeViaProxy(t, e, faults.ProxyConfig{Observe: ledger.Observe})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	acc := orders.Acceptance{MessageID: "m", AcceptedAt: time.Now()}
@@ -50,7 +47,7 @@ func TestProxyWithTheCosmosSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	lost := testOrder(t, "CHAOS-SDK-2")
-	_, err = store.CreateOrder(ctx, orderstest.Batch(t, lost, acc))
+	_, err := store.CreateOrder(ctx, orderstest.Batch(t, lost, acc))
 	var se *orders.StoreError
 	if !errors.As(err, &se) || !se.Transient() {
 		t.Fatalf("create with its answer lost: %v, want a transient store error", err)
@@ -83,7 +80,7 @@ func TestProxyFaultsAsTheStoreSeesThem(t *testing.T) {
 	// Observe, which comes before the hold, counts it.
 	var slow atomic.Int64
 	heldBack := make(chan struct{}, 1)
-	p := startProxy(t, faults.ProxyConfig{Upstream: e.Endpoint, SlowMin: time.Hour, SlowMax: time.Hour,
+	p, store := storeViaProxy(t, e, faults.ProxyConfig{SlowMin: time.Hour, SlowMax: time.Hour,
 		Observe: func(x faults.Exchange) {
 			if x.Fault == faults.Slow {
 				slow.Add(1)
@@ -93,10 +90,6 @@ func TestProxyFaultsAsTheStoreSeesThem(t *testing.T) {
 				}
 			}
 		}})
-	store, err := cosmos.Open(cosmos.Options{Endpoint: p.URL(), Key: e.Key}, e.Database, e.Container)
-	if err != nil {
-		t.Fatal(err)
-	}
 	acc := orders.Acceptance{MessageID: "m", AcceptedAt: time.Now()}
 	// Warm up: the account and container reads happen on first use.
 	if _, err := store.CreateOrder(context.Background(), orderstest.Batch(t, testOrder(t, "CHAOS-FAULT-warm"), acc)); err != nil {
@@ -141,14 +134,21 @@ func TestProxyFaultsAsTheStoreSeesThem(t *testing.T) {
 	}
 }
 
-func startProxy(t *testing.T, cfg faults.ProxyConfig) *faults.Proxy {
+// storeViaProxy starts the fault proxy of cfg in front of e's endpoint and
+// opens e's database through it.
+func storeViaProxy(t *testing.T, e *cosmostest.Env, cfg faults.ProxyConfig) (*faults.Proxy, *cosmos.Store) {
 	t.Helper()
+	cfg.Upstream = e.Endpoint
 	p, err := faults.StartProxy(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
-	return p
+	store, err := cosmos.Open(cosmos.Options{Endpoint: p.URL(), Key: e.Key}, e.Database, e.Container)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, store
 }
 
 // only is a rate of 1 for f and 0 for the other faults.
