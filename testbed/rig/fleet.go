@@ -97,13 +97,13 @@ func (f *Fleet) start(n int) error {
 		return err
 	}
 	in := &instance{n: n, worker: w, ran: make(chan struct{})}
-	if in.host, err = newHost(f.cfg, f.queue, w, f.observe(n), log); err != nil {
+	if in.host, err = f.newHost(w, f.observe(n), log); err != nil {
 		w.Stop(0)
 		return err
 	}
 	if _, err := w.Endpoint(f.ctx); err != nil {
 		w.Stop(0)
-		return &startError{err}
+		return fmt.Errorf("start the handler: %w", err)
 	}
 	if f.cfg.HTTPAddr != "" {
 		if in.front, err = in.host.HTTP(hostemu.HTTPOptions{Functions: f.cfg.App.Functions, RoutePrefix: f.cfg.App.Host.RoutePrefix,
@@ -200,13 +200,6 @@ func (f *Fleet) Stats() hostemu.WorkerStats {
 		s.StartErrors, s.TimeoutRestarts = s.StartErrors+w.StartErrors, s.TimeoutRestarts+w.TimeoutRestarts
 	}
 	return s
-}
-
-// Live is the number of instances running.
-func (f *Fleet) Live() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.live)
 }
 
 // ServeHTTP is the app's HTTP listener in front of the instances: each

@@ -22,15 +22,6 @@ import (
 // each range's poll (make soak once needed more than 2 minutes).
 const defaultCatchUp = 4 * time.Minute
 
-// publisherConfig is the publisher part of a Config.
-type publisherConfig struct {
-	Kills, SendFaults          int
-	PoisonPartition, TopicFile string
-	CatchUp                    time.Duration
-	Seed                       uint64
-	Instances                  int
-}
-
 // LateOrder is the valid orderId whose first message comes last in msgs:
 // its partition is written late in a run, after a poison document written
 // at the start.
@@ -52,7 +43,6 @@ type topicMessage struct {
 	// OrderStored: the order's document was in Cosmos when the message was
 	// sent (read then, directly from Cosmos).
 	OrderStored bool
-	Body        string
 	Sent        time.Time
 }
 
@@ -66,10 +56,9 @@ type SetAside struct {
 
 // PublisherResult is what the publisher did during a delivery.
 type PublisherResult struct {
-	Function string
-	Policy   string
-	Stats    hostemu.ChangeFeedStats
-	Topic    []topicMessage
+	Policy string
+	Stats  hostemu.ChangeFeedStats
+	Topic  []topicMessage
 	// Refused is how many topic sends the run refused; SetAside the
 	// parking envelopes the publisher sent (documents it cannot publish).
 	Refused  int
@@ -82,7 +71,7 @@ type PublisherResult struct {
 
 // publisher is the outbox publisher of one delivery.
 type publisher struct {
-	cfg     publisherConfig
+	cfg     *Config
 	fn      *hostemu.Function
 	topic   string
 	parking string
@@ -91,7 +80,6 @@ type publisher struct {
 	prefix  string // of the lease ids
 	file    *os.File
 
-	once     sync.Once
 	mu       sync.Mutex
 	runErr   error // why a trigger stopped on its own
 	feeds    []*hostemu.ChangeFeed
@@ -101,13 +89,11 @@ type publisher struct {
 	sends    map[string]int  // invocation -> topic sends so far
 	invOrder map[string]int  // invocation -> its number among those that sent to the topic
 	refuse   map[string]bool // invocations whose second (or only) send is refused
-	fault    func(*hostemu.Invocation, hostemu.OutputMessage) error
-	out      func(*hostemu.Invocation, hostemu.OutputMessage) error
 }
 
 // newPublisher prepares the publisher of cfg's app, when the rig asks for
-// one and the app has an enabled cosmosDBTrigger function: it wraps the
-// rig's output hooks to see and fault the topic, before the host is built.
+// one and the app has an enabled cosmosDBTrigger function; its output hooks
+// (sendFault, serviceBusOut) see and fault the topic.
 func newPublisher(ctx context.Context, rc *Config, endpoint, key string) (*publisher, error) {
 	if !rc.Publisher {
 		return nil, nil
@@ -121,10 +107,7 @@ func newPublisher(ctx context.Context, rc *Config, endpoint, key string) (*publi
 	if fn == nil {
 		return nil, nil
 	}
-	p := &publisher{cfg: publisherConfig{Kills: rc.PublisherKills, SendFaults: rc.PublisherSendFaults,
-		PoisonPartition: rc.PoisonPartition, TopicFile: rc.TopicFile, CatchUp: rc.CatchUp, Seed: rc.PublisherSeed, Instances: rc.Instances}, fn: fn, stored: map[string]bool{}, sends: map[string]int{},
-		invOrder: map[string]int{}, refuse: map[string]bool{}, fault: rc.SendFault, out: rc.ServiceBusOut}
-	p.res.Function = fn.Name
+	p := &publisher{cfg: rc, fn: fn, stored: map[string]bool{}, sends: map[string]int{}, invOrder: map[string]int{}, refuse: map[string]bool{}}
 	for _, b := range fn.Outputs() {
 		if b.TopicName != "" {
 			p.topic = b.TopicName
@@ -146,7 +129,6 @@ func newPublisher(ctx context.Context, rc *Config, endpoint, key string) (*publi
 			return nil, err
 		}
 	}
-	rc.SendFault, rc.ServiceBusOut = p.sendFault, p.serviceBusOut
 	return p, nil
 }
 
@@ -156,7 +138,7 @@ func newPublisher(ctx context.Context, rc *Config, endpoint, key string) (*publi
 // balances them.
 func (p *publisher) feedOn(host *hostemu.Host, worker *hostemu.Worker, log func(string)) (*hostemu.ChangeFeed, error) {
 	cfg := hostemu.ChangeFeedConfig{Monitored: p.orders, Leases: p.leases, LeasePrefix: p.prefix,
-		Seed: p.cfg.Seed, Kill: worker.Kill, Log: log, KillDuring: p.killDuring}
+		Seed: p.cfg.PublisherSeed, Kill: worker.Kill, Log: log, KillDuring: p.killDuring}
 	if p.cfg.Instances > 1 {
 		cfg.Ranges, cfg.Clocks = feedRanges, scaledLeaseClocks
 	}
@@ -189,7 +171,7 @@ var scaledLeaseClocks = hostemu.LeaseClocks{Acquire: 3 * time.Second, Renew: 5 *
 func (p *publisher) killDuring(n int) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.kills < p.cfg.Kills && n%4 == 2 {
+	if p.kills < p.cfg.PublisherKills && n%4 == 2 {
 		p.kills++
 		return true
 	}
@@ -222,19 +204,15 @@ func (p *publisher) writePoison(ctx context.Context) error {
 }
 
 // catchUp waits until the instances' feeds have delivered every change
-// made so far (at most CatchUp) and books whether they did.
+// made so far (at most defaultCatchUp) and books whether they did.
 func (p *publisher) catchUp(ctx context.Context) {
 	if p == nil {
 		return
 	}
-	wait := p.cfg.CatchUp
-	if wait <= 0 {
-		wait = defaultCatchUp
-	}
 	p.mu.Lock()
 	feeds := slices.Clone(p.feeds)
 	p.mu.Unlock()
-	drainCtx, cancel := context.WithTimeoutCause(ctx, wait, fmt.Errorf("not within %s of the queue's end", wait))
+	drainCtx, cancel := context.WithTimeoutCause(ctx, defaultCatchUp, fmt.Errorf("not within %s of the queue's end", defaultCatchUp))
 	caughtUp := hostemu.Drain(drainCtx, time.Now(), feeds...)
 	cancel()
 	p.mu.Lock()
@@ -247,19 +225,20 @@ func (p *publisher) catchUp(ctx context.Context) {
 
 // result returns what the publisher did. Called once the instances have
 // stopped their feeds (Fleet.halt), so that an invocation still in flight
-// after the catch-up is in the figures; later calls return the same result.
+// after the catch-up is in the figures.
 func (p *publisher) result() *PublisherResult {
 	if p == nil {
 		return nil
 	}
-	p.once.Do(p.halt)
+	p.halt()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	res := p.res
 	return &res
 }
 
-// halt sums what the feeds did and closes the topic file.
+// halt sums what the feeds did and closes the topic file; a second call
+// has no file left to close.
 func (p *publisher) halt() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -274,48 +253,46 @@ func (p *publisher) halt() {
 	}
 }
 
-// sendFault refuses the chosen topic sends, then asks the rig's own hook.
+// sendFault is hostemu.Options.SendFault: it refuses the chosen topic sends.
 func (p *publisher) sendFault(inv *hostemu.Invocation, m hostemu.OutputMessage) error {
-	if inv.Function == p.fn.Name && m.Entity == p.topic {
-		p.mu.Lock()
-		if _, ok := p.invOrder[inv.ID]; !ok {
-			p.invOrder[inv.ID] = len(p.invOrder) + 1
-			// The 1st, 5th, 9th … invocation that sends, while faults
-			// are left.
-			p.refuse[inv.ID] = p.res.Refused < p.cfg.SendFaults && p.invOrder[inv.ID]%4 == 1
-		}
-		// The second message when there are several, so one is already
-		// on the topic when the invocation fails.
-		topical := 0
-		for _, o := range inv.Outputs {
-			if o.Entity == p.topic {
-				topical++
-			}
-		}
-		if p.refuse[inv.ID] && p.sends[inv.ID] == min(1, topical-1) {
-			p.refuse[inv.ID] = false
-			p.res.Refused++
-			p.mu.Unlock()
-			return fmt.Errorf("output binding %s: sending to topic %s failed: ServiceBusException (ServiceCommunicationProblem), injected by the run", m.Binding, m.Entity)
-		}
-		p.mu.Unlock()
+	if inv.Function != p.fn.Name || m.Entity != p.topic {
+		return nil
 	}
-	if p.fault != nil {
-		return p.fault(inv, m)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.invOrder[inv.ID]; !ok {
+		p.invOrder[inv.ID] = len(p.invOrder) + 1
+		// The 1st, 5th, 9th … invocation that sends, while faults are left.
+		p.refuse[inv.ID] = p.res.Refused < p.cfg.PublisherSendFaults && p.invOrder[inv.ID]%4 == 1
 	}
-	return nil
+	// The second message when there are several, so one is already on the
+	// topic when the invocation fails.
+	topical := 0
+	for _, o := range inv.Outputs {
+		if o.Entity == p.topic {
+			topical++
+		}
+	}
+	if !p.refuse[inv.ID] || p.sends[inv.ID] != min(1, topical-1) {
+		return nil
+	}
+	p.refuse[inv.ID] = false
+	p.res.Refused++
+	return fmt.Errorf("output binding %s: sending to topic %s failed: ServiceBusException (ServiceCommunicationProblem), injected by the run", m.Binding, m.Entity)
 }
 
-// serviceBusOut books what the publisher sent: topic messages, with
-// whether their order was stored at that moment, and set-aside envelopes.
+// serviceBusOut is hostemu.Options.ServiceBusOut: it books what the
+// publisher sent (topic messages, with whether their order was stored at
+// that moment, and set-aside envelopes), then passes every message on to
+// the rig's own hook.
 func (p *publisher) serviceBusOut(inv *hostemu.Invocation, m hostemu.OutputMessage) error {
 	if inv.Function == p.fn.Name {
 		if err := p.book(inv, m); err != nil {
 			return err
 		}
 	}
-	if p.out != nil {
-		return p.out(inv, m)
+	if p.cfg.ServiceBusOut != nil {
+		return p.cfg.ServiceBusOut(inv, m)
 	}
 	return nil
 }
@@ -327,7 +304,7 @@ func (p *publisher) book(inv *hostemu.Invocation, m hostemu.OutputMessage) error
 			EventID, OrderID, EventType, RequestHash string
 		}
 		_ = json.Unmarshal([]byte(m.Text), &e)
-		tm := topicMessage{EventID: e.EventID, OrderID: e.OrderID, EventType: e.EventType, RequestHash: e.RequestHash, Invocation: inv.ID, Body: m.Text, Sent: time.Now()}
+		tm := topicMessage{EventID: e.EventID, OrderID: e.OrderID, EventType: e.EventType, RequestHash: e.RequestHash, Invocation: inv.ID, Sent: time.Now()}
 		stored, err := p.orderStored(e.OrderID)
 		if err != nil {
 			return err

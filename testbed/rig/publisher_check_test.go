@@ -21,11 +21,9 @@ func TestPublisherChecks(t *testing.T) {
 	event := func(id, hash string) json.RawMessage {
 		return json.RawMessage(fmt.Sprintf(`{"id":"%s:event:OrderAccepted","orderId":%q,"type":"outboxEvent","eventId":"%s:event:OrderAccepted","eventType":"OrderAccepted","requestHash":%q}`, id, id, id, hash))
 	}
-	docs := func() map[string][]json.RawMessage {
-		return map[string][]json.RawMessage{
-			"order":       {order("A", "h1"), order("B", "h2")},
-			"outboxEvent": {event("A", "h1"), event("B", "h2")},
-		}
+	docs := map[string][]json.RawMessage{
+		"order":       {order("A", "h1"), order("B", "h2")},
+		"outboxEvent": {event("A", "h1"), event("B", "h2")},
 	}
 	sent := func(id, hash string, stored bool) topicMessage {
 		return topicMessage{EventID: id + ":event:OrderAccepted", OrderID: id, EventType: "OrderAccepted", RequestHash: hash, OrderStored: stored, Invocation: "inv-" + id}
@@ -39,48 +37,48 @@ func TestPublisherChecks(t *testing.T) {
 			Poison: "B:event:Poison", SetAside: []SetAside{{Reason: "Unpublishable", OrderID: "B", MessageID: "B:event:Poison"}}}
 	}
 	for name, tc := range map[string]struct {
-		change func(*PublisherResult, map[string][]json.RawMessage)
+		change func(*PublisherResult)
 		fails  []string // the checks that must fail, by words of their names
 	}{
-		"clean, with a duplicate": {func(*PublisherResult, map[string][]json.RawMessage) {}, nil},
-		"an event never sent": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+		"clean, with a duplicate": {func(*PublisherResult) {}, nil},
+		"an event never sent": {func(r *PublisherResult) {
 			r.Topic = r.Topic[1:2]
 		}, []string{"every accepted order"}},
-		"the feed did not catch up": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+		"the feed did not catch up": {func(r *PublisherResult) {
 			r.CaughtUp = errors.New("not within 2m")
 		}, []string{"every accepted order"}},
-		"an event before its order": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+		"an event before its order": {func(r *PublisherResult) {
 			r.Topic[1].OrderStored = false
 		}, []string{"before its order"}},
-		"an event of an order never created": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+		"an event of an order never created": {func(r *PublisherResult) {
 			r.Topic = append(r.Topic, sent("C", "h3", true))
 		}, []string{"created order"}},
-		"an event with another requestHash": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+		"an event with another requestHash": {func(r *PublisherResult) {
 			r.Topic[0].RequestHash = "h9"
 		}, []string{"created order"}},
-		"the poison not set aside": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+		"the poison not set aside": {func(r *PublisherResult) {
 			r.SetAside = nil
 		}, []string{"poison"}},
-		"the poison's partition held up": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+		"the poison's partition held up": {func(r *PublisherResult) {
 			r.Topic = r.Topic[:1]
 		}, []string{"every accepted order", "poison"}},
-		"a checkpointed batch sent again": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+		"a checkpointed batch sent again": {func(r *PublisherResult) {
 			r.Stats.Uncheckpointed = nil
 		}, []string{"sent twice"}},
-		"an event sent twice by one invocation": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+		"an event sent twice by one invocation": {func(r *PublisherResult) {
 			r.Topic = append(r.Topic, r.Topic[1])
 		}, []string{"sent twice"}},
-		"an event sent twice by one invocation whose batch came again": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+		"an event sent twice by one invocation whose batch came again": {func(r *PublisherResult) {
 			r.Topic = append(r.Topic, r.Topic[0])
 		}, []string{"sent twice"}},
-		"the poison sent": {func(r *PublisherResult, _ map[string][]json.RawMessage) {
+		"the poison sent": {func(r *PublisherResult) {
 			r.Topic = append(r.Topic, topicMessage{EventID: "B:event:Poison", OrderID: "B", OrderStored: true})
 		}, []string{"created order", "poison"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r, d := clean(), docs()
-			tc.change(r, d)
-			checks := r.Checks(d)
+			r := clean()
+			tc.change(r)
+			checks := r.Checks(docs)
 			if len(checks) != 5 {
 				t.Fatalf("%d checks, want 5", len(checks))
 			}

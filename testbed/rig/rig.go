@@ -75,11 +75,9 @@ type Config struct {
 	// so far and whether a Cosmos outage is on; the queue stays open until
 	// it returns (make run's HTTP submissions). It needs HTTPAddr.
 	Traffic func(ctx context.Context, baseURL string, settled func() float64, inOutage func() bool) error
-	// Enqueued and SendFault go to hostemu.Options: a message an output
-	// binding put on the queue, and a broker refusing an output send (the
-	// publisher's topic).
-	Enqueued  func(*hostemu.Invocation, *hostemu.Message)
-	SendFault func(*hostemu.Invocation, hostemu.OutputMessage) error
+	// Enqueued goes to hostemu.Options: a message an output binding put on
+	// the queue.
+	Enqueued func(*hostemu.Invocation, *hostemu.Message)
 	// Serve keeps the queue open until ctx ends instead of ending the
 	// delivery once it is drained: messages arrive through the HTTP
 	// functions' output bindings (make serve). ctx ending is then no error.
@@ -93,13 +91,11 @@ type Config struct {
 	// trigger runs, before the partition's own documents (an orderId the
 	// stream creates late), to show the partition's later documents are
 	// not held up behind it. TopicFile, when set, receives the topic's
-	// messages as JSONL. CatchUp bounds the wait for the feed after the
-	// queue is drained (0: defaultCatchUp). PublisherSeed feeds the change
-	// feed retry back-off's random factor (hostemu.ChangeFeedConfig.Seed).
+	// messages as JSONL. PublisherSeed feeds the change feed retry
+	// back-off's random factor (hostemu.ChangeFeedConfig.Seed).
 	Publisher                           bool
 	PublisherKills, PublisherSendFaults int
 	PoisonPartition, TopicFile          string
-	CatchUp                             time.Duration
 	PublisherSeed                       uint64
 	// Log receives the host's lines and the rig's (outage phases).
 	Log func(string)
@@ -133,13 +129,6 @@ type Result struct {
 	Kills       []InstanceKill
 }
 
-// startError is a handler that could not be started: the caller may add
-// the handler's own last words.
-type startError struct{ Err error }
-
-func (e *startError) Error() string { return "start the handler: " + e.Err.Error() }
-func (e *startError) Unwrap() error { return e.Err }
-
 // Deliver runs the handler on cfg.Instances instances, delivers every
 // message until each is completed or dead-lettered, and stops the
 // handlers. An error means the delivery could not be completed; the result
@@ -164,7 +153,7 @@ func Deliver(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if pub != nil {
-		defer pub.once.Do(pub.halt) // a delivery that fails stops it without waiting
+		defer pub.halt() // a delivery that fails stops it without waiting
 	}
 	proxy, err := startRigProxy(&cfg, res)
 	if err != nil {
@@ -312,11 +301,13 @@ func startTraffic(ctx context.Context, cfg *Config, release func(), base string,
 }
 
 // newHost is one instance's host as the platform would set it up: its
-// clocks, its concurrency, reading the delivery's queue.
-func newHost(cfg *Config, queue *hostemu.Queue, worker *hostemu.Worker, observe func(*hostemu.Invocation), log func(string)) (*hostemu.Host, error) {
+// clocks, its concurrency, reading the delivery's queue; the publisher, when
+// there is one, sees and faults its output sends.
+func (f *Fleet) newHost(worker *hostemu.Worker, observe func(*hostemu.Invocation), log func(string)) (*hostemu.Host, error) {
+	cfg := f.cfg
 	clocks := cfg.Clocks.Resolve(cfg.App.Host)
-	return hostemu.New(hostemu.Options{
-		Functions: cfg.Functions, Queue: queue, Handler: worker,
+	opts := hostemu.Options{
+		Functions: cfg.Functions, Queue: f.queue, Handler: worker,
 		MaxConcurrentCalls:  firstPositive(cfg.MaxConcurrentCalls, cfg.App.Host.MaxConcurrentCalls),
 		MaxMessageBatchSize: firstPositive(cfg.MaxMessageBatchSize, cfg.App.Host.MaxMessageBatchSize),
 		BatchesInFlight:     cfg.BatchesInFlight,
@@ -324,9 +315,12 @@ func newHost(cfg *Config, queue *hostemu.Queue, worker *hostemu.Worker, observe 
 		MaxAutoLockRenewalDuration: clocks.MaxAutoLockRenewal,
 		// The broker's limit is the one the handler budgets for.
 		MaxMessageBytes: cfg.Settings.Int("SERVICEBUS_MAX_MESSAGE_BYTES"),
-		Observe:         observe, Log: log, ServiceBusOut: cfg.ServiceBusOut,
-		Enqueued: cfg.Enqueued, SendFault: cfg.SendFault,
-	})
+		Observe:         observe, Log: log, ServiceBusOut: cfg.ServiceBusOut, Enqueued: cfg.Enqueued,
+	}
+	if f.pub != nil {
+		opts.ServiceBusOut, opts.SendFault = f.pub.serviceBusOut, f.pub.sendFault
+	}
+	return hostemu.New(opts)
 }
 
 // listenHTTP opens the HTTP listener in front of the fleet when the run
