@@ -3,6 +3,7 @@ package localrun
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,19 +24,23 @@ type outFiles struct {
 	// or resubmits it.
 	resume bool
 
-	mu      sync.Mutex
-	files   map[string]*os.File
-	writers map[string]*bufio.Writer
-	counts  map[string]int
-	last    map[string]int64 // highest sequenceNumber in each file
+	mu    sync.Mutex
+	files map[string]*outFile // by name
+}
+
+// outFile is one file being written.
+type outFile struct {
+	file  *os.File
+	w     *bufio.Writer
+	lines int
+	last  int64 // highest sequenceNumber in the file
 }
 
 func newOutFiles(dir string, resume bool) (*outFiles, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	return &outFiles{dir: dir, resume: resume, files: map[string]*os.File{}, writers: map[string]*bufio.Writer{},
-		counts: map[string]int{}, last: map[string]int64{}}, nil
+	return &outFiles{dir: dir, resume: resume, files: map[string]*outFile{}}, nil
 }
 
 func (f *outFiles) path(name string) string { return filepath.Join(f.dir, name) }
@@ -50,17 +55,17 @@ func (f *outFiles) serviceBus(inv *hostemu.Invocation, m hostemu.OutputMessage) 
 		MessageIDs: ids, ContentType: m.ContentType, Body: m.Text, Base64Trap: m.Base64Trap})
 }
 
-func (f *outFiles) deadLetters(queue string, dls []hostemu.DeadLetter) (string, error) {
-	name := localqueue.DeadLetterFile(queue)
+// deadLetters records the messages the broker dead-lettered.
+func (f *outFiles) deadLetters(queue string, dls []hostemu.DeadLetter) error {
 	for _, d := range dls {
 		line := &localqueue.DeadLetter{MessageID: d.Message.MessageID,
 			DeliveryCount: d.DeliveryCount, Reason: d.Reason, Description: d.Description, Subject: d.Message.Subject}
 		line.SetBody(d.Message.Body)
-		if err := f.appendLine(name, line); err != nil {
-			return "", err
+		if err := f.appendLine(localqueue.DeadLetterFile(queue), line); err != nil {
+			return err
 		}
 	}
-	return f.path(name), nil
+	return nil
 }
 
 // appendLine writes v as the next line of the file name; a *localqueue.Sent
@@ -70,67 +75,74 @@ func (f *outFiles) deadLetters(queue string, dls []hostemu.DeadLetter) (string, 
 func (f *outFiles) appendLine(name string, v any) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	w, ok := f.writers[name]
-	if !ok {
-		flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
-		if f.resume {
-			flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
-			last, err := localqueue.LastSequence(f.path(name))
-			if err != nil {
-				return err
-			}
-			f.last[name] = last
-		}
-		file, err := os.OpenFile(f.path(name), flags, 0o644)
-		if err != nil {
-			return err
-		}
-		f.files[name], w = file, bufio.NewWriter(file)
-		f.writers[name] = w
+	out, err := f.open(name)
+	if err != nil {
+		return err
 	}
 	switch m := v.(type) {
 	case *localqueue.Sent:
-		f.last[name]++
-		m.SequenceNumber = f.last[name]
+		out.last++
+		m.SequenceNumber = out.last
 	case *localqueue.DeadLetter:
-		f.last[name]++
-		m.SequenceNumber = f.last[name]
+		out.last++
+		m.SequenceNumber = out.last
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	f.counts[name]++
-	_, _ = w.Write(b)
-	return w.WriteByte('\n')
+	out.lines++
+	_, _ = out.w.Write(b)
+	return out.w.WriteByte('\n')
+}
+
+// open returns the file name, opened on its first line: truncated, or
+// appended to when the run resumes.
+func (f *outFiles) open(name string) (*outFile, error) {
+	if out, ok := f.files[name]; ok {
+		return out, nil
+	}
+	out, flags := &outFile{}, os.O_CREATE|os.O_WRONLY|os.O_TRUNC
+	if f.resume {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+		last, err := localqueue.LastSequence(f.path(name))
+		if err != nil {
+			return nil, err
+		}
+		out.last = last
+	}
+	file, err := os.OpenFile(f.path(name), flags, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	out.file, out.w = file, bufio.NewWriter(file)
+	f.files[name] = out
+	return out, nil
 }
 
 // written lists the files with their line counts.
 func (f *outFiles) written() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []string
-	for name, n := range f.counts {
-		out = append(out, fmt.Sprintf("%s (%d)", f.path(name), n))
+	var list []string
+	for name, out := range f.files {
+		list = append(list, fmt.Sprintf("%s (%d)", f.path(name), out.lines))
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(list)
+	return list
 }
 
 func (f *outFiles) close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var first error
-	for name, w := range f.writers {
-		if err := w.Flush(); err != nil && first == nil {
-			first = err
+	var errs []error
+	for _, out := range f.files {
+		if out.file != nil {
+			errs = append(errs, out.w.Flush(), out.file.Close())
+			out.file = nil // a second close has nothing left to do
 		}
-		if err := f.files[name].Close(); err != nil && first == nil {
-			first = err
-		}
-		delete(f.writers, name) // a second close has nothing left to do
 	}
-	return first
+	return errors.Join(errs...)
 }
 
 // removeStale deletes the JSONL files an earlier run left, so each file

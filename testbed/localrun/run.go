@@ -126,9 +126,9 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 		return nil, err
 	}
 	defer ss.close(opts.KeepDatabase)
-	app, fns, db, files := ss.app, ss.fns, ss.db, ss.files
+	app, fns := ss.app, ss.fns
 
-	rep := &chaos.Report{Database: db.name, Seed: opts.Seed, Stream: opts.Injected, Messages: len(opts.Messages),
+	rep := &chaos.Report{Database: ss.db.name, Seed: opts.Seed, Stream: opts.Injected, Messages: len(opts.Messages),
 		KillsRequested: opts.HandlerKills, MaxDelivery: firstPositive(opts.MaxDeliveryCount, hostemu.DefaultMaxDeliveryCount),
 		NotRun: notRun(app, ss.settings, fns, opts.HTTPAddr != "")}
 	rep.SetFunctions(fns, firstPositive(opts.MaxConcurrentCalls, app.Host.MaxConcurrentCalls),
@@ -139,26 +139,20 @@ func Run(ctx context.Context, opts Options) (*chaos.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc := rigConfig(opts, ss, w, traffic)
-	res, err := rig.Deliver(ctx, rc)
+	res, err := ss.deliver(ctx, runConfig(opts, ss, w, traffic))
 	if err != nil {
-		return nil, fmt.Errorf("%w%s", err, tail(files.path("handler.log")))
+		return nil, err
 	}
 	rep.Clocks, rep.Took, rep.Worker, rep.Queue, rep.Proxy, rep.Outages = res.Clocks, res.Elapsed, res.Worker, res.Queue, res.Proxy, res.Outages
 	rep.Publisher, rep.Outcomes = res.Publisher, w.outcomes.Outcomes()
 	rep.Instances, rep.Kills = max(opts.Instances, 1), res.Kills
-	if len(res.DeadLetters) > 0 {
-		if _, err := files.deadLetters(fns[0].ServiceBusQueue(), res.DeadLetters); err != nil {
-			return nil, err
-		}
-	}
 	if err := verifyRun(ctx, opts, rep, ss, w, res, submits); err != nil {
 		return nil, err
 	}
-	if err := files.close(); err != nil {
+	if err := ss.files.close(); err != nil {
 		return nil, err
 	}
-	rep.Files = append(files.written(), files.path("handler.log"))
+	rep.Files = append(ss.files.written(), ss.files.path("handler.log"))
 	return rep, nil
 }
 
@@ -199,66 +193,36 @@ func (w *watched) add(inv *hostemu.Invocation) {
 	w.mu.Unlock()
 }
 
-// rigConfig is the rig's configuration of a local run.
-func rigConfig(opts Options, ss *session, w *watched, traffic func(context.Context, string, func() float64, func() bool) error) rig.Config {
-	logf, logMu := ss.logf, &ss.logMu
-	rc := rig.Config{
-		Traffic: traffic, Enqueued: w.tracker.Enqueued,
-		App: ss.app, Functions: ss.fns, Executable: ss.exe, Settings: ss.settings, Messages: opts.Messages,
-		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
-		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
-		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Kills: opts.HandlerKills, Outages: opts.Outages, Instances: opts.Instances,
-		HandlerOutput: w.outcomes, ServiceBusOut: ss.files.serviceBus,
-		Log: func(s string) { logf("%s", s) },
-		Observe: func(inv *hostemu.Invocation) {
-			w.add(inv)
-			if opts.Verbose {
-				logMu.Lock()
-				printInvocation(opts.Log, inv)
-				logMu.Unlock()
-			}
-		},
-		Watch: func(l *rig.Live) func() {
-			stopProgress, stopWatch := showProgress(opts.Progress, l.Queue), func() {}
-			if opts.Watch != nil {
-				stopWatch = opts.Watch(l)
-			}
-			return func() { stopWatch(); stopProgress() }
-		},
+// runConfig is the rig's configuration of a local run: the session's, with
+// the stream's kills, instances and replica lag, the HTTP traffic, the watch
+// and the outbox publisher with no faults of its own (make chaos has them)
+// but a poison document in the partition of the stream's latest order, to
+// show it is set aside without holding up what follows it. A resumed run
+// writes none: its stream is an earlier run's.
+func runConfig(opts Options, ss *session, w *watched, traffic func(context.Context, string, func() float64, func() bool) error) rig.Config {
+	rc := ss.rigConfig(opts, w.outcomes, func(inv *hostemu.Invocation) {
+		w.add(inv)
+		if opts.Verbose {
+			ss.printInvocation(inv)
+		}
+	})
+	rc.Traffic, rc.Enqueued = traffic, w.tracker.Enqueued
+	rc.Kills, rc.Instances = opts.HandlerKills, opts.Instances
+	rc.PublisherSeed = opts.Seed
+	rc.Watch = func(l *rig.Live) func() {
+		stopProgress, stopWatch := showProgress(opts.Progress, l.Queue), func() {}
+		if opts.Watch != nil {
+			stopWatch = opts.Watch(l)
+		}
+		return func() { stopWatch(); stopProgress() }
 	}
 	if opts.Lag > 0 {
 		rc.Proxy = &faults.ProxyConfig{Lag: opts.Lag, Seed: opts.Seed}
 	}
-	ss.listen(&rc, opts)
-	addPublisher(&rc, opts)
+	if !opts.Resume {
+		rc.PoisonPartition = rig.LateOrder(opts.Messages)
+	}
 	return rc
-}
-
-// verifyRun checks the database against what was delivered and answered,
-// filling rep's HTTP figures, findings and contents.
-func verifyRun(ctx context.Context, opts Options, rep *chaos.Report, ss *session, w *watched, res *rig.Result, submits *chaos.SubmitLedger) error {
-	msgs := append(delivered(opts.Messages, res.Dropped), w.tracker.Added()...)
-	var only map[string]bool // a resumed run counts and checks only its own orders
-	if opts.Resume {
-		only = orderIDs(msgs)
-	}
-	var httpTraffic *chaos.SubmitLedger
-	if len(opts.Submissions) > 0 {
-		rep.HTTP, httpTraffic = &chaos.HTTPFigures{Answers: submits.Counts()}, submits
-		if opts.SubmitInjected != nil {
-			rep.HTTP.Injected = *opts.SubmitInjected
-		}
-		rep.HTTP.TookOver, rep.HTTP.Fenced = w.outcomes.KeyTakeovers()
-	}
-	rep.Orders = orderstream.DistinctOrders(msgs)
-	findings, stored, err := checkRun(ctx, ss.db, w.tracker, msgs, w.invs, res, only, httpTraffic, opts.HistoryFile)
-	if err != nil {
-		return err
-	}
-	rep.Findings = findings
-	rep.Summary = w.tracker.Summary()
-	rep.Contents = chaos.Count(msgs, w.invs, stored, len(res.DeadLetters), chaos.ParkingQueue(ss.fns[0]))
-	return nil
 }
 
 // submitTraffic is the HTTP clients of opts.Submissions, or nil without
@@ -274,26 +238,6 @@ func submitTraffic(app *hostemu.App, opts Options, ledger *chaos.SubmitLedger) (
 		return nil, fmt.Errorf("HTTP submissions go to SubmitOrder, which %s does not have (-http-orders 0 for none)", app.Root)
 	}
 	return ledger.Traffic(chaos.ClientKeys), nil
-}
-
-// delivered is the messages the queue accepted: those duplicate detection
-// dropped never reach the consumer, so they are not the consumer's to store
-// or park.
-func delivered(msgs, dropped []*hostemu.Message) []*hostemu.Message {
-	if len(dropped) == 0 {
-		return msgs
-	}
-	gone := make(map[*hostemu.Message]bool, len(dropped))
-	for _, m := range dropped {
-		gone[m] = true
-	}
-	var out []*hostemu.Message
-	for _, m := range msgs {
-		if !gone[m] {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 func firstPositive(vals ...int) int {

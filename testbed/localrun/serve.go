@@ -17,7 +17,6 @@ import (
 	"github.com/ordersink/orders-consumer/httpapi"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
-	"github.com/ordersink/orders-consumer/testbed/rig"
 )
 
 // sampleOrder is the order the printed curl examples send, relative to the
@@ -50,34 +49,19 @@ func Serve(ctx context.Context, opts Options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rc := rig.Config{
-		App: ss.app, Functions: ss.fns, Executable: ss.exe, Settings: ss.settings, Proxy: proxy,
-		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
-		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
-		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Outages: opts.Outages,
-		HandlerOutput: ss.handlerLog, ServiceBusOut: ss.files.serviceBus, Serve: true, Publisher: true,
-		Log: func(s string) { ss.logf("%s", s) },
-		Observe: func(inv *hostemu.Invocation) {
-			if opts.Verbose || !inv.OK() {
-				ss.logMu.Lock()
-				printInvocation(opts.Log, inv)
-				ss.logMu.Unlock()
-			}
-		},
-	}
-	ss.listen(&rc, opts)
+	rc := ss.rigConfig(opts, ss.handlerLog, func(inv *hostemu.Invocation) {
+		if opts.Verbose || !inv.OK() {
+			ss.printInvocation(inv)
+		}
+	})
+	rc.Proxy, rc.Serve = proxy, true
 	rc.HTTPOptional = false // a session without its listener serves nothing
 	rc.Listening = func(base string, routes []hostemu.HTTPRoute) {
 		printServing(stdout, base, routes, ss, opts)
 	}
-	res, err := rig.Deliver(ctx, rc)
+	res, err := ss.deliver(ctx, rc)
 	if err != nil {
-		return fmt.Errorf("%w%s", err, tail(ss.files.path("handler.log")))
-	}
-	if len(res.DeadLetters) > 0 {
-		if _, err := ss.files.deadLetters(ss.fns[0].ServiceBusQueue(), res.DeadLetters); err != nil {
-			return err
-		}
+		return err
 	}
 	q := res.Queue
 	fmt.Fprintf(stdout, "\nstopped after %s: queue %s got %d messages, %d completed, %d dead-lettered, %d still outstanding; handler output in %s\n",

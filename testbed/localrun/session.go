@@ -92,11 +92,21 @@ func (s *session) logf(format string, args ...any) {
 	fmt.Fprintf(s.log, "hostemu: "+format+"\n", args...)
 }
 
-// listen sets rc's HTTP listener as the options ask for it (none without
-// opts.HTTPAddr).
-func (s *session) listen(rc *rig.Config, opts Options) {
+// rigConfig is the rig's configuration a run and a serve session share:
+// the app, the queue's and the host's settings, the outbox publisher, the
+// output files, and the HTTP listener as the options ask for it (none
+// without opts.HTTPAddr); observe receives every queue invocation.
+func (s *session) rigConfig(opts Options, handlerOutput io.Writer, observe func(*hostemu.Invocation)) rig.Config {
+	rc := rig.Config{
+		App: s.app, Functions: s.fns, Executable: s.exe, Settings: s.settings, Messages: opts.Messages,
+		MaxDeliveryCount: opts.MaxDeliveryCount, DuplicateDetection: opts.DuplicateDetection,
+		MaxConcurrentCalls: opts.MaxConcurrentCalls, MaxMessageBatchSize: opts.MaxMessageBatchSize,
+		BatchesInFlight: opts.BatchesInFlight, Clocks: opts.Clocks, Outages: opts.Outages,
+		HandlerOutput: handlerOutput, ServiceBusOut: s.files.serviceBus, Observe: observe, Publisher: true,
+		Log: func(line string) { s.logf("%s", line) },
+	}
 	if opts.HTTPAddr == "" {
-		return
+		return rc
 	}
 	rc.HTTPAddr, rc.FunctionKeys, rc.HTTPOptional = opts.HTTPAddr, opts.FunctionKeys, opts.HTTPOptional
 	rc.ObserveHTTP = func(inv *hostemu.Invocation) {
@@ -112,6 +122,27 @@ func (s *session) listen(rc *rig.Config, opts Options) {
 			s.logf("  %s", r.String())
 		}
 	}
+	return rc
+}
+
+// deliver runs the rig and files the dead letters it left; a delivery that
+// failed is explained with the end of the handler's output.
+func (s *session) deliver(ctx context.Context, rc rig.Config) (*rig.Result, error) {
+	res, err := rig.Deliver(ctx, rc)
+	if err != nil {
+		return nil, fmt.Errorf("%w%s", err, tail(s.files.path("handler.log")))
+	}
+	if err := s.files.deadLetters(s.fns[0].ServiceBusQueue(), res.DeadLetters); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// printInvocation logs one queue invocation (printInvocation).
+func (s *session) printInvocation(inv *hostemu.Invocation) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	printInvocation(s.log, inv)
 }
 
 // printHTTPInvocation writes one HTTP invocation the way Core Tools logs it.

@@ -112,7 +112,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	}
 	opts := c.opts // the flags are all set once parsed
 	var err error
-	if opts.Outages, err = faults.ParseOutages(*c.outages); err != nil {
+	if opts.Outages, err = faults.ParseOutages(c.outages); err != nil {
 		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
@@ -122,35 +122,35 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if *c.httpAddr != "off" {
-		opts.HTTPAddr = *c.httpAddr
+	if c.httpAddr != "off" {
+		opts.HTTPAddr = c.httpAddr
 		// make run goes on without the listener when the default port is
 		// taken; an address asked for must open.
-		opts.HTTPOptional = !given["http-addr"] && !*c.serve
+		opts.HTTPOptional = !given["http-addr"] && !c.serve
 	}
 
-	opts.AppRoot, opts.Functions, opts.Settings, opts.Environ = *c.appRoot, c.functions, c.settings, environ
+	opts.AppRoot, opts.Functions, opts.Settings, opts.Environ = c.appRoot, c.functions, c.settings, environ
 	opts.Log = stderr
-	if !*c.noBar {
+	if !c.noBar {
 		opts.Progress = progress
 	}
-	if *c.local != "" {
-		opts.LocalSettings = *c.local
-		if !filepath.IsAbs(*c.local) {
-			opts.LocalSettings = filepath.Join(*c.appRoot, *c.local)
+	if c.local != "" {
+		opts.LocalSettings = c.local
+		if !filepath.IsAbs(c.local) {
+			opts.LocalSettings = filepath.Join(c.appRoot, c.local)
 		}
 	}
 	if !filepath.IsAbs(opts.OutDir) {
-		opts.OutDir = filepath.Join(*c.appRoot, opts.OutDir)
+		opts.OutDir = filepath.Join(c.appRoot, opts.OutDir)
 	}
-	if given["hold-key-completions"] && !*c.serve {
+	if given["hold-key-completions"] && !c.serve {
 		fmt.Fprintln(stderr, "localrun: -hold-key-completions is for -serve")
 		return exitError
 	}
-	if *c.serve {
+	if c.serve {
 		return serveApp(ctx, opts, given, stdout, stderr)
 	}
-	if err := loadStream(&opts, *c.stream, c.gen, *c.writeStream); err != nil {
+	if err := loadStream(&opts, c.stream, c.gen, c.writeStream); err != nil {
 		fmt.Fprintln(stderr, "localrun:", err)
 		return exitError
 	}
@@ -178,8 +178,8 @@ type cli struct {
 	sub                                                    orderstream.SubmitOptions
 	functions                                              listFlag
 	settings                                               settingFlag
-	stream, appRoot, local, writeStream, outages, httpAddr *string
-	noBar, serve                                           *bool
+	stream, appRoot, local, writeStream, outages, httpAddr string
+	noBar, serve                                           bool
 }
 
 // newFlags declares localrun's flags.
@@ -188,15 +188,12 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *cli) {
 	fs.SetOutput(stderr)
 	c := &cli{gen: orderstream.DefaultOptions(), sub: orderstream.DefaultSubmitOptions()}
 	opts, gen := &c.opts, &c.gen
-	var (
-		stream   = fs.String("stream", "", "deliver the messages of this JSONL file instead of generated orders")
-		appRoot  = fs.String("app", ".", "function app root (host.json, */function.json)")
-		local    = fs.String("local-settings", "local.settings.json", "Values to use where the environment has none, like Core Tools (relative to -app; empty for none)")
-		noBar    = fs.Bool("no-progress", false, "no progress bar even on a terminal")
-		serve    = fs.Bool("serve", false, "no stream and no check: serve the HTTP triggers and the queue until Ctrl-C (make serve)")
-		httpAddr = fs.String("http-addr", defaultHTTPAddr, "where the HTTP triggers listen, or off")
-	)
-	c.stream, c.appRoot, c.local, c.noBar, c.serve, c.httpAddr = stream, appRoot, local, noBar, serve, httpAddr
+	fs.StringVar(&c.stream, "stream", "", "deliver the messages of this JSONL file instead of generated orders")
+	fs.StringVar(&c.appRoot, "app", ".", "function app root (host.json, */function.json)")
+	fs.StringVar(&c.local, "local-settings", "local.settings.json", "Values to use where the environment has none, like Core Tools (relative to -app; empty for none)")
+	fs.BoolVar(&c.noBar, "no-progress", false, "no progress bar even on a terminal")
+	fs.BoolVar(&c.serve, "serve", false, "no stream and no check: serve the HTTP triggers and the queue until Ctrl-C (make serve)")
+	fs.StringVar(&c.httpAddr, "http-addr", defaultHTTPAddr, "where the HTTP triggers listen, or off")
 	fs.Var(functionKeysFlag{&opts.FunctionKeys}, "function-key", "a function key NAME=VALUE (a bare VALUE is named default, as the host names the key it creates; repeatable): one of them is required (x-functions-key header or code query) from callers of authLevel function and admin functions, as Azure does, and the handler is told its name; none: no check, as Core Tools")
 	fs.DurationVar(&opts.HoldKeyCompletions, "hold-key-completions", 0, "-serve: hold each completion of an idempotency key record until another request reads the record, at most this long (below SUBMIT_DEADLINE), so a second request with a key meets the first in flight; once one has been met so, completions pass (make http-demo)")
 	fs.StringVar(&opts.HistoryFile, "history-html", "", "file for porcupine's visualisation of the orderIds whose history is not linearizable (HTML)")
@@ -212,7 +209,7 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *cli) {
 	fs.Float64Var(&gen.Invalid, "invalid", gen.Invalid, "invalid messages, as a fraction of orders")
 	fs.Float64Var(&gen.LostCompletions, "lost-completions", gen.LostCompletions, "messages whose completion the broker drops, as a fraction")
 	c.sub.RegisterFlags(fs)
-	c.writeStream = fs.String("write-stream", "", "also write the generated stream to this JSONL file")
+	fs.StringVar(&c.writeStream, "write-stream", "", "also write the generated stream to this JSONL file")
 	fs.IntVar(&opts.MaxConcurrentCalls, "concurrency", 0, "invocations in flight (default: host.json maxConcurrentCalls, else 16)")
 	fs.IntVar(&opts.MaxMessageBatchSize, "batch-size", 0, "messages per batch (default: host.json maxMessageBatchSize, else 1000)")
 	fs.IntVar(&opts.BatchesInFlight, "batches-in-flight", 1, "batches in flight at once (more than 1 is several host instances)")
@@ -222,7 +219,7 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *cli) {
 	fs.DurationVar(&opts.Lag, "lag", 0, "with -instances above 1: at most this long, a point read on another instance than the writer's is answered from before the write (Session consistency without the session token)")
 	fs.IntVar(&opts.Instances, "instances", 1, "instances of the app, each its own handler, host and change feed lease owner; HTTP requests spread over them")
 	opts.Clocks.RegisterFlags(fs)
-	c.outages = fs.String("outages", faults.FormatOutages(localrun.DefaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none; needs a loopback http:// Cosmos endpoint")
+	fs.StringVar(&c.outages, "outages", faults.FormatOutages(defaultOutages), "phases in which Cosmos fails every request, kind@settled-fraction:length,… (kinds unreachable, 403-forbidden), or none; needs a loopback http:// Cosmos endpoint")
 	fs.StringVar(&opts.Database, "database", "", "Cosmos database to use; it must hold no orders (default: a fresh one, deleted afterwards)")
 	fs.BoolVar(&opts.KeepDatabase, "keep-database", false, "keep the fresh database for a look afterwards (ordersctl order show)")
 	fs.BoolVar(&opts.Resume, "resume", false, "continue the run that kept -database: deliver -stream (e.g. what ordersctl parked resubmit wrote) into it, append to the files in -out")
@@ -234,6 +231,10 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *cli) {
 
 // defaultHTTPAddr is Core Tools' address.
 const defaultHTTPAddr = "127.0.0.1:7071"
+
+// defaultOutages is the outage of make run's default stream: Cosmos
+// unreachable for 30 s once a quarter of the messages are settled.
+var defaultOutages = []faults.Outage{{Kind: faults.Unreachable, After: 0.25, For: 30 * time.Second}}
 
 // serveApp is -serve: the listener and the queue until ctx ends.
 func serveApp(ctx context.Context, opts localrun.Options, given map[string]bool, stdout, stderr io.Writer) int {
