@@ -40,13 +40,11 @@ func producerMessage(t *testing.T, body []byte) *hostemu.Message {
 // drives it as an operator does, through its command line and output.
 type ordersctl string
 
-func buildOrdersctl(t *testing.T, root string) ordersctl {
+func buildOrdersctl(t *testing.T) ordersctl {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "ordersctl")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/ordersctl")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/ordersctl: %v\n%s", err, out)
+	bin, err := goBuild(t.TempDir(), "ordersctl")
+	if err != nil {
+		t.Fatal(err)
 	}
 	return ordersctl(bin)
 }
@@ -100,12 +98,12 @@ type ordersctlResult struct {
 // resubmission, and the order is then stored exactly once, while the
 // mismatch stays parked until completed.
 func TestEndToEndParkResubmitStore(t *testing.T) {
-	root := endToEnd(t)
-	ctl := buildOrdersctl(t, root)
+	root, handler, environ := endToEnd(t)
+	env := cosmosDB.Env(t)
+	ctl := buildOrdersctl(t)
 	out := t.TempDir()
 	opts := func(msgs []*hostemu.Message) Options {
-		return Options{AppRoot: root, Executable: handlerBin, Functions: []string{"ProcessOrder"},
-			Environ: append(os.Environ(), "COSMOS_ENDPOINT="+env.Endpoint, "COSMOS_KEY="+env.Key, "LOG_LEVEL=warn"),
+		return Options{AppRoot: root, Executable: handler, Functions: []string{"ProcessOrder"}, Environ: environ,
 			// One delivery held for two seconds is the whole retry budget
 			// (36 minutes in Azure), so a short outage exhausts it.
 			Settings: []string{"RETRY_BUDGET_DELIVERY_COUNT=1", "MESSAGE_DEADLINE=2s", "COSMOS_OPERATION_TIMEOUT=500ms", "COSMOS_PROBE_INTERVAL=200ms"},

@@ -3,6 +3,7 @@ package localrun
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,63 +21,54 @@ import (
 )
 
 var (
-	setupOnce  sync.Once
-	setupErr   error
-	env        *cosmostest.Env
-	handlerBin string
-	binDir     string
+	cosmosDB = cosmostest.NewShared("localrun")
+	binDir   string // what buildHandler built, removed after the tests
+	// buildHandler builds the real handler once per test binary.
+	buildHandler = sync.OnceValues(func() (string, error) {
+		dir, err := os.MkdirTemp("", "localrun-")
+		if err != nil {
+			return "", err
+		}
+		binDir = dir
+		return goBuild(dir, "handler")
+	})
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if env != nil {
-		env.Close()
-	}
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	code := cosmosDB.Main(m)
+	os.RemoveAll(binDir)
 	os.Exit(code)
 }
 
-// endToEnd builds the real handler and gets a Cosmos endpoint, once per test
-// binary.
-func endToEnd(t *testing.T) string {
+// goBuild builds the repository's ./cmd/name into dir.
+func goBuild(dir, name string) (string, error) {
+	root, err := cosmostest.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, name)
+	build := exec.Command("go", "build", "-o", bin, "./cmd/"+name)
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/%s: %v\n%s", name, err, out)
+	}
+	return bin, nil
+}
+
+// endToEnd is what a run of the real handler needs: the repository's root
+// (its function app), the handler and an environment that reaches Cosmos DB
+// (skipped with -short).
+func endToEnd(t *testing.T) (root, handler string, environ []string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("end to end: builds the handler and needs Cosmos DB")
+	env := cosmosDB.Env(t)
+	root, err := cosmostest.RepoRoot()
+	if err == nil {
+		handler, err = buildHandler()
 	}
-	setupOnce.Do(func() {
-		root, err := cosmostest.RepoRoot()
-		if err != nil {
-			setupErr = err
-			return
-		}
-		if binDir, setupErr = os.MkdirTemp("", "localrun-"); setupErr != nil {
-			return
-		}
-		handlerBin = filepath.Join(binDir, "handler")
-		build := exec.Command("go", "build", "-o", handlerBin, "./cmd/handler")
-		build.Dir = root
-		if out, err := build.CombinedOutput(); err != nil {
-			setupErr = &buildError{out: out, err: err}
-			return
-		}
-		env, setupErr = cosmostest.Start("localrun")
-	})
-	if setupErr != nil {
-		t.Fatal(setupErr)
+	if err != nil {
+		t.Fatal(err)
 	}
-	root, _ := cosmostest.RepoRoot()
-	return root
-}
-
-type buildError struct {
-	out []byte
-	err error
-}
-
-func (e *buildError) Error() string {
-	return "go build ./cmd/handler: " + e.err.Error() + "\n" + string(e.out)
+	return root, handler, append(os.Environ(), "COSMOS_ENDPOINT="+env.Endpoint, "COSMOS_KEY="+env.Key, "LOG_LEVEL=warn")
 }
 
 // stream is a short stream with every kind of fault: duplicates (same bytes,
@@ -92,9 +84,9 @@ func stream(t *testing.T, seed uint64) *orderstream.Stream {
 	return s
 }
 
-func runStream(t *testing.T, root string, s *orderstream.Stream, seed uint64, o Options) *chaos.Report {
+func runStream(t *testing.T, s *orderstream.Stream, seed uint64, o Options) *chaos.Report {
 	t.Helper()
-	rep := deliver(t, root, s, seed, o)
+	rep := deliver(t, s, seed, o)
 	if !rep.OK() {
 		t.Fatal("the invariant does not hold")
 	}
@@ -103,10 +95,9 @@ func runStream(t *testing.T, root string, s *orderstream.Stream, seed uint64, o 
 
 // deliver runs s through the real handler and returns the report, checked
 // but not asserted.
-func deliver(t *testing.T, root string, s *orderstream.Stream, seed uint64, o Options) *chaos.Report {
+func deliver(t *testing.T, s *orderstream.Stream, seed uint64, o Options) *chaos.Report {
 	t.Helper()
-	o.AppRoot, o.Executable = root, handlerBin
-	o.Environ = append(os.Environ(), "COSMOS_ENDPOINT="+env.Endpoint, "COSMOS_KEY="+env.Key, "LOG_LEVEL=warn")
+	o.AppRoot, o.Executable, o.Environ = endToEnd(t)
 	o.Messages, o.Injected, o.Seed = s.Messages, &s.Injected, seed
 	o.OutDir, o.Timeout = t.TempDir(), 2*time.Minute
 	var log bytes.Buffer
@@ -141,7 +132,6 @@ func checkFigures(t *testing.T, rep *chaos.Report, s *orderstream.Stream) *chaos
 }
 
 func TestEndToEndProcessOrder(t *testing.T) {
-	root := endToEnd(t)
 	const seed = 11
 	s := stream(t, seed)
 	// A body that is not UTF-8: ProcessOrder binds its trigger as binary, so
@@ -149,7 +139,7 @@ func TestEndToEndProcessOrder(t *testing.T) {
 	// instead of the delivery failing before the handler ten times.
 	s.Messages = append(s.Messages[:100:100], append([]*hostemu.Message{{MessageID: "BAD-UTF8",
 		Body: []byte("{\"orderId\":\"BAD-UTF8\xff\"}"), ContentType: "application/json"}}, s.Messages[100:]...)...)
-	rep := runStream(t, root, s, seed, Options{Functions: []string{"ProcessOrder"}, HandlerKills: 2})
+	rep := runStream(t, s, seed, Options{Functions: []string{"ProcessOrder"}, HandlerKills: 2})
 	if rep.DeadLetters != 0 || rep.Worker.Kills != 2 || rep.Worker.Starts != 3 || rep.InvalidParked < s.Injected.Invalid+1 {
 		t.Errorf("dead letters %d, kills %d, starts %d, invalid parked %d; want 0, 2, 3, at least %d",
 			rep.DeadLetters, rep.Worker.Kills, rep.Worker.Starts, rep.InvalidParked, s.Injected.Invalid+1)
@@ -157,11 +147,10 @@ func TestEndToEndProcessOrder(t *testing.T) {
 }
 
 func TestEndToEndProcessOrderBatch(t *testing.T) {
-	root := endToEnd(t)
 	// ProcessOrderBatch is disabled by app setting; naming it switches it on
 	// and ProcessOrder off, as an operator would.
 	// Two batches in flight (two host instances), so a kill meets one.
-	rep := runStream(t, root, stream(t, 12), 12, Options{Functions: []string{"ProcessOrderBatch"},
+	rep := runStream(t, stream(t, 12), 12, Options{Functions: []string{"ProcessOrderBatch"},
 		MaxMessageBatchSize: 32, BatchesInFlight: 2, HandlerKills: 2})
 	if !rep.Batch || rep.Invocations >= rep.Messages/2 || rep.DeadLetters != 0 || rep.Worker.Kills != 2 {
 		t.Errorf("batch %v: %d invocations for %d messages, %d dead letters, %d kills", rep.Batch, rep.Invocations, rep.Messages, rep.DeadLetters, rep.Worker.Kills)
@@ -171,12 +160,11 @@ func TestEndToEndProcessOrderBatch(t *testing.T) {
 // A short Cosmos outage in a run: the handler reaches Cosmos through the
 // fault proxy, the outage holds some orders, and the summary has its figures.
 func TestEndToEndOutage(t *testing.T) {
-	root := endToEnd(t)
 	s, err := orderstream.Generate(orderstream.Options{Orders: 150, Seed: 13, Duplicates: 0.1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := runStream(t, root, s, 13, Options{Functions: []string{"ProcessOrder"},
+	rep := runStream(t, s, 13, Options{Functions: []string{"ProcessOrder"},
 		Outages: []faults.Outage{{Kind: faults.Unreachable, After: 0.2, For: 1500 * time.Millisecond}}})
 	if len(rep.Findings.Recoveries) != 1 {
 		t.Fatalf("recoveries %+v, want one outage", rep.Findings.Recoveries)
@@ -195,13 +183,12 @@ func TestEndToEndOutage(t *testing.T) {
 // has expired (an event: an outage of 5 s could end before the first batch
 // outlived its lock when the handler was slow to start).
 func TestEndToEndBatchPastItsLock(t *testing.T) {
-	root := endToEnd(t)
 	s, err := orderstream.Generate(orderstream.Options{Orders: 100, Seed: 17})
 	if err != nil {
 		t.Fatal(err)
 	}
 	expired := make(chan struct{})
-	rep := deliver(t, root, s, 17, Options{Functions: []string{"ProcessOrderBatch"}, MaxMessageBatchSize: 20,
+	rep := deliver(t, s, 17, Options{Functions: []string{"ProcessOrderBatch"}, MaxMessageBatchSize: 20,
 		Settings: []string{"QUEUE_LOCK_DURATION=1m"}, Clocks: hostemu.Clocks{LockDuration: 2 * time.Second},
 		// From the start: on a fast store the whole stream can settle
 		// before an outage due later has begun.
@@ -224,7 +211,6 @@ func TestEndToEndBatchPastItsLock(t *testing.T) {
 // other for an orderId; the HTTP checks cover what the requests stored,
 // the queue's checks the stream.
 func TestEndToEndHTTPSubmissions(t *testing.T) {
-	root := endToEnd(t)
 	subs, in, err := orderstream.GenerateSubmissions(orderstream.SubmitOptions{Orders: 40, Seed: 19, Timeouts: 0.2,
 		Concurrent: 0.15, ConcurrentSize: 6, Reused: 0.15, NewKeys: 0.15, Races: 0.15})
 	if err != nil {
@@ -234,7 +220,7 @@ func TestEndToEndHTTPSubmissions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := deliver(t, root, s, 19, Options{Functions: []string{"ProcessOrder"}, HTTPAddr: "127.0.0.1:0",
+	rep := deliver(t, s, 19, Options{Functions: []string{"ProcessOrder"}, HTTPAddr: "127.0.0.1:0",
 		FunctionKeys: map[string]string{"default": "test-key"}, Submissions: subs, SubmitInjected: &in})
 	if !rep.OK() {
 		t.Fatal("the invariant does not hold")

@@ -19,22 +19,12 @@ import (
 // for a handler that answered 404.
 func serveApp(t *testing.T, root string) string {
 	t.Helper()
-	dir := t.TempDir()
-	for name, text := range map[string]string{
+	return writeTree(t, map[string]string{
 		"host.json":                  mustRead(t, filepath.Join(root, "host.json")),
 		"ProcessOrder/function.json": mustRead(t, filepath.Join(root, "ProcessOrder", "function.json")),
 		"Ping/function.json": `{"bindings":[{"type":"httpTrigger","direction":"in","name":"req","authLevel":"function","methods":["post"],"route":"ping/{id}"},
 			{"type":"http","direction":"out","name":"res"}]}`,
-	} {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	})
 }
 
 func mustRead(t *testing.T, path string) string {
@@ -47,7 +37,7 @@ func mustRead(t *testing.T, path string) string {
 }
 
 func TestServeListensUntilTheContextEnds(t *testing.T) {
-	root := endToEnd(t)
+	root, handler, environ := endToEnd(t)
 	stdoutR, stdoutW := io.Pipe()
 	var log bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -55,8 +45,7 @@ func TestServeListensUntilTheContextEnds(t *testing.T) {
 	served := make(chan error, 1)
 	go func() {
 		defer stdoutW.Close()
-		served <- Serve(ctx, Options{AppRoot: serveApp(t, root), Executable: handlerBin, OutDir: t.TempDir(),
-			Environ:  append(os.Environ(), "COSMOS_ENDPOINT="+env.Endpoint, "COSMOS_KEY="+env.Key, "LOG_LEVEL=warn"),
+		served <- Serve(ctx, Options{AppRoot: serveApp(t, root), Executable: handler, OutDir: t.TempDir(), Environ: environ,
 			HTTPAddr: "127.0.0.1:0", FunctionKeys: map[string]string{"default": "dev-key"}, Log: &log}, stdoutW)
 	}()
 	lines := bufio.NewScanner(stdoutR)

@@ -10,19 +10,28 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
-// testApp writes a function app with two functions on one queue and one that
+// testApp is a function app with two functions on one queue and one that
 // is not a Service Bus trigger.
 func testApp(t *testing.T) *hostemu.App {
 	t.Helper()
-	root := t.TempDir()
-	files := map[string]string{
+	app, err := hostemu.LoadApp(writeTree(t, map[string]string{
 		"host.json":                        `{"version":"2.0","customHandler":{"description":{"defaultExecutablePath":"bin/handler"}}}`,
 		"ProcessOrder/function.json":       `{"bindings":[{"name":"message","type":"serviceBusTrigger","direction":"in","queueName":"orders"}]}`,
 		"ProcessOrderBatch/function.json":  `{"bindings":[{"name":"messages","type":"serviceBusTrigger","direction":"in","queueName":"orders","cardinality":"many","dataType":"string"}]}`,
 		"PublishOrderEvents/function.json": `{"bindings":[{"name":"documents","type":"cosmosDBTrigger","direction":"in"}]}`,
+	}))
+	if err != nil {
+		t.Fatal(err)
 	}
+	return app
+}
+
+// writeTree writes files (path: text) into a new folder and returns it.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
 	for name, text := range files {
-		p := filepath.Join(root, name)
+		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -30,11 +39,7 @@ func testApp(t *testing.T) *hostemu.App {
 			t.Fatal(err)
 		}
 	}
-	app, err := hostemu.LoadApp(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return app
+	return dir
 }
 
 func TestSelectFunctions(t *testing.T) {
