@@ -113,12 +113,10 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	opts := c.opts // the flags are all set once parsed
 	var err error
 	if opts.Outages, err = faults.ParseOutages(c.outages); err != nil {
-		fmt.Fprintln(stderr, "localrun:", err)
-		return exitError
+		return fail(stderr, err)
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "localrun: unexpected argument %q\n", fs.Arg(0))
-		return exitError
+		return fail(stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -144,24 +142,20 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 		opts.OutDir = filepath.Join(c.appRoot, opts.OutDir)
 	}
 	if given["hold-key-completions"] && !c.serve {
-		fmt.Fprintln(stderr, "localrun: -hold-key-completions is for -serve")
-		return exitError
+		return fail(stderr, errors.New("-hold-key-completions is for -serve"))
 	}
 	if c.serve {
 		return serveApp(ctx, opts, given, stdout, stderr)
 	}
 	if err := loadStream(&opts, c.stream, c.gen, c.writeStream); err != nil {
-		fmt.Fprintln(stderr, "localrun:", err)
-		return exitError
+		return fail(stderr, err)
 	}
 	if err := addSubmissions(&opts, c.sub, c.gen.Seed, given); err != nil {
-		fmt.Fprintln(stderr, "localrun:", err)
-		return exitError
+		return fail(stderr, err)
 	}
 	rep, err := localrun.Run(ctx, opts)
 	if err != nil {
-		fmt.Fprintln(stderr, "localrun:", err)
-		return exitError
+		return fail(stderr, err)
 	}
 	rep.Rerun = chaos.RerunCommand("run", fs, c.gen.Seed)
 	rep.Print(stdout)
@@ -169,6 +163,12 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 		return exitViolation
 	}
 	return exitOK
+}
+
+// fail reports err and returns exitError.
+func fail(stderr io.Writer, err error) int {
+	fmt.Fprintln(stderr, "localrun:", err)
+	return exitError
 }
 
 // cli is what localrun's command line sets.
@@ -245,18 +245,15 @@ func serveApp(ctx context.Context, opts localrun.Options, given map[string]bool,
 	subFlags.VisitAll(func(f *flag.Flag) { stream = append(stream, f.Name) })
 	for _, f := range stream {
 		if given[f] {
-			fmt.Fprintf(stderr, "localrun: -%s is about the generated stream; -serve has none\n", f)
-			return exitError
+			return fail(stderr, fmt.Errorf("-%s is about the generated stream; -serve has none", f))
 		}
 	}
 	if opts.HTTPAddr == "" {
-		fmt.Fprintln(stderr, "localrun: -serve needs the HTTP listener; -http-addr off leaves nothing to serve")
-		return exitError
+		return fail(stderr, errors.New("-serve needs the HTTP listener; -http-addr off leaves nothing to serve"))
 	}
 	opts.Outages = nil // they follow a stream's progress
 	if err := localrun.Serve(ctx, opts, stdout); err != nil {
-		fmt.Fprintln(stderr, "localrun:", err)
-		return exitError
+		return fail(stderr, err)
 	}
 	return exitOK
 }
