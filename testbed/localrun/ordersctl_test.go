@@ -12,11 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/producer"
-	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/faults"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
@@ -98,26 +96,15 @@ type ordersctlResult struct {
 // resubmission, and the order is then stored exactly once, while the
 // mismatch stays parked until completed.
 func TestEndToEndParkResubmitStore(t *testing.T) {
-	root, handler, environ := endToEnd(t)
 	env := cosmosDB.Env(t)
 	ctl := buildOrdersctl(t)
 	out := t.TempDir()
 	opts := func(msgs []*hostemu.Message) Options {
-		return Options{AppRoot: root, Executable: handler, Functions: []string{"ProcessOrder"}, Environ: environ,
+		return Options{Functions: []string{"ProcessOrder"},
 			// One delivery held for two seconds is the whole retry budget
 			// (36 minutes in Azure), so a short outage exhausts it.
 			Settings: []string{"RETRY_BUDGET_DELIVERY_COUNT=1", "MESSAGE_DEADLINE=2s", "COSMOS_OPERATION_TIMEOUT=500ms", "COSMOS_PROBE_INTERVAL=200ms"},
 			Messages: msgs, MaxConcurrentCalls: 1, OutDir: out, Timeout: time.Minute, KeepDatabase: true}
-	}
-	deliver := func(o Options) *chaos.Report {
-		t.Helper()
-		var log bytes.Buffer
-		o.Log = &log
-		rep, err := Run(context.Background(), o)
-		if err != nil {
-			t.Fatalf("run: %v\n%s", err, log.String())
-		}
-		return rep
 	}
 
 	// Run 1, one message at a time: C while Cosmos is unreachable for
@@ -130,16 +117,13 @@ func TestEndToEndParkResubmitStore(t *testing.T) {
 	parkedC := make(chan struct{})
 	first.Outages = []faults.Outage{{Kind: faults.Unreachable, After: 0, Until: parkedC}}
 	first.Watch = closeWhen(parkedC, func(q hostemu.QueueCounts) bool { return q.Completed+q.DeadLettered > 0 })
-	rep := deliver(first)
-	store, err := cosmostest.OpenDatabase(cosmos.Options{Endpoint: env.Endpoint, Key: env.Key}, rep.Database, "orders")
+	rep := runEndToEnd(t, first)
+	store, err := cosmostest.OpenDatabase(env.Options(), rep.Database, "orders")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Delete(context.WithoutCancel(context.Background())) })
 	if rep.ExhaustedParked != 1 || rep.MismatchesParked != 1 {
-		var b bytes.Buffer
-		rep.Print(&b)
-		t.Log(b.String())
 		t.Fatalf("run 1 parked %d exhausted, %d mismatches; want 1 and 1", rep.ExhaustedParked, rep.MismatchesParked)
 	}
 
@@ -157,10 +141,8 @@ func TestEndToEndParkResubmitStore(t *testing.T) {
 	}
 	second := opts(msgs)
 	second.Database, second.Resume = rep.Database, true
-	if rep := deliver(second); !rep.OK() || rep.StoredOrders != 1 {
-		var b bytes.Buffer
-		rep.Print(&b)
-		t.Fatalf("run 2:\n%s", b.String())
+	if rep := runEndToEnd(t, second); !rep.OK() || rep.StoredOrders != 1 {
+		t.Fatalf("run 2 stored %d orders, invariant held: %v; want 1 and true", rep.StoredOrders, rep.OK())
 	}
 
 	checkStoredOnce(t, store, "ORD-E2E-A", "ORD-E2E-B", "ORD-E2E-C")

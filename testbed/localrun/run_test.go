@@ -2,6 +2,7 @@ package localrun
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -97,9 +98,17 @@ func runStream(t *testing.T, s *orderstream.Stream, seed uint64, o Options) *cha
 // but not asserted.
 func deliver(t *testing.T, s *orderstream.Stream, seed uint64, o Options) *chaos.Report {
 	t.Helper()
-	o.AppRoot, o.Executable, o.Environ = endToEnd(t)
 	o.Messages, o.Injected, o.Seed = s.Messages, &s.Injected, seed
-	o.OutDir, o.Timeout = t.TempDir(), 2*time.Minute
+	o.OutDir = t.TempDir()
+	return runEndToEnd(t, o)
+}
+
+// runEndToEnd runs o with the real handler (endToEnd), within 2 minutes
+// unless o says otherwise, and logs its report.
+func runEndToEnd(t *testing.T, o Options) *chaos.Report {
+	t.Helper()
+	o.AppRoot, o.Executable, o.Environ = endToEnd(t)
+	o.Timeout = cmp.Or(o.Timeout, 2*time.Minute)
 	var log bytes.Buffer
 	o.Log = &log
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
