@@ -203,7 +203,7 @@ func runConfig(opts Options, ss *session, w *watched, traffic func(context.Conte
 	rc := ss.rigConfig(opts, w.outcomes, func(inv *hostemu.Invocation) {
 		w.add(inv)
 		if opts.Verbose {
-			ss.printInvocation(inv)
+			ss.logInvocation(inv)
 		}
 	})
 	rc.Traffic, rc.Enqueued = traffic, w.tracker.Enqueued

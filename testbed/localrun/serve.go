@@ -51,7 +51,7 @@ func Serve(ctx context.Context, opts Options, stdout io.Writer) error {
 	}
 	rc := ss.rigConfig(opts, ss.handlerLog, func(inv *hostemu.Invocation) {
 		if opts.Verbose || !inv.OK() {
-			ss.printInvocation(inv)
+			ss.logInvocation(inv)
 		}
 	})
 	rc.Proxy, rc.Serve = proxy, true

@@ -138,8 +138,8 @@ func (s *session) deliver(ctx context.Context, rc rig.Config) (*rig.Result, erro
 	return res, nil
 }
 
-// printInvocation logs one queue invocation (printInvocation).
-func (s *session) printInvocation(inv *hostemu.Invocation) {
+// logInvocation writes one queue invocation to the log (printInvocation).
+func (s *session) logInvocation(inv *hostemu.Invocation) {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	printInvocation(s.log, inv)
