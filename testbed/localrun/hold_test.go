@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,32 +13,13 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
-// upstream is a loopback stand-in for Cosmos that records the requests it
-// sees, in order.
-type upstream struct {
-	mu   sync.Mutex
-	seen []string
-}
-
-func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	u.mu.Lock()
-	u.seen = append(u.seen, r.Method+" "+r.URL.Path)
-	u.mu.Unlock()
-	w.WriteHeader(http.StatusOK)
-}
-
-func (u *upstream) requests() []string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]string(nil), u.seen...)
-}
-
-// holdRig is the fault proxy with a completionHold in front of upstream;
-// logs receives the hold's lines.
-func holdRig(t *testing.T, max time.Duration) (proxyURL string, up *upstream, logs chan string) {
+// holdRig is the fault proxy with a completionHold in front of a loopback
+// stand-in for Cosmos; seen receives the requests that reach the stand-in,
+// in order, and logs the hold's lines.
+func holdRig(t *testing.T, max time.Duration) (proxyURL string, seen, logs chan string) {
 	t.Helper()
-	up = &upstream{}
-	srv := httptest.NewServer(up)
+	seen = make(chan string, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { seen <- r.Method + " " + r.URL.Path }))
 	t.Cleanup(srv.Close)
 	logs = make(chan string, 16)
 	h := newCompletionHold("idempotency-keys", max, func(format string, args ...any) { logs <- fmt.Sprintf(format, args...) })
@@ -50,7 +30,16 @@ func holdRig(t *testing.T, max time.Duration) (proxyURL string, up *upstream, lo
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
-	return strings.TrimSuffix(p.URL(), "/"), up, logs
+	return strings.TrimSuffix(p.URL(), "/"), seen, logs
+}
+
+// received returns the requests seen holds now.
+func received(seen chan string) []string {
+	var got []string
+	for len(seen) > 0 {
+		got = append(got, <-seen)
+	}
+	return got
 }
 
 func send(t *testing.T, method, url string) {
@@ -72,7 +61,7 @@ func send(t *testing.T, method, url string) {
 const keyRecordPath = "/dbs/shop/colls/idempotency-keys/docs/0f1e2d"
 
 func TestCompletionHoldWaitsForAReadOfTheRecord(t *testing.T) {
-	base, up, logs := holdRig(t, time.Minute)
+	base, seen, logs := holdRig(t, time.Minute)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -96,7 +85,7 @@ func TestCompletionHoldWaitsForAReadOfTheRecord(t *testing.T) {
 	if l := <-logs; !strings.Contains(l, "released the completion of key record 0f1e2d: another request read the record") {
 		t.Errorf("release line %q", l)
 	}
-	got := up.requests()
+	got := received(seen)
 	want := []string{
 		"POST /dbs/shop/colls/idempotency-keys/docs",
 		"GET /dbs/shop/colls/idempotency-keys/docs/other",
@@ -118,13 +107,13 @@ func TestCompletionHoldWaitsForAReadOfTheRecord(t *testing.T) {
 }
 
 func TestCompletionHoldEndsAtItsMaximum(t *testing.T) {
-	base, up, logs := holdRig(t, 50*time.Millisecond)
+	base, seen, logs := holdRig(t, 50*time.Millisecond)
 	send(t, http.MethodPut, base+keyRecordPath)
 	<-logs
 	if l := <-logs; !strings.Contains(l, "no request read it within 50ms") {
 		t.Errorf("release line %q", l)
 	}
-	if got := up.requests(); len(got) != 1 || got[0] != "PUT "+keyRecordPath {
+	if got := received(seen); len(got) != 1 || got[0] != "PUT "+keyRecordPath {
 		t.Errorf("Cosmos saw %q, want the completion once", got)
 	}
 }
