@@ -260,9 +260,8 @@ func showProgress(w io.Writer, q *hostemu.Queue) func() {
 		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("msg"),
 		progressbar.OptionSetWidth(30), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
 	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
+	var drawing sync.WaitGroup
+	drawing.Go(func() {
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		for {
@@ -275,8 +274,8 @@ func showProgress(w io.Writer, q *hostemu.Queue) func() {
 			case <-tick.C:
 			}
 		}
-	}()
-	return func() { close(done); <-stopped }
+	})
+	return func() { close(done); drawing.Wait() }
 }
 
 func printInvocation(w io.Writer, inv *hostemu.Invocation) {
