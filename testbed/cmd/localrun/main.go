@@ -127,7 +127,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 		opts.HTTPOptional = !given["http-addr"] && !c.serve
 	}
 
-	opts.AppRoot, opts.Functions, opts.Settings, opts.Environ = c.appRoot, c.functions, c.settings, environ
+	opts.Environ = environ
 	opts.Log = stderr
 	if !c.noBar {
 		opts.Progress = progress
@@ -135,11 +135,11 @@ func run(ctx context.Context, args, environ []string, stdout, stderr, progress i
 	if c.local != "" {
 		opts.LocalSettings = c.local
 		if !filepath.IsAbs(c.local) {
-			opts.LocalSettings = filepath.Join(c.appRoot, c.local)
+			opts.LocalSettings = filepath.Join(opts.AppRoot, c.local)
 		}
 	}
 	if !filepath.IsAbs(opts.OutDir) {
-		opts.OutDir = filepath.Join(c.appRoot, opts.OutDir)
+		opts.OutDir = filepath.Join(opts.AppRoot, opts.OutDir)
 	}
 	if given["hold-key-completions"] && !c.serve {
 		return fail(stderr, errors.New("-hold-key-completions is for -serve"))
@@ -173,13 +173,11 @@ func fail(stderr io.Writer, err error) int {
 
 // cli is what localrun's command line sets.
 type cli struct {
-	opts                                                   localrun.Options
-	gen                                                    orderstream.Options
-	sub                                                    orderstream.SubmitOptions
-	functions                                              listFlag
-	settings                                               settingFlag
-	stream, appRoot, local, writeStream, outages, httpAddr string
-	noBar, serve                                           bool
+	opts                                          localrun.Options
+	gen                                           orderstream.Options
+	sub                                           orderstream.SubmitOptions
+	stream, local, writeStream, outages, httpAddr string
+	noBar, serve                                  bool
 }
 
 // newFlags declares localrun's flags.
@@ -189,7 +187,7 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *cli) {
 	c := &cli{gen: orderstream.DefaultOptions(), sub: orderstream.DefaultSubmitOptions()}
 	opts, gen := &c.opts, &c.gen
 	fs.StringVar(&c.stream, "stream", "", "deliver the messages of this JSONL file instead of generated orders")
-	fs.StringVar(&c.appRoot, "app", ".", "function app root (host.json, */function.json)")
+	fs.StringVar(&opts.AppRoot, "app", ".", "function app root (host.json, */function.json)")
 	fs.StringVar(&c.local, "local-settings", "local.settings.json", "Values to use where the environment has none, like Core Tools (relative to -app; empty for none)")
 	fs.BoolVar(&c.noBar, "no-progress", false, "no progress bar even on a terminal")
 	fs.BoolVar(&c.serve, "serve", false, "no stream and no check: serve the HTTP triggers and the queue until Ctrl-C (make serve)")
@@ -198,8 +196,8 @@ func newFlags(stderr io.Writer) (*flag.FlagSet, *cli) {
 	fs.DurationVar(&opts.HoldKeyCompletions, "hold-key-completions", 0, "-serve: hold each completion of an idempotency key record until another request reads the record, at most this long (below SUBMIT_DEADLINE), so a second request with a key meets the first in flight; once one has been met so, completions pass (make http-demo)")
 	fs.StringVar(&opts.HistoryFile, "history-html", "", "file for porcupine's visualisation of the orderIds whose history is not linearizable (HTML)")
 	fs.StringVar(&opts.Executable, "executable", "", "handler executable (default: host.json customHandler.description.defaultExecutablePath)")
-	fs.Var(&c.functions, "function", "feed the queue to these functions only (comma-separated); the others are disabled")
-	fs.Var(&c.settings, "setting", "app setting KEY=VALUE for the handler and the host, e.g. AzureWebJobs.ProcessOrder.Disabled=true (repeatable)")
+	fs.Var((*listFlag)(&opts.Functions), "function", "feed the queue to these functions only (comma-separated); the others are disabled")
+	fs.Var((*settingFlag)(&opts.Settings), "setting", "app setting KEY=VALUE for the handler and the host, e.g. AzureWebJobs.ProcessOrder.Disabled=true (repeatable)")
 	fs.IntVar(&gen.Orders, "orders", gen.Orders, "generated orders")
 	fs.Uint64Var(&gen.Seed, "seed", gen.Seed, "seed of the generated stream")
 	fs.Float64Var(&gen.Duplicates, "duplicates", gen.Duplicates, "producer re-sends, as a fraction of orders")
