@@ -259,16 +259,12 @@ func TestEndToEndHTTPSubmissions(t *testing.T) {
 func closeWhen(ch chan struct{}, cond func(hostemu.QueueCounts) bool) func(*rig.Live) func() {
 	return func(l *rig.Live) func() {
 		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
+		var waiting sync.WaitGroup
+		waiting.Go(func() {
 			if faults.WaitFor(ctx, func() bool { return cond(l.Queue.Counts()) }) {
 				close(ch)
 			}
-		}()
-		return func() {
-			cancel()
-			<-done
-		}
+		})
+		return func() { cancel(); waiting.Wait() }
 	}
 }
