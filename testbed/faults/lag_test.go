@@ -2,7 +2,6 @@ package faults
 
 import (
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 )
@@ -24,25 +23,11 @@ func TestLaggingReplicas(t *testing.T) {
 		return u
 	}
 	a, b, c := listen(1), listen(2), listen(3)
-	client := &http.Client{Timeout: 10 * time.Second}
-	do := func(method, base, token string) *http.Response {
-		t.Helper()
-		path, body := docsPath+"/ORD-1", ""
-		if method == http.MethodPost {
-			path, body = docsPath, `{"id":"ORD-1","orderId":"ORD-1"}`
-		}
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		if token != "" {
-			req.Header.Set(SessionHeader, token)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp
+	created, _, err := send(t, http.MethodPost, a+docsPath, anOrder)
+	if err != nil {
+		t.Fatal(err)
 	}
-	token := do(http.MethodPost, a, "").Header.Get(SessionHeader)
+	token := created.Header.Get(SessionHeader)
 	lag := p.lag.docs["/"+docsPath+"/ORD-1"][0].lag
 	for _, s := range []struct {
 		name, base, token string
@@ -56,8 +41,12 @@ func TestLaggingReplicas(t *testing.T) {
 		{"another instance past the lag", b, "", lag, false},
 	} {
 		now = now.Add(s.after)
-		if got := do(http.MethodGet, s.base, s.token).StatusCode; (got == http.StatusNotFound) != s.want404 {
-			t.Errorf("%s read %d, want 404: %t", s.name, got, s.want404)
+		read, _, err := send(t, http.MethodGet, s.base+docsPath+"/ORD-1", "", SessionHeader, s.token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (read.StatusCode == http.StatusNotFound) != s.want404 {
+			t.Errorf("%s read %d, want 404: %t", s.name, read.StatusCode, s.want404)
 		}
 	}
 	if n := p.Counts().StaleReads; n != 1 {

@@ -17,12 +17,12 @@ func TestProxyOutage(t *testing.T) {
 	p := startProxy(t, ProxyConfig{Upstream: up.URL})
 	for _, path := range []string{"", docsPath} {
 		p.SetOutage(Forbidden)
-		resp, body, err := post(t, p.URL()+path)
+		resp, body, err := send(t, http.MethodPost, p.URL()+path, anOrder)
 		if err != nil || resp.StatusCode != http.StatusForbidden || resp.Header.Get("x-ms-substatus") != "5301" {
 			t.Errorf("forbidden, /%s: %v %v %s; want 403 sub-status 5301", path, resp, err, body)
 		}
 		p.SetOutage(Unreachable)
-		if _, _, err := post(t, p.URL()+path); err == nil {
+		if _, _, err := send(t, http.MethodPost, p.URL()+path, anOrder); err == nil {
 			t.Errorf("unreachable, /%s: an answer; want the connection reset", path)
 		}
 	}
@@ -30,7 +30,7 @@ func TestProxyOutage(t *testing.T) {
 		t.Errorf("Cosmos saw %d requests during the outages, want 0", n)
 	}
 	p.SetOutage(0)
-	if resp, _, err := post(t, p.URL()+docsPath); err != nil || resp.StatusCode != http.StatusCreated {
+	if resp, _, err := send(t, http.MethodPost, p.URL()+docsPath, anOrder); err != nil || resp.StatusCode != http.StatusCreated {
 		t.Errorf("after the outage: %v %v, want the request forwarded", resp, err)
 	}
 	if c := p.Counts(); c.OutageAnswers != 4 || c.Forwarded != 1 {

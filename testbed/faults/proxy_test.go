@@ -60,11 +60,26 @@ func only(f Fault) Rates {
 
 const docsPath = "dbs/shop/colls/orders/docs"
 
-func post(t *testing.T, url string) (*http.Response, []byte, error) {
+// anOrder is the body of a create.
+const anOrder = `{"id":"ORD-1","orderId":"ORD-1"}`
+
+// send makes one request on a connection of its own, with header's
+// name-value pairs (an empty value is left out), and reads the answer
+// whole; err is why there was none.
+func send(t *testing.T, method, url, body string, header ...string) (*http.Response, []byte, error) {
 	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i+1] != "" {
+			req.Header.Set(header[i], header[i+1])
+		}
+	}
 	client := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
-	resp, err := client.Post(url, "application/json", strings.NewReader(`{"id":"ORD-1","orderId":"ORD-1"}`))
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -73,103 +88,76 @@ func post(t *testing.T, url string) (*http.Response, []byte, error) {
 	return resp, b, err
 }
 
-func TestProxyAnswersWithoutForwarding(t *testing.T) {
+// Each fault as the client meets it. Throttle, Unavailable and Timeout are
+// answered by the proxy with a Cosmos error, and Drop closes the connection
+// without an answer: none reaches Cosmos. LostAnswer writes and then resets
+// the connection; Slow writes and answers late, without passing on the
+// upstream's Connection: close. Only what Cosmos answered is observed.
+func TestProxyFaults(t *testing.T) {
+	const delay = 150 * time.Millisecond
 	tests := []struct {
 		fault     Fault
-		status    int
+		status    int // 0: no answer
 		subStatus string
+		err       error // why there is no answer
+		forwarded int64 // requests that reached Cosmos
 	}{
-		{Throttle, http.StatusTooManyRequests, "3200"},
-		{Unavailable, http.StatusServiceUnavailable, "20001"},
-		{Timeout, http.StatusRequestTimeout, "0"},
+		{Throttle, http.StatusTooManyRequests, "3200", nil, 0},
+		{Unavailable, http.StatusServiceUnavailable, "20001", nil, 0},
+		{Timeout, http.StatusRequestTimeout, "0", nil, 0},
+		{Drop, 0, "", io.EOF, 0},
+		{LostAnswer, 0, "", syscall.ECONNRESET, 1},
+		{Slow, http.StatusCreated, "", nil, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fault.String(), func(t *testing.T) {
 			up := newUpstream(t)
-			p := startProxy(t, ProxyConfig{Upstream: up.URL, Rates: only(tt.fault), RetryAfter: 37 * time.Millisecond})
-			resp, body, err := post(t, p.URL()+docsPath)
-			if err != nil {
+			seen := make(chan Exchange, 1)
+			p := startProxy(t, ProxyConfig{Upstream: up.URL, Rates: only(tt.fault), RetryAfter: 37 * time.Millisecond,
+				SlowMin: delay, SlowMax: delay, Observe: func(x Exchange) { seen <- x }})
+			start := time.Now()
+			resp, body, err := send(t, http.MethodPost, p.URL()+docsPath, anOrder)
+			took := time.Since(start)
+			switch {
+			case tt.err != nil && !errors.Is(err, tt.err):
+				t.Fatalf("err = %v, want no answer (%v)", err, tt.err)
+			case tt.err == nil && err != nil:
 				t.Fatal(err)
+			case tt.err == nil && (resp.StatusCode != tt.status || resp.Header.Get("x-ms-substatus") != tt.subStatus):
+				t.Errorf("status %d sub-status %q, want %d %q", resp.StatusCode, resp.Header.Get("x-ms-substatus"), tt.status, tt.subStatus)
 			}
-			if resp.StatusCode != tt.status {
-				t.Errorf("status %d, want %d", resp.StatusCode, tt.status)
+			if n := up.hits.Load(); n != tt.forwarded {
+				t.Errorf("Cosmos saw %d requests, want %d", n, tt.forwarded)
 			}
-			if got := resp.Header.Get("x-ms-substatus"); got != tt.subStatus {
-				t.Errorf("x-ms-substatus %q, want %q", got, tt.subStatus)
+			if c := p.Counts(); c.Faults[tt.fault] != 1 || c.TotalFaults() != 1 || c.Forwarded != tt.forwarded {
+				t.Errorf("counts %+v, want one %s and %d forwarded", c, tt.fault, tt.forwarded)
 			}
-			if tt.fault == Throttle {
-				if got := resp.Header.Get("x-ms-retry-after-ms"); got != "37" {
-					t.Errorf("x-ms-retry-after-ms %q, want 37", got)
+			select {
+			case x := <-seen:
+				if tt.forwarded == 0 || x.Fault != tt.fault || x.Status != http.StatusCreated {
+					t.Errorf("observed %+v, want only the 201 exchange of a forwarded request, marked %s", x, tt.fault)
+				}
+			default:
+				if tt.forwarded > 0 {
+					t.Error("the exchange Cosmos answered was not observed")
 				}
 			}
-			var e struct{ Code, Message string }
-			if err := json.Unmarshal(body, &e); err != nil || e.Code == "" || e.Message == "" {
-				t.Errorf("body %s: want a Cosmos error object with code and message", body)
+			if tt.status >= 400 {
+				var e struct{ Code, Message string }
+				if err := json.Unmarshal(body, &e); err != nil || e.Code == "" || e.Message == "" {
+					t.Errorf("body %s: want a Cosmos error object with code and message", body)
+				}
 			}
-			if n := up.hits.Load(); n != 0 {
-				t.Errorf("Cosmos saw %d requests, want 0: the fault is answered by the proxy", n)
+			if tt.fault == Throttle && resp.Header.Get("x-ms-retry-after-ms") != "37" {
+				t.Errorf("x-ms-retry-after-ms %q, want 37", resp.Header.Get("x-ms-retry-after-ms"))
 			}
-			if c := p.Counts(); c.Faults[tt.fault] != 1 || c.TotalFaults() != 1 || c.Forwarded != 0 {
-				t.Errorf("counts %+v, want one %s and nothing forwarded", c, tt.fault)
+			if tt.fault == Slow && took < delay {
+				t.Errorf("answered after %s, want at least %s", took, delay)
+			}
+			if tt.fault == Slow && (string(body) != `{"id":"ORD-1"}` || resp.Close || resp.Header.Get("Connection") != "") {
+				t.Errorf("got %s (close %t), want the upstream answer without its Connection: close", body, resp.Close)
 			}
 		})
-	}
-}
-
-func TestProxyDropClosesWithoutAnswer(t *testing.T) {
-	up := newUpstream(t)
-	p := startProxy(t, ProxyConfig{Upstream: up.URL, Rates: only(Drop)})
-	_, _, err := post(t, p.URL()+docsPath)
-	if err == nil || !strings.Contains(err.Error(), "EOF") {
-		t.Fatalf("err = %v, want the connection closed without an answer (EOF)", err)
-	}
-	if n := up.hits.Load(); n != 0 {
-		t.Errorf("Cosmos saw %d requests, want 0", n)
-	}
-	if c := p.Counts(); c.Faults[Drop] != 1 {
-		t.Errorf("dropped %d, want 1", c.Faults[Drop])
-	}
-}
-
-func TestProxyLostAnswerWritesThenResets(t *testing.T) {
-	up := newUpstream(t)
-	seen := make(chan Exchange, 1)
-	p := startProxy(t, ProxyConfig{Upstream: up.URL, Rates: only(LostAnswer), Observe: func(x Exchange) { seen <- x }})
-	_, _, err := post(t, p.URL()+docsPath)
-	if !errors.Is(err, syscall.ECONNRESET) {
-		t.Fatalf("err = %v, want a connection reset", err)
-	}
-	if n := up.hits.Load(); n != 1 {
-		t.Errorf("Cosmos saw %d requests, want 1: the write happens, only its answer is lost", n)
-	}
-	if x := <-seen; x.Fault != LostAnswer || x.Status != http.StatusCreated {
-		t.Errorf("observed %+v, want the 201 exchange marked lost-answer", x)
-	}
-	if c := p.Counts(); c.Faults[LostAnswer] != 1 || c.Forwarded != 1 {
-		t.Errorf("counts %+v", c)
-	}
-}
-
-func TestProxySlowForwardsThenAnswersLate(t *testing.T) {
-	up := newUpstream(t)
-	const delay = 150 * time.Millisecond
-	p := startProxy(t, ProxyConfig{Upstream: up.URL, Rates: only(Slow), SlowMin: delay, SlowMax: delay})
-	start := time.Now()
-	resp, body, err := post(t, p.URL()+docsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if took := time.Since(start); took < delay {
-		t.Errorf("answered after %s, want at least %s", took, delay)
-	}
-	if resp.StatusCode != http.StatusCreated || string(body) != `{"id":"ORD-1"}` {
-		t.Errorf("got %d %s, want the upstream answer", resp.StatusCode, body)
-	}
-	if resp.Close || resp.Header.Get("Connection") != "" {
-		t.Errorf("the upstream's Connection: close reached the client")
-	}
-	if n := up.hits.Load(); n != 1 {
-		t.Errorf("Cosmos saw %d requests, want 1", n)
 	}
 }
 
@@ -180,14 +168,11 @@ func TestProxyLatencyHoldsEveryAnswer(t *testing.T) {
 	up := newUpstream(t)
 	const latency = 100 * time.Millisecond
 	p := startProxy(t, ProxyConfig{Upstream: up.URL, Latency: latency})
-	client := &http.Client{Timeout: 10 * time.Second}
 	for _, path := range []string{"", docsPath} {
 		start := time.Now()
-		resp, err := client.Get(p.URL() + path)
-		if err != nil {
+		if _, _, err := send(t, http.MethodGet, p.URL()+path, ""); err != nil {
 			t.Fatalf("GET /%s: %v", path, err)
 		}
-		resp.Body.Close()
 		if took := time.Since(start); took < latency {
 			t.Errorf("GET /%s answered after %s, want at least %s", path, took, latency)
 		}
@@ -199,7 +184,7 @@ func TestProxyLatencyHoldsEveryAnswer(t *testing.T) {
 	const far = 5 * time.Second
 	throttled := startProxy(t, ProxyConfig{Upstream: up.URL, Latency: far, Rates: only(Throttle)})
 	start := time.Now()
-	resp, _, err := post(t, throttled.URL()+docsPath)
+	resp, _, err := send(t, http.MethodPost, throttled.URL()+docsPath, anOrder)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,13 +196,10 @@ func TestProxyLatencyHoldsEveryAnswer(t *testing.T) {
 func TestProxyNeverFaultsMetadata(t *testing.T) {
 	up := newUpstream(t)
 	p := startProxy(t, ProxyConfig{Upstream: up.URL, Rates: only(Drop)})
-	client := &http.Client{Timeout: 10 * time.Second}
 	for _, path := range []string{"", "dbs/shop", "dbs/shop/colls/orders", "dbs/shop/colls/orders/pkranges"} {
-		resp, err := client.Get(p.URL() + path)
-		if err != nil {
+		if _, _, err := send(t, http.MethodGet, p.URL()+path, ""); err != nil {
 			t.Fatalf("GET /%s: %v", path, err)
 		}
-		resp.Body.Close()
 	}
 	if c := p.Counts(); c.TotalFaults() != 0 || c.Metadata != 4 || c.Forwarded != 4 {
 		t.Errorf("counts %+v, want 4 metadata reads forwarded, no fault", c)
@@ -227,17 +209,16 @@ func TestProxyNeverFaultsMetadata(t *testing.T) {
 func TestProxyRewritesAccountEndpoints(t *testing.T) {
 	up := newUpstream(t)
 	p := startProxy(t, ProxyConfig{Upstream: up.URL})
-	resp, err := http.Get(p.URL())
+	_, body, err := send(t, http.MethodGet, p.URL(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
 	var doc struct {
 		Writable   []struct{ DatabaseAccountEndpoint string } `json:"writableLocations"`
 		Readable   []struct{ DatabaseAccountEndpoint string } `json:"readableLocations"`
 		MultiWrite *bool                                      `json:"enableMultipleWriteLocations"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+	if err := json.Unmarshal(body, &doc); err != nil {
 		t.Fatal(err)
 	}
 	// The SDK keeps the configured scheme and takes only host:port.
@@ -282,15 +263,11 @@ func TestRates(t *testing.T) {
 func TestProxyRatesHold(t *testing.T) {
 	up := newUpstream(t)
 	p := startProxy(t, ProxyConfig{Upstream: up.URL, Rates: Rates{Throttle: 0.3, Timeout: 0.2}, Seed: 7})
-	client := &http.Client{Timeout: 10 * time.Second}
 	const n = 400
 	for range n {
-		resp, err := client.Post(p.URL()+docsPath, "application/json", strings.NewReader(`{}`))
-		if err != nil {
+		if _, _, err := send(t, http.MethodPost, p.URL()+docsPath, `{}`); err != nil {
 			t.Fatal(err)
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
 	}
 	c := p.Counts()
 	for f, want := range map[Fault]float64{Throttle: 0.3, Timeout: 0.2} {
@@ -310,17 +287,11 @@ func TestProxyRatesHold(t *testing.T) {
 func TestProxyCountsResends(t *testing.T) {
 	up := newUpstream(t)
 	p := startProxy(t, ProxyConfig{Upstream: up.URL, Rates: only(Throttle)})
-	client := &http.Client{Timeout: 10 * time.Second}
-	send := func(body string) {
-		resp, err := client.Post(p.URL()+docsPath, "application/json", strings.NewReader(body))
-		if err != nil {
+	for _, body := range []string{`{"id":"a"}`, `{"id":"a"}`, `{"id":"b"}`} {
+		if _, _, err := send(t, http.MethodPost, p.URL()+docsPath, body); err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
 	}
-	send(`{"id":"a"}`)
-	send(`{"id":"a"}`)
-	send(`{"id":"b"}`)
 	if c := p.Counts(); c.Resent[Throttle] != 1 || c.TotalResent() != 1 {
 		t.Errorf("resent %v, want one resend after a 429", c.Resent)
 	}
@@ -338,19 +309,19 @@ func TestProxyPickComesBeforeTheRates(t *testing.T) {
 			return -1
 		}})
 	keys := p.URL() + "dbs/shop/colls/idempotency-keys/docs"
-	resp, _, err := post(t, p.URL()+docsPath)
+	resp, _, err := send(t, http.MethodPost, p.URL()+docsPath, anOrder)
 	if err != nil || resp.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("not picked: %v %v, want the rates' 429", resp, err)
 	}
 	pick = LostAnswer
-	if _, _, err := post(t, keys); err == nil {
+	if _, _, err := send(t, http.MethodPost, keys, anOrder); err == nil {
 		t.Fatal("a lost answer was answered")
 	}
 	if up.hits.Load() != 1 {
 		t.Errorf("upstream saw %d requests, want the one whose answer was lost", up.hits.Load())
 	}
 	pick = Drop
-	if _, _, err := post(t, keys); err == nil || up.hits.Load() != 1 {
+	if _, _, err := send(t, http.MethodPost, keys, anOrder); err == nil || up.hits.Load() != 1 {
 		t.Errorf("dropped: %v, upstream hits %d; want no answer and nothing forwarded", err, up.hits.Load())
 	}
 	if c := p.Counts(); c.Faults[LostAnswer] != 1 || c.Faults[Drop] != 1 || c.Faults[Throttle] != 1 {

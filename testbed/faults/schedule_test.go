@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // A request's fault depends on the seed and on which request it is (its
@@ -17,16 +16,12 @@ func TestFaultsRerunFromTheSeed(t *testing.T) {
 	rates := Rates{Throttle: 0.3, Unavailable: 0.2}
 	statuses := func(seed uint64, sequence string) map[string][]int {
 		p := startProxy(t, ProxyConfig{Upstream: up.URL, Rates: rates, Seed: seed})
-		client := &http.Client{Timeout: 10 * time.Second}
 		got := map[string][]int{}
 		for _, order := range strings.Split(sequence, "") {
-			req, _ := http.NewRequest(http.MethodPost, p.URL()+docsPath, strings.NewReader(`{}`))
-			req.Header.Set("x-ms-documentdb-partitionkey", `["`+order+`"]`)
-			resp, err := client.Do(req)
+			resp, _, err := send(t, http.MethodPost, p.URL()+docsPath, `{}`, "x-ms-documentdb-partitionkey", `["`+order+`"]`)
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp.Body.Close()
 			got[order] = append(got[order], resp.StatusCode)
 		}
 		return got
