@@ -62,13 +62,7 @@ func Uniform(rate float64) Rates {
 }
 
 // Total is the probability that a document request gets any fault.
-func (r Rates) Total() float64 {
-	var t float64
-	for _, v := range r {
-		t += v
-	}
-	return t
-}
+func (r Rates) Total() float64 { return sum(r) }
 
 // Validate refuses negative rates and rates that add up past 1.
 func (r Rates) Validate() error {
@@ -128,19 +122,16 @@ type ProxyCounts struct {
 }
 
 // TotalResent is the number of requests resent after a fault.
-func (c ProxyCounts) TotalResent() int64 {
-	var t int64
-	for _, n := range c.Resent {
-		t += n
-	}
-	return t
-}
+func (c ProxyCounts) TotalResent() int64 { return sum(c.Resent) }
 
 // TotalFaults is the number of faults injected.
-func (c ProxyCounts) TotalFaults() int64 {
-	var t int64
-	for _, n := range c.Faults {
-		t += n
+func (c ProxyCounts) TotalFaults() int64 { return sum(c.Faults) }
+
+// sum adds up a figure of each fault.
+func sum[T int64 | float64](byFault [numFaults]T) T {
+	var t T
+	for _, v := range byFault {
+		t += v
 	}
 	return t
 }

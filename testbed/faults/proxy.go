@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -96,16 +97,15 @@ type Exchange struct {
 type Proxy struct {
 	cfg      ProxyConfig
 	upstream *url.URL
-	ln       net.Listener
-	srv      *http.Server
+	url      string // the proxy's own listener's
 	client   *http.Client
 	rates    atomic.Pointer[Rates]
 	outage   atomic.Int32 // an OutageKind; 0: none
 	closing  chan struct{}
 	closeOne sync.Once
-	more     []*http.Server // Listen's
 
-	mu    sync.Mutex
+	mu      sync.Mutex
+	servers []*http.Server // the proxy's own, then Listen's
 	sched schedule
 	lag   *replicas // nil without Lag
 	// faulted remembers requests that got a fault without a usable
@@ -137,17 +137,12 @@ func StartProxy(cfg ProxyConfig) (*Proxy, error) {
 	if seed == 0 {
 		seed = rand.Uint64()
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("fault proxy: %w", err)
-	}
 	p := &Proxy{
-		cfg: cfg, upstream: up, ln: ln, closing: make(chan struct{}), faulted: map[[sha256.Size]byte]Fault{},
+		cfg: cfg, upstream: up, closing: make(chan struct{}), faulted: map[[sha256.Size]byte]Fault{},
 		sched: schedule{seed: seed, seen: map[[sha256.Size]byte]uint64{}},
 		lag:   newReplicas(cfg.Lag, seed),
 		client: &http.Client{
 			Transport: &http.Transport{
-				Proxy:               nil,
 				MaxIdleConns:        256,
 				MaxIdleConnsPerHost: 128,
 				IdleConnTimeout:     30 * time.Second,
@@ -162,18 +157,20 @@ func StartProxy(cfg ProxyConfig) (*Proxy, error) {
 		},
 	}
 	p.rates.Store(&cfg.Rates)
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = p.srv.Serve(ln) }()
+	if p.url, err = p.Listen(0); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
 // URL is the endpoint clients use instead of the upstream, with a trailing
 // slash like a Cosmos account endpoint.
-func (p *Proxy) URL() string { return "http://" + p.ln.Addr().String() + "/" }
+func (p *Proxy) URL() string { return p.url }
 
 // Listen opens a listener of the proxy for one instance of the handler
-// (instance > 0) and returns its URL: each instance's requests are told
-// apart (Pick, Observe), as their clients are in Cosmos DB.
+// (instance > 0; 0 is the proxy's own) and returns its URL: each
+// instance's requests are told apart (Pick, Observe), as their clients are
+// in Cosmos DB.
 func (p *Proxy) Listen(instance int) (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -183,7 +180,7 @@ func (p *Proxy) Listen(instance int) (string, error) {
 		p.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), instanceKey{}, instance)))
 	})}
 	p.mu.Lock()
-	p.more = append(p.more, srv)
+	p.servers = append(p.servers, srv)
 	p.mu.Unlock()
 	go func() { _ = srv.Serve(ln) }()
 	return "http://" + ln.Addr().String() + "/", nil
@@ -205,14 +202,14 @@ func (p *Proxy) SetRates(r Rates) error {
 // connection.
 func (p *Proxy) Close() error {
 	p.closeOne.Do(func() { close(p.closing) })
-	err := p.srv.Close()
+	var errs []error
 	p.mu.Lock()
-	for _, srv := range p.more {
-		_ = srv.Close()
+	for _, srv := range p.servers {
+		errs = append(errs, srv.Close())
 	}
 	p.mu.Unlock()
 	p.client.CloseIdleConnections()
-	return err
+	return errors.Join(errs...)
 }
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -258,7 +255,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p.n.forwarded.Add(1)
 	if isAccountRead(r) && resp.StatusCode == http.StatusOK {
-		answer = p.rewriteAccount(answer, r.Host)
+		answer = rewriteAccount(answer, r.Host)
 	}
 	if p.cfg.Observe != nil {
 		p.cfg.Observe(Exchange{Instance: instanceOf(r), Method: r.Method, Path: r.URL.Path, Header: r.Header, Body: body,
@@ -390,34 +387,23 @@ func (p *Proxy) hold(d time.Duration) {
 // listener the request came through. The SDK reads the account document
 // once and then sends every request to the host:port of
 // writableLocations/readableLocations, which would bypass the proxy.
-func (p *Proxy) rewriteAccount(answer []byte, host string) []byte {
-	var doc map[string]json.RawMessage
-	if json.Unmarshal(answer, &doc) != nil {
+func rewriteAccount(answer []byte, host string) []byte {
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(answer))
+	dec.UseNumber()
+	if dec.Decode(&doc) != nil {
 		return answer
 	}
-	changed := false
 	for _, key := range []string{"writableLocations", "readableLocations"} {
-		var locs []map[string]any
-		if raw, ok := doc[key]; !ok || json.Unmarshal(raw, &locs) != nil {
-			continue
-		}
-		for _, loc := range locs {
+		locs, _ := doc[key].([]any)
+		for _, l := range locs {
+			loc, _ := l.(map[string]any)
 			s, _ := loc["databaseAccountEndpoint"].(string)
-			u, err := url.Parse(s)
-			if err != nil || u.Host == "" {
-				continue
+			if u, err := url.Parse(s); err == nil && u.Host != "" {
+				u.Host = host
+				loc["databaseAccountEndpoint"] = u.String()
 			}
-			u.Host = host
-			loc["databaseAccountEndpoint"] = u.String()
 		}
-		raw, err := json.Marshal(locs)
-		if err != nil {
-			continue
-		}
-		doc[key], changed = raw, true
-	}
-	if !changed {
-		return answer
 	}
 	out, err := json.Marshal(doc)
 	if err != nil {
