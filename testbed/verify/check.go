@@ -103,6 +103,13 @@ type DocHead struct {
 	IncomingHash string `json:"incomingHash"`
 }
 
+// head reads a document's DocHead; what is not there is left empty.
+func head(raw json.RawMessage) DocHead {
+	var h DocHead
+	_ = json.Unmarshal(raw, &h)
+	return h
+}
+
 // CheckRun checks every invariant of a chaos run against the documents it
 // left, by type.
 func CheckRun(docs map[string][]json.RawMessage, ev Evidence) *Findings {
@@ -171,10 +178,11 @@ func checkSettled(ev Evidence, f *Findings) *Check {
 // order's requestHash; orders without an event are listed in f.
 func checkOutbox(events []json.RawMessage, stored map[string]*storedOrder, f *Findings) *Check {
 	outbox := &Check{Name: "no outbox event without its order (and with the order's requestHash)"}
+	withEvent := map[string]bool{}
 	for _, raw := range events {
 		outbox.Checked++
-		var e DocHead
-		_ = json.Unmarshal(raw, &e)
+		e := head(raw)
+		withEvent[e.OrderID] = true
 		o, ok := stored[e.OrderID]
 		switch {
 		case !ok:
@@ -182,12 +190,6 @@ func checkOutbox(events []json.RawMessage, stored map[string]*storedOrder, f *Fi
 		case e.RequestHash != o.hash:
 			outbox.Fail("outbox event %s carries %s, the order %s", e.ID, e.RequestHash, o.hash)
 		}
-	}
-	withEvent := map[string]bool{}
-	for _, raw := range events {
-		var e DocHead
-		_ = json.Unmarshal(raw, &e)
-		withEvent[e.OrderID] = true
 	}
 	for id := range stored {
 		if !withEvent[id] {
@@ -204,8 +206,7 @@ func checkStray(docs map[string][]json.RawMessage, byOrder map[string][]*hostemu
 	for t, ds := range docs {
 		for _, raw := range ds {
 			stray.Checked++
-			var h DocHead
-			_ = json.Unmarshal(raw, &h)
+			h := head(raw)
 			if _, ok := byOrder[h.OrderID]; !ok {
 				stray.Fail("%s document %s has orderId %q, which no valid message carried", t, h.ID, h.OrderID)
 			}
@@ -223,8 +224,7 @@ func checkOrders(orderDocs []json.RawMessage, byOrder map[string][]*hostemu.Mess
 	stored := map[string]*storedOrder{}
 	count := map[string]int{}
 	for _, raw := range orderDocs {
-		var h DocHead
-		_ = json.Unmarshal(raw, &h)
+		h := head(raw)
 		count[h.OrderID]++
 		doc, err := content(raw)
 		bc, err2 := content(raw, bookkeeping...)
@@ -360,8 +360,7 @@ func checkConflicts(conflictDocs []json.RawMessage, stored map[string]*storedOrd
 	c := &Check{Name: "every parked mismatch has its conflict record"}
 	have := map[[2]string]DocHead{}
 	for _, raw := range conflictDocs {
-		var h DocHead
-		_ = json.Unmarshal(raw, &h)
+		h := head(raw)
 		have[[2]string{h.OrderID, h.IncomingHash}] = h
 	}
 	want := map[[2]string]bool{}

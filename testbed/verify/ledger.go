@@ -2,6 +2,7 @@ package verify
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -86,11 +87,7 @@ func (l *Ledger) Created() map[string][]string {
 func (l *Ledger) CreatedAt() map[string]time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make(map[string]time.Time, len(l.firstAt))
-	for k, v := range l.firstAt {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(l.firstAt)
 }
 
 // Unseen returns how many successful order creates had their answer lost

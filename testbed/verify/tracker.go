@@ -1,11 +1,11 @@
 package verify
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"sync"
 
@@ -210,20 +210,19 @@ func (l *OutcomeLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.partial = append(l.partial, p...)
-	i := bytes.LastIndexByte(l.partial, '\n')
-	if i < 0 {
-		return len(p), nil
-	}
-	sc := bufio.NewScanner(bytes.NewReader(l.partial[:i+1]))
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	for sc.Scan() {
+	for {
+		text, rest, ok := bytes.Cut(l.partial, []byte("\n"))
+		if !ok {
+			return len(p), nil
+		}
+		l.partial = rest
 		var line struct {
 			Msg      string `json:"msg"`
 			Outcome  string `json:"outcome"`
 			TookOver bool   `json:"tookOver"`
 			Err      string `json:"err"`
 		}
-		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Msg != "invocation" {
+		if json.Unmarshal(text, &line) != nil || line.Msg != "invocation" {
 			continue
 		}
 		if line.Outcome != "" {
@@ -236,8 +235,6 @@ func (l *OutcomeLog) Write(p []byte) (int, error) {
 			l.fenced++
 		}
 	}
-	l.partial = append(l.partial[:0], l.partial[i+1:]...)
-	return len(p), nil
 }
 
 // KeyTakeovers returns how many requests took a stale idempotency key over
@@ -252,11 +249,7 @@ func (l *OutcomeLog) KeyTakeovers() (tookOver, fenced int) {
 func (l *OutcomeLog) Outcomes() map[string]int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make(map[string]int, len(l.outcomes))
-	for k, v := range l.outcomes {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(l.outcomes)
 }
 
 // Summary counts what became of the messages.
@@ -270,18 +263,9 @@ type Summary struct {
 
 // Summary is the tracker's counts.
 func (t *Tracker) Summary() Summary {
-	var rep Summary
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	rep.Settlements = map[hostemu.Settlement]int{}
-	for k, v := range t.settlements {
-		rep.Settlements[k] = v
-	}
-	rep.Failures = map[string]int{}
-	for k, v := range t.failures {
-		rep.Failures[k] = v
-	}
-	rep.Final = map[string]int{}
+	rep := Summary{Settlements: maps.Clone(t.settlements), Failures: maps.Clone(t.failures), Final: map[string]int{}}
 	for _, f := range t.byMsg {
 		rep.Deliveries += f.deliveries
 		rep.Envelopes += len(f.parked)
