@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/orders"
@@ -47,15 +48,8 @@ func edgeBody(body []byte, maxMessageBytes int) ([]byte, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		o, err := orders.ParseOrder(b)
-		if err != nil {
-			return nil, false, err
-		}
-		batch, err := o.AcceptanceDocuments(orders.Acceptance{MessageID: orders.MessageID(o.ID, b), AcceptedAt: epoch})
-		if err != nil {
-			return nil, false, err
-		}
-		return b, handler.OutputBudget(maxMessageBytes)(batch.Event) == nil, nil
+		ok, err := eventFits(b, maxMessageBytes, epoch)
+		return b, ok, err
 	}
 	lo, hi := 0, maxMessageBytes // fits(lo), not fits(hi)
 	for hi-lo > 1 {
@@ -75,6 +69,21 @@ func edgeBody(body []byte, maxMessageBytes int) ([]byte, error) {
 		return nil, fmt.Errorf("no padding fits the event budget of %d bytes: %v", maxMessageBytes, err)
 	}
 	return b, nil
+}
+
+// eventFits says whether the OrderAccepted event of body, accepted at at,
+// fits the event size budget of a message of maxMessageBytes as the host
+// sends it.
+func eventFits(body []byte, maxMessageBytes int, at time.Time) (bool, error) {
+	o, err := orders.ParseOrder(body)
+	if err != nil {
+		return false, err
+	}
+	batch, err := o.AcceptanceDocuments(orders.Acceptance{MessageID: orders.MessageID(o.ID, body), AcceptedAt: at})
+	if err != nil {
+		return false, err
+	}
+	return handler.OutputBudget(maxMessageBytes)(batch.Event) == nil, nil
 }
 
 // padded is body with n bytes of padding in its first line, in strings

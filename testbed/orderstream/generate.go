@@ -4,10 +4,11 @@
 package orderstream
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -80,10 +81,10 @@ type meta struct {
 	Attempt  int    `json:"attempt,omitempty"`
 }
 
-// placed is a message with its place in the send order.
+// placed is a message with its place in the send order; messages at one
+// place go in the order they were added.
 type placed struct {
 	pos float64
-	seq int
 	msg *hostemu.Message
 }
 
@@ -149,12 +150,7 @@ func Generate(opts Options) (*Stream, error) {
 		g.add(g.rng.Float64()*float64(n), g.invalid(k))
 		s.Injected.Invalid++
 	}
-	sort.SliceStable(g.out, func(a, b int) bool {
-		if g.out[a].pos != g.out[b].pos {
-			return g.out[a].pos < g.out[b].pos
-		}
-		return g.out[a].seq < g.out[b].seq
-	})
+	slices.SortStableFunc(g.out, func(a, b *placed) int { return cmp.Compare(a.pos, b.pos) })
 	for _, p := range g.out {
 		if g.rng.Float64() < opts.LostCompletions {
 			p.msg.LoseCompletions = 1
@@ -181,7 +177,7 @@ type generator struct {
 }
 
 func (g *generator) add(pos float64, m *hostemu.Message) {
-	g.out = append(g.out, &placed{pos: pos, seq: len(g.out), msg: m})
+	g.out = append(g.out, &placed{pos: pos, msg: m})
 }
 
 func (g *generator) newBurst() int { g.bursts++; return g.bursts }

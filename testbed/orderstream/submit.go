@@ -200,34 +200,26 @@ func (g *generator) key() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-// requeued is a message a batch requeued (docs/contract.md §7).
-type requeued struct {
-	Envelope *struct {
-		Body         string `json:"body"`
-		BodyEncoding string `json:"bodyEncoding"`
-		MessageID    string `json:"messageId"`
-		Subject      string `json:"subject"`
-	} `json:"orderConsumerRequeued"`
-}
-
 // Unwrap returns the message a requeued message stands for
-// (docs/contract.md §7: a batch's requeue): the
-// original body, messageId and subject, which is what the consumer reads.
-// ok is false for any other message.
+// (docs/contract.md §7: a batch's requeue, handler.Requeued): the original
+// body, messageId and subject, which is what the consumer reads. ok is
+// false for any other message.
 func Unwrap(m *hostemu.Message) (_ *hostemu.Message, ok bool) {
-	var r requeued
-	if json.Unmarshal(m.Body, &r) != nil || r.Envelope == nil || r.Envelope.MessageID == "" {
+	var r struct {
+		Requeued *handler.Requeued `json:"orderConsumerRequeued"`
+	}
+	if json.Unmarshal(m.Body, &r) != nil || r.Requeued == nil || r.Requeued.MessageID == "" {
 		return nil, false
 	}
-	body := []byte(r.Envelope.Body)
-	if r.Envelope.BodyEncoding == "base64" {
-		b, err := base64.StdEncoding.DecodeString(r.Envelope.Body)
+	body := []byte(r.Requeued.Body)
+	if r.Requeued.BodyEncoding == "base64" {
+		b, err := base64.StdEncoding.DecodeString(r.Requeued.Body)
 		if err != nil {
 			return nil, false
 		}
 		body = b
 	}
 	u := *m
-	u.Body, u.MessageID, u.Subject = body, r.Envelope.MessageID, r.Envelope.Subject
+	u.Body, u.MessageID, u.Subject = body, r.Requeued.MessageID, r.Requeued.Subject
 	return &u, true
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/ordersink/orders-consumer/handler"
 	"github.com/ordersink/orders-consumer/internal/hostjson"
-	"github.com/ordersink/orders-consumer/orders"
 	"github.com/ordersink/orders-consumer/testbed/hostemu"
 )
 
@@ -160,29 +159,15 @@ func TestFallbacksAndOrdersAtTheEdge(t *testing.T) {
 		if s.Fallback {
 			t.Errorf("%s: an order at the edge is too large to be put on the queue", s.OrderID)
 		}
-		if fits, err := eventFits(s.Body, handler.DefaultMaxMessageBytes); err != nil || !fits {
+		if fits, err := eventFits(s.Body, handler.DefaultMaxMessageBytes, time.Now()); err != nil || !fits {
 			t.Errorf("%s: its event does not fit (%v)", s.OrderID, err)
 		}
 		over := bytes.Replace(s.Body, []byte(`x"]`), []byte(`xx"]`), 1)
-		if fits, err := eventFits(over, handler.DefaultMaxMessageBytes); err != nil || fits {
+		if fits, err := eventFits(over, handler.DefaultMaxMessageBytes, time.Now()); err != nil || fits {
 			t.Errorf("%s: one byte more still fits (%v)", s.OrderID, err)
 		}
 	}
 	if len(msgs) != len(stream)+fallbacks || len(edges) != in.Edge || fallbacks != in.Fallbacks {
 		t.Errorf("%d messages from %d and %d fall-backs; %d orders at the edge of %d", len(msgs), len(stream), fallbacks, len(edges), in.Edge)
 	}
-}
-
-// eventFits says whether body's OrderAccepted event fits a message of max
-// bytes as the host sends it.
-func eventFits(body []byte, max int) (bool, error) {
-	o, err := orders.ParseOrder(body)
-	if err != nil {
-		return false, err
-	}
-	b, err := o.AcceptanceDocuments(orders.Acceptance{MessageID: orders.MessageID(o.ID, body), AcceptedAt: time.Now()})
-	if err != nil {
-		return false, err
-	}
-	return handler.OutputBudget(max)(b.Event) == nil, nil
 }
