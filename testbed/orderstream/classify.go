@@ -33,27 +33,19 @@ func DistinctOrders(msgs []*hostemu.Message) int {
 }
 
 // Classify decides whether a message is a valid order, by its Subject (the
-// message type) and its body, and names its content.
+// message type) and its body, and names its content. The handler's rule
+// against body members that shadow metadata applies only where the host
+// copies them (a string-typed single trigger); ProcessOrder binds binary
+// and batches copy nothing, so it never applies.
 func Classify(m *hostemu.Message) Class {
+	c := Class{OrderID: orders.PeekOrderID(m.Body), Content: ContentKey(m.Body)}
 	if orders.ParseMessageType(m.Subject) != orders.OrderPlaced {
-		return Class{OtherType: true, OrderID: orders.PeekOrderID(m.Body), Content: ContentKey(m.Body)}
-	}
-	return classifyOrder(m.Body)
-}
-
-// classifyOrder judges the body of an order message (no Subject, or
-// OrderPlaced).
-func classifyOrder(body []byte) Class {
-	c := Class{OrderID: orders.PeekOrderID(body), Content: ContentKey(body)}
-	o, err := orders.ParseOrder(body)
-	if err != nil {
+		c.OtherType = true
 		return c
 	}
-	c.OrderID = o.ID
-	// The handler's rule against body members that shadow metadata applies
-	// only where the host copies them (a string-typed single trigger);
-	// ProcessOrder binds binary and batches copy nothing, so it never applies.
-	c.Valid = true
+	if o, err := orders.ParseOrder(m.Body); err == nil {
+		c.OrderID, c.Valid = o.ID, true
+	}
 	return c
 }
 

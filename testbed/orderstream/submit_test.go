@@ -34,18 +34,18 @@ func TestGenerateSubmissionsIsWhatItSays(t *testing.T) {
 		}
 		keys[s.Key] = true
 		orders[s.OrderID]++
-		c := classifyOrder(s.Body)
+		c := Classify(&hostemu.Message{Body: s.Body})
 		if !c.Valid || c.OrderID != s.OrderID || s.Copies < 1 || s.At < 0 || s.At > 1 {
 			t.Errorf("submission %+v: valid %v", s, c.Valid)
 		}
 		if s.Reuse != nil {
-			r := classifyOrder(s.Reuse)
+			r := Classify(&hostemu.Message{Body: s.Reuse})
 			if !r.Valid || r.OrderID != s.OrderID || r.Content == c.Content {
 				t.Errorf("reused key %s: the other payload must be a valid order with the same id and other content", s.Key)
 			}
 		}
 		if r := s.Rival; r != nil {
-			rc := classifyOrder(r.Body)
+			rc := Classify(&hostemu.Message{Body: r.Body})
 			if s.Client != ClientA || r.Client != ClientB || !rc.Valid || rc.OrderID != s.OrderID || rc.Content == c.Content || keys[r.Key] {
 				t.Errorf("race for %s: the rival must be another client's valid order with the same id, other content and a key of its own", s.OrderID)
 			}
