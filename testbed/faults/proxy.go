@@ -106,8 +106,8 @@ type Proxy struct {
 
 	mu      sync.Mutex
 	servers []*http.Server // the proxy's own, then Listen's
-	sched schedule
-	lag   *replicas // nil without Lag
+	sched   schedule
+	lag     *replicas // nil without Lag
 	// faulted remembers requests that got a fault without a usable
 	// answer, to recognise the client sending them again.
 	faulted map[[sha256.Size]byte]Fault
