@@ -32,12 +32,6 @@ func NewLedger() *Ledger {
 	return &Ledger{created: map[string][]string{}, firstAt: map[string]time.Time{}, unseen: map[faults.Fault]int{}}
 }
 
-type orderFields struct {
-	Type        string `json:"type"`
-	OrderID     string `json:"orderId"`
-	RequestHash string `json:"requestHash"`
-}
-
 // Observe books the order documents an exchange created.
 func (l *Ledger) Observe(x faults.Exchange) {
 	if x.Method != http.MethodPost || !strings.HasSuffix(x.Path, "/docs") || x.Status/100 != 2 {
@@ -54,7 +48,7 @@ func (l *Ledger) Observe(x faults.Exchange) {
 	}
 	now := time.Now()
 	for _, doc := range created {
-		var f orderFields
+		var f DocHead
 		if json.Unmarshal(doc, &f) != nil || f.Type != "order" {
 			continue
 		}
