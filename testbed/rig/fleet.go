@@ -153,6 +153,9 @@ func (f *Fleet) retire(crash bool) {
 		in.worker.Stop(0) // its invocations in flight fail
 	case in.feed != nil:
 		in.feed.Retire()
+		// No deadline of its own: the batch in flight ends within the
+		// invocation's functionTimeout, as on Azure, whose scale-in grace
+		// (60 min on Flex Consumption and Premium) outlasts our 5 min.
 		<-in.fed
 	}
 	<-in.ran
