@@ -183,7 +183,7 @@ func (cf *ChangeFeed) noteLease(tookOver bool) {
 
 // Add sums two instances' counts; Leases, the same for all, is kept.
 func (s ChangeFeedStats) Add(o ChangeFeedStats) ChangeFeedStats {
-	return ChangeFeedStats{Leases: max(s.Leases, o.Leases), Polls: s.Polls + o.Polls, Invocations: s.Invocations + o.Invocations,
+	return ChangeFeedStats{Leases: max(s.Leases, o.Leases), Invocations: s.Invocations + o.Invocations,
 		Batches: s.Batches + o.Batches, Documents: s.Documents + o.Documents, Failed: s.Failed + o.Failed, Retries: s.Retries + o.Retries,
 		Skipped: s.Skipped + o.Skipped, SkippedDocuments: s.SkippedDocuments + o.SkippedDocuments, Kills: s.Kills + o.Kills,
 		Acquired: s.Acquired + o.Acquired, TakenOver: s.TakenOver + o.TakenOver, Lost: s.Lost + o.Lost,

@@ -65,7 +65,6 @@ type ChangeFeedConfig struct {
 // ChangeFeedStats count what the trigger did.
 type ChangeFeedStats struct {
 	Leases      int
-	Polls       int
 	Invocations int
 	// Batches are the invocations that succeeded, each followed by a
 	// checkpoint; Documents the documents they carried.
@@ -417,17 +416,12 @@ func (k *killMidway) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Drain waits until every range has read the feed, without finding anything
-// new, in a poll that started after since: every change made before since
-// has then been delivered or checkpointed past. Polls stop waiting out the
-// poll delay meanwhile (retry delays are kept). It fails when ctx ends
-// first.
-func (cf *ChangeFeed) Drain(ctx context.Context, since time.Time) error {
-	return Drain(ctx, since, cf)
-}
-
-// Drain is ChangeFeed.Drain for the instances that share the leases of one
-// trigger: each range caught up by whichever instance reads it.
+// Drain waits until every range of the trigger whose instances feeds are
+// has read the feed, without finding anything new, in a poll that started
+// after since (each range caught up by whichever instance reads it): every
+// change made before since has then been delivered or checkpointed past.
+// Polls stop waiting out the poll delay meanwhile (retry delays are kept).
+// It fails when ctx ends first.
 func Drain(ctx context.Context, since time.Time, feeds ...*ChangeFeed) error {
 	for _, cf := range feeds {
 		cf.mu.Lock()

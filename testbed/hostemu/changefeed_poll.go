@@ -49,9 +49,6 @@ const (
 // where one is a replace may come in another order than their LSNs
 // (docs/local-host.md "Change feed").
 func (cf *ChangeFeed) poll(ctx context.Context, pos FeedPosition, rangeID string) ([]change, error) {
-	cf.mu.Lock()
-	cf.stats.Polls++
-	cf.mu.Unlock()
 	seen := make(map[string]bool, len(pos.Seen))
 	for _, e := range pos.Seen {
 		seen[e] = true

@@ -232,12 +232,14 @@ func (r *feedRig) write(docs ...feedDoc) {
 	}
 }
 
-func (r *feedRig) drain(cf *ChangeFeed) {
+// drain waits until the instances feeds have delivered every change made
+// so far.
+func (r *feedRig) drain(feeds ...*ChangeFeed) {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := cf.Drain(ctx, time.Now()); err != nil {
-		r.t.Fatal(err)
+	if err := Drain(ctx, time.Now(), feeds...); err != nil {
+		r.t.Fatalf("%d instances: %v", len(feeds), err)
 	}
 }
 

@@ -61,7 +61,7 @@ func (h *Host) renewLocks(fn *Function, ds []Delivery) (stop func()) {
 					return
 				}
 				for _, d := range ds {
-					if _, ok := h.opts.Queue.RenewLock(d); !ok {
+					if !h.opts.Queue.renewLock(d) {
 						return
 					}
 				}

@@ -62,13 +62,6 @@ type Options struct {
 	// single-message invocation (host.json extensions.serviceBus; 0: never).
 	// Batches (cardinality many) are never renewed, as in the extension.
 	MaxAutoLockRenewalDuration time.Duration
-	HostVersion                string
-
-	// Kills is the chaos plan: kill the handler Kills times, spread evenly
-	// over the messages (after settling total*i/(Kills+1) of them). Kill is
-	// what kills it, normally (*Worker).Kill.
-	Kills int
-	Kill  func() error
 
 	// Observe is called once per finished invocation, from the invocation's
 	// goroutine, after its messages were settled.
@@ -147,14 +140,11 @@ type Host struct {
 	opts   Options
 	client *http.Client
 
-	quit     chan struct{} // closed by StopReceiving
-	quitOnce sync.Once
+	quit          context.Context // done once StopReceiving was called
+	stopReceiving context.CancelFunc
 
 	mu          sync.Mutex
 	lastRestart time.Time // the last restart after a function timeout
-	settled     int
-	killsDone   int
-	total       int
 	sbOutErr    error
 }
 
@@ -180,9 +170,6 @@ func New(opts Options) (*Host, error) {
 	if opts.BatchesInFlight <= 0 {
 		opts.BatchesInFlight = 1
 	}
-	if opts.HostVersion == "" {
-		opts.HostVersion = DefaultHostVersion
-	}
 	if opts.Encoder == nil {
 		id := newGUID()
 		opts.Encoder = &Encoder{Namespace: "hostemu.servicebus.local", ClientID: "hostemu.servicebus.local-" + id}
@@ -190,46 +177,41 @@ func New(opts Options) (*Host, error) {
 	if opts.Log == nil {
 		opts.Log = func(string) {}
 	}
-	if opts.Transport != nil {
-		return &Host{opts: opts, client: &http.Client{Transport: opts.Transport}}, nil
+	client := &http.Client{Transport: opts.Transport}
+	if opts.Transport == nil {
+		conns := opts.MaxConcurrentCalls*len(opts.Functions) + opts.BatchesInFlight
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost, t.MaxIdleConns = conns, 2*conns
+		t.DisableCompression = true
+		client.Transport = t
 	}
-	conns := opts.MaxConcurrentCalls*len(opts.Functions) + opts.BatchesInFlight
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost, t.MaxIdleConns = conns, 2*conns
-	t.DisableCompression = true
-	return &Host{opts: opts, client: &http.Client{Transport: t}, quit: make(chan struct{})}, nil
+	h := &Host{opts: opts, client: client}
+	h.quit, h.stopReceiving = context.WithCancel(context.Background())
+	return h, nil
 }
 
 // StopReceiving makes Run return once the invocations in flight have
 // finished and settled, as an instance shut down gracefully (scaled in)
 // does: it takes no message more.
-func (h *Host) StopReceiving() { h.quitOnce.Do(func() { close(h.quit) }) }
+func (h *Host) StopReceiving() { h.stopReceiving() }
 
 // Run delivers until the queue is drained, ctx ends, or the handler cannot be
 // started; it returns the first such error.
 func (h *Host) Run(ctx context.Context) error {
-	h.total = h.opts.Queue.Counts().Outstanding
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	receiving, stop := context.WithCancel(ctx)
 	defer stop()
-	go func() {
-		select {
-		case <-h.quit:
-			stop()
-		case <-receiving.Done():
-		}
-	}()
+	stopWatching := context.AfterFunc(h.quit, stop)
+	defer stopWatching()
 	var wg sync.WaitGroup
 	for _, fn := range h.opts.Functions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			err := h.listen(ctx, receiving, fn)
 			if err != nil && !errors.Is(err, ErrDrained) && ctx.Err() == nil && receiving.Err() == nil {
 				cancel(err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
@@ -287,13 +269,11 @@ func (h *Host) listen(ctx, receiving context.Context, fn *Function) error {
 		}
 		release := make(chan struct{})
 		for _, ds := range calls {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				defer func() { <-slots }()
 				<-release
 				h.invoke(ctx, fn, ds)
-			}()
+			})
 		}
 		close(release)
 	}
@@ -303,10 +283,10 @@ func (h *Host) listen(ctx, receiving context.Context, fn *Function) error {
 // call per message of a unit.
 func (h *Host) receive(ctx context.Context, fn *Function, width int) ([][]Delivery, error) {
 	if fn.Trigger().Many() {
-		batch, err := h.opts.Queue.ReceiveBatch(ctx, h.opts.MaxMessageBatchSize)
+		batch, err := h.opts.Queue.receive(ctx, h.opts.MaxMessageBatchSize, true)
 		return [][]Delivery{batch}, err
 	}
-	unit, err := h.opts.Queue.ReceiveUnit(ctx, width)
+	unit, err := h.opts.Queue.receive(ctx, width, false)
 	calls := make([][]Delivery, len(unit))
 	for i, d := range unit {
 		calls[i] = []Delivery{d}
@@ -377,8 +357,8 @@ func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []b
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("X-Azure-Functions-InvocationId", inv.ID)
-	req.Header.Set("X-Azure-Functions-HostVersion", h.opts.HostVersion)
-	req.Header.Set("User-Agent", "Azure-Functions-Host/"+h.opts.HostVersion)
+	req.Header.Set("X-Azure-Functions-HostVersion", DefaultHostVersion)
+	req.Header.Set("User-Agent", "Azure-Functions-Host/"+DefaultHostVersion)
 	resp, err := h.client.Do(req)
 	if err != nil {
 		inv.Failure = "no answer from the handler: " + err.Error()

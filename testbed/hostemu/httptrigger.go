@@ -21,9 +21,9 @@ import (
 // request body (100 MB); a larger one is answered 413.
 const DefaultMaxRequestBodyBytes = 100 << 20
 
-// DefaultMaxBufferedBodyBytes bounds the request bodies the emulator holds at
+// maxBufferedBodyBytes bounds the request bodies the emulator holds at
 // once: a request waits until its body fits.
-const DefaultMaxBufferedBodyBytes = 256 << 20
+const maxBufferedBodyBytes = 256 << 20
 
 // reasonHeader tells a developer why the emulator refused a request where the
 // host's own answer says nothing.
@@ -45,9 +45,7 @@ type HTTPOptions struct {
 	// checked, as under Core Tools.
 	FunctionKeys map[string]string
 	// MaxRequestBodyBytes: 0 means DefaultMaxRequestBodyBytes.
-	// MaxBufferedBodyBytes: 0 means DefaultMaxBufferedBodyBytes.
-	MaxRequestBodyBytes  int64
-	MaxBufferedBodyBytes int64
+	MaxRequestBodyBytes int64
 	// Observe is called once per invocation with its request and response.
 	Observe func(*Invocation)
 }
@@ -75,15 +73,11 @@ func (h *Host) HTTP(opts HTTPOptions) (*HTTPFront, error) {
 	if opts.MaxRequestBodyBytes <= 0 {
 		opts.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
 	}
-	if opts.MaxBufferedBodyBytes <= 0 {
-		opts.MaxBufferedBodyBytes = DefaultMaxBufferedBodyBytes
-	}
-	opts.MaxBufferedBodyBytes = max(opts.MaxBufferedBodyBytes, opts.MaxRequestBodyBytes)
 	prefix := "api"
 	if opts.RoutePrefix != nil {
 		prefix = *opts.RoutePrefix
 	}
-	f := &HTTPFront{host: h, opts: opts, bodies: semaphore.NewWeighted(opts.MaxBufferedBodyBytes)}
+	f := &HTTPFront{host: h, opts: opts, bodies: semaphore.NewWeighted(max(maxBufferedBodyBytes, opts.MaxRequestBodyBytes))}
 	if p := strings.Trim(prefix, "/"); p != "" {
 		f.prefix = strings.Split(p, "/")
 	}

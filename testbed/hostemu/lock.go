@@ -52,20 +52,19 @@ func (q *Queue) expire(e *entry, token string) {
 	q.notifyLocked()
 }
 
-// RenewLock extends the delivery's lock to LockDuration from now, like the
+// renewLock extends the delivery's lock to LockDuration from now, like the
 // Service Bus processor's automatic renewal. It returns false when the lock
 // is already lost (expired or settled).
-func (q *Queue) RenewLock(d Delivery) (time.Time, bool) {
+func (q *Queue) renewLock(d Delivery) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	e := d.entry
-	if e.lock.token != d.LockToken {
-		return time.Time{}, false
+	if d.entry.lock.token != d.LockToken {
+		return false
 	}
 	if q.LockDuration > 0 {
-		e.lock.until = time.Now().Add(q.LockDuration)
+		d.entry.lock.until = time.Now().Add(q.LockDuration)
 	}
-	return e.lock.until, true
+	return true
 }
 
 // releaseLocked ends the delivery's lock before it is settled. lost is true

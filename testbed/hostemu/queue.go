@@ -134,17 +134,9 @@ func (q *Queue) Hold() (release func()) {
 	}
 }
 
-// ReceiveUnit waits for the next unit: one message, or a burst of at most max
-// messages that must be in flight at the same time.
-func (q *Queue) ReceiveUnit(ctx context.Context, max int) ([]Delivery, error) {
-	return q.receive(ctx, max, false)
-}
-
-// ReceiveBatch waits for messages and returns up to max of them.
-func (q *Queue) ReceiveBatch(ctx context.Context, max int) ([]Delivery, error) {
-	return q.receive(ctx, max, true)
-}
-
+// receive waits for messages and returns up to limit of them: with fill, a
+// batch; without, the next unit (one message, or the part of a burst that
+// fits: the copies that must be in flight at the same time).
 func (q *Queue) receive(ctx context.Context, limit int, fill bool) ([]Delivery, error) {
 	limit = max(limit, 1)
 	for {

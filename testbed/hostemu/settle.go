@@ -24,42 +24,15 @@ func (h *Host) sendToOwnQueue(inv *Invocation, outs []OutputMessage) {
 // the host does after its answer, and books what the broker made of it.
 func (h *Host) settle(inv *Invocation) {
 	inv.Settlements = make([]Settlement, len(inv.Deliveries))
-	settled := 0
 	for i, d := range inv.Deliveries {
 		if inv.OK() {
 			inv.Settlements[i] = h.opts.Queue.Complete(d)
 		} else {
 			inv.Settlements[i] = h.opts.Queue.Abandon(d, inv.Failure)
 		}
-		switch inv.Settlements[i] {
-		case Completed, DeadLettered:
-			settled++
-		case LockLost:
+		if inv.Settlements[i] == LockLost {
 			h.opts.Log(fmt.Sprintf("%s invocation %s: completing %s failed: MessageLockLost (the lock expired after %s)",
 				inv.Function, inv.ID, d.Message.MessageID, h.opts.Queue.LockDuration))
-		}
-	}
-	h.chaos(settled)
-}
-
-// chaos kills the handler when the settled count crosses the next mark.
-func (h *Host) chaos(settled int) {
-	if h.opts.Kills <= 0 || h.opts.Kill == nil {
-		return
-	}
-	h.mu.Lock()
-	h.settled += settled
-	due := h.killsDone < h.opts.Kills && h.settled >= h.total*(h.killsDone+1)/(h.opts.Kills+1)
-	if due {
-		h.killsDone++
-	}
-	n := h.killsDone
-	h.mu.Unlock()
-	if due {
-		if err := h.opts.Kill(); err != nil {
-			h.opts.Log(fmt.Sprintf("chaos: kill %d of %d: %v", n, h.opts.Kills, err))
-		} else {
-			h.opts.Log(fmt.Sprintf("chaos: killed the handler (%d of %d)", n, h.opts.Kills))
 		}
 	}
 }
