@@ -47,8 +47,7 @@ func TestChangeFeedInstancesShareAndTakeOverLeases(t *testing.T) {
 	r := newFeedRig(t)
 	r.invoking(r.scripted(func(int) int { return http.StatusOK }))
 	cfg := ChangeFeedConfig{Ranges: 4, Clocks: LeaseClocks{Acquire: 50 * time.Millisecond, Renew: 100 * time.Millisecond, Expire: 500 * time.Millisecond}}
-	a := r.start(cfg)
-	b, crash := r.startCrashable(cfg)
+	a, b := r.start(cfg), r.start(cfg)
 	// The first to start takes every new lease; the other steals its share
 	// at its next balancing pass. Read once both hold some.
 	r.until(func() bool { return a.Stats().Acquired > 0 && b.Stats().Acquired > 0 }, "both instances hold leases")
@@ -58,7 +57,7 @@ func TestChangeFeedInstancesShareAndTakeOverLeases(t *testing.T) {
 	if sa, sb := a.Stats(), b.Stats(); sa.Acquired == 0 || sb.Acquired == 0 {
 		t.Errorf("leases taken: %d and %d; want both instances to read", sa.Acquired, sb.Acquired)
 	}
-	crash()
+	b.crash()
 	r.write(wave(partitions, 4, 5)...)
 	r.drain(a)
 	if s := a.Stats(); s.TakenOver == 0 {
@@ -92,28 +91,4 @@ func (r *feedRig) until(cond func() bool, what string) {
 		case <-tick.C:
 		}
 	}
-}
-
-// startCrashable is start for an instance the test crashes: crash ends it
-// without releasing its leases.
-func (r *feedRig) startCrashable(cfg ChangeFeedConfig) (*ChangeFeed, func()) {
-	r.t.Helper()
-	cfg.Monitored, cfg.Leases, cfg.LeasePrefix, cfg.PollDelay = &CosmosContainer{r.monitored}, &CosmosContainer{r.leases}, "test..", 50*time.Millisecond
-	cfg.Log = func(s string) { r.t.Log("crashable: " + s) }
-	cf, err := r.host.ChangeFeed(r.fn, cfg)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- cf.Run(ctx) }()
-	crash := func() {
-		cf.Crash()
-		cancel()
-		if err := <-done; err != nil {
-			r.t.Errorf("run: %v", err)
-		}
-	}
-	r.t.Cleanup(func() { cancel() })
-	return cf, crash
 }

@@ -1,9 +1,9 @@
 package hostemu
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
+	"github.com/ordersink/orders-consumer/cosmos"
 	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 )
 
@@ -54,11 +55,7 @@ type feedRig struct {
 func newFeedRig(t *testing.T) *feedRig {
 	t.Helper()
 	env := cosmosDB.Env(t)
-	cred, err := azcosmos.NewKeyCredential(env.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := azcosmos.NewClientWithKey(env.Endpoint, cred, nil)
+	client, err := cosmos.NewClient(env.Options())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,29 +63,26 @@ func newFeedRig(t *testing.T) *feedRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &feedRig{t: t}
-	suffix := randomSuffix(t)
-	for _, c := range []struct {
-		into **azcosmos.ContainerClient
-		id   string
-		pk   string
-	}{{&r.monitored, "feed-" + suffix, "/orderId"}, {&r.leases, "leases-" + suffix, "/id"}} {
+	container := func(id, pk string) *azcosmos.ContainerClient {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		_, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: c.id, PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{c.pk}}}, nil)
-		cancel()
-		if err != nil {
-			t.Fatalf("create container %s: %v", c.id, err)
+		defer cancel()
+		props := azcosmos.ContainerProperties{ID: id, PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{pk}}}
+		if _, err := db.CreateContainer(ctx, props, nil); err != nil {
+			t.Fatalf("create container %s: %v", id, err)
 		}
-		if *c.into, err = db.NewContainer(c.id); err != nil {
+		c, err := db.NewContainer(id)
+		if err != nil {
 			t.Fatal(err)
 		}
-		cc := *c.into
 		t.Cleanup(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			_, _ = cc.Delete(ctx, nil)
+			_, _ = c.Delete(ctx, nil)
 		})
+		return c
 	}
+	suffix := strings.ToLower(rand.Text()[:8])
+	r := &feedRig{t: t, monitored: container("feed-"+suffix, "/orderId"), leases: container("leases-"+suffix, "/id")}
 	app := repoApp(t)
 	if r.fn = app.Function("PublishOrderEvents"); r.fn == nil {
 		t.Fatal("the app has no PublishOrderEvents")
@@ -129,12 +123,6 @@ func failFirst(n int) func(int) int {
 		}
 		return http.StatusOK
 	}
-}
-
-func randomSuffix(t *testing.T) string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // scripted is a fake handler that records each invocation's documents and
@@ -186,14 +174,20 @@ func decodeDocuments(req *http.Request) ([]feedDoc, error) {
 	return docs, json.Unmarshal([]byte(inner), &docs)
 }
 
-// start runs the trigger with cfg (containers filled in) until the test
-// ends.
-func (r *feedRig) start(cfg ChangeFeedConfig) *ChangeFeed {
+// feedRun is one instance of the trigger, running until the test ends.
+type feedRun struct {
+	*ChangeFeed
+	t      *testing.T
+	cancel context.CancelFunc
+	done   chan struct{} // closed once Run has returned
+}
+
+// start runs an instance of the trigger with cfg (containers filled in)
+// until the test ends.
+func (r *feedRig) start(cfg ChangeFeedConfig) *feedRun {
 	r.t.Helper()
 	cfg.Monitored, cfg.Leases, cfg.LeasePrefix = &CosmosContainer{r.monitored}, &CosmosContainer{r.leases}, "test.."
-	if cfg.PollDelay == 0 {
-		cfg.PollDelay = 50 * time.Millisecond
-	}
+	cfg.PollDelay = cmp.Or(cfg.PollDelay, 50*time.Millisecond)
 	cfg.Log = func(s string) { r.t.Log(s) }
 	observe := cfg.Observe
 	cfg.Observe = func(inv *Invocation) {
@@ -209,15 +203,37 @@ func (r *feedRig) start(cfg ChangeFeedConfig) *ChangeFeed {
 		r.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- cf.Run(ctx) }()
-	r.t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
+	run := &feedRun{ChangeFeed: cf, t: r.t, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(run.done)
+		if err := cf.Run(ctx); err != nil {
 			r.t.Errorf("run: %v", err)
 		}
-	})
-	return cf
+	}()
+	r.t.Cleanup(run.stop)
+	return run
+}
+
+// stop ends the instance and waits until Run has returned.
+func (f *feedRun) stop() {
+	f.cancel()
+	f.wait()
+}
+
+// crash ends the instance as one that died: its leases are not given back.
+func (f *feedRun) crash() {
+	f.Crash()
+	f.stop()
+}
+
+// wait waits, at most 30 s, until Run has returned.
+func (f *feedRun) wait() {
+	f.t.Helper()
+	select {
+	case <-f.done:
+	case <-time.After(30 * time.Second):
+		f.t.Fatal("Run did not end within 30 s")
+	}
 }
 
 func (r *feedRig) write(docs ...feedDoc) {
@@ -232,18 +248,23 @@ func (r *feedRig) write(docs ...feedDoc) {
 	}
 }
 
-// drain waits until the instances feeds have delivered every change made
+// drain waits until the instances runs have delivered every change made
 // so far.
-func (r *feedRig) drain(feeds ...*ChangeFeed) {
+func (r *feedRig) drain(runs ...*feedRun) {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	feeds := make([]*ChangeFeed, len(runs))
+	for i, run := range runs {
+		feeds[i] = run.ChangeFeed
+	}
 	if err := Drain(ctx, time.Now(), feeds...); err != nil {
 		r.t.Fatalf("%d instances: %v", len(feeds), err)
 	}
 }
 
-func (r *feedRig) lease() FeedPosition {
+// leaseDoc is the lease document of range 0.
+func (r *feedRig) leaseDoc() *Lease {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -251,7 +272,13 @@ func (r *feedRig) lease() FeedPosition {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	pos, err := l.Position()
+	return l
+}
+
+// lease is the checkpoint of range 0.
+func (r *feedRig) lease() FeedPosition {
+	r.t.Helper()
+	pos, err := r.leaseDoc().Position()
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -505,30 +532,15 @@ func TestChangeFeedRetireFinishesTheBatchInFlight(t *testing.T) {
 	}))
 	t.Cleanup(free) // before the fake handler closes, whatever failed
 	r.write(wave([]string{"P1"}, 1, 2)...)
-	cf, err := r.host.ChangeFeed(r.fn, ChangeFeedConfig{Monitored: &CosmosContainer{r.monitored}, Leases: &CosmosContainer{r.leases},
-		LeasePrefix: "test..", PollDelay: 50 * time.Millisecond, Log: func(s string) { t.Log(s) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- cf.Run(ctx) }()
+	cf := r.start(ChangeFeedConfig{})
 	select {
 	case <-inFlight:
-	case <-ctx.Done():
+	case <-time.After(30 * time.Second):
 		t.Fatal("no invocation within 30 s")
 	}
 	cf.Retire()
 	free()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("run: %v", err)
-		}
-	case <-ctx.Done():
-		t.Fatal("Run did not end within 30 s of Retire")
-	}
+	cf.wait() // Retire alone ends Run
 	if calls := r.recorded(); len(calls) != 1 || len(calls[0].docs) != 2 {
 		t.Errorf("invocations %v, want the one in flight with both documents", calls)
 	}
@@ -538,11 +550,7 @@ func TestChangeFeedRetireFinishesTheBatchInFlight(t *testing.T) {
 	if s := cf.Stats(); s.Batches != 1 || len(s.Uncheckpointed) != 0 {
 		t.Errorf("stats %+v, want the batch done and checkpointed", s)
 	}
-	l, err := (&leaseStore{c: r.leases, prefix: "test.."}).read(ctx, "test..0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l.Owner != "" {
+	if l := r.leaseDoc(); l.Owner != "" {
 		t.Errorf("lease owned by %q after Retire, want it given back", l.Owner)
 	}
 }

@@ -439,52 +439,40 @@ func keyNameClaim(t *testing.T, envelope []byte) string {
 }
 
 func TestHTTPResponseMapping(t *testing.T) {
-	answers := map[string]string{
-		"number":        `{"Outputs":{"res":{"statusCode":202,"headers":{"Location":"/api/orders/A-1","Content-Type":"application/json"},"body":"{\"orderId\":\"A-1\"}"}}}`,
-		"string status": `{"Outputs":{"res":{"statusCode":"201","body":"made"}}}`,
-		"any case":      `{"outputs":{"res":{"StatusCode":409,"Headers":{"Retry-After":3},"BODY":"busy"}}}`,
-		"json body":     `{"Outputs":{"res":{"statusCode":422,"body":{"title":"bad","n":19.90}}}}`,
-		"array body":    `{"Outputs":{"res":{"body":[1,true]}}}`,
-		"no status":     `{"Outputs":{"res":{"body":"plain"}}}`,
-		"odd status":    `{"Outputs":{"res":{"statusCode":"soon","body":"x"}}}`,
-		"header kinds":  `{"Outputs":{"res":{"statusCode":200,"headers":{"X-Bool":true,"X-Num":1.50,"X-Null":null}}}}`,
-		"json text":     `{"Outputs":{"res":"{\"statusCode\":204}"}}`,
-		"no res":        `{"Outputs":{},"Logs":[]}`,
-		"res string":    `{"Outputs":{"res":"hello"}}`,
-		"res number":    `{"Outputs":{"res":5}}`,
-		"res array":     `{"Outputs":{"res":[{"statusCode":200}]}}`,
-		"bad headers":   `{"Outputs":{"res":{"statusCode":200,"headers":["a"]}}}`,
-		"bad header":    `{"Outputs":{"res":{"statusCode":200,"headers":{"Bad Name":"x"}}}}`,
-		"status object": `{"Outputs":{"res":{"statusCode":{"code":200}}}}`,
-		"status 1000":   `{"Outputs":{"res":{"statusCode":1000}}}`,
-		"invalid json":  `{"Outputs":`,
-	}
+	// mode is the handler's answer (X-Test-Answer): answer, or status:NNN.
 	tests := []struct {
-		mode   string
-		status int
-		header map[string]string
-		body   string
+		mode, answer string
+		status       int
+		header       map[string]string
+		body         string
 	}{
-		{"number", 202, map[string]string{"Location": "/api/orders/A-1", "Content-Type": "application/json"}, `{"orderId":"A-1"}`},
-		{"string status", 201, map[string]string{"Content-Type": "text/plain; charset=utf-8"}, "made"},
-		{"any case", 409, map[string]string{"Retry-After": "3"}, "busy"},
-		{"json body", 422, map[string]string{"Content-Type": "application/json; charset=utf-8"}, `{"title":"bad","n":19.90}`},
-		{"array body", 200, nil, `[1,true]`},
-		{"no status", 200, nil, "plain"},
-		{"odd status", 200, nil, "x"},
-		{"header kinds", 200, map[string]string{"X-Bool": "True", "X-Num": "1.5", "X-Null": ""}, ""},
-		{"json text", 204, nil, ""},
-		{"no res", 200, nil, ""},
-		{"res string", 500, nil, ""},
-		{"res number", 500, nil, ""},
-		{"res array", 500, nil, ""},
-		{"bad headers", 500, nil, ""},
-		{"bad header", 500, nil, ""},
-		{"status object", 500, nil, ""},
-		{"status 1000", 500, nil, ""},
-		{"invalid json", 500, nil, ""},
-		{"status:400", 500, nil, ""},
-		{"status:503", 500, nil, ""},
+		{"number", `{"Outputs":{"res":{"statusCode":202,"headers":{"Location":"/api/orders/A-1","Content-Type":"application/json"},"body":"{\"orderId\":\"A-1\"}"}}}`,
+			202, map[string]string{"Location": "/api/orders/A-1", "Content-Type": "application/json"}, `{"orderId":"A-1"}`},
+		{"string status", `{"Outputs":{"res":{"statusCode":"201","body":"made"}}}`, 201, map[string]string{"Content-Type": "text/plain; charset=utf-8"}, "made"},
+		{"any case", `{"outputs":{"res":{"StatusCode":409,"Headers":{"Retry-After":3},"BODY":"busy"}}}`, 409, map[string]string{"Retry-After": "3"}, "busy"},
+		{"json body", `{"Outputs":{"res":{"statusCode":422,"body":{"title":"bad","n":19.90}}}}`,
+			422, map[string]string{"Content-Type": "application/json; charset=utf-8"}, `{"title":"bad","n":19.90}`},
+		{"array body", `{"Outputs":{"res":{"body":[1,true]}}}`, 200, nil, `[1,true]`},
+		{"no status", `{"Outputs":{"res":{"body":"plain"}}}`, 200, nil, "plain"},
+		{"odd status", `{"Outputs":{"res":{"statusCode":"soon","body":"x"}}}`, 200, nil, "x"},
+		{"header kinds", `{"Outputs":{"res":{"statusCode":200,"headers":{"X-Bool":true,"X-Num":1.50,"X-Null":null}}}}`,
+			200, map[string]string{"X-Bool": "True", "X-Num": "1.5", "X-Null": ""}, ""},
+		{"json text", `{"Outputs":{"res":"{\"statusCode\":204}"}}`, 204, nil, ""},
+		{"no res", `{"Outputs":{},"Logs":[]}`, 200, nil, ""},
+		{"res string", `{"Outputs":{"res":"hello"}}`, 500, nil, ""},
+		{"res number", `{"Outputs":{"res":5}}`, 500, nil, ""},
+		{"res array", `{"Outputs":{"res":[{"statusCode":200}]}}`, 500, nil, ""},
+		{"bad headers", `{"Outputs":{"res":{"statusCode":200,"headers":["a"]}}}`, 500, nil, ""},
+		{"bad header", `{"Outputs":{"res":{"statusCode":200,"headers":{"Bad Name":"x"}}}}`, 500, nil, ""},
+		{"status object", `{"Outputs":{"res":{"statusCode":{"code":200}}}}`, 500, nil, ""},
+		{"status 1000", `{"Outputs":{"res":{"statusCode":1000}}}`, 500, nil, ""},
+		{"invalid json", `{"Outputs":`, 500, nil, ""},
+		{"status:400", "", 500, nil, ""},
+		{"status:503", "", 500, nil, ""},
+	}
+	answers := map[string]string{}
+	for _, tc := range tests {
+		answers[tc.mode] = tc.answer
 	}
 	rig := newHTTPRig(t, Options{}, HTTPOptions{}, answers)
 	for _, tc := range tests {
