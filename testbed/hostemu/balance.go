@@ -125,7 +125,7 @@ func (cf *ChangeFeed) balance(ctx context.Context, read func(context.Context, *L
 		if err != nil {
 			cf.cfg.Log(fmt.Sprintf("%s: list the leases: %v", cf.fn.Name, err))
 		}
-		if !cf.sleepUnlessRetired(ctx, cf.clocks.Acquire) {
+		if !waitOr(ctx, cf.retiring, cf.clocks.Acquire) {
 			return
 		}
 	}

@@ -1,6 +1,7 @@
 package hostemu
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -136,31 +137,22 @@ func (h *Host) ChangeFeed(fn *Function, cfg ChangeFeedConfig) (*ChangeFeed, erro
 	if cfg.Log == nil {
 		cfg.Log = func(string) {}
 	}
-	cf := &ChangeFeed{h: h, fn: fn, cfg: cfg, maxItems: DefaultMaxItemsPerInvocation, pollDelay: DefaultFeedPollDelay,
-		owner: newGUID(), caughtUp: map[string]time.Time{}, clocks: cfg.Clocks, retiring: make(chan struct{})}
-	if cf.clocks == (LeaseClocks{}) {
-		cf.clocks = DefaultLeaseClocks
-	}
+	// function.json's settings, overridden by cfg's; zero and below take
+	// the extension's defaults.
+	items, _ := t.Raw["maxItemsPerInvocation"].(float64)
+	pollMS, _ := t.Raw["feedPollDelay"].(float64)
+	cf := &ChangeFeed{h: h, fn: fn, cfg: cfg, owner: newGUID(), caughtUp: map[string]time.Time{}, retiring: make(chan struct{}),
+		maxItems:  cmp.Or(max(cfg.MaxItems, 0), max(int(items), 0), DefaultMaxItemsPerInvocation),
+		pollDelay: cmp.Or(max(cfg.PollDelay, 0), max(time.Duration(pollMS)*time.Millisecond, 0), DefaultFeedPollDelay),
+		clocks:    cmp.Or(cfg.Clocks, DefaultLeaseClocks)}
 	cf.cfg.Ranges = max(cf.cfg.Ranges, 1)
-	if n, ok := t.Raw["maxItemsPerInvocation"].(float64); ok && n > 0 {
-		cf.maxItems = int(n)
-	}
-	if ms, ok := t.Raw["feedPollDelay"].(float64); ok && ms > 0 {
-		cf.pollDelay = time.Duration(ms) * time.Millisecond
-	}
-	if cfg.PollDelay > 0 {
-		cf.pollDelay = cfg.PollDelay
-	}
-	if cfg.MaxItems > 0 {
-		cf.maxItems = cfg.MaxItems
-	}
 	cf.fromStart, _ = t.Raw["startFromBeginning"].(bool)
-	var err error
-	if cf.retry, err = LoadRetryPolicy(fn); err != nil {
-		return nil, err
-	}
-	if cfg.Retry != nil {
-		cf.retry = cfg.Retry
+	cf.retry = cfg.Retry
+	if cf.retry == nil {
+		var err error
+		if cf.retry, err = LoadRetryPolicy(fn); err != nil {
+			return nil, err
+		}
 	}
 	cf.store = &leaseStore{c: cfg.Leases.c, prefix: cfg.LeasePrefix, owner: cf.owner}
 	return cf, nil
@@ -265,12 +257,12 @@ func (cf *ChangeFeed) readRange(ctx context.Context, lease *Lease) {
 		if err != nil {
 			// The processor logs the error and reads again after the delay.
 			cf.cfg.Log(fmt.Sprintf("%s: read the change feed: %v", cf.fn.Name, err))
-			cf.sleep(ctx, cf.pollDelay)
+			cf.sleep(ctx)
 			continue
 		}
 		if len(batch) == 0 {
 			cf.noteCaughtUp(lease.LeaseToken, began)
-			cf.sleep(ctx, cf.pollDelay)
+			cf.sleep(ctx)
 			continue
 		}
 		last, done := cf.deliver(ctx, batch, rnd)
@@ -300,7 +292,7 @@ func (cf *ChangeFeed) readRange(ctx context.Context, lease *Lease) {
 			cancel()
 			if err != nil {
 				cf.cfg.Log(fmt.Sprintf("%s: %v", cf.fn.Name, err))
-				cf.sleep(ctx, cf.pollDelay)
+				cf.sleep(ctx)
 				continue
 			}
 		}
@@ -352,7 +344,7 @@ func (cf *ChangeFeed) deliver(ctx context.Context, batch []change, rnd *rand.Ran
 		cf.uncheckpointed(inv, "failed")
 		delay := delays.next()
 		cf.cfg.Log(fmt.Sprintf("%s: invocation %s failed (%s); execution %d in %s", cf.fn.Name, inv.ID, inv.Failure, failed+2, delay.Round(time.Millisecond)))
-		if !cf.sleepUnlessRetired(ctx, delay) {
+		if !waitOr(ctx, cf.retiring, delay) {
 			return inv, false
 		}
 	}
@@ -455,19 +447,14 @@ func (cf *ChangeFeed) noteCaughtUp(rangeID string, began time.Time) {
 }
 
 // sleep waits out the poll delay, or a moment while draining.
-func (cf *ChangeFeed) sleep(ctx context.Context, d time.Duration) {
+func (cf *ChangeFeed) sleep(ctx context.Context) {
+	d := cf.pollDelay
 	cf.mu.Lock()
 	if cf.draining {
 		d = 20 * time.Millisecond
 	}
 	cf.mu.Unlock()
-	cf.sleepUnlessRetired(ctx, d)
-}
-
-// sleepUnlessRetired waits d unless ctx ends or Retire is called first; it
-// reports whether d passed.
-func (cf *ChangeFeed) sleepUnlessRetired(ctx context.Context, d time.Duration) bool {
-	return waitOr(ctx, cf.retiring, d)
+	waitOr(ctx, cf.retiring, d)
 }
 
 // wait waits d unless ctx ends first; it reports whether d passed.

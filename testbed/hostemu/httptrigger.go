@@ -341,15 +341,10 @@ func (r *Route) hasParams() bool {
 	return slices.ContainsFunc(r.segments, func(s routeSegment) bool { return s.literal == "" })
 }
 
-// Listen serves f on addr until ctx ends. It returns the base URL callers
-// use once the listener is open, and wait, which returns after the server
-// has shut down (in-flight callers get shutdownGrace to finish).
-func (f *HTTPFront) Listen(ctx context.Context, addr string) (baseURL string, wait func() error, err error) {
-	return ListenHandler(ctx, addr, f)
-}
-
-// ListenHandler is Listen for any handler: an HTTPFront, or a balancer in
-// front of several instances' fronts.
+// ListenHandler serves h (an HTTPFront, or a balancer in front of several
+// instances' fronts) on addr until ctx ends. It returns the base URL
+// callers use once the listener is open, and wait, which returns after the
+// server has shut down (in-flight callers get shutdownGrace to finish).
 func ListenHandler(ctx context.Context, addr string, h http.Handler) (baseURL string, wait func() error, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

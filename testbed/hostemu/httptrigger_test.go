@@ -537,7 +537,7 @@ func TestHTTPBodyLimits(t *testing.T) {
 func TestHTTPListen(t *testing.T) {
 	rig := newHTTPRig(t, Options{}, HTTPOptions{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	base, wait, err := rig.front.Listen(ctx, "127.0.0.1:0")
+	base, wait, err := ListenHandler(ctx, "127.0.0.1:0", rig.front)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ type leaseStore struct {
 // startFromBeginning is false: the CFP starts a new lease there).
 func (s *leaseStore) ensure(ctx context.Context, rangeID string, start FeedPosition) error {
 	id := s.prefix + rangeID
-	if _, err := s.read(ctx, id); !notFound(err) {
+	if _, err := s.read(ctx, id); !errors.Is(err, errLeaseNotFound) {
 		return err
 	}
 	l := &Lease{ID: id, LeaseToken: rangeID, Mode: "IncrementalFeed", Properties: map[string]any{}, FeedRange: &leaseRange{}}
@@ -195,5 +195,3 @@ func (s *leaseStore) read(ctx context.Context, id string) (*Lease, error) {
 }
 
 var errLeaseNotFound = errors.New("lease not found")
-
-func notFound(err error) bool { return errors.Is(err, errLeaseNotFound) }

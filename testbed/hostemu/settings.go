@@ -1,6 +1,7 @@
 package hostemu
 
 import (
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,27 +78,16 @@ func (s *Settings) FunctionDisabled(name string) bool {
 	return v == "true" || v == "1"
 }
 
+// settingRef is a %NAME% reference to a setting.
+var settingRef = regexp.MustCompile(`%[^%]*%`)
+
 // Expand replaces %NAME% references by settings, as the host does for
-// customHandler arguments.
+// customHandler arguments; a reference to no setting stays as it is.
 func (s *Settings) Expand(arg string) string {
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(arg, '%')
-		j := -1
-		if i >= 0 {
-			j = strings.IndexByte(arg[i+1:], '%')
+	return settingRef.ReplaceAllStringFunc(arg, func(ref string) string {
+		if v, ok := s.Get(ref[1 : len(ref)-1]); ok && len(ref) > 2 {
+			return v
 		}
-		if i < 0 || j < 0 {
-			b.WriteString(arg)
-			return b.String()
-		}
-		name := arg[i+1 : i+1+j]
-		b.WriteString(arg[:i])
-		if v, ok := s.Get(name); ok && name != "" {
-			b.WriteString(v)
-		} else {
-			b.WriteString(arg[i : i+2+j])
-		}
-		arg = arg[i+2+j:]
-	}
+		return ref
+	})
 }

@@ -58,9 +58,8 @@ type Worker struct {
 	ready      bool
 	killing    bool
 	stopping   bool
-	fatal      error
-	fatalCh    chan struct{} // closed when fatal or halted is set
-	halted     error         // the handler exited 0 and is not restarted
+	fatal      error         // why the worker gave up: the start budget spent, or an exit 0 not restarted
+	fatalCh    chan struct{} // closed when fatal is set
 	stats      WorkerStats
 	done       chan struct{}
 }
@@ -105,9 +104,6 @@ func (w *Worker) Endpoint(ctx context.Context) (string, error) {
 	for {
 		w.mu.Lock()
 		ready, ch, fatal := w.ready, w.readyCh, w.fatal
-		if fatal == nil {
-			fatal = w.halted
-		}
 		w.mu.Unlock()
 		if fatal != nil {
 			return "", fatal

@@ -22,10 +22,10 @@ func (w *Worker) afterExit(exitErr error) bool {
 	case 0:
 		w.mu.Lock()
 		w.stats.UnexpectedExits++
-		w.halted = errors.New("the handler exited with code 0, which the host does not restart: invocations fail until the host recycles")
+		w.fatal = errors.New("the handler exited with code 0, which the host does not restart: invocations fail until the host recycles")
 		close(w.fatalCh) // wakes the waiters in Endpoint; supervising ends here
 		w.mu.Unlock()
-		w.cfg.Log(w.halted.Error())
+		w.cfg.Log(w.fatal.Error())
 		return true
 	case 200:
 		return false // the code that asks the host for a quiet restart
