@@ -1,7 +1,6 @@
 package hostemu
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -23,27 +22,6 @@ const (
 	testRenewal = time.Second
 	testTimeout = 2 * time.Second
 )
-
-// sleepyHandler answers every delivery at once, except the first delivery of
-// a message named in sleep, which it answers after that long.
-func sleepyHandler(sleep map[string]time.Duration) http.Handler {
-	var mu sync.Mutex
-	seen := map[string]bool{}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var inv struct{ Metadata map[string]json.RawMessage }
-		_ = json.NewDecoder(r.Body).Decode(&inv)
-		id := messageIDOf(inv.Metadata)
-		mu.Lock()
-		first := !seen[id]
-		seen[id] = true
-		mu.Unlock()
-		if first {
-			time.Sleep(sleep[id])
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"Outputs":{},"Logs":[],"ReturnValue":null}`))
-	})
-}
 
 func lockedQueue(msgs ...*Message) *Queue {
 	q := NewQueue("orders", 0)
@@ -68,8 +46,9 @@ func byDelivery(t *testing.T, invs []*Invocation, id string, count int) *Invocat
 
 func TestBatchLockIsNeverRenewed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv, tr := bubbleServer(t, sleepyHandler(map[string]time.Duration{"a": 3 * testLock}))
-		q := lockedQueue(msg("a"), msg("b"))
+		a := sleepy(3*testLock, "a")
+		srv, tr := bubbleServer(t, http.HandlerFunc(fakeFunction))
+		q := lockedQueue(msg(a), msg("b"))
 		invs := runQueue(t, srv, batchFunction(), Options{MaxMessageBatchSize: 10, MaxAutoLockRenewalDuration: time.Minute, Transport: tr}, q)
 		if len(invs) == 0 {
 			t.Fatal("no invocation")
@@ -84,7 +63,7 @@ func TestBatchLockIsNeverRenewed(t *testing.T) {
 					first.Deliveries[i].Message.MessageID, s, LockLost)
 			}
 		}
-		again := byDelivery(t, invs, "a", 2)
+		again := byDelivery(t, invs, a, 2)
 		if again.Settlements[0] != Completed {
 			t.Errorf("delivery 2: %s, want completed", again.Settlements[0])
 		}
@@ -96,18 +75,17 @@ func TestBatchLockIsNeverRenewed(t *testing.T) {
 
 func TestSingleLockIsRenewedUpToMaxAutoLockRenewal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv, tr := bubbleServer(t, sleepyHandler(map[string]time.Duration{
-			"renewed": 3 * testLock,             // past the lock, within the renewal
-			"expired": testRenewal + 3*testLock, // past the renewal and the last lock
-		}))
-		q := lockedQueue(msg("renewed"), msg("expired"))
+		srv, tr := bubbleServer(t, http.HandlerFunc(fakeFunction))
+		renewed := sleepy(3*testLock, "renewed")             // past the lock, within the renewal
+		expired := sleepy(testRenewal+3*testLock, "expired") // past the renewal and the last lock
+		q := lockedQueue(msg(renewed), msg(expired))
 		invs := runQueue(t, srv, singleFunction(), Options{MaxConcurrentCalls: 4, MaxAutoLockRenewalDuration: testRenewal, Transport: tr}, q)
 
-		if inv := byDelivery(t, invs, "renewed", 1); inv.Settlements[0] != Completed {
+		if inv := byDelivery(t, invs, renewed, 1); inv.Settlements[0] != Completed {
 			t.Errorf("renewed: %s, want completed at delivery 1: the host renews a single message's lock", inv.Settlements[0])
 		}
-		slow := byDelivery(t, invs, "expired", 1)
-		again := byDelivery(t, invs, "expired", 2)
+		slow := byDelivery(t, invs, expired, 1)
+		again := byDelivery(t, invs, expired, 2)
 		if slow.Settlements[0] != LockLost || again.Settlements[0] != Completed {
 			t.Errorf("expired: delivery 1 %s, delivery 2 %s; want %s then completed", slow.Settlements[0], again.Settlements[0], LockLost)
 		}
@@ -130,10 +108,10 @@ func TestSingleLockIsRenewedUpToMaxAutoLockRenewal(t *testing.T) {
 
 func TestLockExpiryAtTheLastDeliveryDeadLetters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv, tr := bubbleServer(t, sleepyHandler(map[string]time.Duration{"late": 3 * testLock}))
+		srv, tr := bubbleServer(t, http.HandlerFunc(fakeFunction))
 		q := NewQueue("orders", 1)
 		q.LockDuration = testLock
-		q.Send(msg("late"))
+		q.Send(msg(sleepy(3*testLock, "late")))
 		invs := runQueue(t, srv, batchFunction(), Options{Transport: tr}, q)
 		if len(invs) != 1 || invs[0].Settlements[0] != DeadLettered {
 			var settlements [][]Settlement
@@ -151,30 +129,31 @@ func TestLockExpiryAtTheLastDeliveryDeadLetters(t *testing.T) {
 // TestFunctionTimeoutRestartsTheHandlerAndFailsEveryInvocation: an
 // invocation past functionTimeout fails as timed out, exactly at the
 // timeout, and the host replaces the handler, which fails every other
-// invocation in flight on it (slow-1, sent later, well inside its own
+// invocation in flight on it (slow, sent later, well inside its own
 // timeout), once; both are delivered again and completed. On virtual time,
 // the handler in process on a network in memory, replaced as the host
 // replaces its process: the connections of the old one end.
 func TestFunctionTimeoutRestartsTheHandlerAndFailsEveryInvocation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := &replaceable{h: sleepyHandler(map[string]time.Duration{"hang-1": time.Hour, "slow-1": 5 * time.Second})}
+		hangID, slowID := sleepy(time.Hour, "hang"), sleepy(5*time.Second, "slow")
+		h := &replaceable{h: http.HandlerFunc(fakeFunction)}
 		h.start(t)
 		const timeout = testTimeout
 		q := NewQueue("orders", 0)
-		q.Send(msg("hang-1"))
-		time.AfterFunc(timeout*2/5, func() { q.Send(msg("slow-1")) })
+		q.Send(msg(hangID))
+		time.AfterFunc(timeout*2/5, func() { q.Send(msg(slowID)) })
 		invs := runQueue(t, FixedEndpoint("http://127.0.0.1:7000"), singleFunction(),
 			Options{MaxConcurrentCalls: 2, FunctionTimeout: timeout, Restart: h.Restart, Transport: h.net.Transport()}, q)
 
-		hang := byDelivery(t, invs, "hang-1", 1)
+		hang := byDelivery(t, invs, hangID, 1)
 		if !hang.TimedOut || hang.Took != timeout || !strings.Contains(hang.Failure, "Timeout value of 00:00:02 exceeded by function 'Functions.ProcessOrder'") {
-			t.Errorf("hang-1: timedOut=%v after %s, failure %q; want timed out at %s", hang.TimedOut, hang.Took, hang.Failure, timeout)
+			t.Errorf("hang: timedOut=%v after %s, failure %q; want timed out at %s", hang.TimedOut, hang.Took, hang.Failure, timeout)
 		}
-		slow := byDelivery(t, invs, "slow-1", 1)
+		slow := byDelivery(t, invs, slowID, 1)
 		if slow.OK() || slow.TimedOut || !strings.HasPrefix(slow.Failure, "no answer") {
-			t.Errorf("slow-1: ok=%v timedOut=%v failure %q; want it failed by the restart, not by its own timeout", slow.OK(), slow.TimedOut, slow.Failure)
+			t.Errorf("slow: ok=%v timedOut=%v failure %q; want it failed by the restart, not by its own timeout", slow.OK(), slow.TimedOut, slow.Failure)
 		}
-		for _, id := range []string{"hang-1", "slow-1"} {
+		for _, id := range []string{hangID, slowID} {
 			if inv := byDelivery(t, invs, id, 2); inv.Settlements[0] != Completed {
 				t.Errorf("%s delivery 2: %s (%s)", id, inv.Settlements[0], inv.Failure)
 			}
@@ -231,14 +210,15 @@ func (r *replaceable) Restart(reason string) error {
 // a fake handler), and the message is completed by the new one.
 func TestFunctionTimeoutRestartsTheHandlerProcess(t *testing.T) {
 	w := startFake(t, "ok", WorkerConfig{})
+	hang := sleepy(time.Hour, "hang")
 	q := NewQueue("orders", 0)
-	q.Send(msg("hang-1"))
+	q.Send(msg(hang))
 	invs := runQueue(t, w, singleFunction(), Options{FunctionTimeout: testTimeout, Restart: w.Restart}, q)
-	if hang := byDelivery(t, invs, "hang-1", 1); !hang.TimedOut {
-		t.Errorf("hang-1: timedOut=%v, failure %q", hang.TimedOut, hang.Failure)
+	if inv := byDelivery(t, invs, hang, 1); !inv.TimedOut {
+		t.Errorf("hang: timedOut=%v, failure %q", inv.TimedOut, inv.Failure)
 	}
-	if inv := byDelivery(t, invs, "hang-1", 2); inv.Settlements[0] != Completed {
-		t.Errorf("hang-1 delivery 2: %s (%s)", inv.Settlements[0], inv.Failure)
+	if inv := byDelivery(t, invs, hang, 2); inv.Settlements[0] != Completed {
+		t.Errorf("hang delivery 2: %s (%s)", inv.Settlements[0], inv.Failure)
 	}
 	if s := w.Stats(); s.TimeoutRestarts != 1 || s.Starts != 2 || s.UnexpectedExits != 0 || s.StartErrors != 0 {
 		t.Errorf("worker stats %+v, want one restart after the timeout and no error", s)

@@ -5,88 +5,93 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// failingHandler answers each invocation according to the MessageId of its
-// (first) message, so one server can fail in every way the host cares about.
-func failingHandler(t *testing.T) http.Handler {
-	var mu sync.Mutex
-	seen := map[string]int{}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var inv struct{ Metadata map[string]json.RawMessage }
-		if err := json.NewDecoder(r.Body).Decode(&inv); err != nil {
-			t.Errorf("request body: %v", err)
+// fakeFunction is the fake handler's Service Bus function, served in
+// process or by the test binary run as a handler (fakeHandler). It answers
+// each invocation as the MessageId of its (first) message says,
+// "<mode>-<name>": ok and textjson succeed; status500, textplain, empty,
+// null, invalid, array and hangup fail, each as a handler can; flaky fails
+// the first two deliveries. At the first delivery only, sleep<duration>
+// answers after that long (sleepy), exit0 and exit200 end the process with
+// that code. Any other message succeeds.
+func fakeFunction(w http.ResponseWriter, r *http.Request) {
+	var inv struct{ Metadata map[string]json.RawMessage }
+	_ = json.NewDecoder(r.Body).Decode(&inv)
+	id, count := firstMessage(inv.Metadata)
+	mode, _, _ := strings.Cut(id, "-")
+	if d, ok := strings.CutPrefix(mode, "sleep"); ok && count == 1 {
+		sleep, _ := time.ParseDuration(d)
+		time.Sleep(sleep)
+	}
+	answer := func(contentType, body string) {
+		if contentType != "" {
+			w.Header().Set("Content-Type", contentType)
 		}
-		id := messageIDOf(inv.Metadata)
-		mu.Lock()
-		seen[id]++
-		n := seen[id]
-		mu.Unlock()
-		ok := func(ct string) {
-			w.Header().Set("Content-Type", ct)
-			_, _ = w.Write([]byte(`{"Outputs":{},"Logs":["done ` + id + `"],"ReturnValue":null}`))
+		_, _ = w.Write([]byte(body))
+	}
+	switch {
+	case mode == "exit0" && count == 1:
+		os.Exit(0)
+	case mode == "exit200" && count == 1:
+		os.Exit(200)
+	case mode == "flaky" && count <= 2, mode == "status500":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		answer("", `{"Outputs":{},"Logs":[]}`)
+	case mode == "textplain":
+		answer("", `{"Outputs":{},"Logs":[],"ReturnValue":null}`) // what Go sends for a JSON body when the header is not set
+	case mode == "empty":
+		answer("application/json", "")
+	case mode == "null":
+		answer("application/json", "null")
+	case mode == "invalid":
+		answer("application/json", `{"Outputs":`)
+	case mode == "array":
+		answer("application/json", `[]`)
+	case mode == "hangup":
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			conn.Close()
 		}
-		switch strings.SplitN(id, "-", 2)[0] {
-		case "ok":
-			ok("application/json; charset=utf-8")
-		case "textjson":
-			ok("text/json")
-		case "status500":
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusInternalServerError)
-			_, _ = w.Write([]byte(`{"Outputs":{},"Logs":[]}`))
-		case "textplain":
-			// What Go sends for a JSON body when the header is not set.
-			_, _ = w.Write([]byte(`{"Outputs":{},"Logs":[],"ReturnValue":null}`))
-		case "empty":
-			w.Header().Set("Content-Type", "application/json")
-		case "null":
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte("null"))
-		case "invalid":
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(`{"Outputs":`))
-		case "array":
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(`[]`))
-		case "hangup":
-			conn, _, err := w.(http.Hijacker).Hijack()
-			if err == nil {
-				conn.Close()
-			}
-		case "flaky": // fails twice, then succeeds
-			if n <= 2 {
-				w.WriteHeader(http.StatusServiceUnavailable)
-				return
-			}
-			ok("application/json")
-		default:
-			t.Errorf("unexpected message %q", id)
-		}
-	})
+	case mode == "textjson":
+		answer("text/json", `{"Outputs":{},"Logs":["done `+id+`"],"ReturnValue":null}`)
+	default:
+		answer("application/json; charset=utf-8", `{"Outputs":{},"Logs":["done `+id+`"],"ReturnValue":null}`)
+	}
 }
 
-func messageIDOf(md map[string]json.RawMessage) string {
-	raw := md["MessageId"]
-	if raw == nil {
-		var ids []string
-		var s string
-		_ = json.Unmarshal(md["MessageIdArray"], &s)
-		_ = json.Unmarshal([]byte(s), &ids)
-		if len(ids) > 0 {
-			return ids[0]
-		}
-		return ""
+// sleepy is the MessageId of a message whose first delivery fakeFunction
+// answers after d.
+func sleepy(d time.Duration, name string) string { return "sleep" + d.String() + "-" + name }
+
+// firstMessage is the MessageId and DeliveryCount of an invocation's
+// (first) message, single or batch.
+func firstMessage(md map[string]json.RawMessage) (id string, count int) {
+	var s string
+	if _, single := md["MessageId"]; single {
+		_ = json.Unmarshal(md["DeliveryCount"], &s)
+		count, _ = strconv.Atoi(s)
+		_ = json.Unmarshal(md["MessageId"], &s)
+		_ = json.Unmarshal([]byte(s), &id)
+		return id, count
 	}
-	var s, id string
-	_ = json.Unmarshal(raw, &s)
-	_ = json.Unmarshal([]byte(s), &id)
-	return id
+	var ids []string
+	var counts []int
+	_ = json.Unmarshal(md["MessageIdArray"], &s)
+	_ = json.Unmarshal([]byte(s), &ids)
+	_ = json.Unmarshal(md["DeliveryCountArray"], &s)
+	_ = json.Unmarshal([]byte(s), &counts)
+	if len(ids) == 0 || len(counts) == 0 {
+		return "", 0
+	}
+	return ids[0], counts[0]
 }
 
 func singleFunction() *Function {
@@ -161,7 +166,7 @@ func TestSettlementOfFailedAnswers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
-			invs, q := runHost(t, failingHandler(t), singleFunction(), Options{}, msg(tt.id))
+			invs, q := runHost(t, http.HandlerFunc(fakeFunction), singleFunction(), Options{}, msg(tt.id))
 			if len(invs) != DefaultMaxDeliveryCount {
 				t.Fatalf("%d invocations, want %d (one per delivery until the broker dead-letters)", len(invs), DefaultMaxDeliveryCount)
 			}
@@ -184,7 +189,7 @@ func TestSettlementOfFailedAnswers(t *testing.T) {
 }
 
 func TestSettlementOfSuccessAndRetries(t *testing.T) {
-	invs, q := runHost(t, failingHandler(t), singleFunction(), Options{}, msg("ok-1"), msg("textjson-1"), msg("flaky-1"))
+	invs, q := runHost(t, http.HandlerFunc(fakeFunction), singleFunction(), Options{}, msg("ok-1"), msg("textjson-1"), msg("flaky-1"))
 	counts := map[string][]int{}
 	for _, inv := range invs {
 		d := inv.Deliveries[0]
@@ -209,7 +214,7 @@ func TestSettlementOfSuccessAndRetries(t *testing.T) {
 func TestLostCompletionRedelivers(t *testing.T) {
 	m := msg("ok-lost")
 	m.LoseCompletions = 1
-	invs, _ := runHost(t, failingHandler(t), singleFunction(), Options{}, m)
+	invs, _ := runHost(t, http.HandlerFunc(fakeFunction), singleFunction(), Options{}, m)
 	if len(invs) != 2 || invs[0].Settlements[0] != CompletionLost || invs[1].Settlements[0] != Completed ||
 		invs[1].Deliveries[0].DeliveryCount != 2 {
 		for _, inv := range invs {

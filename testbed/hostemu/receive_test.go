@@ -1,6 +1,7 @@
 package hostemu
 
 import (
+	"net/http"
 	"testing"
 	"time"
 )
@@ -12,12 +13,12 @@ import (
 // before their invocations started). Each copy starts as a slot frees up,
 // and every one completes.
 func TestBurstWaitsForFreeSlotsBeforeItIsReceived(t *testing.T) {
-	srv := httptestServer(t, sleepyHandler(map[string]time.Duration{"busy": 4 * testLock}))
+	srv := httptestServer(t, http.HandlerFunc(fakeFunction))
 	copies := []*Message{msg("burst"), msg("burst"), msg("burst")}
 	for _, m := range copies {
 		m.Burst = 9
 	}
-	q := lockedQueue(append([]*Message{msg("busy")}, copies...)...)
+	q := lockedQueue(append([]*Message{msg(sleepy(4*testLock, "busy"))}, copies...)...)
 	invs := runQueue(t, srv, singleFunction(), Options{MaxConcurrentCalls: 2, MaxAutoLockRenewalDuration: time.Minute}, q)
 	for _, inv := range invs {
 		if inv.Settlements[0] != Completed || inv.Deliveries[0].DeliveryCount != 1 {

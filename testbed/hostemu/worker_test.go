@@ -49,33 +49,9 @@ func fakeHandler(mode string) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(env)
 	})
-	mux.HandleFunc("POST /ProcessOrder", misbehave)
+	mux.HandleFunc("POST /ProcessOrder", fakeFunction)
 	mux.HandleFunc("POST /PublishOrderEvents", echoDocuments)
 	_ = http.Serve(ln, mux)
-}
-
-// misbehave is the fake handler's function: at a message's first delivery
-// it misbehaves as its MessageId says (hang-…, slow-…, exit0-…, exit200-…);
-// otherwise, and at later deliveries, it answers at once.
-func misbehave(w http.ResponseWriter, r *http.Request) {
-	var inv struct{ Metadata map[string]json.RawMessage }
-	_ = json.NewDecoder(r.Body).Decode(&inv)
-	var count string
-	_ = json.Unmarshal(inv.Metadata["DeliveryCount"], &count)
-	if count == "1" {
-		switch strings.SplitN(messageIDOf(inv.Metadata), "-", 2)[0] {
-		case "hang":
-			time.Sleep(time.Hour)
-		case "slow":
-			time.Sleep(5 * time.Second)
-		case "exit0":
-			os.Exit(0)
-		case "exit200":
-			os.Exit(200)
-		}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write([]byte(`{"Outputs":{},"Logs":[],"ReturnValue":null}`))
 }
 
 func startFake(t *testing.T, mode string, cfg WorkerConfig) *Worker {
