@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -128,7 +127,7 @@ func failFirst(n int) func(int) int {
 // scripted is a fake handler that records each invocation's documents and
 // answers with status(n): 200 with no outputs, or the status given.
 func (r *feedRig) scripted(status func(n int) int) Endpointer {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	return httptestServer(r.t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		docs, err := decodeDocuments(req)
 		if err != nil {
 			r.t.Errorf("the invocation is not the host's envelope: %v", err)
@@ -146,8 +145,6 @@ func (r *feedRig) scripted(status func(n int) int) Endpointer {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"Outputs":{},"Logs":[],"ReturnValue":null}`))
 	}))
-	r.t.Cleanup(srv.Close)
-	return FixedEndpoint(srv.URL)
 }
 
 // decodeDocuments reads Data.documents as the handler does: a JSON string

@@ -22,23 +22,12 @@ type Encoder struct {
 	NewGUID func() string
 }
 
-// BindingError is a message the host cannot turn into the trigger value, so
-// the invocation fails before the handler sees it. (A body that is not UTF-8
-// is not one: a string binding decodes it leniently, see lenientUTF8.)
-type BindingError struct{ Msg string }
-
-func (e *BindingError) Error() string { return e.Msg }
-
 // Single encodes the invocation of a single-message function.
 func (e *Encoder) Single(fn *Function, d Delivery) ([]byte, error) {
 	trigger := fn.Trigger()
 	m := d.Message
-	value, err := triggerValue(trigger, m.Body)
-	if err != nil {
-		return nil, err
-	}
 	data := newObject()
-	data.set(trigger.Name, value)
+	data.set(trigger.Name, triggerValue(trigger, m.Body))
 
 	md := e.actionsAndClient()
 	md.set("DeliveryCount", quote(strconv.Itoa(d.DeliveryCount)))
@@ -131,11 +120,11 @@ func (e *Encoder) Batch(fn *Function, ds []Delivery) ([]byte, error) {
 
 // triggerValue is Data.<trigger> of a single-message invocation: the body text
 // JSON-encoded twice, or base64 for "dataType": "binary".
-func triggerValue(trigger *Binding, body []byte) ([]byte, error) {
+func triggerValue(trigger *Binding, body []byte) []byte {
 	if trigger.Binary() {
-		return quote(base64.StdEncoding.EncodeToString(body)), nil
+		return quote(base64.StdEncoding.EncodeToString(body))
 	}
-	return quote(quoteString(lenientUTF8(body))), nil
+	return quote(quoteString(lenientUTF8(body)))
 }
 
 // lenientUTF8 is the body as a string-bound trigger gets it: the extension

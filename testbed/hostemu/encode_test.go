@@ -23,12 +23,8 @@ const (
 )
 
 func refEncoder(now string, guid string) *Encoder {
-	t, err := time.Parse(time.RFC3339Nano, now)
-	if err != nil {
-		panic(err)
-	}
 	return &Encoder{Namespace: refNamespace, ClientID: refClientID,
-		Now: func() time.Time { return t }, NewGUID: func() string { return guid }}
+		Now: func() time.Time { return at(now) }, NewGUID: func() string { return guid }}
 }
 
 func at(s string) time.Time {
@@ -39,14 +35,17 @@ func at(s string) time.Time {
 	return t
 }
 
-func TestEncodeSingleMatchesReference(t *testing.T) {
-	fn := &Function{Name: "ProcessOrder", Bindings: []Binding{{Name: "orderMsg", Type: "serviceBusTrigger", Direction: "in", QueueName: "orders"}}}
-	m := &Message{
-		Body: []byte(refBody1), MessageID: "A-1001", ContentType: "application/json",
+// refMessage1 is the first message of both reference invocations.
+func refMessage1() *Message {
+	return &Message{Body: []byte(refBody1), MessageID: "A-1001", ContentType: "application/json",
 		CorrelationID:         "c0ffee00-0000-4000-8000-000000000001",
 		ApplicationProperties: json.RawMessage(`{"tenant":"contoso","schemaVersion":2}`),
-		SequenceNumber:        4711, EnqueuedTime: at("2025-06-01T10:00:00.123Z"),
-	}
+		SequenceNumber:        4711, EnqueuedTime: at("2025-06-01T10:00:00.123Z")}
+}
+
+func TestEncodeSingleMatchesReference(t *testing.T) {
+	fn := &Function{Name: "ProcessOrder", Bindings: []Binding{{Name: "orderMsg", Type: "serviceBusTrigger", Direction: "in", QueueName: "orders"}}}
+	m := refMessage1()
 	enc := refEncoder("2025-06-01T10:00:00.5123456Z", "5e3b1a2c-9d8f-4e7a-b6c5-0a1b2c3d4e5f")
 	got, err := enc.Single(fn, Delivery{Message: m, DeliveryCount: 1, LockToken: "9d2f6c1e-7b7a-4c55-8a3e-1f0e2d3c4b5a"})
 	if err != nil {
@@ -58,12 +57,10 @@ func TestEncodeSingleMatchesReference(t *testing.T) {
 func TestEncodeBatchMatchesReference(t *testing.T) {
 	fn := &Function{Name: "ProcessOrderBatch", Bindings: []Binding{{Name: "orderMsgs", Type: "serviceBusTrigger", Direction: "in",
 		QueueName: "orders", Cardinality: "many", DataType: "string"}}}
+	first := refMessage1()
+	first.Subject = "order.created"
 	ds := []Delivery{
-		{DeliveryCount: 1, LockToken: "9d2f6c1e-7b7a-4c55-8a3e-1f0e2d3c4b5a", Message: &Message{
-			Body: []byte(refBody1), MessageID: "A-1001", ContentType: "application/json", Subject: "order.created",
-			CorrelationID:         "c0ffee00-0000-4000-8000-000000000001",
-			ApplicationProperties: json.RawMessage(`{"tenant":"contoso","schemaVersion":2}`),
-			SequenceNumber:        4711, EnqueuedTime: at("2025-06-01T10:00:00.123Z")}},
+		{DeliveryCount: 1, LockToken: "9d2f6c1e-7b7a-4c55-8a3e-1f0e2d3c4b5a", Message: first},
 		{DeliveryCount: 1, LockToken: "0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d", Message: &Message{
 			Body: []byte(refBody2), MessageID: "A-1002", ContentType: "application/json", Subject: "order.created",
 			ApplicationProperties: json.RawMessage(`{"tenant":"fabrikam"}`),

@@ -115,11 +115,8 @@ type Invocation struct {
 	// TimedOut: the invocation passed FunctionTimeout and the host
 	// restarted the handler.
 	TimedOut bool
-	// Binding is set when the message could not be bound, so the handler
-	// was never called.
-	Binding bool
-	Logs    []string
-	Outputs []OutputMessage
+	Logs     []string
+	Outputs  []OutputMessage
 	// IgnoredOutputs are Outputs keys that name no output binding.
 	IgnoredOutputs []string
 	// Request and Response are an HTTP trigger's caller request and the
@@ -305,13 +302,9 @@ func (h *Host) invoke(ctx context.Context, fn *Function, ds []Delivery) {
 	} else {
 		body, err = h.opts.Encoder.Single(fn, ds[0])
 	}
-	var be *BindingError
-	switch {
-	case errors.As(err, &be):
-		inv.Failure, inv.Binding = "binding the trigger failed: "+be.Msg, true
-	case err != nil:
+	if err != nil {
 		inv.Failure = err.Error()
-	default:
+	} else {
 		stopRenewing := h.renewLocks(fn, ds)
 		h.call(ctx, fn, inv, body)
 		stopRenewing()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
@@ -118,11 +117,9 @@ func (r *recorder) observe(inv *Invocation) { r.mu.Lock(); r.invs = append(r.inv
 // order they started.
 func runHost(t *testing.T, h http.Handler, fn *Function, opts Options, msgs ...*Message) ([]*Invocation, *Queue) {
 	t.Helper()
-	srv := httptest.NewServer(h)
-	defer srv.Close()
 	q := NewQueue("orders", 0)
 	q.Send(msgs...)
-	return runQueue(t, FixedEndpoint(srv.URL), fn, opts, q), q
+	return runQueue(t, httptestServer(t, h), fn, opts, q), q
 }
 
 // runQueue delivers q's messages to fn served at handler until q is drained.

@@ -111,24 +111,20 @@ type httpRig struct {
 
 func newHTTPRig(t *testing.T, opts Options, hopts HTTPOptions, answers map[string]string) *httpRig {
 	t.Helper()
-	return buildHTTPRig(t, opts, hopts, answers, func(h http.Handler) (Endpointer, http.RoundTripper) { return httptestServer(t, h), nil })
+	serve := func(t *testing.T, h http.Handler) (Endpointer, http.RoundTripper) { return httptestServer(t, h), nil }
+	return newHTTPRigOn(t, serve, opts, hopts, answers)
 }
 
-// newHTTPRigIn is newHTTPRig for a test in a synctest bubble: the custom
-// handler is served on a network in memory.
-func newHTTPRigIn(t *testing.T, opts Options, hopts HTTPOptions, answers map[string]string) *httpRig {
-	t.Helper()
-	return buildHTTPRig(t, opts, hopts, answers, func(h http.Handler) (Endpointer, http.RoundTripper) { return bubbleServer(t, h) })
-}
-
-func buildHTTPRig(t *testing.T, opts Options, hopts HTTPOptions, answers map[string]string, serve func(http.Handler) (Endpointer, http.RoundTripper)) *httpRig {
+// newHTTPRigOn is newHTTPRig with the custom handler served by serve
+// (bubbleServer for a test in a synctest bubble).
+func newHTTPRigOn(t *testing.T, serve func(*testing.T, http.Handler) (Endpointer, http.RoundTripper), opts Options, hopts HTTPOptions, answers map[string]string) *httpRig {
 	t.Helper()
 	app, err := LoadApp(filepath.Join("testdata", "httpapp"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rig := &httpRig{app: app, handler: &customHandler{t: t, answers: answers}, queue: NewQueue("orders", 0), invs: make(chan *Invocation, 100)}
-	opts.Handler, opts.Transport = serve(rig.handler)
+	opts.Handler, opts.Transport = serve(t, rig.handler)
 	opts.Functions, opts.Queue = []*Function{app.Function("ProcessOrder")}, rig.queue
 	if opts.Encoder == nil {
 		opts.Encoder = refEncoder("2026-12-01T10:05:00.0012345Z", "9b8a7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d")
@@ -502,7 +498,7 @@ func TestHTTPFunctionTimeoutAnswers500AndRestarts(t *testing.T) {
 		restarts := make(chan string, 1)
 		const timeout = 200 * time.Millisecond
 		opts := Options{FunctionTimeout: timeout, Restart: func(reason string) error { restarts <- reason; return nil }}
-		rig := newHTTPRigIn(t, opts, HTTPOptions{}, nil)
+		rig := newHTTPRigOn(t, bubbleServer, opts, HTTPOptions{}, nil)
 		start := time.Now()
 		w := rig.do("POST", "/api/orders", "{}", http.Header{"X-Test-Answer": {"sleep"}})
 		inv := <-rig.invs
