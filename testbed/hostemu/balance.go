@@ -125,7 +125,7 @@ func (cf *ChangeFeed) balance(ctx context.Context, read func(context.Context, *L
 		if err != nil {
 			cf.cfg.Log(fmt.Sprintf("%s: list the leases: %v", cf.fn.Name, err))
 		}
-		if !waitOr(ctx, cf.retiring, cf.clocks.Acquire) {
+		if !waitOr(ctx, cf.retiring.Done(), cf.clocks.Acquire) {
 			return
 		}
 	}
@@ -137,12 +137,7 @@ func (cf *ChangeFeed) balance(ctx context.Context, read func(context.Context, *L
 func (cf *ChangeFeed) renew(ctx context.Context, stop context.CancelFunc, l *Lease) {
 	for d := cf.clocks.Renew / 2; wait(ctx, d); d = cf.clocks.Renew {
 		stepCtx, cancel := context.WithTimeout(ctx, readTimeout)
-		next, err := cf.store.update(stepCtx, l, func(server *Lease) error {
-			if server.Owner != cf.owner {
-				return errLeaseLost
-			}
-			return nil
-		})
+		next, err := cf.store.update(stepCtx, l, cf.owner, func(*Lease) {})
 		cancel()
 		if err == nil {
 			l = next
@@ -161,13 +156,7 @@ func (cf *ChangeFeed) release(ctx context.Context) {
 	all, err := cf.store.list(ctx)
 	for _, l := range all {
 		if err == nil && l.Owner == cf.owner {
-			_, _ = cf.store.update(ctx, l, func(server *Lease) error {
-				if server.Owner != cf.owner {
-					return errLeaseLost
-				}
-				server.Owner = ""
-				return nil
-			})
+			_, _ = cf.store.update(ctx, l, cf.owner, func(l *Lease) { l.Owner = "" })
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -118,10 +119,10 @@ type ChangeFeed struct {
 	mu       sync.Mutex
 	stats    ChangeFeedStats
 	caughtUp map[string]time.Time // range -> start of its last poll that found nothing new
-	draining bool
-	crashed  bool          // Run ends without releasing its leases
-	retiring chan struct{} // closed by Retire: no new batch starts
-	retire   sync.Once
+	draining atomic.Bool
+	crashed  atomic.Bool     // Run ends without releasing its leases
+	retiring context.Context // done once Retire was called: no new batch starts
+	retire   context.CancelFunc
 }
 
 // ChangeFeed returns the trigger of fn, a cosmosDBTrigger function, run by
@@ -141,11 +142,12 @@ func (h *Host) ChangeFeed(fn *Function, cfg ChangeFeedConfig) (*ChangeFeed, erro
 	// the extension's defaults.
 	items, _ := t.Raw["maxItemsPerInvocation"].(float64)
 	pollMS, _ := t.Raw["feedPollDelay"].(float64)
-	cf := &ChangeFeed{h: h, fn: fn, cfg: cfg, owner: newGUID(), caughtUp: map[string]time.Time{}, retiring: make(chan struct{}),
+	cf := &ChangeFeed{h: h, fn: fn, cfg: cfg, owner: newGUID(), caughtUp: map[string]time.Time{},
 		maxItems:  cmp.Or(max(cfg.MaxItems, 0), max(int(items), 0), DefaultMaxItemsPerInvocation),
 		pollDelay: cmp.Or(max(cfg.PollDelay, 0), max(time.Duration(pollMS)*time.Millisecond, 0), DefaultFeedPollDelay),
 		clocks:    cmp.Or(cfg.Clocks, DefaultLeaseClocks)}
 	cf.cfg.Ranges = max(cf.cfg.Ranges, 1)
+	cf.retiring, cf.retire = context.WithCancel(context.Background())
 	cf.fromStart, _ = t.Raw["startFromBeginning"].(bool)
 	cf.retry = cfg.Retry
 	if cf.retry == nil {
@@ -201,10 +203,7 @@ func (cf *ChangeFeed) Run(ctx context.Context) error {
 	cf.cfg.Log(fmt.Sprintf("%s: change feed of %s, %d leases (%s…), %d items per invocation, poll delay %s, retry %s",
 		cf.fn.Name, cf.cfg.Monitored.ID(), cf.cfg.Ranges, cf.store.prefix, cf.maxItems, cf.pollDelay, cf.retry))
 	cf.balance(ctx, cf.readRange)
-	cf.mu.Lock()
-	crashed := cf.crashed
-	cf.mu.Unlock()
-	if !crashed {
+	if !cf.crashed.Load() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTimeout)
 		defer cancel()
 		cf.release(rctx)
@@ -219,27 +218,14 @@ func (cf *ChangeFeed) Run(ctx context.Context) error {
 // the leases back and returns. A batch waiting between two executions of
 // its retry policy is not executed again and not checkpointed (its failed
 // execution is booked "failed").
-func (cf *ChangeFeed) Retire() {
-	cf.retire.Do(func() { close(cf.retiring) })
-}
+func (cf *ChangeFeed) Retire() { cf.retire() }
 
 // retired reports whether Retire was called.
-func (cf *ChangeFeed) retired() bool {
-	select {
-	case <-cf.retiring:
-		return true
-	default:
-		return false
-	}
-}
+func (cf *ChangeFeed) retired() bool { return cf.retiring.Err() != nil }
 
 // Crash makes Run end, when its context ends, without releasing its
 // leases: an instance that died, whose leases others take once they expire.
-func (cf *ChangeFeed) Crash() {
-	cf.mu.Lock()
-	cf.crashed = true
-	cf.mu.Unlock()
-}
+func (cf *ChangeFeed) Crash() { cf.crashed.Store(true) }
 
 // readRange is one lease's loop: poll, deliver, checkpoint.
 func (cf *ChangeFeed) readRange(ctx context.Context, lease *Lease) {
@@ -344,7 +330,7 @@ func (cf *ChangeFeed) deliver(ctx context.Context, batch []change, rnd *rand.Ran
 		cf.uncheckpointed(inv, "failed")
 		delay := delays.next()
 		cf.cfg.Log(fmt.Sprintf("%s: invocation %s failed (%s); execution %d in %s", cf.fn.Name, inv.ID, inv.Failure, failed+2, delay.Round(time.Millisecond)))
-		if !waitOr(ctx, cf.retiring, delay) {
+		if !waitOr(ctx, cf.retiring.Done(), delay) {
 			return inv, false
 		}
 	}
@@ -416,9 +402,7 @@ func (k *killMidway) Read(p []byte) (int, error) {
 // It fails when ctx ends first.
 func Drain(ctx context.Context, since time.Time, feeds ...*ChangeFeed) error {
 	for _, cf := range feeds {
-		cf.mu.Lock()
-		cf.draining = true
-		cf.mu.Unlock()
+		cf.draining.Store(true)
 	}
 	for {
 		done := len(feeds) > 0
@@ -449,12 +433,10 @@ func (cf *ChangeFeed) noteCaughtUp(rangeID string, began time.Time) {
 // sleep waits out the poll delay, or a moment while draining.
 func (cf *ChangeFeed) sleep(ctx context.Context) {
 	d := cf.pollDelay
-	cf.mu.Lock()
-	if cf.draining {
+	if cf.draining.Load() {
 		d = 20 * time.Millisecond
 	}
-	cf.mu.Unlock()
-	waitOr(ctx, cf.retiring, d)
+	waitOr(ctx, cf.retiring.Done(), d)
 }
 
 // wait waits d unless ctx ends first; it reports whether d passed.

@@ -87,27 +87,22 @@ func (e *Encoder) Batch(fn *Function, ds []Delivery) ([]byte, error) {
 	null := func(Delivery) []byte { return []byte("null") }
 	// Arrays are serialized by Newtonsoft directly: dates keep their
 	// fraction here, unlike the single-message path (issue #6997).
+	date := func(t time.Time, layout string) []byte { return quote(netTicks(t.UTC()).Format(layout)) }
 	col("DeliveryCountArray", func(d Delivery) []byte { return []byte(strconv.Itoa(d.DeliveryCount)) })
 	col("DeadLetterSourceArray", null)
 	col("LockTokenArray", func(d Delivery) []byte { return quote(d.LockToken) })
-	col("ExpiresAtUtcArray", func(d Delivery) []byte { return quote(netTicks(d.Message.expiresAt().UTC()).Format(layoutNetISO)) })
-	col("ExpiresAtArray", func(d Delivery) []byte {
-		return quote(netTicks(d.Message.expiresAt().UTC()).Format(layoutNetISOOffset))
-	})
-	col("EnqueuedTimeUtcArray", func(d Delivery) []byte { return quote(netTicks(d.Message.EnqueuedTime.UTC()).Format(layoutNetISO)) })
-	col("EnqueuedTimeArray", func(d Delivery) []byte {
-		return quote(netTicks(d.Message.EnqueuedTime.UTC()).Format(layoutNetISOOffset))
-	})
+	col("ExpiresAtUtcArray", func(d Delivery) []byte { return date(d.Message.expiresAt(), layoutNetISO) })
+	col("ExpiresAtArray", func(d Delivery) []byte { return date(d.Message.expiresAt(), layoutNetISOOffset) })
+	col("EnqueuedTimeUtcArray", func(d Delivery) []byte { return date(d.Message.EnqueuedTime, layoutNetISO) })
+	col("EnqueuedTimeArray", func(d Delivery) []byte { return date(d.Message.EnqueuedTime, layoutNetISOOffset) })
 	col("MessageIdArray", func(d Delivery) []byte { return quote(d.Message.MessageID) })
-	col("ContentTypeArray", func(d Delivery) []byte { return stringOrNull(d.Message.ContentType, d.Message.ContentType != "") })
+	col("ContentTypeArray", func(d Delivery) []byte { return stringOrNull(d.Message.ContentType) })
 	col("ReplyToArray", null)
 	col("SequenceNumberArray", func(d Delivery) []byte { return []byte(strconv.FormatInt(d.Message.SequenceNumber, 10)) })
 	col("ToArray", null)
-	col("SubjectArray", func(d Delivery) []byte { return stringOrNull(d.Message.Subject, d.Message.Subject != "") })
-	col("LabelArray", func(d Delivery) []byte { return stringOrNull(d.Message.Subject, d.Message.Subject != "") })
-	col("CorrelationIdArray", func(d Delivery) []byte {
-		return stringOrNull(d.Message.CorrelationID, d.Message.CorrelationID != "")
-	})
+	col("SubjectArray", func(d Delivery) []byte { return stringOrNull(d.Message.Subject) })
+	col("LabelArray", func(d Delivery) []byte { return stringOrNull(d.Message.Subject) })
+	col("CorrelationIdArray", func(d Delivery) []byte { return stringOrNull(d.Message.CorrelationID) })
 	col("ApplicationPropertiesArray", func(d Delivery) []byte { return applicationProperties(d.Message) })
 	col("UserPropertiesArray", func(d Delivery) []byte { return applicationProperties(d.Message) })
 	col("SessionIdArray", null)

@@ -98,14 +98,7 @@ func (s *leaseStore) take(ctx context.Context, l *Lease) (*Lease, error) {
 	// The owner it was listed with, as the processor's AcquireAsync keeps it:
 	// a renewal meanwhile (a 412, then a read) leaves the steal valid, a new
 	// owner does not. l itself is written into on the first try.
-	prev := l.Owner
-	return s.update(ctx, l, func(server *Lease) error {
-		if server.Owner != prev {
-			return fmt.Errorf("lease %s: %w to %q", l.ID, errLeaseLost, server.Owner)
-		}
-		server.Owner = s.owner
-		return nil
-	})
+	return s.update(ctx, l, l.Owner, func(l *Lease) { l.Owner = s.owner })
 }
 
 // list returns the trigger's leases (the lease container is small).
@@ -135,23 +128,19 @@ func (s *leaseStore) checkpoint(ctx context.Context, l *Lease, pos FeedPosition)
 	if err != nil {
 		return nil, err
 	}
-	return s.update(ctx, l, func(server *Lease) error {
-		if server.Owner != s.owner {
-			return fmt.Errorf("lease %s: %w to %q", l.ID, errLeaseLost, server.Owner)
-		}
-		server.ContinuationToken = string(tok)
-		return nil
-	})
+	return s.update(ctx, l, s.owner, func(l *Lease) { l.ContinuationToken = string(tok) })
 }
 
-// update replaces the lease with If-Match on its etag; on 412 it reads the
-// lease again and reapplies change, as DocumentServiceLeaseUpdaterCosmos
-// does (a bounded number of times).
-func (s *leaseStore) update(ctx context.Context, l *Lease, change func(*Lease) error) (*Lease, error) {
+// update applies change to the lease, if owner still holds it
+// (errLeaseLost otherwise), and replaces it with If-Match on its etag; on
+// 412 it reads the lease again and reapplies change, as
+// DocumentServiceLeaseUpdaterCosmos does (a bounded number of times).
+func (s *leaseStore) update(ctx context.Context, l *Lease, owner string, change func(*Lease)) (*Lease, error) {
 	for range 5 {
-		if err := change(l); err != nil {
-			return nil, err
+		if l.Owner != owner {
+			return nil, fmt.Errorf("lease %s: %w to %q", l.ID, errLeaseLost, l.Owner)
 		}
+		change(l)
 		l.Timestamp = time.Now().UTC().Format(time.RFC3339Nano)
 		etag := azcore.ETag(l.ETag)
 		body, err := json.Marshal(l)

@@ -3,6 +3,7 @@ package hostemu
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,11 +38,8 @@ func (o *jsonObject) set(key string, raw []byte) {
 // existing spelling, the way a .NET dictionary with an OrdinalIgnoreCase
 // comparer does; otherwise it adds one.
 func (o *jsonObject) setFold(key string, raw []byte) {
-	for _, k := range o.keys {
-		if strings.EqualFold(k, key) {
-			o.vals[k] = raw
-			return
-		}
+	if k, ok := o.keyFold(key); ok {
+		key = k
 	}
 	o.set(key, raw)
 }
@@ -49,25 +47,29 @@ func (o *jsonObject) setFold(key string, raw []byte) {
 // addFold adds a member unless one of that name in any case is there
 // already (the extension's "if !bindingData.ContainsKey").
 func (o *jsonObject) addFold(key string, raw []byte) {
-	for _, k := range o.keys {
-		if strings.EqualFold(k, key) {
-			return
-		}
+	if _, ok := o.keyFold(key); !ok {
+		o.set(key, raw)
 	}
-	o.set(key, raw)
+}
+
+// keyFold is the spelling of the member whose name equals key in any case.
+func (o *jsonObject) keyFold(key string) (string, bool) {
+	i := slices.IndexFunc(o.keys, func(k string) bool { return strings.EqualFold(k, key) })
+	if i < 0 {
+		return "", false
+	}
+	return o.keys[i], true
 }
 
 // deleteFunc removes the members whose name drop reports.
 func (o *jsonObject) deleteFunc(drop func(key string) bool) {
-	kept := o.keys[:0]
-	for _, k := range o.keys {
+	o.keys = slices.DeleteFunc(o.keys, func(k string) bool {
 		if drop(k) {
 			delete(o.vals, k)
-			continue
+			return true
 		}
-		kept = append(kept, k)
-	}
-	o.keys = kept
+		return false
+	})
 }
 
 // MarshalJSON writes the members compactly in insertion order.
@@ -93,9 +95,9 @@ func jsonArray(vals [][]byte) []byte {
 	return append(append([]byte{'['}, bytes.Join(vals, []byte{','})...), ']')
 }
 
-// stringOrNull is a .NET string that may be null.
-func stringOrNull(s string, ok bool) []byte {
-	if !ok {
+// stringOrNull is a .NET string that may be null ("").
+func stringOrNull(s string) []byte {
+	if s == "" {
 		return []byte("null")
 	}
 	return quote(s)
