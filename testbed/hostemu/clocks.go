@@ -123,12 +123,10 @@ func (c Clocks) String() string {
 // so that its deadlines fit the clocks it lives under. Settings already
 // given win; clocks not overridden are left to host.json.
 func (c Clocks) Apply(s *Settings) {
-	for _, kv := range []struct {
-		name string
-		d    time.Duration
-	}{{"QUEUE_LOCK_DURATION", c.LockDuration}, {"HOST_MAX_AUTO_LOCK_RENEWAL", c.MaxAutoLockRenewal}, {"HOST_FUNCTION_TIMEOUT", c.FunctionTimeout}} {
-		if _, set := s.Get(kv.name); kv.d > 0 && !set {
-			s.Set(kv.name, kv.d.String())
+	for name, d := range map[string]time.Duration{"QUEUE_LOCK_DURATION": c.LockDuration,
+		"HOST_MAX_AUTO_LOCK_RENEWAL": c.MaxAutoLockRenewal, "HOST_FUNCTION_TIMEOUT": c.FunctionTimeout} {
+		if _, set := s.Get(name); d > 0 && !set {
+			s.Set(name, d.String())
 		}
 	}
 }
