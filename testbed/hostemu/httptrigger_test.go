@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -66,8 +67,12 @@ func (c *customHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		params = req.Params
 	}
 	if code, ok := strings.CutPrefix(mode, "status:"); ok {
+		status, err := strconv.Atoi(code)
+		if err != nil {
+			c.t.Errorf("X-Test-Answer %s: %v", mode, err)
+		}
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(atoi(c.t, code))
+		w.WriteHeader(status)
 		_, _ = w.Write([]byte(`{"Outputs":{},"Logs":[]}`))
 		return
 	}
@@ -88,14 +93,6 @@ func (c *customHandler) Calls() []handlerCall {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]handlerCall(nil), c.calls...)
-}
-
-func atoi(t *testing.T, s string) int {
-	var n int
-	if err := json.Unmarshal([]byte(s), &n); err != nil {
-		t.Fatalf("%q: %v", s, err)
-	}
-	return n
 }
 
 // httpRig is the test app of testdata/httpapp served by an HTTPFront whose
