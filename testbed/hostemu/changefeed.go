@@ -351,14 +351,14 @@ func (cf *ChangeFeed) invoke(ctx context.Context, batch []change) *Invocation {
 	body := cf.h.opts.Encoder.Documents(cf.fn, docs)
 	if cf.cfg.KillDuring != nil && cf.cfg.Kill != nil && cf.cfg.KillDuring(n) {
 		inv.requestBody = func(r io.Reader) io.Reader {
-			return &killMidway{r: r, left: len(body) / 2, kill: func() {
+			return &killMidway{r: r, left: len(body) / 2, kill: sync.OnceFunc(func() {
 				cf.mu.Lock()
 				cf.stats.Kills++
 				cf.mu.Unlock()
 				if err := cf.cfg.Kill(); err != nil {
 					cf.cfg.Log(fmt.Sprintf("%s: kill during invocation %s: %v", cf.fn.Name, inv.ID, err))
 				}
-			}}
+			})}
 		}
 	}
 	cf.h.call(ctx, cf.fn, inv, body)
@@ -374,16 +374,12 @@ func (cf *ChangeFeed) invoke(ctx context.Context, batch []change) *Invocation {
 type killMidway struct {
 	r    io.Reader
 	left int
-	kill func()
-	done bool
+	kill func() // once
 }
 
 func (k *killMidway) Read(p []byte) (int, error) {
 	if k.left <= 0 {
-		if !k.done {
-			k.done = true
-			k.kill()
-		}
+		k.kill()
 		return 0, errors.New("the handler was killed mid-invocation")
 	}
 	if len(p) > k.left {

@@ -518,8 +518,7 @@ func TestChangeFeedFunctionTimeoutFailsTheBatch(t *testing.T) {
 func TestChangeFeedRetireFinishesTheBatchInFlight(t *testing.T) {
 	r := newFeedRig(t)
 	inFlight, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	free := func() { once.Do(func() { close(release) }) }
+	free := sync.OnceFunc(func() { close(release) })
 	r.invoking(r.scripted(func(n int) int {
 		if n == 1 {
 			close(inFlight)

@@ -262,11 +262,11 @@ func TestBurstIsInFlightTogether(t *testing.T) {
 	const n = 3
 	arrived := make(chan struct{}, n)
 	all := make(chan struct{})
-	var once sync.Once
+	allArrived := sync.OnceFunc(func() { close(all) })
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		arrived <- struct{}{}
 		if len(arrived) == n {
-			once.Do(func() { close(all) })
+			allArrived()
 		}
 		select {
 		case <-all:

@@ -123,15 +123,12 @@ func (q *Queue) Hold() (release func()) {
 	q.mu.Lock()
 	q.holds++
 	q.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			q.mu.Lock()
-			q.holds--
-			q.notifyLocked()
-			q.mu.Unlock()
-		})
-	}
+	return sync.OnceFunc(func() {
+		q.mu.Lock()
+		q.holds--
+		q.notifyLocked()
+		q.mu.Unlock()
+	})
 }
 
 // receive waits for messages and returns up to limit of them: with fill, a
