@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -128,8 +129,8 @@ func failFirst(n int) func(int) int {
 // answers with status(n): 200 with no outputs, or the status given.
 func (r *feedRig) scripted(status func(n int) int) Endpointer {
 	return httptestServer(r.t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		docs, err := decodeDocuments(req)
-		if err != nil {
+		var docs []feedDoc
+		if err := documents(req.Body, &docs); err != nil {
 			r.t.Errorf("the invocation is not the host's envelope: %v", err)
 			w.WriteHeader(http.StatusBadRequest)
 			return
@@ -147,28 +148,28 @@ func (r *feedRig) scripted(status func(n int) int) Endpointer {
 	}))
 }
 
-// decodeDocuments reads Data.documents as the handler does: a JSON string
-// holding a JSON string holding the array.
-func decodeDocuments(req *http.Request) ([]feedDoc, error) {
+// documents reads Data.documents of a change feed invocation into docs as
+// the handler does (a JSON string holding a JSON string holding the
+// array), and checks that Metadata holds sys alone.
+func documents(envelope io.Reader, docs any) error {
 	var env struct {
 		Data     map[string]json.RawMessage
 		Metadata map[string]json.RawMessage
 	}
-	if err := json.NewDecoder(req.Body).Decode(&env); err != nil {
-		return nil, err
+	if err := json.NewDecoder(envelope).Decode(&env); err != nil {
+		return err
 	}
 	if _, ok := env.Metadata["sys"]; !ok || len(env.Metadata) != 1 {
-		return nil, fmt.Errorf("Metadata %v, want sys alone", env.Metadata)
+		return fmt.Errorf("Metadata %v, want sys alone", env.Metadata)
 	}
 	var outer, inner string
 	if err := json.Unmarshal(env.Data["documents"], &outer); err != nil {
-		return nil, err
+		return err
 	}
 	if err := json.Unmarshal([]byte(outer), &inner); err != nil {
-		return nil, err
+		return err
 	}
-	var docs []feedDoc
-	return docs, json.Unmarshal([]byte(inner), &docs)
+	return json.Unmarshal([]byte(inner), docs)
 }
 
 // feedRun is one instance of the trigger, running until the test ends.
@@ -466,8 +467,8 @@ func TestChangeFeedKillMidBatch(t *testing.T) {
 // echoDocuments is the fake handler's PublishOrderEvents: it answers 200
 // with the ids of the documents it got as Logs.
 func echoDocuments(w http.ResponseWriter, r *http.Request) {
-	docs, err := decodeDocuments(r)
-	if err != nil {
+	var docs []feedDoc
+	if err := documents(r.Body, &docs); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}

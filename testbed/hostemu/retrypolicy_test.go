@@ -1,6 +1,7 @@
 package hostemu
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
@@ -119,18 +120,8 @@ func TestEncodeDocumentsMatchesTheFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var env struct {
-		Data struct{ Documents string }
-	}
-	if err := json.Unmarshal(want, &env); err != nil {
-		t.Fatal(err)
-	}
-	var text string
-	if err := json.Unmarshal([]byte(env.Data.Documents), &text); err != nil {
-		t.Fatal(err)
-	}
 	var docs []json.RawMessage
-	if err := json.Unmarshal([]byte(text), &docs); err != nil {
+	if err := documents(bytes.NewReader(want), &docs); err != nil {
 		t.Fatal(err)
 	}
 	raw := make([][]byte, len(docs))
