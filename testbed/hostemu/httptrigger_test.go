@@ -98,10 +98,7 @@ func (c *customHandler) Calls() []handlerCall {
 // httpRig is the test app of testdata/httpapp served by an HTTPFront whose
 // host invokes a customHandler.
 type httpRig struct {
-	app     *App
 	handler *customHandler
-	queue   *Queue
-	host    *Host
 	front   *HTTPFront
 	invs    chan *Invocation
 }
@@ -120,18 +117,17 @@ func newHTTPRigOn(t *testing.T, serve func(*testing.T, http.Handler) (Endpointer
 	if err != nil {
 		t.Fatal(err)
 	}
-	rig := &httpRig{app: app, handler: &customHandler{t: t, answers: answers}, queue: NewQueue("orders", 0), invs: make(chan *Invocation, 100)}
+	rig := &httpRig{handler: &customHandler{t: t, answers: answers}, invs: make(chan *Invocation, 100)}
 	opts.Handler, opts.Transport = serve(t, rig.handler)
-	opts.Functions, opts.Queue = []*Function{app.Function("ProcessOrder")}, rig.queue
-	if opts.Encoder == nil {
-		opts.Encoder = refEncoder("2026-12-01T10:05:00.0012345Z", "9b8a7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d")
-	}
-	if rig.host, err = New(opts); err != nil {
+	opts.Functions, opts.Queue = []*Function{app.Function("ProcessOrder")}, NewQueue("orders", 0)
+	opts.Encoder = refEncoder("2026-12-01T10:05:00.0012345Z", "9b8a7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d")
+	host, err := New(opts)
+	if err != nil {
 		t.Fatal(err)
 	}
 	hopts.Functions = app.Functions
 	hopts.Observe = func(inv *Invocation) { rig.invs <- inv }
-	if rig.front, err = rig.host.HTTP(hopts); err != nil {
+	if rig.front, err = host.HTTP(hopts); err != nil {
 		t.Fatal(err)
 	}
 	return rig
