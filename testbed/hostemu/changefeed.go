@@ -138,13 +138,14 @@ func (h *Host) ChangeFeed(fn *Function, cfg ChangeFeedConfig) (*ChangeFeed, erro
 	if cfg.Log == nil {
 		cfg.Log = func(string) {}
 	}
-	// function.json's settings, overridden by cfg's; zero and below take
-	// the extension's defaults.
+	// function.json's settings, overridden by cfg's; zero or less keeps the
+	// extension's defaults.
 	items, _ := t.Raw["maxItemsPerInvocation"].(float64)
 	pollMS, _ := t.Raw["feedPollDelay"].(float64)
+	pollDelay := time.Duration(pollMS) * time.Millisecond
 	cf := &ChangeFeed{h: h, fn: fn, cfg: cfg, owner: newGUID(), caughtUp: map[string]time.Time{},
 		maxItems:  cmp.Or(max(cfg.MaxItems, 0), max(int(items), 0), DefaultMaxItemsPerInvocation),
-		pollDelay: cmp.Or(max(cfg.PollDelay, 0), max(time.Duration(pollMS)*time.Millisecond, 0), DefaultFeedPollDelay),
+		pollDelay: cmp.Or(max(cfg.PollDelay, 0), max(pollDelay, 0), DefaultFeedPollDelay),
 		clocks:    cmp.Or(cfg.Clocks, DefaultLeaseClocks)}
 	cf.cfg.Ranges = max(cf.cfg.Ranges, 1)
 	cf.retiring, cf.retire = context.WithCancel(context.Background())
@@ -390,12 +391,11 @@ func (k *killMidway) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Drain waits until every range of the trigger whose instances feeds are
-// has read the feed, without finding anything new, in a poll that started
-// after since (each range caught up by whichever instance reads it): every
-// change made before since has then been delivered or checkpointed past.
-// Polls stop waiting out the poll delay meanwhile (retry delays are kept).
-// It fails when ctx ends first.
+// Drain waits until every range of one trigger, run by the instances feeds,
+// has been read without anything new in a poll that started after since,
+// by whichever instance reads it: every change made before since has then
+// been delivered or checkpointed past. Polls stop waiting out the poll
+// delay meanwhile (retry delays are kept). It fails when ctx ends first.
 func Drain(ctx context.Context, since time.Time, feeds ...*ChangeFeed) error {
 	for _, cf := range feeds {
 		cf.draining.Store(true)

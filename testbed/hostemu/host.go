@@ -16,8 +16,8 @@ import (
 	"time"
 )
 
-// DefaultHostVersion is the host version the emulator announces.
-const DefaultHostVersion = "4.1037.1.1"
+// HostVersion is the host version the emulator announces.
+const HostVersion = "4.1037.1.1"
 
 // Endpointer gives the base URL of a ready handler, waiting for it if needed.
 // *Worker is one; tests may use a fixed URL.
@@ -350,8 +350,8 @@ func (h *Host) call(ctx context.Context, fn *Function, inv *Invocation, body []b
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("X-Azure-Functions-InvocationId", inv.ID)
-	req.Header.Set("X-Azure-Functions-HostVersion", DefaultHostVersion)
-	req.Header.Set("User-Agent", "Azure-Functions-Host/"+DefaultHostVersion)
+	req.Header.Set("X-Azure-Functions-HostVersion", HostVersion)
+	req.Header.Set("User-Agent", "Azure-Functions-Host/"+HostVersion)
 	resp, err := h.client.Do(req)
 	if err != nil {
 		inv.Failure = "no answer from the handler: " + err.Error()

@@ -296,8 +296,8 @@ func TestRequestLooksLikeTheHost(t *testing.T) {
 			"POST /ProcessOrder":   r.Method == http.MethodPost && r.URL.Path == "/ProcessOrder" && r.URL.RawQuery == "",
 			"content type":         r.Header.Get("Content-Type") == "application/json; charset=utf-8",
 			"invocation id":        len(r.Header.Get("X-Azure-Functions-InvocationId")) == 36,
-			"host version":         r.Header.Get("X-Azure-Functions-HostVersion") == DefaultHostVersion,
-			"user agent":           r.Header.Get("User-Agent") == "Azure-Functions-Host/"+DefaultHostVersion,
+			"host version":         r.Header.Get("X-Azure-Functions-HostVersion") == HostVersion,
+			"user agent":           r.Header.Get("User-Agent") == "Azure-Functions-Host/"+HostVersion,
 			"chunked, no length":   r.ContentLength == -1 && slices.Contains(r.TransferEncoding, "chunked"),
 			"dialled on 127.0.0.1": strings.HasPrefix(r.Host, "127.0.0.1:"),
 		}

@@ -170,7 +170,7 @@ func TestHTTPEnvelopeMatchesGolden(t *testing.T) {
 	}
 	h := calls[0].Header
 	if h.Get("Content-Type") != "application/json; charset=utf-8" || h.Get("X-Azure-Functions-InvocationId") == "" ||
-		h.Get("User-Agent") != "Azure-Functions-Host/"+DefaultHostVersion {
+		h.Get("User-Agent") != "Azure-Functions-Host/"+HostVersion {
 		t.Errorf("invocation headers %v", h)
 	}
 	golden := filepath.Join("testdata", "http-envelope.json")
