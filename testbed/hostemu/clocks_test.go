@@ -1,6 +1,7 @@
 package hostemu
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -142,7 +143,7 @@ func TestFunctionTimeoutRestartsTheHandlerAndFailsEveryInvocation(t *testing.T) 
 		q := NewQueue("orders", 0)
 		q.Send(msg(hangID))
 		time.AfterFunc(timeout*2/5, func() { q.Send(msg(slowID)) })
-		invs := runQueue(t, FixedEndpoint("http://127.0.0.1:7000"), singleFunction(),
+		invs := runQueue(t, h, singleFunction(),
 			Options{MaxConcurrentCalls: 2, FunctionTimeout: timeout, Restart: h.Restart, Transport: h.net.Transport()}, q)
 
 		hang := byDelivery(t, invs, hangID, 1)
@@ -193,6 +194,14 @@ func (r *replaceable) serve() {
 	}
 	r.srv = &http.Server{Handler: r.h}
 	go func() { _ = r.srv.Serve(ln) }()
+}
+
+// Endpoint is the server's URL once a restart in progress is done, as a
+// Worker holds new invocations until the restarted handler answers.
+func (r *replaceable) Endpoint(context.Context) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return "http://127.0.0.1:7000", nil
 }
 
 // Restart replaces the server.
