@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -68,4 +69,28 @@ func TestDialWithoutListenerIsRefused(t *testing.T) {
 	if _, err := n.DialContext(context.Background(), "tcp", "127.0.0.1:7"); !errors.Is(err, ErrRefused) {
 		t.Errorf("dial after close: %v, want %v", err, ErrRefused)
 	}
+}
+
+// TestServeTakesTheBodyBeforeTheHandler: a handler that answers without
+// reading the request's body (a fake server holding a request) still
+// answers its client, as over a socket, whose buffer takes the body; on a
+// bare pipe the client, still writing the body, met the closed pipe.
+func TestServeTakesTheBodyBeforeTheHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var n Network
+		t.Cleanup(n.Drain)
+		base := n.Serve(t, "127.0.0.1:8081", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusCreated)
+		}))
+		for i := range 20 {
+			resp, err := n.Client().Post(base+"/", "application/json", strings.NewReader(strings.Repeat("x", 64<<10)))
+			if err != nil {
+				t.Fatalf("request %d: %v, want the answer", i, err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated {
+				t.Fatalf("request %d: %s, want 201", i, resp.Status)
+			}
+		}
+	})
 }
