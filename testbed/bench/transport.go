@@ -92,6 +92,9 @@ func (c Counts) Charge() float64 { return float64(c.milliRU) / 1000 }
 
 // Add adds the counts of o to c; the peak is the higher of the two.
 func (c *Counts) Add(o Counts) {
+	if c.ByKind == nil {
+		c.ByKind = map[string]int{}
+	}
 	for k, v := range o.ByKind {
 		c.ByKind[k] += v
 	}

@@ -61,10 +61,15 @@ func (h httpPart) rig(r *rig.Config, tracker *verify.Tracker) {
 	r.HTTPAddr, r.FunctionKeys = "127.0.0.1:0", ClientKeys
 	r.Traffic = h.submits.Traffic(ClientKeys)
 	r.Enqueued = tracker.Enqueued
-	r.Proxy.Pick = h.faults.Pick
-	watch := r.Watch
+	if r.Proxy != nil {
+		r.Proxy.Pick = h.faults.Pick
+	}
+	watch := r.Watch // set before: Run's own watch
 	r.Watch = func(l *rig.Live) func() {
 		h.faults.setKill(l.Fleet.Kill)
+		if watch == nil {
+			return func() {}
+		}
 		return watch(l)
 	}
 }

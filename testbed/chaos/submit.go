@@ -126,7 +126,14 @@ func submit(ctx context.Context, base string, keys map[string]string, l *SubmitL
 			if !faults.WaitFor(ctx, func() bool { return progress() >= s.At || s.DuringOutage && inOutage() }) {
 				return
 			}
-			clients.Go(func() error { c.submission(ctx, s); return nil })
+			clients.Go(func() error {
+				// Go waits for a free client without watching ctx: a
+				// submission whose turn came after the end is not sent.
+				if ctx.Err() == nil {
+					c.submission(ctx, s)
+				}
+				return nil
+			})
 		}
 	}
 	var lines sync.WaitGroup

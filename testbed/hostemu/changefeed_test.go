@@ -273,7 +273,6 @@ func (r *feedRig) leaseDoc() *Lease {
 	return l
 }
 
-// lease is the checkpoint of range 0.
 // leaseCovers fails the test unless the lease is past every one of the
 // want documents of the monitored container: written in an earlier second
 // than its position, or seen in that second (Seen holds only that second's
@@ -297,6 +296,7 @@ func (r *feedRig) leaseCovers(cf *ChangeFeed, want int) {
 	}
 }
 
+// lease is the checkpoint of range 0.
 func (r *feedRig) lease() FeedPosition {
 	r.t.Helper()
 	pos, err := r.leaseDoc().Position()

@@ -18,12 +18,17 @@ import (
 // each invocation as the MessageId of its (first) message says,
 // "<mode>-<name>": ok and textjson succeed; status500, textplain, empty,
 // null, invalid, array and hangup fail, each as a handler can; flaky fails
-// the first two deliveries. At the first delivery only, sleep<duration>
+// the first two deliveries (503, no body). A body that is not an
+// invocation is answered 400. At the first delivery only, sleep<duration>
 // answers after that long (sleepy), exit0 and exit200 end the process with
 // that code. Any other message succeeds.
 func fakeFunction(w http.ResponseWriter, r *http.Request) {
 	var inv struct{ Metadata map[string]json.RawMessage }
-	_ = json.NewDecoder(r.Body).Decode(&inv)
+	if err := json.NewDecoder(r.Body).Decode(&inv); err != nil {
+		// Not an invocation: the test sees it fail, whatever it expected.
+		http.Error(w, "request body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
 	id, count := firstMessage(inv.Metadata)
 	mode, _, _ := strings.Cut(id, "-")
 	if d, ok := strings.CutPrefix(mode, "sleep"); ok && count == 1 {
@@ -41,7 +46,9 @@ func fakeFunction(w http.ResponseWriter, r *http.Request) {
 		os.Exit(0)
 	case mode == "exit200" && count == 1:
 		os.Exit(200)
-	case mode == "flaky" && count <= 2, mode == "status500":
+	case mode == "flaky" && count <= 2:
+		w.WriteHeader(http.StatusServiceUnavailable) // no body, as a proxy in front may answer
+	case mode == "status500":
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusInternalServerError)
 		answer("", `{"Outputs":{},"Logs":[]}`)

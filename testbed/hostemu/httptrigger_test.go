@@ -70,6 +70,7 @@ func (c *customHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status, err := strconv.Atoi(code)
 		if err != nil {
 			c.t.Errorf("X-Test-Answer %s: %v", mode, err)
+			status = http.StatusInternalServerError
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)

@@ -111,7 +111,8 @@ type spoiled struct {
 }
 
 // run spoils the scenario and fails t unless exactly the checks named
-// found violations, one of them saying what it must.
+// found violations (each of them, and no other), one of them saying what
+// it must.
 func (tt spoiled) run(t *testing.T) (*scenario, *Findings) {
 	t.Helper()
 	s := goodScenario()
@@ -124,6 +125,11 @@ func (tt spoiled) run(t *testing.T) (*scenario, *Findings) {
 			t.Errorf("%s: violations %q", c.Name, c.Violations)
 		}
 		said = said || mine && slices.ContainsFunc(c.Violations, func(v string) bool { return strings.Contains(v, tt.says) })
+	}
+	for _, n := range tt.checks {
+		if !slices.ContainsFunc(f.Checks, func(c *Check) bool { return strings.Contains(c.Name, n) && len(c.Violations) > 0 }) {
+			t.Errorf("no check named %q found a violation", n)
+		}
 	}
 	if !said {
 		t.Errorf("no violation says %q", tt.says)
