@@ -40,12 +40,17 @@ func processCPU(pid int) (time.Duration, error) {
 func cpuSince(pids ...int) func() []time.Duration {
 	before := make([]time.Duration, len(pids))
 	for i, pid := range pids {
-		before[i], _ = processCPU(pid)
+		if pid > 0 {
+			before[i], _ = processCPU(pid)
+		}
 	}
 	return func() []time.Duration {
 		used := make([]time.Duration, len(pids))
 		for i, pid := range pids {
-			if now, err := processCPU(pid); pid > 0 && err == nil {
+			if pid <= 0 {
+				continue // not watched
+			}
+			if now, err := processCPU(pid); err == nil {
 				used[i] = now - before[i]
 			}
 		}

@@ -10,7 +10,7 @@ import (
 // a row of the round-trip table, and its errors.
 func (r *Report) pathTotals(path int) (row RoundTripRow, errors int) {
 	fp := HTTPAPIPaths[path]
-	row = RoundTripRow{Scenario: fp.Name, Want: fp.Want, Floor: fp.Floor, Outcomes: Outcomes{}, Counts: Counts{ByKind: map[string]int{}}}
+	row = RoundTripRow{Scenario: fp.Name, Want: fp.Want, Floor: fp.Floor, Outcomes: Outcomes{}}
 	for _, lr := range r.HTTPAPI {
 		for _, round := range lr.Rounds {
 			ph := round[path]

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -283,9 +284,9 @@ func HandlerDirect(t Target, conc int) (*Variant, error) {
 
 // Handler sends invocations of perOp messages over loopback HTTP to the
 // handler served in this process, as the Functions host does, conc at once:
-// POST /ProcessOrder when perOp is 1 (parallelism 0: the handler's
-// default), else POST /ProcessOrderBatch (the host's listener sends one at
-// a time) to a handler that writes parallelism messages of a batch at once.
+// POST /ProcessOrder when perOp is 1, else POST /ProcessOrderBatch (the host's listener sends one at
+// a time) to a handler that writes parallelism messages of a batch at once
+// (0: the handler's default).
 func Handler(t Target, perOp, conc, parallelism int) (*Variant, error) {
 	rig, err := NewRig(t, parallelism)
 	if err != nil {
@@ -294,7 +295,8 @@ func Handler(t Target, perOp, conc, parallelism int) (*Variant, error) {
 	name := fmt.Sprintf("handler, one message per invocation (POST /ProcessOrder), %d at once", conc)
 	function := handler.FunctionProcessOrder
 	if perOp > 1 {
-		name = fmt.Sprintf("handler, %d messages per invocation (POST /ProcessOrderBatch), %d invocation(s) at once, BATCH_PARALLELISM %d", perOp, conc, parallelism)
+		name = fmt.Sprintf("handler, %d messages per invocation (POST /ProcessOrderBatch), %d invocation(s) at once, BATCH_PARALLELISM %d",
+			perOp, conc, cmp.Or(parallelism, handler.DefaultBatchParallelism))
 		function = handler.FunctionProcessOrderBatch
 	}
 	srv := httptest.NewServer(rig.Handler)

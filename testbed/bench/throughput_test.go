@@ -19,9 +19,10 @@ func TestVariants(t *testing.T) {
 		latency  time.Duration
 		settings Settings
 		messages int
+		width    int // of the plain loop beside the batch: batches at once × messages of one written at once
 	}{
-		{0, Settings{Concurrency: 4, BatchSize: 10, BatchConcurrency: 2, BatchParallelism: handler.DefaultBatchParallelism}, 40},
-		{5 * time.Millisecond, Settings{Concurrency: 4, BatchSize: 10, BatchConcurrency: 1, BatchParallelism: 5}, 20},
+		{0, Settings{Concurrency: 4, BatchSize: 10, BatchConcurrency: 2, BatchParallelism: handler.DefaultBatchParallelism}, 40, 2 * 10},
+		{5 * time.Millisecond, Settings{Concurrency: 4, BatchSize: 10, BatchConcurrency: 1, BatchParallelism: 5}, 20, 5},
 	}
 	for _, tc := range tests {
 		t.Run(latencyName(tc.latency), func(t *testing.T) {
@@ -41,9 +42,8 @@ func TestVariants(t *testing.T) {
 			for i, v := range vs {
 				checkVariant(t, v, fmt.Sprintf("TV-%s-%d", RunID(), i), tc.messages, tc.latency)
 			}
-			s := tc.settings
-			if w, want := vs[VarPlainBatchWide].Concurrency, s.BatchConcurrency*min(s.BatchSize, s.BatchParallelism); w != want {
-				t.Errorf("the plain loop beside the batch runs %d at once, want the batch's width %d", w, want)
+			if w := vs[VarPlainBatchWide].Concurrency; w != tc.width {
+				t.Errorf("the plain loop beside the batch runs %d at once, want the batch's width %d", w, tc.width)
 			}
 		})
 	}
@@ -69,7 +69,7 @@ func checkVariant(t *testing.T, v *Variant, prefix string, messages int, latency
 	}
 	if len(ph.Latencies) == 0 {
 		t.Errorf("%s: no latency measured", v.Name)
-	} else if fastest := ph.Latencies[0]; fastest < latency {
+	} else if fastest := ph.Latencies[0]; latency > 0 && fastest < latency {
 		t.Errorf("%s: an operation took %s, less than the %s latency", v.Name, fastest, latency)
 	}
 }
