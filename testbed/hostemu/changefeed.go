@@ -218,7 +218,8 @@ func (cf *ChangeFeed) Run(ctx context.Context) error {
 // batch in flight and checkpoints it, no new batch starts, and Run gives
 // the leases back and returns. A batch waiting between two executions of
 // its retry policy is not executed again and not checkpointed (its failed
-// execution is booked "failed").
+// execution is booked "failed"). Host.StopReceiving is the same step for
+// the instance's queue trigger.
 func (cf *ChangeFeed) Retire() { cf.retire() }
 
 // retired reports whether Retire was called.
@@ -257,7 +258,8 @@ func (cf *ChangeFeed) readRange(ctx context.Context, lease *Lease) {
 			return // the run ended or the instance retired before the batch was done: no checkpoint
 		}
 		stepCtx, cancel = context.WithTimeout(ctx, readTimeout)
-		next, err := cf.store.checkpoint(stepCtx, lease, pos.after(batch))
+		past := pos.after(batch)
+		next, err := cf.store.checkpoint(stepCtx, lease, past)
 		cancel()
 		if errors.Is(err, errLeaseLost) {
 			// Another instance took the lease: it reads on from the last
@@ -271,16 +273,20 @@ func (cf *ChangeFeed) readRange(ctx context.Context, lease *Lease) {
 		}
 		if err != nil {
 			// The processor drops the lease and takes it up again from the
-			// checkpoint it holds: the batch comes again.
+			// checkpoint it holds: the batch comes again, unless the
+			// checkpoint was written and only its answer lost.
 			cf.cfg.Log(fmt.Sprintf("%s: checkpoint: %v", cf.fn.Name, err))
-			cf.uncheckpointed(last, "checkpoint failed")
 			stepCtx, cancel = context.WithTimeout(ctx, readTimeout)
 			next, err = cf.store.read(stepCtx, lease.ID)
 			cancel()
 			if err != nil {
+				cf.uncheckpointed(last, "checkpoint failed")
 				cf.cfg.Log(fmt.Sprintf("%s: %v", cf.fn.Name, err))
 				cf.sleep(ctx)
 				continue
+			}
+			if at, perr := next.Position(); perr != nil || at.TS != past.TS || !slices.Equal(at.Seen, past.Seen) {
+				cf.uncheckpointed(last, "checkpoint failed")
 			}
 		}
 		lease = next
