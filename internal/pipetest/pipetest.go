@@ -117,8 +117,9 @@ func (n *Network) Close() {
 // request) would leave the client blocked writing it, and the server's
 // close after the answer would fail the request with a closed pipe, where
 // a socket's buffer would have taken the body. This holds for every server
-// on the network, the handler's own test harness included; a handler that
-// reads the body as it streams in is not what these tests look at.
+// started by Serve, the handler's own test harness included (not for a
+// server a test runs itself on Listen); a handler that reads the body as
+// it streams in is not what these tests look at.
 func (n *Network) Serve(t testing.TB, addr string, h http.Handler) string {
 	t.Helper()
 	ln, err := n.Listen("tcp", addr)

@@ -23,8 +23,9 @@ const (
 )
 
 func refEncoder(now string, guid string) *Encoder {
+	t := at(now)
 	return &Encoder{Namespace: refNamespace, ClientID: refClientID,
-		Now: func() time.Time { return at(now) }, NewGUID: func() string { return guid }}
+		Now: func() time.Time { return t }, NewGUID: func() string { return guid }}
 }
 
 func at(s string) time.Time {

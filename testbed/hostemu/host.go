@@ -189,7 +189,8 @@ func New(opts Options) (*Host, error) {
 
 // StopReceiving makes Run return once the invocations in flight have
 // finished and settled, as an instance shut down gracefully (scaled in)
-// does: it takes no message more.
+// does: it takes no message more. ChangeFeed.Retire is the same step for
+// the instance's change feed.
 func (h *Host) StopReceiving() { h.stopReceiving() }
 
 // Run delivers until the queue is drained, ctx ends, or the handler cannot be

@@ -21,7 +21,9 @@ import (
 // the first two deliveries (503, no body). A body that is not an
 // invocation is answered 400. At the first delivery only, sleep<duration>
 // answers after that long (sleepy), exit0 and exit200 end the process with
-// that code. Any other message succeeds.
+// that code (only in the process run as the handler: in the test's own
+// process they are answered 400, as is a sleep that does not parse). Any
+// other message succeeds.
 func fakeFunction(w http.ResponseWriter, r *http.Request) {
 	var inv struct{ Metadata map[string]json.RawMessage }
 	if err := json.NewDecoder(r.Body).Decode(&inv); err != nil {
@@ -32,7 +34,11 @@ func fakeFunction(w http.ResponseWriter, r *http.Request) {
 	id, count := firstMessage(inv.Metadata)
 	mode, _, _ := strings.Cut(id, "-")
 	if d, ok := strings.CutPrefix(mode, "sleep"); ok && count == 1 {
-		sleep, _ := time.ParseDuration(d)
+		sleep, err := time.ParseDuration(d)
+		if err != nil {
+			http.Error(w, "message "+id+": "+err.Error(), http.StatusBadRequest)
+			return
+		}
 		time.Sleep(sleep)
 	}
 	answer := func(contentType, body string) {
@@ -42,6 +48,9 @@ func fakeFunction(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(body))
 	}
 	switch {
+	case (mode == "exit0" || mode == "exit200") && os.Getenv("HOSTEMU_FAKE_HANDLER") == "":
+		// Served in the test's own process: exiting would end the test binary.
+		http.Error(w, "message "+id+": exits only in a process run as the handler", http.StatusBadRequest)
 	case mode == "exit0" && count == 1:
 		os.Exit(0)
 	case mode == "exit200" && count == 1:
