@@ -53,7 +53,11 @@ func verifyRun(ctx context.Context, opts Options, rep *chaos.Report, ss *session
 // dropped never reach the consumer, so they are not the consumer's to store
 // or park.
 func delivered(msgs, dropped []*hostemu.Message) []*hostemu.Message {
-	return slices.DeleteFunc(slices.Clone(msgs), func(m *hostemu.Message) bool { return slices.Contains(dropped, m) })
+	gone := make(map[*hostemu.Message]bool, len(dropped))
+	for _, m := range dropped {
+		gone[m] = true
+	}
+	return slices.DeleteFunc(slices.Clone(msgs), func(m *hostemu.Message) bool { return gone[m] })
 }
 
 // orderIDs are the orderIds the messages name; a resumed run checks only

@@ -111,7 +111,7 @@ func runEndToEnd(t *testing.T, o Options) *chaos.Report {
 	o.Timeout = cmp.Or(o.Timeout, 2*time.Minute)
 	var log bytes.Buffer
 	o.Log = &log
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
 	defer cancel()
 	rep, err := Run(ctx, o)
 	if err != nil {

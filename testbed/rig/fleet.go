@@ -161,7 +161,7 @@ func (f *Fleet) retire(crash bool) {
 	<-in.ran
 	in.stop()
 	if in.fed != nil {
-		<-in.fed
+		<-in.fed // a crashed feed ends once stop cancels it (a retired one has ended)
 	}
 	in.worker.Stop(20 * time.Second)
 }

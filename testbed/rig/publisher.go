@@ -1,6 +1,7 @@
 package rig
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,12 +16,12 @@ import (
 	"github.com/ordersink/orders-consumer/testbed/orderstream"
 )
 
-// defaultCatchUp bounds the wait, once the queue is drained, for the outbox
+// catchUpBound bounds the wait, once the queue is drained, for the outbox
 // publisher to deliver every change: a few feed polls and the first retry
 // delays of the publisher's policy; with several instances, a crashed
 // one's lease expiring and a loaded emulator scanning the container for
 // each range's poll (make soak once needed more than 2 minutes).
-const defaultCatchUp = 4 * time.Minute
+const catchUpBound = 4 * time.Minute
 
 // LateOrder is the valid orderId whose first message comes last in msgs:
 // its partition is written late in a run, after a poison document written
@@ -204,7 +205,7 @@ func (p *publisher) writePoison(ctx context.Context) error {
 }
 
 // catchUp waits until the instances' feeds have delivered every change
-// made so far (at most defaultCatchUp) and books whether they did.
+// made so far (at most catchUpBound) and books whether they did.
 func (p *publisher) catchUp(ctx context.Context) {
 	if p == nil {
 		return
@@ -212,41 +213,35 @@ func (p *publisher) catchUp(ctx context.Context) {
 	p.mu.Lock()
 	feeds := slices.Clone(p.feeds)
 	p.mu.Unlock()
-	drainCtx, cancel := context.WithTimeoutCause(ctx, defaultCatchUp, fmt.Errorf("not within %s of the queue's end", defaultCatchUp))
+	drainCtx, cancel := context.WithTimeoutCause(ctx, catchUpBound, fmt.Errorf("not within %s of the queue's end", catchUpBound))
 	caughtUp := hostemu.Drain(drainCtx, time.Now(), feeds...)
 	cancel()
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.res.CaughtUp = caughtUp
-	if p.runErr != nil {
-		p.res.CaughtUp = p.runErr
-	}
+	p.mu.Unlock()
 }
 
-// result returns what the publisher did. Called once the instances have
-// stopped their feeds (Fleet.halt), so that an invocation still in flight
-// after the catch-up is in the figures.
+// result returns what the publisher did: the feeds' figures and why a
+// trigger stopped on its own, taken once the instances have stopped their
+// feeds (Fleet.halt), so that an invocation still in flight after the
+// catch-up is in them. It closes the topic file.
 func (p *publisher) result() *PublisherResult {
 	if p == nil {
 		return nil
 	}
-	p.halt()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	res := p.res
+	for _, f := range p.feeds {
+		res.Stats = res.Stats.Add(f.Stats())
+	}
+	res.CaughtUp = cmp.Or(p.runErr, res.CaughtUp)
+	p.closeTopic()
 	return &res
 }
 
-// halt sums what the feeds did and closes the topic file; a second call
-// has no file left to close.
-func (p *publisher) halt() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var st hostemu.ChangeFeedStats
-	for _, f := range p.feeds {
-		st = st.Add(f.Stats())
-	}
-	p.res.Stats = st
+// closeTopic closes the topic file, if still open; p.mu is held.
+func (p *publisher) closeTopic() {
 	if p.file != nil {
 		_ = p.file.Close()
 		p.file = nil

@@ -100,7 +100,9 @@ func (r *PublisherResult) sentTwiceCheck() *verify.Check {
 			c.Fail("%s sent by %d invocations whose batch was checkpointed: %s", id, len(invs), strings.Join(invs, ", "))
 		}
 	}
-	for _, s := range slices.SortedFunc(maps.Keys(sends), func(a, b send) int { return strings.Compare(a.event+a.invocation, b.event+b.invocation) }) {
+	for _, s := range slices.SortedFunc(maps.Keys(sends), func(a, b send) int {
+		return cmp.Or(strings.Compare(a.event, b.event), strings.Compare(a.invocation, b.invocation))
+	}) {
 		if n := sends[s]; n > 1 {
 			c.Fail("%s sent %d times by invocation %s", s.event, n, s.invocation)
 		}

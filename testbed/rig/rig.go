@@ -153,7 +153,13 @@ func Deliver(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if pub != nil {
-		defer pub.halt() // a delivery that fails stops it without waiting
+		// A delivery that fails never asks for the result: its topic
+		// file is closed here (after the fleet's deferred halt).
+		defer func() {
+			pub.mu.Lock()
+			pub.closeTopic()
+			pub.mu.Unlock()
+		}()
 	}
 	proxy, err := startRigProxy(&cfg, res)
 	if err != nil {
@@ -198,8 +204,9 @@ func Deliver(ctx context.Context, cfg Config) (*Result, error) {
 // drive runs the delivery until the instances have delivered the queue,
 // with the watch, the HTTP traffic, the outages and the fleet's plan
 // beside it, then waits for the traffic and the publisher's catch-up and
-// books what they did in res (the publisher's figures are taken after the
-// fleet stops its feeds). It returns why the delivery failed, if it did.
+// books what they did in res (Deliver books the publisher's figures once
+// the fleet has stopped its feeds). It returns why the delivery failed, if
+// it did.
 func (f *Fleet) drive(ctx context.Context, res *Result, base string, holdForTraffic, stopHTTP func()) error {
 	cfg := f.cfg
 	settled := func() float64 {
