@@ -60,25 +60,38 @@ func (d delivery) requeue(reason string, fits func(any) error) (map[string]Reque
 	return out, nil
 }
 
+// UnwrapRequeued returns the requeue a message's body holds and the
+// original body it carries (docs/contract.md §7); ok is false for any other
+// body: one that is not an object of the one member orderConsumerRequeued,
+// or whose base64 body does not decode. The test bench reads requeued
+// messages with it, as the consumer does.
+func UnwrapRequeued(body []byte) (q Requeued, original []byte, ok bool) {
+	if !bytes.Contains(body, []byte(`"`+requeueKey+`"`)) {
+		return Requeued{}, nil, false
+	}
+	var v map[string]*Requeued
+	if json.Unmarshal(body, &v) != nil || len(v) != 1 || v[requeueKey] == nil {
+		return Requeued{}, nil, false
+	}
+	q = *v[requeueKey]
+	original = []byte(q.Body)
+	if q.BodyEncoding == "base64" {
+		b, err := base64.StdEncoding.DecodeString(q.Body)
+		if err != nil {
+			return Requeued{}, nil, false
+		}
+		original = b
+	}
+	return q, original, true
+}
+
 // unwrapRequeued turns a requeued message back into the message it gives
 // back: its body, MessageId and Subject, and its deliveries added to this
 // one's.
 func (d *delivery) unwrapRequeued() {
-	if !bytes.Contains(d.body, []byte(`"`+requeueKey+`"`)) {
+	q, body, ok := UnwrapRequeued(d.body)
+	if !ok {
 		return
-	}
-	var v map[string]*Requeued
-	if json.Unmarshal(d.body, &v) != nil || len(v) != 1 || v[requeueKey] == nil {
-		return
-	}
-	q := v[requeueKey]
-	body := []byte(q.Body)
-	if q.BodyEncoding == "base64" {
-		b, err := base64.StdEncoding.DecodeString(q.Body)
-		if err != nil {
-			return
-		}
-		body = b
 	}
 	d.body, d.messageID, d.subject, d.metadataCopied = body, q.MessageID, q.Subject, false
 	d.priorDeliveries = max(q.Deliveries, 0)

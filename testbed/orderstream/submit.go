@@ -2,7 +2,6 @@ package orderstream
 
 import (
 	"cmp"
-	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -205,21 +204,11 @@ func (g *generator) key() string {
 // body, messageId and subject, which is what the consumer reads. ok is
 // false for any other message.
 func Unwrap(m *hostemu.Message) (_ *hostemu.Message, ok bool) {
-	var r struct {
-		Requeued *handler.Requeued `json:"orderConsumerRequeued"`
-	}
-	if json.Unmarshal(m.Body, &r) != nil || r.Requeued == nil || r.Requeued.MessageID == "" {
+	q, body, ok := handler.UnwrapRequeued(m.Body)
+	if !ok || q.MessageID == "" { // every requeue the handler writes names its message
 		return nil, false
 	}
-	body := []byte(r.Requeued.Body)
-	if r.Requeued.BodyEncoding == "base64" {
-		b, err := base64.StdEncoding.DecodeString(r.Requeued.Body)
-		if err != nil {
-			return nil, false
-		}
-		body = b
-	}
 	u := *m
-	u.Body, u.MessageID, u.Subject = body, r.Requeued.MessageID, r.Requeued.Subject
+	u.Body, u.MessageID, u.Subject = body, q.MessageID, q.Subject
 	return &u, true
 }
