@@ -53,7 +53,9 @@ func (h httpPart) configure(s *hostemu.Settings, cfg Config) {
 }
 
 // rig adds the HTTP listener, the clients and the key faults to a
-// delivery, and arms the kills once the handler runs.
+// delivery, and arms the kills once the handler runs. r has its Proxy and
+// its Watch already (Run sets both first): the faults pick through the
+// one, the kills are armed around the other.
 func (h httpPart) rig(r *rig.Config, tracker *verify.Tracker) {
 	if h.submits == nil {
 		return
@@ -61,15 +63,10 @@ func (h httpPart) rig(r *rig.Config, tracker *verify.Tracker) {
 	r.HTTPAddr, r.FunctionKeys = "127.0.0.1:0", ClientKeys
 	r.Traffic = h.submits.Traffic(ClientKeys)
 	r.Enqueued = tracker.Enqueued
-	if r.Proxy != nil {
-		r.Proxy.Pick = h.faults.Pick
-	}
-	watch := r.Watch // set before: Run's own watch
+	r.Proxy.Pick = h.faults.Pick
+	watch := r.Watch
 	r.Watch = func(l *rig.Live) func() {
 		h.faults.setKill(l.Fleet.Kill)
-		if watch == nil {
-			return func() {}
-		}
 		return watch(l)
 	}
 }

@@ -188,7 +188,7 @@ func (g *generator) pick(n int, rate float64) []int {
 }
 
 // pickWhere is pick among the indices ok accepts (as many as there are,
-// up to the rate's count of n); it draws the same permutation as pick.
+// up to the rate's count of n).
 func (g *generator) pickWhere(n int, rate float64, ok func(int) bool) []int {
 	k := min(count(n, rate), n)
 	var picked []int
