@@ -97,8 +97,13 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Instances: 3, Lag: DefaultLag, Submissions: orderstream.DefaultSubmitOptions(), KeyKills: 3, KeyLostAnswers: 3,
 		KeyLease: 10 * time.Second, SubmitDeadline: 4 * time.Second,
-		PublisherKills: 2, PublisherSendFaults: 2}
+		PublisherKills: 2, PublisherSendFaults: 2,
+		OperationTimeout: DefaultOperationTimeout, RecoveryBound: verify.DefaultRecoveryBound}
 }
+
+// DefaultOperationTimeout is the handler's COSMOS_OPERATION_TIMEOUT in a
+// chaos run: short, so that an outage's requests give up within it.
+const DefaultOperationTimeout = 3 * time.Second
 
 // DefaultLag is make chaos's replica lag: far above Azure's usual
 // milliseconds, so that reads on another instance right after a write meet
@@ -194,7 +199,7 @@ func withDefaults(cfg *Config) {
 		cfg.Seed = binary.LittleEndian.Uint64(b[:])%1_000_000 + 1
 	}
 	if cfg.OperationTimeout <= 0 {
-		cfg.OperationTimeout = 3 * time.Second
+		cfg.OperationTimeout = DefaultOperationTimeout
 	}
 	if cfg.RecoveryBound <= 0 {
 		cfg.RecoveryBound = verify.DefaultRecoveryBound

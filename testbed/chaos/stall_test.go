@@ -40,7 +40,7 @@ func TestRestartAtTheStartOfA403Window(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeoutCause(context.Background(), 2*time.Minute, errors.New("the run took over 2 minutes"))
 	defer cancel()
-	cfg, rep := Config{Endpoint: e.Endpoint, Key: e.Key, OperationTimeout: 3 * time.Second}, &Report{}
+	cfg, rep := Config{Endpoint: e.Endpoint, Key: e.Key, OperationTimeout: DefaultOperationTimeout}, &Report{}
 	_, drop, err := prepareDatabase(ctx, cfg, rep, false)
 	if err != nil {
 		t.Fatal(err)

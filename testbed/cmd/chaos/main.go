@@ -23,7 +23,6 @@ import (
 	"github.com/ordersink/orders-consumer/cosmos/cosmostest"
 	"github.com/ordersink/orders-consumer/testbed/chaos"
 	"github.com/ordersink/orders-consumer/testbed/faults"
-	"github.com/ordersink/orders-consumer/testbed/verify"
 )
 
 func main() {
@@ -49,7 +48,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	rateFlag := fs.String("faults", formatRates(chaos.DefaultRates), "fault rates per document request, kind=rate,…")
 	fs.DurationVar(&cfg.RetryAfter, "retry-after", faults.DefaultRetryAfter, "x-ms-retry-after-ms of an injected 429")
 	slow := fs.String("slow", "200ms-4s", "range of the delay of a slow answer")
-	fs.DurationVar(&cfg.OperationTimeout, "operation-timeout", 3*time.Second, "the handler's COSMOS_OPERATION_TIMEOUT")
+	fs.DurationVar(&cfg.OperationTimeout, "operation-timeout", cfg.OperationTimeout, "the handler's COSMOS_OPERATION_TIMEOUT")
 	fs.StringVar(&cfg.AppRoot, "app", ".", "function app root (host.json); the handler is its defaultExecutablePath, built by make build")
 	handlerLog := fs.String("handler-log", "", "file for the handler's own output (default: discarded)")
 	fs.BoolVar(&cfg.Atomic, "atomic-batches", false, "the endpoint's transactional batches are atomic (not the local emulator): an order without its outbox event is then a violation")
@@ -65,7 +64,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.IntVar(&cfg.KeyLostAnswers, "key-lost-answers", cfg.KeyLostAnswers, "idempotency key completions whose answer is lost after Cosmos stored them")
 	fs.DurationVar(&cfg.KeyLease, "key-lease", cfg.KeyLease, "the handler's IDEMPOTENCY_LEASE: a key left started is taken over after it")
 	fs.DurationVar(&cfg.SubmitDeadline, "submit-deadline", cfg.SubmitDeadline, "the handler's SUBMIT_DEADLINE (with 5 s to finish the key, at most 90% of -key-lease)")
-	fs.DurationVar(&cfg.RecoveryBound, "recovery-bound", verify.DefaultRecoveryBound, "orders must be created again this soon after each outage")
+	fs.DurationVar(&cfg.RecoveryBound, "recovery-bound", cfg.RecoveryBound, "orders must be created again this soon after each outage")
 	fs.IntVar(&cfg.PublisherKills, "publisher-kills", cfg.PublisherKills, "SIGKILLs of the handler during a PublishOrderEvents invocation")
 	fs.IntVar(&cfg.PublisherSendFaults, "publisher-send-faults", cfg.PublisherSendFaults, "PublishOrderEvents invocations whose send to the topic is refused after the handler answered")
 	fs.StringVar(&cfg.TopicFile, "topic-file", ".local/chaos/order-events.jsonl", "file for the messages PublishOrderEvents sends to the topic (JSONL); empty for none")
